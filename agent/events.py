@@ -1,0 +1,113 @@
+"""What the agent tells the service while it works: typed events, the only output of a run."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass(frozen=True, slots=True)
+class TextDelta:
+    """More answer text (append to what came before)."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolStarted:
+    call_id: str
+    name: str
+    label: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ToolFinished:
+    call_id: str
+    name: str
+    ok: bool = True
+    summary: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Progress:
+    """A progress line that is not a tool call (todo items, subagent steps)."""
+
+    id: str
+    label: str
+    state: str = "running"
+
+
+@dataclass(frozen=True, slots=True)
+class Clarification:
+    """The agent asks the user; the turn ends here."""
+
+    question: str
+    options: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Artifact:
+    """A file the agent presents to the user (host path)."""
+
+    path: Path
+
+
+@dataclass(frozen=True, slots=True)
+class Title:
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Final:
+    """The run finished; `text` is the whole answer."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Failed:
+    """The run failed; `message` is short and fit to show a user."""
+
+    code: str
+    message: str
+
+
+AgentEvent = (
+    TextDelta
+    | ToolStarted
+    | ToolFinished
+    | Progress
+    | Clarification
+    | Artifact
+    | Title
+    | Final
+    | Failed
+)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Turn:
+    """One user turn as the agent sees it.
+
+    `user_id` identifies the person (platform-qualified, e.g. `telegram:42`) for memory;
+    `files` are paths as the agent sees them (`/mnt/user-data/uploads/...`); `context` is text
+    the channel gathered (a quoted message, earlier thread messages) shown before the message.
+    """
+
+    text: str
+    user_id: str = ""
+    user_name: str = ""
+    files: tuple[str, ...] = ()
+    context: str = ""
+    chat_type: str = "dm"
+    skill: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunSettings:
+    """Per-conversation choices that shape a run."""
+
+    model: str | None = None
+    thinking: bool = False
+    plan_mode: bool = False
+    extra: dict[str, object] = field(default_factory=dict)

@@ -1,0 +1,309 @@
+"""The contract between the service and every messenger: value types, capabilities, the Channel ABC.
+
+A channel turns platform events into `InboundMessage`s (handed to `ChannelContext.publish`) and
+renders `ReplyDoc`s back onto the platform. It never imports `bot` or `agent`.
+"""
+
+from __future__ import annotations
+
+import abc
+import enum
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field
+
+ChatType = Literal["dm", "group"]
+
+
+# --------------------------------------------------------------------------- value types
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ChatRef:
+    """Where a message lives. `topic_id` is a thread/topic inside the chat (None: the whole chat)."""
+
+    channel: str
+    chat_id: str
+    chat_type: ChatType = "dm"
+    workspace: str = ""
+    topic_id: str | None = None
+
+    @property
+    def key(self) -> str:
+        """The conversation key: `channel:[workspace/]chat_id[:topic_id]`."""
+        chat = f"{self.workspace}/{self.chat_id}" if self.workspace else self.chat_id
+        return f"{self.channel}:{chat}" + (f":{self.topic_id}" if self.topic_id else "")
+
+    def with_topic(self, topic_id: str | None) -> ChatRef:
+        return replace(self, topic_id=topic_id)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UserRef:
+    """The sender. `id` is the platform's user id; `name` is for display only."""
+
+    id: str
+    name: str = ""
+    is_bot: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Attachment:
+    """A file that came with a message. `ref` is whatever the channel needs to fetch it."""
+
+    name: str
+    ref: str
+    kind: Literal["image", "file", "audio", "video"] = "file"
+    mime_type: str = ""
+    size: int | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class InboundMessage:
+    """One user message (or button press) as the platform delivered it.
+
+    `event_id` is the platform's own id (dedupe keys on it). `raw` holds platform leftovers that
+    only the originating channel reads back (e.g. a reply token).
+    """
+
+    event_id: str
+    chat: ChatRef
+    sender: UserRef
+    text: str
+    attachments: tuple[Attachment, ...] = ()
+    mentions_bot: bool = False
+    reply_to: str | None = None
+    quoted_text: str | None = None
+    message_id: str | None = None
+    received_at: float = 0.0
+    is_button: bool = False
+    raw: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolStep:
+    """One line of tool progress shown while the agent works."""
+
+    id: str
+    label: str
+    state: Literal["running", "done", "failed"] = "running"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Button:
+    """A button; pressing it sends `value` back as if the user had typed it."""
+
+    label: str
+    value: str
+
+
+ReplyStatus = Literal["queued", "working", "done", "failed", "cancelled"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReplyDoc:
+    """The whole visible state of one reply. Every update sends the whole document."""
+
+    text: str = ""
+    progress: tuple[ToolStep, ...] = ()
+    status: ReplyStatus = "working"
+    buttons: tuple[Button, ...] = ()
+    note: str = ""
+
+    @property
+    def final(self) -> bool:
+        return self.status in ("done", "failed", "cancelled")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RateBudget:
+    """A token bucket the platform imposes on sends and edits.
+
+    `scope` says what the bucket is shared by: one reply, one chat, one workspace or the whole
+    bot. `chat_type` limits the bucket to DMs or groups (None: both).
+    """
+
+    scope: Literal["reply", "chat", "workspace", "bot"]
+    per_second: float
+    burst: int = 1
+    chat_type: ChatType | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Capabilities:
+    """What a channel can do; the service reads this and never asks which platform it is."""
+
+    max_text_len: int = 4000
+    can_edit: bool = True
+    native_stream: bool = False
+    cards: bool = False
+    buttons: bool = False
+    files_in: bool = False
+    files_out: bool = False
+    threads: bool = False
+    markdown: str = "commonmark"
+    max_file_in: int = 20 * 1024 * 1024
+    edit_budget: tuple[RateBudget, ...] = ()
+
+    def budgets_for(self, chat: ChatRef) -> tuple[RateBudget, ...]:
+        return tuple(b for b in self.edit_budget if b.chat_type in (None, chat.chat_type))
+
+
+# --------------------------------------------------------------------------- errors
+
+
+class ChannelError(Exception):
+    """A platform call failed. `retryable` says whether the same call may succeed later."""
+
+    def __init__(self, message: str, *, retryable: bool = False) -> None:
+        super().__init__(message)
+        self.retryable = retryable
+
+
+class RateLimited(ChannelError):
+    """The platform said slow down. Wait `retry_after` seconds; `scope` is what is blocked."""
+
+    def __init__(
+        self, retry_after: float, *, scope: Literal["reply", "chat", "workspace", "bot"] = "chat"
+    ) -> None:
+        super().__init__(f"rate limited for {retry_after:.1f}s", retryable=True)
+        self.retry_after = float(retry_after)
+        self.scope = scope
+
+
+class FileTooLarge(ChannelError):
+    def __init__(self, name: str, size: int, limit: int) -> None:
+        mb = limit / (1024 * 1024)
+        super().__init__(f"{name} is larger than the {mb:g} MB limit")
+        self.name, self.size, self.limit = name, size, limit
+
+
+# --------------------------------------------------------------------------- config
+
+
+class BusyPolicy(str, enum.Enum):
+    queue = "queue"
+    interrupt = "interrupt"
+
+
+class ChannelConfig(BaseModel):
+    """Settings every channel shares. Platform configs subclass this in `<platform>/config.py`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    enabled: bool = False
+    allowed_users: list[str] = Field(default_factory=list)
+    allowed_chats: list[str] = Field(default_factory=list)
+    busy_policy: BusyPolicy | None = None
+    group_trigger: Literal["mention", "all"] = "mention"
+
+    def allows(self, msg: InboundMessage) -> bool:
+        users_ok = not self.allowed_users or msg.sender.id in self.allowed_users
+        chats_ok = not self.allowed_chats or msg.chat.chat_id in self.allowed_chats
+        return users_ok and chats_ok
+
+
+# --------------------------------------------------------------------------- context
+
+
+class PublishResult(str, enum.Enum):
+    """What became of a published message. `accepted` means it is durably recorded."""
+
+    accepted = "accepted"
+    duplicate = "duplicate"
+    busy = "busy"
+    refused = "refused"
+    closed = "closed"
+
+
+Handler = Callable[..., Awaitable[Any]]
+
+
+class ChannelContext(Protocol):
+    """What the service gives each channel."""
+
+    data_dir: Path
+    bot_name: str
+
+    async def publish(self, msg: InboundMessage) -> PublishResult:
+        """Hand a message to the service. Returns once it is durably accepted (or not)."""
+        ...
+
+    def add_route(self, method: str, path: str, handler: Handler) -> None:
+        """Serve a webhook route on the service's HTTP server (aiohttp handler)."""
+        ...
+
+    def report(self, *, connected: bool | None = None, error: str | None = None) -> None:
+        """Report connection state and errors for /health and the admin API."""
+        ...
+
+
+# --------------------------------------------------------------------------- the channel
+
+
+ReplyHandle = Any
+"""Whatever a channel needs to find a reply again (message id, card id, stream ts ...)."""
+
+
+class Channel(abc.ABC):
+    """One messenger. Subclasses live in `channels/<platform>/channel.py`."""
+
+    name: str = "channel"
+    capabilities: Capabilities = Capabilities()
+
+    def __init__(self, config: ChannelConfig, ctx: ChannelContext) -> None:
+        self.config = config
+        self.ctx = ctx
+        self.log = logging.getLogger(f"channels.{self.name}")
+
+    @abc.abstractmethod
+    async def start(self) -> None:
+        """Connect and begin delivering messages to `ctx.publish`. Return once connected."""
+
+    @abc.abstractmethod
+    async def stop(self) -> None:
+        """Disconnect; leave no task, thread or connection behind."""
+
+    @abc.abstractmethod
+    async def open_reply(self, msg: InboundMessage, doc: ReplyDoc) -> ReplyHandle:
+        """Show the beginning of a reply to `msg` (placeholder, typing, draft, card)."""
+
+    @abc.abstractmethod
+    async def update_reply(self, handle: ReplyHandle, doc: ReplyDoc) -> None:
+        """Replace the reply's visible content with `doc` (not final)."""
+
+    @abc.abstractmethod
+    async def finish_reply(self, handle: ReplyHandle, doc: ReplyDoc) -> None:
+        """Deliver the final state of the reply. `doc.text` fits `max_text_len`."""
+
+    async def send_continuation(self, handle: ReplyHandle, doc: ReplyDoc) -> None:
+        """Send one more part of a long final answer after `finish_reply`."""
+        await self.send_text(handle_chat(handle), doc.text, reply_to=None)
+
+    @abc.abstractmethod
+    async def send_text(self, chat: ChatRef, text: str, *, reply_to: str | None = None) -> None:
+        """Send a plain one-off message (command answers, notices)."""
+
+    async def send_file(self, handle: ReplyHandle, path: Path) -> None:
+        """Send a file the agent produced, after the reply's text."""
+        raise ChannelError(f"{self.name} cannot send files")
+
+    async def fetch_file(self, msg: InboundMessage, att: Attachment, dest_dir: Path) -> Path:
+        """Download an attachment of `msg` into `dest_dir`; raise FileTooLarge over the limit."""
+        raise ChannelError(f"{self.name} cannot receive files")
+
+    async def mark_queued(self, msg: InboundMessage) -> ReplyHandle | None:
+        """Show that `msg` waits behind a running reply. Default: open a 'queued' reply."""
+        return await self.open_reply(msg, ReplyDoc(status="queued"))
+
+
+def handle_chat(handle: ReplyHandle) -> ChatRef:
+    """Channels whose handles carry `.chat` get the default `send_continuation` for free."""
+    chat = getattr(handle, "chat", None)
+    if not isinstance(chat, ChatRef):
+        raise TypeError("reply handle has no chat; override send_continuation")
+    return chat
