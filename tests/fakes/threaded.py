@@ -1,0 +1,81 @@
+"""Run a fake server (an aiohttp Application) on 127.0.0.1 in its own thread and event loop.
+
+SDKs that make blocking HTTP calls from async code (lark-oapi, dingtalk-stream) would deadlock
+against a fake on the test's own loop, so every fake runs here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from aiohttp import web
+
+T = TypeVar("T")
+
+
+@dataclass
+class Recorded:
+    """One call a fake server received."""
+
+    method: str
+    path: str
+    body: Any
+    headers: dict[str, str] = field(default_factory=dict)
+    at: float = field(default_factory=time.monotonic)
+
+
+class ThreadedServer:
+    """aiohttp on an ephemeral loopback port, in a daemon thread with its own loop."""
+
+    def __init__(self, app: web.Application) -> None:
+        self.app = app
+        self.loop = asyncio.new_event_loop()
+        self.port = 0
+        self._runner: web.AppRunner | None = None
+        self._thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.websockets: set[web.WebSocketResponse] = set()
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> ThreadedServer:
+        self._thread.start()
+        self.call(self._start())
+        return self
+
+    async def _start(self) -> None:
+        self._runner = web.AppRunner(self.app, handle_signals=False, access_log=None)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        server = site._server
+        assert server is not None
+        self.port = server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+
+    def call(self, coro: Coroutine[Any, Any, T], timeout: float = 10.0) -> T:
+        """Run `coro` on the server's loop and wait for its result (from any thread)."""
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
+
+    def call_soon(self, fn: Callable[[], Any]) -> None:
+        self.loop.call_soon_threadsafe(fn)
+
+    def stop(self) -> None:
+        if not self._thread.is_alive():
+            return
+        try:
+            self.call(self._stop())
+        finally:
+            self.loop.call_soon_threadsafe(self.loop.stop)
+            self._thread.join(5)
+
+    async def _stop(self) -> None:
+        for ws in list(self.websockets):
+            await ws.close()
+        if self._runner is not None:
+            await self._runner.cleanup()
