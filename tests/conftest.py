@@ -12,3 +12,20 @@ def _no_proxy(monkeypatch: pytest.MonkeyPatch) -> None:
     for var in _PROXY_VARS:
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+
+
+@pytest.fixture
+def test_channel_registered(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Register the recording channel as platform `test` for this test."""
+    import channels
+    from bot.config import channels_model
+
+    monkeypatch.setitem(
+        channels.REGISTRY,
+        "test",
+        ("tests.fakes.recording_channel:RecordingConfig",
+         "tests.fakes.recording_channel:RecordingChannel"),
+    )
+    channels_model.cache_clear()
+    yield
+    channels_model.cache_clear()
