@@ -1,8 +1,12 @@
-"""Shared fixtures: no proxies, ever (slack_sdk ignores NO_PROXY)."""
+"""Shared fixtures: no proxies, ever (slack_sdk ignores NO_PROXY); the fake OpenAI server."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
+
+from tests.fakes.openai_server import FakeOpenAI
 
 _PROXY_VARS = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy")
 
@@ -15,7 +19,18 @@ def _no_proxy(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture
-def test_channel_registered(monkeypatch: pytest.MonkeyPatch) -> None:
+def fake_openai() -> Iterator[FakeOpenAI]:
+    """A fresh fake OpenAI-compatible server for one test (`fake_openai.base_url` ends in /v1)."""
+    fake = FakeOpenAI().start()
+    try:
+        yield fake
+    finally:
+        fake.release()
+        fake.stop()
+
+
+@pytest.fixture
+def test_channel_registered(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Register the recording channel as platform `test` for this test."""
     import channels
     from bot.config import channels_model
