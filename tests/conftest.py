@@ -27,3 +27,20 @@ def fake_openai() -> Iterator[FakeOpenAI]:
     finally:
         fake.release()
         fake.stop()
+
+
+@pytest.fixture
+def test_channel_registered(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Register the recording channel as platform `test` for this test."""
+    import channels
+    from bot.config import channels_model
+
+    monkeypatch.setitem(
+        channels.REGISTRY,
+        "test",
+        ("tests.fakes.recording_channel:RecordingConfig",
+         "tests.fakes.recording_channel:RecordingChannel"),
+    )
+    channels_model.cache_clear()
+    yield
+    channels_model.cache_clear()
