@@ -123,6 +123,23 @@ async def test_cancel_mid_stream_then_next_run_works(
     assert not fake_openai.requests[0].finished
 
 
+async def test_thread_is_free_once_the_end_is_seen(
+    runner: AgentRunner, fake_openai: FakeOpenAI
+) -> None:
+    first = runner.stream("t", Turn(text="one"), RunSettings())
+    async for event in first:
+        if isinstance(event, Final):
+            break  # a consumer that stops at the end without closing the stream
+    assert not runner.is_running("t")
+    fake_openai.script(Reply(text="held up here", stall_after=1))
+    second = runner.stream("t", Turn(text="two"), RunSettings())
+    await _first_text(second)
+    await first.aclose()  # closing the old stream late must not free the new run's thread
+    assert runner.is_running("t")
+    fake_openai.release()
+    assert [e async for e in second][-1] == Final("held up here")
+
+
 async def test_cancel_by_thread_id_ends_stream_with_cancelled(
     runner: AgentRunner, fake_openai: FakeOpenAI
 ) -> None:
@@ -237,8 +254,7 @@ async def test_models_api_and_warnings(
     assert runner.model_names() == ["gpt", "mini"]
     assert runner.resolve_model(None).name == "mini"
     assert runner.resolve_model("gpt").model == "gpt-4o"
-    with pytest.raises(KeyError):
-        runner.resolve_model("nope")
+    assert runner.resolve_model("nope").name == "mini"  # stale names fall back to the default
     assert runner.model_warnings() == [
         "models[0] (gpt): no API key: set OPENAI_API_KEY or models[0].api_key"
     ]
