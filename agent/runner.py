@@ -60,6 +60,7 @@ class AgentRunner:
         self.middleware_providers = list(middleware_providers)
         self._graphs: dict[tuple[str, bool, bool], Any] = {}
         self._runs: dict[str, _Run] = {}
+        self._dirs_made: set[str] = set()
         self._saver: Any = None
         self._saver_cm: Any = None
 
@@ -109,7 +110,11 @@ class AgentRunner:
     # threads ---------------------------------------------------------------------------------
 
     def thread_dirs(self, thread_id: str) -> ThreadDirs:
-        return thread_dirs(self.data_dir, thread_id)
+        """The thread's host directories, created on first use."""
+        made = thread_id in self._dirs_made
+        dirs = thread_dirs(self.data_dir, thread_id, create=not made)
+        self._dirs_made.add(thread_id)
+        return dirs
 
     def is_running(self, thread_id: str) -> bool:
         return thread_id in self._runs
