@@ -50,14 +50,18 @@ class CardStreamer:
     async def create(self, card: CardState, text: str) -> None:
         """Create the card instance and deliver it to the DM or group; raise on failure."""
         params = {self.config.card_content_key: text, "flowStatus": FLOW_PROCESSING}
-        await self.api.call("POST", "/v1.0/card/instances", {
-            "cardTemplateId": self.config.card_template_id,
-            "outTrackId": card.card_id,
-            "cardData": {"cardParamMap": params},
-            "callbackType": "STREAM",
-            "imGroupOpenSpaceModel": {"supportForward": True},
-            "imRobotOpenSpaceModel": {"supportForward": True},
-        })
+        await self.api.call(
+            "POST",
+            "/v1.0/card/instances",
+            {
+                "cardTemplateId": self.config.card_template_id,
+                "outTrackId": card.card_id,
+                "cardData": {"cardParamMap": params},
+                "callbackType": "STREAM",
+                "imGroupOpenSpaceModel": {"supportForward": True},
+                "imRobotOpenSpaceModel": {"supportForward": True},
+            },
+        )
         deliver = _deliver_body(card, self.config)
         await self.api.call("POST", "/v1.0/card/instances/deliver", deliver)
         card.shown = text
@@ -82,12 +86,17 @@ class CardStreamer:
             await self._stream(card, text, final=True, error=failed)
         status = FLOW_FAILED if failed else FLOW_FINISHED
         try:
-            await self.api.call("PUT", "/v1.0/card/instances", {
-                "outTrackId": card.card_id,
-                "cardData": {"cardParamMap": {self.config.card_content_key: text,
-                                              "flowStatus": status}},
-                "cardUpdateOptions": {"updateCardDataByKey": True},
-            })
+            await self.api.call(
+                "PUT",
+                "/v1.0/card/instances",
+                {
+                    "outTrackId": card.card_id,
+                    "cardData": {
+                        "cardParamMap": {self.config.card_content_key: text, "flowStatus": status}
+                    },
+                    "cardUpdateOptions": {"updateCardDataByKey": True},
+                },
+            )
         except ChannelError as exc:
             if isinstance(exc, RateLimited):
                 raise
@@ -114,15 +123,19 @@ class CardStreamer:
 
     async def _stream(self, card: CardState, text: str, *, final: bool, error: bool) -> None:
         card.last_put = self._clock()
-        await self.api.call("PUT", "/v1.0/card/streaming", {
-            "outTrackId": card.card_id,
-            "guid": uuid.uuid4().hex,
-            "key": self.config.card_content_key,
-            "content": text,
-            "isFull": True,
-            "isFinalize": final,
-            "isError": error,
-        })
+        await self.api.call(
+            "PUT",
+            "/v1.0/card/streaming",
+            {
+                "outTrackId": card.card_id,
+                "guid": uuid.uuid4().hex,
+                "key": self.config.card_content_key,
+                "content": text,
+                "isFull": True,
+                "isFinalize": final,
+                "isError": error,
+            },
+        )
         card.shown = text
 
 

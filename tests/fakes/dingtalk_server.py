@@ -70,8 +70,14 @@ class FakeDingTalk:
     # ------------------------------------------------------------------ scripting
 
     def fail(
-        self, method: str, path: str, status: int = 500, body: Any = None, *,
-        times: int = 1, headers: dict[str, str] | None = None,
+        self,
+        method: str,
+        path: str,
+        status: int = 500,
+        body: Any = None,
+        *,
+        times: int = 1,
+        headers: dict[str, str] | None = None,
     ) -> None:
         """The next `times` calls of `method path` answer `status` with `body`."""
         body = body if body is not None else {"code": "ServerError", "message": "injected"}
@@ -84,9 +90,17 @@ class FakeDingTalk:
         self.fail(method, path, 429, body, times=times, headers={"Retry-After": str(retry_after)})
 
     def chatbot_data(
-        self, text: str = "hello", *, msg_id: str | None = None, group: bool = False,
-        sender: str = "staff-1", conversation_id: str = "cid-dm-1", at_bot: bool = True,
-        msgtype: str = "text", content: dict[str, Any] | None = None, webhook_ttl: float = 3600,
+        self,
+        text: str = "hello",
+        *,
+        msg_id: str | None = None,
+        group: bool = False,
+        sender: str = "staff-1",
+        conversation_id: str = "cid-dm-1",
+        at_bot: bool = True,
+        msgtype: str = "text",
+        content: dict[str, Any] | None = None,
+        webhook_ttl: float = 3600,
     ) -> dict[str, Any]:
         """A chatbot callback `data` like DingTalk sends it, with a live session webhook."""
         msg_id = msg_id or f"msg{uuid.uuid4().hex[:16]}"
@@ -137,9 +151,12 @@ class FakeDingTalk:
             "specVersion": "1.0",
             "type": kind,
             "headers": {
-                "appId": "app-1", "connectionId": f"conn-{self.connections}",
-                "contentType": "application/json", "messageId": message_id,
-                "time": str(int(time.time() * 1000)), "topic": topic,
+                "appId": "app-1",
+                "connectionId": f"conn-{self.connections}",
+                "contentType": "application/json",
+                "messageId": message_id,
+                "time": str(int(time.time() * 1000)),
+                "topic": topic,
             },
             "data": json.dumps(data),
         }
@@ -228,8 +245,9 @@ class FakeDingTalk:
         self.calls.append(Recorded(request.method, path, body, headers))
         injected = self._take_failure(request.method, path)
         if injected is not None:
-            return web.json_response(injected.body, status=injected.status,
-                                     headers=injected.headers)
+            return web.json_response(
+                injected.body, status=injected.status, headers=injected.headers
+            )
         if not self._authorized(path, headers, request):
             return web.json_response(
                 {"code": "InvalidAuthentication", "message": "bad token"}, status=401
@@ -245,8 +263,12 @@ class FakeDingTalk:
             media = form.get("media")
             data = media.file.read() if isinstance(media, web.FileField) else b""
             name = media.filename if isinstance(media, web.FileField) else ""
-            return {"type": form.get("type"), "filename": name, "size": len(data),
-                    "query": dict(request.query)}
+            return {
+                "type": form.get("type"),
+                "filename": name,
+                "size": len(data),
+                "query": dict(request.query),
+            }
         text = await request.text()
         try:
             return json.loads(text) if text else None
@@ -282,8 +304,11 @@ class FakeDingTalk:
         return {"errcode": 0, "errmsg": "ok"}
 
     def _robot_sent(self, body: Any, request: web.Request) -> dict[str, Any]:
-        return {"processQueryKey": f"pqk-{next(self._ids)}", "invalidStaffIdList": [],
-                "flowControlledStaffIdList": []}
+        return {
+            "processQueryKey": f"pqk-{next(self._ids)}",
+            "invalidStaffIdList": [],
+            "flowControlledStaffIdList": [],
+        }
 
     def _success(self, body: Any, request: web.Request) -> dict[str, Any]:
         return {"success": True, "result": (body or {}).get("outTrackId", "")}

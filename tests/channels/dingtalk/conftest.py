@@ -64,9 +64,7 @@ MakeChannel = Callable[..., Awaitable[tuple[DingTalkChannel, RecordingContext]]]
 
 
 @pytest.fixture
-async def make_channel(
-    fake_dingtalk: FakeDingTalk, tmp_path: Path
-) -> AsyncIterator[MakeChannel]:
+async def make_channel(fake_dingtalk: FakeDingTalk, tmp_path: Path) -> AsyncIterator[MakeChannel]:
     """`await make_channel(**config)` -> a started channel and its context; stopped at the end."""
     started: list[DingTalkChannel] = []
 

@@ -17,8 +17,9 @@ async def test_picture_is_downloaded_into_the_uploads_dir(
 ) -> None:
     channel, ctx = await make_channel()
     fake_dingtalk.files["code-1"] = b"\x89PNG fake image bytes"
-    data = fake_dingtalk.chatbot_data(msgtype="picture", msg_id="m-pic",
-                                      content={"downloadCode": "code-1"})
+    data = fake_dingtalk.chatbot_data(
+        msgtype="picture", msg_id="m-pic", content={"downloadCode": "code-1"}
+    )
     fake_dingtalk.push_message(data)
     [msg] = await fake_dingtalk.until(lambda: ctx.published)
     [att] = msg.attachments
@@ -30,7 +31,8 @@ async def test_picture_is_downloaded_into_the_uploads_dir(
     [asked] = fake_dingtalk.requests("POST", "/v1.0/robot/messageFiles/download")
     assert asked.body == {"downloadCode": "code-1", "robotCode": "robot-code"}
     again = await channel.fetch_file(msg, att, uploads)
-    assert again != path and again.exists()
+    assert again != path
+    assert again.exists()
 
 
 async def test_file_over_the_limit_is_refused_and_not_kept(
@@ -42,7 +44,7 @@ async def test_file_over_the_limit_is_refused_and_not_kept(
     fake_dingtalk.push_message(fake_dingtalk.chatbot_data(msgtype="file", content=content))
     [msg] = await fake_dingtalk.until(lambda: ctx.published)
     assert msg.attachments[0].name == "../../report.pdf"
-    with pytest.raises(FileTooLarge, match="report.pdf"):
+    with pytest.raises(FileTooLarge, match=r"report\.pdf"):
         await channel.fetch_file(msg, msg.attachments[0], tmp_path / "up")
     assert list((tmp_path / "up").iterdir()) == []
 
@@ -69,7 +71,9 @@ async def test_files_out_are_uploaded_and_sent(
     assert json.loads(image_msg["msgParam"]) == {"photoURL": image_up["media_id"]}
     assert file_msg["msgKey"] == "sampleFile"
     assert json.loads(file_msg["msgParam"]) == {
-        "mediaId": file_up["media_id"], "fileName": "report.csv", "fileType": "csv"
+        "mediaId": file_up["media_id"],
+        "fileName": "report.csv",
+        "fileType": "csv",
     }
 
 

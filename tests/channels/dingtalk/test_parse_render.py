@@ -11,21 +11,36 @@ from channels.dingtalk.parse import MalformedEvent, clean_text, parse_message, w
 from channels.dingtalk.render import adapt_markdown, card_text, title_of
 
 DM_TEXT = {
-    "conversationId": "cidDM==", "conversationType": "1", "msgId": "msgA1",
-    "senderId": "$:LWCP_v1:$abc", "senderNick": "Li Lei", "senderStaffId": "manager123",
-    "chatbotUserId": "$:LWCP_v1:$bot", "robotCode": "dingbot", "isInAtList": True,
+    "conversationId": "cidDM==",
+    "conversationType": "1",
+    "msgId": "msgA1",
+    "senderId": "$:LWCP_v1:$abc",
+    "senderNick": "Li Lei",
+    "senderStaffId": "manager123",
+    "chatbotUserId": "$:LWCP_v1:$bot",
+    "robotCode": "dingbot",
+    "isInAtList": True,
     "sessionWebhook": "https://oapi.dingtalk.com/robot/sendBySession?session=s1",
-    "sessionWebhookExpiredTime": 1700000000000, "createAt": 1699990000000,
-    "msgtype": "text", "text": {"content": "  what is 2+2?"},
+    "sessionWebhookExpiredTime": 1700000000000,
+    "createAt": 1699990000000,
+    "msgtype": "text",
+    "text": {"content": "  what is 2+2?"},
 }
 GROUP_RICH = {
-    "conversationId": "cidGROUP==", "conversationType": "2", "msgId": "msgB2",
-    "senderStaffId": "u2", "senderNick": "Han", "isInAtList": True, "msgtype": "richText",
-    "content": {"richText": [
-        {"text": "@Antler look at"},
-        {"pictureDownloadCode": "pdc", "downloadCode": "dc1", "type": "picture"},
-        {"text": "this"},
-    ]},
+    "conversationId": "cidGROUP==",
+    "conversationType": "2",
+    "msgId": "msgB2",
+    "senderStaffId": "u2",
+    "senderNick": "Han",
+    "isInAtList": True,
+    "msgtype": "richText",
+    "content": {
+        "richText": [
+            {"text": "@Antler look at"},
+            {"pictureDownloadCode": "pdc", "downloadCode": "dc1", "type": "picture"},
+            {"text": "this"},
+        ]
+    },
 }
 
 
@@ -57,8 +72,13 @@ def test_group_rich_text_with_picture() -> None:
     [
         ("picture", {"downloadCode": "d"}, "image", "image-msgA1.png", ""),
         ("file", {"downloadCode": "d", "fileName": "a.pdf"}, "file", "a.pdf", ""),
-        ("audio", {"downloadCode": "d", "recognition": "hello"}, "audio", "audio-msgA1.amr",
-         "hello"),
+        (
+            "audio",
+            {"downloadCode": "d", "recognition": "hello"},
+            "audio",
+            "audio-msgA1.amr",
+            "hello",
+        ),
         ("video", {"downloadCode": "d", "videoType": "mp4"}, "video", "video-msgA1.mp4", ""),
     ],
 )
@@ -98,7 +118,9 @@ def test_clean_text(raw: str, clean: str) -> None:
 
 def test_card_text_shows_progress_note_and_buttons() -> None:
     doc = ReplyDoc(
-        text="Answer", progress=(ToolStep(id="1", label="search"),), note="gpt-4o",
+        text="Answer",
+        progress=(ToolStep(id="1", label="search"),),
+        note="gpt-4o",
         buttons=(Button(label="Stop", value="/stop"),),
     )
     assert card_text(doc) == (

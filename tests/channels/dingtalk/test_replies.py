@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 
 import pytest
@@ -37,7 +38,7 @@ async def test_card_streams_coalesced_and_finalises(
     assert created.headers["x-acs-dingtalk-access-token"] in fake_dingtalk.tokens
 
     text = ""
-    for word in "the quick brown fox jumps over the lazy dog".split():
+    for word in ["the", "quick", "brown", "fox", "jumps", "over", "the", "lazy", "dog"]:
         text += word + " "
         await channel.update_reply(handle, ReplyDoc(text=text))
         await asyncio.sleep(0.03)
@@ -49,7 +50,7 @@ async def test_card_streams_coalesced_and_finalises(
     assert [p.body["isFinalize"] for p in puts] == [False] * (len(puts) - 1) + [True]
     assert puts[-1].body["content"] == "the quick brown fox jumps over the lazy dog"
     assert puts[-1].body["key"] == "content"
-    gaps = [b.at - a.at for a, b in zip(puts, puts[1:-1], strict=False)]
+    gaps = [b.at - a.at for a, b in itertools.pairwise(puts[:-1])]
     assert all(g >= 0.09 for g in gaps)
     [state] = fake_dingtalk.requests("PUT", "/v1.0/card/instances")
     assert state.body["cardData"]["cardParamMap"]["flowStatus"] == "3"
@@ -62,15 +63,17 @@ async def test_failed_reply_streams_with_is_error(
     make_channel: MakeChannel, fake_dingtalk: FakeDingTalk
 ) -> None:
     channel, ctx = await make_channel(card_template_id="tpl-1")
-    msg = await _inbound(channel, ctx, fake_dingtalk, text="boom", group=True,
-                         conversation_id="cid-g")
+    msg = await _inbound(
+        channel, ctx, fake_dingtalk, text="boom", group=True, conversation_id="cid-g"
+    )
     handle = await channel.open_reply(msg, ReplyDoc())
     [delivered] = fake_dingtalk.requests("POST", "/v1.0/card/instances/deliver")
     assert delivered.body["openSpaceId"] == "dtv1.card//IM_GROUP.cid-g"
     assert delivered.body["imGroupOpenDeliverModel"]["robotCode"] == "robot-code"
     await channel.finish_reply(handle, ReplyDoc(text="partial", status="failed"))
     [final] = fake_dingtalk.streams()
-    assert final["isError"] and final["isFinalize"]
+    assert final["isError"]
+    assert final["isFinalize"]
     [state] = fake_dingtalk.requests("PUT", "/v1.0/card/instances")
     assert state.body["cardData"]["cardParamMap"]["flowStatus"] == "5"
 
@@ -79,12 +82,18 @@ async def test_card_creation_failure_falls_back_to_one_markdown_reply(
     make_channel: MakeChannel, fake_dingtalk: FakeDingTalk
 ) -> None:
     channel, ctx = await make_channel(card_template_id="tpl-1")
-    fake_dingtalk.fail("POST", "/v1.0/card/instances", 400,
-                       {"code": "param.invalid", "message": "template not found"})
+    fake_dingtalk.fail(
+        "POST",
+        "/v1.0/card/instances",
+        400,
+        {"code": "param.invalid", "message": "template not found"},
+    )
     msg = await _inbound(channel, ctx, fake_dingtalk, text="hi")
     handle = await channel.open_reply(msg, ReplyDoc())
     await channel.update_reply(handle, ReplyDoc(text="partial"))
-    await channel.finish_reply(handle, ReplyDoc(text="## Answer\n\n```py\nx = 1\n```", status="done"))
+    await channel.finish_reply(
+        handle, ReplyDoc(text="## Answer\n\n```py\nx = 1\n```", status="done")
+    )
     assert fake_dingtalk.streams() == []
     [reply] = fake_dingtalk.webhook_messages()
     assert reply["msgtype"] == "markdown"
@@ -129,15 +138,19 @@ async def test_markdown_mode_sends_one_reply(
     msg = await _inbound(channel, ctx, fake_dingtalk, text="hi")
     handle = await channel.open_reply(msg, ReplyDoc())
     await channel.update_reply(handle, ReplyDoc(text="par"))
-    doc = ReplyDoc(text="| a | b |\n|---|---|\n| 1 | 2 |\n\n---\nend",
-                   progress=(ToolStep(id="1", label="search", state="done"),),
-                   buttons=(Button(label="GPT-4o", value="/models gpt-4o"),), status="done")
+    doc = ReplyDoc(
+        text="| a | b |\n|---|---|\n| 1 | 2 |\n\n---\nend",
+        progress=(ToolStep(id="1", label="search", state="done"),),
+        buttons=(Button(label="GPT-4o", value="/models gpt-4o"),),
+        status="done",
+    )
     await channel.finish_reply(handle, doc)
     [reply] = fake_dingtalk.webhook_messages()
     text = reply["markdown"]["text"]
     assert "- ✅ search" in text
     assert "- **a**: 1\n- **b**: 2" in text
-    assert "———" in text and "|" not in text
+    assert "———" in text
+    assert "|" not in text
     assert "dtmd://dingtalkclient/sendMessage?content=%2Fmodels%20gpt-4o" in text
     assert fake_dingtalk.requests("POST", "/v1.0/card/instances") == []
 
@@ -147,14 +160,17 @@ async def test_expired_webhook_uses_the_robot_send_api(
 ) -> None:
     channel, ctx = await make_channel()
     dm = await _inbound(channel, ctx, fake_dingtalk, text="hi", webhook_ttl=-1)
-    await channel.finish_reply(await channel.open_reply(dm, ReplyDoc()),
-                               ReplyDoc(text="dm answer", status="done"))
-    group = await _inbound(channel, ctx, fake_dingtalk, text="hi", group=True,
-                           conversation_id="cid-g", webhook_ttl=-1)
+    await channel.finish_reply(
+        await channel.open_reply(dm, ReplyDoc()), ReplyDoc(text="dm answer", status="done")
+    )
+    group = await _inbound(
+        channel, ctx, fake_dingtalk, text="hi", group=True, conversation_id="cid-g", webhook_ttl=-1
+    )
     await channel.send_text(group.chat, "group notice")
     assert fake_dingtalk.webhook_messages() == []
     one, two = fake_dingtalk.robot_messages()
-    assert one["userIds"] == ["staff-1"] and one["msgKey"] == "sampleMarkdown"
+    assert one["userIds"] == ["staff-1"]
+    assert one["msgKey"] == "sampleMarkdown"
     assert json.loads(one["msgParam"])["text"] == "dm answer"
     assert one["robotCode"] == "robot-code"
     assert two["openConversationId"] == "cid-g"

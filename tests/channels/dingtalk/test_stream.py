@@ -45,11 +45,13 @@ async def test_group_mention_is_published_with_mentions_stripped(
     make_channel: MakeChannel, fake_dingtalk: FakeDingTalk
 ) -> None:
     _, ctx = await make_channel()
-    quiet = fake_dingtalk.chatbot_data("just chatting", group=True, at_bot=False,
-                                       conversation_id="cid-group")
+    quiet = fake_dingtalk.chatbot_data(
+        "just chatting", group=True, at_bot=False, conversation_id="cid-group"
+    )
     quiet_frame = fake_dingtalk.push_message(quiet)
-    asked = fake_dingtalk.chatbot_data(" @Antler /models@Antler gpt-4o", group=True,
-                                       conversation_id="cid-group")
+    asked = fake_dingtalk.chatbot_data(
+        " @Antler /models@Antler gpt-4o", group=True, conversation_id="cid-group"
+    )
     fake_dingtalk.push_message(asked)
     [msg] = await fake_dingtalk.until(lambda: ctx.published)
     assert msg.text == "/models gpt-4o"
@@ -64,7 +66,9 @@ async def test_redelivered_message_is_acked_again_and_published_once(
     data = fake_dingtalk.chatbot_data("once", msg_id="m-dup")
     first = fake_dingtalk.push_message(data)
     second = fake_dingtalk.push_message(data)
-    await fake_dingtalk.until(lambda: fake_dingtalk.ack_for(first) and fake_dingtalk.ack_for(second))
+    await fake_dingtalk.until(
+        lambda: fake_dingtalk.ack_for(first) and fake_dingtalk.ack_for(second)
+    )
     await fake_dingtalk.until(lambda: ctx.published)
     assert [m.event_id for m in ctx.published] == ["m-dup"]
 
