@@ -21,6 +21,7 @@ EXIT_CONFIG = 2
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.version:
+        print(f"antler {_version()}")
         return 0
     if not args.command:
         _parser().print_help()
@@ -30,8 +31,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         settings = _load(args.config, args.command)
     except ConfigError as exc:
-        for _line in exc.problems:
-            pass
+        for line in exc.problems:
+            print(f"config error: {line}", file=sys.stderr)
         return EXIT_CONFIG
     if args.command == "check":
         return _check(settings)
@@ -59,11 +60,16 @@ def _load(path: Path, command: str) -> Settings:
 
 
 def _check(settings: Settings) -> int:
-    for _model in settings.models:
-        pass
-    for _warning in _model_warnings(settings):
-        pass
-    settings.channels.enabled()
+    print(f"config ok: {settings.config_path}")
+    print(f"data dir: {settings.storage.data_dir}")
+    gw = settings.gateway
+    print(f"admin server: http://{gw.host}:{gw.port}" if gw.enabled else "admin server: disabled")
+    for model in settings.models:
+        print(f"model: {model.name} ({model.model})")
+    for warning in _model_warnings(settings):
+        print(f"warning: {warning}")
+    enabled = settings.channels.enabled()
+    print("channels: " + (", ".join(enabled) if enabled else "none enabled"))
     return 0
 
 
@@ -93,8 +99,8 @@ async def _serve(settings: Settings) -> int:
 
 
 async def _chat(settings: Settings) -> int:
-    for _warning in _model_warnings(settings):
-        pass
+    for warning in _model_warnings(settings):
+        print(f"warning: {warning}", file=sys.stderr)
     app = App(settings, only=["console"])
     stop = _stop_event()
     await app.start(gateway=False)

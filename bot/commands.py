@@ -58,16 +58,21 @@ class Command:
     handler: Handler
     usage: str = ""
     hidden: bool = False
+    ordered: bool = True
 
 
 @dataclass
 class CommandTable:
     commands: dict[str, Command] = field(default_factory=dict)
 
-    def register(self, name: str, summary: str, usage: str = "",
-                 hidden: bool = False) -> Callable[[Handler], Handler]:
+    def register(self, name: str, summary: str, usage: str = "", hidden: bool = False,
+                 ordered: bool = True) -> Callable[[Handler], Handler]:
+        """Add a command. `ordered` ones wait their turn behind the conversation's messages;
+        the others (/stop, /status, /help) answer at once."""
+
         def add(handler: Handler) -> Handler:
-            self.commands[name] = Command(name, summary, handler, usage or f"/{name}", hidden)
+            usage_text = usage or f"/{name}"
+            self.commands[name] = Command(name, summary, handler, usage_text, hidden, ordered)
             return handler
 
         return add
@@ -93,13 +98,14 @@ async def _new(ctx: CommandContext, args: str) -> CommandReply:
     return CommandReply("New conversation started.")
 
 
-@COMMANDS.register("stop", "stop the reply that is being written")
+@COMMANDS.register("stop", "stop the reply that is being written", ordered=False)
 async def _stop(ctx: CommandContext, args: str) -> CommandReply:
     stopped = await ctx.dispatcher.stop_run(ctx.msg.chat.key)
     return CommandReply("Stopped the running reply." if stopped else "Nothing is running.")
 
 
-@COMMANDS.register("status", "show this conversation's thread, model and activity")
+@COMMANDS.register("status", "show this conversation's thread, model and activity",
+                   ordered=False)
 async def _status(ctx: CommandContext, args: str) -> CommandReply:
     d, conv = ctx.dispatcher, ctx.conversation
     model = d.runner.resolve_model(conv.model)
@@ -150,7 +156,7 @@ async def _memory(ctx: CommandContext, args: str) -> CommandReply:
                         "about you between conversations.")
 
 
-@COMMANDS.register("help", "show this help")
+@COMMANDS.register("help", "show this help", ordered=False)
 async def _help(ctx: CommandContext, args: str) -> CommandReply:
     return CommandReply(COMMANDS.help_text())
 

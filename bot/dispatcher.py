@@ -14,7 +14,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from bot.commands import COMMANDS, CommandContext, CommandTable, parse_command
+from bot.commands import COMMANDS, CommandContext, CommandTable, ParsedCommand, parse_command
 from bot.conversations import ConversationStore
 from bot.turns import TurnRunner
 from channels.base import BusyPolicy, Channel, InboundMessage, ReplyHandle
@@ -26,6 +26,7 @@ log = logging.getLogger("bot.dispatcher")
 class _Job:
     msg: InboundMessage
     handle: ReplyHandle | None = None
+    command: ParsedCommand | None = None
 
 
 @dataclass
@@ -65,22 +66,29 @@ class Dispatcher:
             return
         command = parse_command(msg.text) if not msg.attachments else None
         if command is not None and (cmd := self.commands.get(command.name)):
-            self._spawn(self._run_command(channel, msg, cmd.name, command.args))
+            if cmd.ordered:
+                self._enqueue(_Job(msg, command=command))
+            else:
+                self._spawn(self._run_command(channel, msg, cmd.name, command.args))
         elif command is not None and not self.turns.is_chat_command(command.name):
             self._spawn(self._reply(channel, msg, self.commands.help_text()))
         else:
             await self._enqueue_chat(channel, msg)
 
     async def _enqueue_chat(self, channel: Channel, msg: InboundMessage) -> None:
-        key = msg.chat.key
+        lane = self.lanes.get(msg.chat.key)
+        job = _Job(msg)
+        if lane is not None and (lane.run is not None or lane.jobs):
+            if self.busy_policy(msg.chat.channel) is BusyPolicy.interrupt:
+                self._interrupt(lane)
+            else:
+                job.handle = await self._mark_queued(channel, msg)
+        self._enqueue(job)
+
+    def _enqueue(self, job: _Job) -> None:
+        key = job.msg.chat.key
         lane = self.lanes.setdefault(key, _Lane())
         self._idle.clear()
-        job = _Job(msg)
-        busy = lane.run is not None or bool(lane.jobs)
-        if busy and self.busy_policy(msg.chat.channel) is BusyPolicy.interrupt:
-            self._interrupt(lane)
-        elif busy:
-            job.handle = await self._mark_queued(channel, msg)
         lane.jobs.append(job)
         if lane.task is None:
             lane.task = asyncio.create_task(self._drain(key, lane), name=f"lane {key}")
@@ -103,6 +111,10 @@ class Dispatcher:
         try:
             while lane.jobs:
                 job = lane.jobs.popleft()
+                if job.command is not None:
+                    channel = self.channels[job.msg.chat.channel]
+                    await self._run_command(channel, job.msg, job.command.name, job.command.args)
+                    continue
                 async with self.slots:
                     lane.stop_reason = ""
                     lane.run = asyncio.create_task(self._run_job(job, lane), name=f"run {key}")
