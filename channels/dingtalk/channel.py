@@ -170,10 +170,9 @@ def capabilities_for(config: DingTalkConfig) -> Capabilities:
         files_out=True,
         markdown="dingtalk",
         max_file_in=config.max_file_bytes,
-        edit_budget=(
-            RateBudget(scope="reply", per_second=1.0 / config.stream_interval),
-            RateBudget(scope="bot", per_second=APP_QPS, burst=20),
-        ),
+        # Per card the channel itself coalesces to `stream_interval` (a second per-reply bucket
+        # in the service would add up to one interval of lag); the service paces the app's QPS.
+        edit_budget=(RateBudget(scope="bot", per_second=APP_QPS, burst=20),),
     )
 
 
