@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import Field, SecretStr, field_validator, model_validator
 
 from channels.base import ChannelConfig
 
@@ -29,10 +29,22 @@ class DingTalkConfig(ChannelConfig):
     max_file_mb: float = Field(default=20.0, gt=0)
     http_timeout: float = Field(default=30.0, gt=0)
 
+    @field_validator("client_id", "client_secret", "robot_code", "card_template_id", mode="before")
+    @classmethod
+    def _unset_is_empty(cls, value: object) -> object:
+        """An unset `$VAR` arrives as None: treat it as not configured."""
+        return "" if value is None else value
+
     @field_validator("api_base", "upload_base")
     @classmethod
     def _strip_slash(cls, value: str) -> str:
         return value.rstrip("/")
+
+    @model_validator(mode="after")
+    def _credentials_when_enabled(self) -> DingTalkConfig:
+        if self.enabled and not (self.client_id and self.client_secret.get_secret_value()):
+            raise ValueError("client_id and client_secret are required when enabled")
+        return self
 
     @property
     def robot(self) -> str:

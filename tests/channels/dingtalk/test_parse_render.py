@@ -148,3 +148,9 @@ def test_upload_base_follows_api_base() -> None:
     assert upload_base(DingTalkConfig()) == "https://oapi.dingtalk.com"
     assert upload_base(DingTalkConfig(api_base="http://127.0.0.1:9/")) == "http://127.0.0.1:9"
     assert upload_base(DingTalkConfig(upload_base="https://up.example")) == "https://up.example"
+
+
+def test_config_needs_credentials_only_when_enabled() -> None:
+    assert DingTalkConfig(client_id=None, client_secret=None).client_id == ""
+    with pytest.raises(ValueError, match="client_id and client_secret"):
+        DingTalkConfig(enabled=True, client_id="x")
