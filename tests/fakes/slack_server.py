@@ -280,7 +280,9 @@ class FakeSlack:
     async def _socket(self, request: web.Request) -> web.WebSocketResponse:
         ws = web.WebSocketResponse(autoping=True)
         await ws.prepare(request)
-        self._sockets.append(ws)
+        with self._cond:
+            self._sockets.append(ws)
+            self._cond.notify_all()
         self.server.websockets.add(ws)
         await ws.send_json({"type": "hello", "num_connections": 1,
                             "connection_info": {"app_id": "A0001"}})
@@ -306,9 +308,9 @@ class FakeSlack:
             self._ack_events[envelope_id].set()
 
     def _send(self, envelope: dict[str, Any]) -> str:
-        if not self.connected.wait(5) or not self._sockets:
+        if not self.wait_for(lambda f: any(not w.closed for w in f._sockets)):
             raise AssertionError("no socket mode connection")
-        ws = self._sockets[-1]
+        ws = [w for w in self._sockets if not w.closed][-1]
         self.server.call(ws.send_str(json.dumps(envelope)))
         return str(envelope["envelope_id"])
 
