@@ -88,7 +88,7 @@ class FakeSlack:
             self._failures[method].append((429, {"ok": False, "error": "ratelimited"}, headers))
 
     def expire_streams_after(self, appends: int) -> None:
-        """New streams accept `appends` appendStream calls, then `message_not_in_streaming_state`."""
+        """New streams take `appends` appendStream calls, then `message_not_in_streaming_state`."""
         self._expire_default = appends
 
     _expire_default: int | None = None
@@ -432,7 +432,9 @@ def action_body(value: str, *, channel: str, thread_ts: str | None, user: str,
     }
 
 
-def sign(body: bytes, *, secret: str = SIGNING_SECRET, timestamp: int | None = None) -> dict[str, str]:
+def sign(
+    body: bytes, *, secret: str = SIGNING_SECRET, timestamp: int | None = None
+) -> dict[str, str]:
     ts = str(int(time.time()) if timestamp is None else timestamp)
     digest = hmac.new(secret.encode(), b"v0:" + ts.encode() + b":" + body, hashlib.sha256)
     return {"X-Slack-Request-Timestamp": ts, "X-Slack-Signature": "v0=" + digest.hexdigest()}

@@ -42,7 +42,8 @@ async def test_button_press_acked_and_published(socket_channel, fake_slack):
     env = fake_slack.push_action("/models gpt-4o", channel="C0001", thread_ts="1700000002.000100")
     await asyncio.to_thread(fake_slack.wait_ack, env)
     [msg] = await ctx.wait_published()
-    assert msg.is_button and msg.text == "/models gpt-4o"
+    assert msg.is_button
+    assert msg.text == "/models gpt-4o"
     assert msg.chat.topic_id == "1700000002.000100"
     assert msg.event_id.startswith("action:")
 
@@ -65,7 +66,7 @@ async def test_thread_follow_after_answer_survives_restart(make_channel, fake_sl
     assert ctx.published[1].chat.key == ctx.published[0].chat.key
     await channel.stop()
 
-    channel2, ctx2 = await make_channel()
+    _, ctx2 = await make_channel()
     fake_slack.push_event(
         events.channel_message("after restart", "1700000005.000100", thread_ts=root),
         event_id="E4",

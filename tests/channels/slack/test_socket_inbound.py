@@ -16,7 +16,8 @@ async def test_dm_is_acked_and_published(socket_channel, fake_slack):
     [msg] = await ctx.wait_published()
     assert msg.event_id == "Ev1"
     assert msg.text == "hello there"
-    assert msg.chat.chat_type == "dm" and msg.chat.topic_id is None
+    assert msg.chat.chat_type == "dm"
+    assert msg.chat.topic_id is None
     assert msg.chat.key == "slack:T0001/D0001"
     assert "auth.test" in fake_slack.methods()
     assert "apps.connections.open" in fake_slack.methods()
