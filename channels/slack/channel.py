@@ -38,7 +38,7 @@ REFUSAL_INTERVAL = 3600.0
 
 def capabilities_for(config: SlackConfig) -> Capabilities:
     """Native streams are paced per reply; without them chat.update shares a workspace bucket."""
-    budgets = [RateBudget(scope="reply", per_second=1.0, burst=1)]
+    budgets = [RateBudget(scope="reply", per_second=2.0, burst=2)]
     if not config.native_stream:
         budgets.append(
             RateBudget(scope="workspace", per_second=config.workspace_edits_per_second, burst=3)
@@ -69,7 +69,9 @@ class SlackChannel(Channel):
             token=config.bot_token.get_secret_value(), base_url=config.api_base
         )
         self.budgets = WorkspaceBudgets(config.workspace_edits_per_second)
-        self.writer = ReplyWriter(self.client, self.budgets, native=config.native_stream)
+        self.writer = ReplyWriter(
+            self.client, self.budgets, native=config.native_stream, stream_cap=MAX_TEXT_LEN
+        )
         self.followed = FollowedThreads(Path(ctx.data_dir) / "slack" / "followed_threads.sqlite")
         self.me = parse.BotIdentity(user_id="")
         self.app: AsyncApp | None = None

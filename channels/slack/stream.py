@@ -66,7 +66,15 @@ class SlackReply:
 class ReplyWriter:
     """Sends a reply's documents to Slack, choosing the transport per reply."""
 
-    def __init__(self, client: AsyncWebClient, budgets: WorkspaceBudgets, *, native: bool) -> None:
+    def __init__(
+        self,
+        client: AsyncWebClient,
+        budgets: WorkspaceBudgets,
+        *,
+        native: bool,
+        stream_cap: int = render.MARKDOWN_BLOCK_LIMIT,
+    ) -> None:
+        self.stream_cap = stream_cap
         self.client = client
         self.budgets = budgets
         self.native = native
@@ -93,9 +101,10 @@ class ReplyWriter:
     async def update(self, reply: SlackReply, doc: ReplyDoc) -> None:
         await self.set_status(reply, render.status_text(doc))
         if reply.mode == "stream":
-            if not doc.text.startswith(reply.streamed):
+            text = doc.text[: self.stream_cap]  # the final is split by the service; stop here
+            if not text.startswith(reply.streamed):
                 return  # a stream cannot be edited; the final reconciles
-            delta = doc.text[len(reply.streamed) :]
+            delta = text[len(reply.streamed) :]
             if not delta or await self._stream(reply, delta):
                 return
         await self._edit(reply, doc, final=False)
