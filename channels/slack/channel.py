@@ -66,7 +66,7 @@ class SlackChannel(Channel):
         self.config: SlackConfig = config
         self.capabilities = capabilities_for(config)
         self.client = AsyncWebClient(
-            token=config.bot_token.get_secret_value(), base_url=config.api_base
+            token=config.token, base_url=config.api_base
         )
         self.budgets = WorkspaceBudgets(config.workspace_edits_per_second)
         self.writer = ReplyWriter(
@@ -193,7 +193,7 @@ class SlackChannel(Channel):
             self._session,
             att,
             dest_dir,
-            token=self.config.bot_token.get_secret_value(),
+            token=self.config.token,
             api_base=self.config.api_base,
             limit=self.config.max_file_bytes,
         )

@@ -19,7 +19,7 @@ class SlackConfig(ChannelConfig):
     the shared `allowed_chats` allowlist (both may be given; they are merged).
     """
 
-    bot_token: SecretStr
+    bot_token: SecretStr | None = None
     app_token: SecretStr | None = None
     signing_secret: SecretStr | None = None
     mode: Literal["socket", "http"] = "socket"
@@ -49,11 +49,21 @@ class SlackConfig(ChannelConfig):
         if self.allowed_channels:
             merged = [*self.allowed_chats, *self.allowed_channels]
             self.allowed_chats = list(dict.fromkeys(merged))
+        if not self.enabled:
+            return self
+        if self.bot_token is None:
+            raise ValueError("bot_token (xoxb-...) is required when enabled")
         if self.mode == "socket" and self.app_token is None:
             raise ValueError("app_token (xapp-...) is required when mode is 'socket'")
         if self.mode == "http" and self.signing_secret is None:
             raise ValueError("signing_secret is required when mode is 'http'")
         return self
+
+    @property
+    def token(self) -> str:
+        if self.bot_token is None:
+            raise ValueError("channels.slack.bot_token is not set")
+        return self.bot_token.get_secret_value()
 
     @property
     def max_file_bytes(self) -> int:

@@ -89,3 +89,23 @@ def test_stream_pieces_and_status():
     doc = ReplyDoc(progress=(ToolStep(id="1", label="web_search"),))
     assert render.status_text(doc) == "is running web_search..."
     assert render.status_text(ReplyDoc()) == "is thinking..."
+
+
+def test_config_rules():
+    import pytest
+    from pydantic import ValidationError
+
+    from channels.slack.config import SlackConfig
+
+    assert SlackConfig().enabled is False  # a disabled section needs no tokens
+    with pytest.raises(ValidationError, match="bot_token"):
+        SlackConfig(enabled=True)
+    with pytest.raises(ValidationError, match="app_token"):
+        SlackConfig(enabled=True, bot_token="xoxb-1")
+    with pytest.raises(ValidationError, match="signing_secret"):
+        SlackConfig(enabled=True, bot_token="xoxb-1", mode="http")
+    cfg = SlackConfig(enabled=True, bot_token="xoxb-1", app_token="xapp-1",
+                      api_base="http://127.0.0.1:9/api", command_name="ask")
+    assert cfg.api_base == "http://127.0.0.1:9/api/"
+    assert cfg.command_name == "/ask"
+    assert "xoxb-1" not in repr(cfg)
