@@ -17,6 +17,7 @@ REGISTRY: dict[str, tuple[str, str]] = {
         "channels.dingtalk.config:DingTalkConfig",
         "channels.dingtalk.channel:DingTalkChannel",
     ),
+    "slack": ("channels.slack.config:SlackConfig", "channels.slack.channel:SlackChannel"),
 }
 
 
