@@ -1,7 +1,7 @@
 """The spine's own cost: dispatcher overhead, throughput, 1,000 concurrent streams, idle memory.
 
 (a) publish → first agent event, p50/p99, with a zero-latency in-process model
-(b) turns/s over 1,000 conversations: in-process model, and the fake OpenAI server (separate process)
+(b) turns/s over 1,000 conversations: in-process model, and the fake OpenAI server (own process)
 (c) 1,000 conversations streaming at once (20 tokens/s, 200 tokens each): loop lag p99, peak RSS
 (d) RSS per idle conversation with 10,000 stored
 """
