@@ -13,6 +13,7 @@ from channels.base import Channel, ChannelConfig
 
 REGISTRY: dict[str, tuple[str, str]] = {
     "console": ("channels.console.config:ConsoleConfig", "channels.console.channel:ConsoleChannel"),
+    "feishu": ("channels.feishu.config:FeishuConfig", "channels.feishu.channel:FeishuChannel"),
 }
 
 
