@@ -291,6 +291,8 @@ async def _body(request: web.Request) -> Any:
             if isinstance(value, web.FileField):
                 out["_bytes"] = value.file.read()
                 out.setdefault("file_name", value.filename)
+            elif key in ("image", "file"):  # lark's MultipartEncoder sends no filename
+                out["_bytes"] = value.encode("latin-1") if isinstance(value, str) else bytes(value)
             else:
                 out[key] = value
         return out
