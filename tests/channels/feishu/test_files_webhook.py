@@ -37,8 +37,8 @@ async def test_fetch_too_large(fake, make_channel, tmp_path):
     channel = await make_channel(start=False)
     fake.add_resource("om_f", "file_1", b"x" * 2048, "big.bin")
     channel.capabilities = type(channel.capabilities)(max_file_in=1024)
+    att = Attachment(name="big.bin", ref="file:file_1")
     with pytest.raises(FileTooLarge):
-        att = Attachment(name="big.bin", ref="file:file_1")
         await channel.fetch_file(_msg(att), att, tmp_path)
 
 

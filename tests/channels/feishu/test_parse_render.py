@@ -47,7 +47,9 @@ def test_topic_scope_uses_root_then_own_id() -> None:
                                                  thread_id="omt_1"), bot=BOT)
     chat = parse_message(payloads.message_event("c", chat_type="group", root_id="om_r"), bot=BOT,
                          group_scope="chat")
-    assert top and inner and chat
+    assert top
+    assert inner
+    assert chat
     assert top.chat.topic_id == inner.chat.topic_id == "om_r"
     assert chat.chat.topic_id is None
 
@@ -68,7 +70,8 @@ def test_image_and_file_messages() -> None:
     img = parse_message(payloads.message_event({"image_key": "img_9"}, msg_type="image"), bot=BOT)
     doc = parse_message(payloads.message_event({"file_key": "file_9", "file_name": "a.pdf"},
                                                msg_type="file"), bot=BOT)
-    assert img and doc
+    assert img
+    assert doc
     assert (img.attachments[0].kind, img.attachments[0].ref) == ("image", "image:img_9")
     assert (doc.attachments[0].name, doc.attachments[0].ref) == ("a.pdf", "file:file_9")
 

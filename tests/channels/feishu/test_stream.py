@@ -44,7 +44,8 @@ async def test_cardkit_stream_progress_done_state(fake, make_channel):
     assert any("✅ web_search" in c["content"] for c in contents)
     seqs = [c.body["sequence"] for c in fake.calls if c.headers["op"] in (
         "element_content", "card_settings", "card_update")]
-    assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)
+    assert seqs == sorted(seqs)
+    assert len(set(seqs)) == len(seqs)
     assert fake.recorded("reaction")
     assert fake.violations == []
 
@@ -96,7 +97,8 @@ async def test_overlong_answer_continues_in_second_card(fake, make_channel):
     cards = fake.replies_to("om_user", "interactive")
     assert len(cards) == 2
     first, second = (fake.card_of(m) for m in cards)
-    assert not first.streaming and not second.streaming
+    assert not first.streaming
+    assert not second.streaming
     joined = first.elements["answer"] + "\n\n" + second.elements["answer"]
     assert joined.replace("\n", "") == text.replace("\n", "")
     assert "part 2" in second.card["header"]["title"]["content"]
