@@ -60,6 +60,7 @@ class AgentRunner:
         self.middleware_providers = list(middleware_providers)
         self._graphs: dict[tuple[str, bool, bool], Any] = {}
         self._runs: dict[str, _Run] = {}
+        self._dirs_made: set[str] = set()
         self._saver: Any = None
         self._saver_cm: Any = None
 
@@ -91,14 +92,14 @@ class AgentRunner:
         return [model.name for model in self.models]
 
     def resolve_model(self, name: str | None) -> ModelConfig:
-        """The named model; None → `default_model`, else the first. Unknown → KeyError."""
-        wanted = name or self.default_model
-        if wanted is None:
-            return self.models[0]
-        for model in self.models:
-            if model.name == wanted:
-                return model
-        raise KeyError(f"unknown model {wanted!r}; configured: {', '.join(self.model_names())}")
+        """The named model; None or an unconfigured name → `default_model`, else the first."""
+        for wanted in (name, self.default_model):
+            for model in self.models:
+                if wanted is not None and model.name == wanted:
+                    return model
+        if name is not None:
+            log.warning("model %r is not configured; using the default", name)
+        return self.models[0]
 
     def model_warnings(self) -> list[str]:
         warnings = model_warnings(self.models)
@@ -109,7 +110,11 @@ class AgentRunner:
     # threads ---------------------------------------------------------------------------------
 
     def thread_dirs(self, thread_id: str) -> ThreadDirs:
-        return thread_dirs(self.data_dir, thread_id)
+        """The thread's host directories, created on first use."""
+        made = thread_id in self._dirs_made
+        dirs = thread_dirs(self.data_dir, thread_id, create=not made)
+        self._dirs_made.add(thread_id)
+        return dirs
 
     def is_running(self, thread_id: str) -> bool:
         return thread_id in self._runs
@@ -141,10 +146,16 @@ class AgentRunner:
         self._runs[thread_id] = run
         try:
             async for event in self._run(run, thread_id, turn, settings):
+                if isinstance(event, Final | Failed):  # free the thread before the consumer
+                    await self._release(thread_id, run)  # sees the end (it may not aclose us)
                 yield event
         finally:
-            await _settle(run.task)
-            self._runs.pop(thread_id, None)
+            await self._release(thread_id, run)
+
+    async def _release(self, thread_id: str, run: _Run) -> None:
+        await _settle(run.task)
+        if self._runs.get(thread_id) is run:
+            del self._runs[thread_id]
 
     async def _run(
         self, run: _Run, thread_id: str, turn: Turn, settings: RunSettings
@@ -196,11 +207,7 @@ class AgentRunner:
     def _graph(self, settings: RunSettings) -> Any:
         from agent.graph import build_agent
 
-        try:
-            model = self.resolve_model(settings.model)
-        except KeyError:
-            log.warning("model %r is not configured; using the default", settings.model)
-            model = self.resolve_model(None)
+        model = self.resolve_model(settings.model)
         thinking = settings.thinking and model.supports_thinking
         key = (model.name, thinking, settings.plan_mode)
         if key not in self._graphs:

@@ -8,7 +8,6 @@ import time
 from typing import Any
 
 from agent.runner import AgentRunner
-
 from bot.bus import MessageBus
 from bot.config import Settings
 from bot.context import ServiceContext

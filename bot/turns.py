@@ -12,9 +12,8 @@ import logging
 from collections.abc import Callable
 from pathlib import Path
 
-from agent.runner import AgentRunner
-
 from agent.events import Failed, RunSettings, Title, Turn
+from agent.runner import AgentRunner
 from bot.conversations import Conversation, ConversationStore
 from bot.ledger import Ledger
 from bot.pacing import Pacer
