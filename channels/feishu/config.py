@@ -33,6 +33,11 @@ class FeishuConfig(ChannelConfig):
         description="reconnect after this long without a frame (0: 3 x the ping interval)",
     )
 
+    @field_validator("app_id", "app_secret", "verification_token", "encrypt_key", mode="before")
+    @classmethod
+    def _unset_is_empty(cls, value: object) -> object:
+        return "" if value is None else value  # an unset $VAR means "not given"
+
     @field_validator("domain")
     @classmethod
     def _known_domain(cls, value: str) -> str:
@@ -44,6 +49,9 @@ class FeishuConfig(ChannelConfig):
     def _credentials(self) -> FeishuConfig:
         if self.enabled and not (self.app_id and self.app_secret.get_secret_value()):
             raise ValueError("app_id and app_secret are required when feishu is enabled")
+        webhook = self.enabled and self.mode == "webhook"
+        if webhook and not self.verification_token.get_secret_value():
+            raise ValueError("verification_token is required in webhook mode")
         return self
 
     @property

@@ -119,3 +119,19 @@ def test_split_for_cards_bytes_and_tables() -> None:
     parts = render.split_for_cards(cjk)
     assert all(len(p.encode()) <= render.CARD_MAX_BYTES for p in parts)
     assert "".join(parts) == cjk
+
+
+def test_config_validation() -> None:
+    from pydantic import ValidationError
+
+    from channels.feishu.config import FeishuConfig
+
+    assert FeishuConfig(domain="lark").base_url == "https://open.larksuite.com"
+    assert FeishuConfig(app_id=None, app_secret=None).app_id == ""
+    with pytest.raises(ValidationError):
+        FeishuConfig(enabled=True)
+    with pytest.raises(ValidationError):
+        FeishuConfig(enabled=True, app_id="a", app_secret="b", mode="webhook")
+    with pytest.raises(ValidationError):
+        FeishuConfig(domain="ftp://x")
+    assert "hunter2" not in repr(FeishuConfig(app_secret="hunter2"))
