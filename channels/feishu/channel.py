@@ -47,6 +47,7 @@ class FeishuChannel(Channel):
         self.streamer = CardStreamer(self.api, config.card_mode)
         self.inbound = Inbound(config, ctx, self._refuse, self.name)
         self.connection: LongConnection | None = None
+        self._side_tasks: set[asyncio.Task[None]] = set()
 
     # ------------------------------------------------------------------ lifecycle
     async def start(self) -> None:
@@ -70,6 +71,7 @@ class FeishuChannel(Channel):
             await self.connection.stop()
             self.connection = None
         pending = [asyncio.wrap_future(f) for f in list(self.inbound.pending)]
+        pending += list(self._side_tasks)
         if pending:
             await asyncio.wait(pending, timeout=5)
         self.inbound.loop = None
@@ -89,7 +91,9 @@ class FeishuChannel(Channel):
 
     async def open_reply(self, msg: InboundMessage, doc: ReplyDoc) -> ReplyHandle:
         if msg.message_id and not msg.is_button:
-            asyncio.create_task(self._react(msg.message_id))  # noqa: RUF006 - best effort
+            task = asyncio.create_task(self._react(msg.message_id))  # best effort, not awaited
+            self._side_tasks.add(task)
+            task.add_done_callback(self._side_tasks.discard)
         reply = await self.streamer.open(msg.chat, msg.message_id, doc,
                                          in_thread=self._in_thread(msg.chat))
         self._remember(reply)
