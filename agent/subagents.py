@@ -64,7 +64,7 @@ class Subagents:
             return graphs[kind]
 
         @tool
-        async def task(description: str, prompt: str, runtime: ToolRuntime,
+        async def task(description: str, prompt: str, runtime: ToolRuntime[RunContext],
                        subagent_type: str = GENERAL) -> str:
             """Delegate a self-contained piece of work to a subagent, which works with its own
             tools and returns a report. description: 3-8 words shown to the user. prompt: the
@@ -77,7 +77,8 @@ class Subagents:
 
         return task
 
-    async def _run(self, graph: Any, description: str, prompt: str, runtime: ToolRuntime) -> str:
+    async def _run(self, graph: Any, description: str, prompt: str,
+                   runtime: ToolRuntime[RunContext]) -> str:
         pid = f"task:{runtime.tool_call_id}"
         write = runtime.stream_writer
         write(progress(pid, f"Subagent: {description}"))

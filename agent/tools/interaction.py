@@ -22,7 +22,7 @@ MAX_OPTIONS = 10
 
 
 @tool
-def present_files(filepaths: list[str], runtime: ToolRuntime) -> str:
+def present_files(filepaths: list[str], runtime: ToolRuntime[RunContext]) -> str:
     """Send files to the user in the chat. Only files under /mnt/user-data/outputs can be
     presented: write deliverables there first, then call this once with all of them."""
     dirs = _dirs(runtime)
@@ -52,7 +52,7 @@ def ask_clarification(question: str, options: list[str] | None = None) -> tuple[
     return "\n".join(lines), {"question": question.strip(), "options": choices}
 
 
-def _dirs(runtime: ToolRuntime) -> ThreadDirs:
+def _dirs(runtime: ToolRuntime[RunContext]) -> ThreadDirs:
     context = runtime.context
     if not isinstance(context, RunContext):
         raise SandboxError("no thread context")

@@ -30,7 +30,7 @@ class FSFactory:
         self.skills_root = skills_root
         self.skill_allowed = skill_allowed
 
-    def __call__(self, runtime: ToolRuntime) -> VirtualFS:
+    def __call__(self, runtime: ToolRuntime[RunContext]) -> VirtualFS:
         context = runtime.context
         if not isinstance(context, RunContext):
             raise SandboxError("no thread context: file tools are unavailable")
@@ -46,20 +46,20 @@ def sandbox_tools(cfg: SandboxConfig, fs_for: FSFactory) -> list[BaseTool]:
 
 def _file_tools(cfg: SandboxConfig, fs_for: FSFactory) -> list[BaseTool]:
     @tool
-    async def ls(path: str, runtime: ToolRuntime) -> str:
+    async def ls(path: str, runtime: ToolRuntime[RunContext]) -> str:
         """List a directory two levels deep. Paths are absolute virtual paths such as
         /mnt/user-data/workspace, /mnt/user-data/uploads, /mnt/user-data/outputs, /mnt/skills."""
         return await _off(files.ls, fs_for(runtime), path, cfg.output_max_chars)
 
     @tool
-    async def read_file(path: str, runtime: ToolRuntime, start_line: int | None = None,
+    async def read_file(path: str, runtime: ToolRuntime[RunContext], start_line: int | None = None,
                         end_line: int | None = None) -> str:
         """Read a text file. start_line and end_line (1-based, inclusive) read a range."""
         return await _off(files.read_file, fs_for(runtime), path, start_line, end_line,
                           cfg.read_max_chars)
 
     @tool
-    async def write_file(path: str, content: str, runtime: ToolRuntime,
+    async def write_file(path: str, content: str, runtime: ToolRuntime[RunContext],
                          append: bool = False) -> str:
         """Write a text file (creating folders); append=true adds to the end instead.
         Put deliverables for the user in /mnt/user-data/outputs, scratch work in the workspace."""
@@ -67,7 +67,7 @@ def _file_tools(cfg: SandboxConfig, fs_for: FSFactory) -> list[BaseTool]:
                           cfg.write_max_chars)
 
     @tool
-    async def str_replace(path: str, old_str: str, new_str: str, runtime: ToolRuntime,
+    async def str_replace(path: str, old_str: str, new_str: str, runtime: ToolRuntime[RunContext],
                           replace_all: bool = False) -> str:
         """Replace old_str with new_str in a file. old_str must occur exactly once unless
         replace_all is true. Prefer this to rewriting a whole file."""
@@ -75,7 +75,7 @@ def _file_tools(cfg: SandboxConfig, fs_for: FSFactory) -> list[BaseTool]:
                           replace_all)
 
     @tool
-    async def glob(pattern: str, runtime: ToolRuntime, path: str = "/mnt/user-data",
+    async def glob(pattern: str, runtime: ToolRuntime[RunContext], path: str = "/mnt/user-data",
                    max_results: int = 200) -> str:
         """Find files by glob pattern (e.g. '**/*.csv') under path."""
         fs = fs_for(runtime)
@@ -84,8 +84,9 @@ def _file_tools(cfg: SandboxConfig, fs_for: FSFactory) -> list[BaseTool]:
         return await _off(files.glob, fs, pattern, path, max_results)
 
     @tool
-    async def grep(pattern: str, runtime: ToolRuntime, path: str = "/mnt/user-data/workspace",
-                   glob: str | None = None, literal: bool = False,
+    async def grep(pattern: str, runtime: ToolRuntime[RunContext],
+                   path: str = "/mnt/user-data/workspace", glob: str | None = None,
+                   literal: bool = False,
                    case_sensitive: bool = False, max_results: int = 100) -> str:
         """Search file contents for a regular expression (or a literal string) under path;
         glob filters file names (e.g. '*.py')."""
@@ -97,7 +98,7 @@ def _file_tools(cfg: SandboxConfig, fs_for: FSFactory) -> list[BaseTool]:
 
 def _bash_tool(cfg: SandboxConfig, fs_for: FSFactory) -> BaseTool:
     @tool
-    async def bash(command: str, runtime: ToolRuntime) -> str:
+    async def bash(command: str, runtime: ToolRuntime[RunContext]) -> str:
         """Run a bash command in /mnt/user-data/workspace (the working directory). Output is
         capped and the command is killed after a timeout. Use /mnt/user-data/... paths."""
         return await run_bash(fs_for(runtime), command, timeout=cfg.bash_timeout_seconds,
