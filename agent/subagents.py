@@ -82,10 +82,11 @@ class Subagents:
         pid = f"task:{runtime.tool_call_id}"
         write = runtime.stream_writer
         write(progress(pid, f"Subagent: {description}"))
-        job = asyncio.create_task(self._drive(graph, prompt, runtime.context, write, pid),
-                                  context=contextvars.Context())
+        lines: asyncio.Queue[dict[str, str]] = asyncio.Queue()
+        job = asyncio.create_task(self._drive(graph, prompt, runtime.context, lines.put_nowait,
+                                              pid), context=contextvars.Context())
         try:
-            result = await asyncio.wait_for(job, self.cfg.timeout_seconds)
+            result = await asyncio.wait_for(_relay(job, lines, write), self.cfg.timeout_seconds)
         except TimeoutError:
             write(progress(pid, f"Subagent: {description} (timed out)", "failed"))
             return f"Error: the subagent timed out after {self.cfg.timeout_seconds:g} s."
@@ -93,6 +94,8 @@ class Subagents:
             log.warning("subagent failed: %s", exc, exc_info=True)
             write(progress(pid, f"Subagent: {description}", "failed"))
             return f"Error: the subagent failed: {type(exc).__name__}: {exc}"
+        finally:
+            job.cancel()
         write(progress(pid, f"Subagent: {description}", "done"))
         return result or "(the subagent returned no text)"
 
@@ -117,6 +120,21 @@ class Subagents:
                     label = labels.get(message.tool_call_id, "")
                     write(progress(f"{pid}:{message.tool_call_id}", label, state))
         return answer
+
+
+async def _relay(job: asyncio.Task[str], lines: asyncio.Queue[dict[str, str]],
+                 write: Callable[[Any], None]) -> str:
+    """Write the subagent's progress lines (from the lead's context) until it finishes."""
+    while True:
+        getter = asyncio.ensure_future(lines.get())
+        await asyncio.wait({job, getter}, return_when=asyncio.FIRST_COMPLETED)
+        if getter.done():
+            write(getter.result())
+            continue
+        getter.cancel()
+        while not lines.empty():
+            write(lines.get_nowait())
+        return job.result()
 
 
 def _messages(update: Any) -> list[Any]:
