@@ -71,7 +71,8 @@ async def test_mcp_tools_over_stdio_and_http(tmp_path: Path, fake_openai: FakeOp
     servers = {
         "calc": {"type": "stdio", "command": sys.executable, "args": [str(MCP_SCRIPT)],
                  "env": {"MCP_TEST_USER": "$ANTLER_TEST_MCP_USER"}},
-        "remote": {"type": "http", "url": mcp_http.url, "headers": {"X-Test": "$ANTLER_TEST_MCP_USER"}},
+        "remote": {"type": "http", "url": mcp_http.url,
+                   "headers": {"X-Test": "$ANTLER_TEST_MCP_USER"}},
         "broken": {"type": "stdio", "command": str(tmp_path / "no-such-server")},
     }
     ext.write_text(json.dumps({"mcpServers": servers}))
