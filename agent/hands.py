@@ -38,14 +38,14 @@ class Hands:
     def base_tools(self) -> list[Any]:
         from agent.tools.sandbox_tools import sandbox_tools
 
-        return [*sandbox_tools(self.config.sandbox, self.fs_for), *self.configured]
+        return _unique([*sandbox_tools(self.config.sandbox, self.fs_for), *self.configured])
 
     def tools(self, ctx: BuildContext) -> list[Any]:
         """Tool provider for the lead agent."""
         from agent.tools.interaction import interaction_tools
 
         base = self.base_tools()
-        tools = [*base, *interaction_tools()]
+        tools = _unique([*base, *interaction_tools()])
         if self.subagents is not None:
             tools.append(self.subagents.task_tool(ctx, base))
         return tools
@@ -100,3 +100,14 @@ class Hands:
         if enabled:
             lines.insert(0, "Skills: " + ", ".join(f"/{n}" for n in enabled))
         return lines
+
+
+def _unique(tools: list[Any]) -> list[Any]:
+    """Drop tools whose name is taken by an earlier one (built-ins win over configured)."""
+    seen: set[str] = set()
+    kept = []
+    for item in tools:
+        if item.name not in seen:
+            seen.add(item.name)
+            kept.append(item)
+    return kept
