@@ -208,7 +208,7 @@ class AgentRunner:
                 {"messages": [_human_message(turn)]},
                 config={**_config(thread_id), "recursion_limit": self.config.recursion_limit},
                 context=self._context(thread_id, turn, settings),
-                stream_mode=["messages", "updates"],
+                stream_mode=["messages", "updates", "custom"],
             ):
                 for event in relay.feed(mode, payload):
                     queue.put_nowait(event)
