@@ -6,6 +6,8 @@ from typing import Any
 
 from pydantic import AnyHttpUrl, BaseModel, ConfigDict, Field, SecretStr, field_validator
 
+from agent.config_context import MemoryConfig, SummarizationConfig, TitleConfig, UploadsConfig
+
 
 class ModelConfig(BaseModel):
     """One chat model, in DeerFlow's `models[]` shape. Unknown keys pass through to the class."""
@@ -47,3 +49,7 @@ class AgentConfig(BaseModel):
     recursion_limit: int = Field(default=100, ge=1)
     request_timeout_seconds: float = Field(default=120.0, gt=0)
     max_retries: int = Field(default=2, ge=0)
+    memory: MemoryConfig = Field(default_factory=MemoryConfig)
+    title: TitleConfig = Field(default_factory=TitleConfig)
+    summarization: SummarizationConfig = Field(default_factory=SummarizationConfig)
+    uploads: UploadsConfig = Field(default_factory=UploadsConfig)
