@@ -143,7 +143,8 @@ async def test_memory_command_lists_forgets_and_clears(tmp_path: Path,
     assert "no fact number 9" in missing
     assert "1. Works night shifts" in after
     assert "Drinks green tea" not in after
-    assert "direct message" in group and "night" not in group
+    assert "direct message" in group
+    assert "night" not in group
     assert "forgot everything" in cleared
     assert final == "I don't remember anything about you yet."
 
