@@ -180,3 +180,19 @@ async def test_pending_exchanges_survive_a_restart(tmp_path: Path,
     async with svc:
         await until(lambda: bool(memory_of(svc).listing("test:u1").facts))
         assert memory_of(svc).listing("test:u1").facts[0].content == "Grows kiwis"
+
+
+async def test_disabled_memory_learns_nothing(tmp_path: Path, fake_openai: FakeOpenAI) -> None:
+    fake_openai.responder = learning({"plum": ["Likes plums"]})
+    svc = ServiceHarness(tmp_path, fake_openai, {"test": {"enabled": True}},
+                         agent={"memory": {"enabled": False, "debounce_seconds": 0}})
+    async with svc:
+        ch = svc.channel("test")
+        assert isinstance(ch, RecordingChannel)
+        await ch.inject("I like plum cake")
+        await ch.inject("/memory")
+        await svc.idle()
+        await asyncio.sleep(0.05)
+    assert "not enabled" in ch.texts()[-1]
+    assert not [r for r in fake_openai.requests if is_extraction(r)]
+    assert not (tmp_path / "memory.db").exists()
