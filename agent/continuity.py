@@ -7,6 +7,7 @@ and the exchange is queued for the memory pass.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -19,6 +20,8 @@ from agent.paths import ThreadDirs
 from agent.prompt import human_content, human_metadata
 from agent.titles import make_title
 from agent.uploads import prepare_files
+
+log = logging.getLogger(__name__)
 
 History = Callable[[str], Awaitable[list[Any]]]
 
@@ -48,13 +51,22 @@ class Continuity:
         content = human_content(turn, files.block if turn.files else None)
         message = HumanMessage(content=content, additional_kwargs={"antler": meta})
         first = self.config.title.enabled and not await self._answered_before(thread_id)
-        memory = self.memory.context_for(turn.user_id, turn.text,
-                                         turn.user_name if turn.chat_type != "dm" else "")
-        return PreparedTurn(message, memory, first)
+        return PreparedTurn(message, self._memory_block(turn), first)
+
+    def _memory_block(self, turn: Turn) -> str:
+        name = turn.user_name if turn.chat_type != "dm" else ""
+        try:
+            return self.memory.context_for(turn.user_id, turn.text, name)
+        except Exception:  # memory is a help, never a reason to fail the turn
+            log.exception("memory lookup for %s failed", turn.user_id)
+            return ""
 
     async def after(self, thread_id: str, turn: Turn, answer: str, prepared: PreparedTurn,
                     model: ModelConfig, models: list[ModelConfig]) -> list[AgentEvent]:
-        self.memory.record(turn.user_id, thread_id, turn.text, answer)
+        try:
+            self.memory.record(turn.user_id, thread_id, turn.text, answer)
+        except Exception:
+            log.exception("could not queue the exchange of %s for memory", turn.user_id)
         if not prepared.first_exchange or not answer.strip():
             return []
         cfg = self.config.title
