@@ -18,6 +18,7 @@ REGISTRY: dict[str, tuple[str, str]] = {
         "channels.dingtalk.channel:DingTalkChannel",
     ),
     "slack": ("channels.slack.config:SlackConfig", "channels.slack.channel:SlackChannel"),
+    "feishu": ("channels.feishu.config:FeishuConfig", "channels.feishu.channel:FeishuChannel"),
 }
 
 
