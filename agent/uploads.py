@@ -29,12 +29,14 @@ IMAGE_TYPES = {
     ".gif": "image/gif",
     ".webp": "image/webp",
 }
+UPLOADED = ("New files uploaded with this message (in /mnt/user-data/uploads; read them with "
+            "read_file):")
 NO_VISION = "an image; the current model cannot see images, so say so if asked about it"
 
 
 @dataclass(frozen=True, slots=True)
 class PreparedFiles:
-    """The "Attached files" block of the message and the images to show a vision model."""
+    """The uploaded-files block of the message and the images to show a vision model."""
 
     block: str = ""
     images: tuple[str, ...] = field(default_factory=tuple)
@@ -63,7 +65,7 @@ async def prepare_files(files: Sequence[str], dirs: ThreadDirs, config: UploadsC
                         vision: bool) -> PreparedFiles:
     if not files:
         return PreparedFiles()
-    lines, inlined, images = ["Attached files:"], [], []
+    lines, inlined, images = [UPLOADED], [], []
     for path in files:
         note, content = "", ""
         host = host_path(path, dirs)
