@@ -7,6 +7,8 @@ from typing import Any
 
 from pydantic import AnyHttpUrl, BaseModel, ConfigDict, Field, SecretStr, field_validator
 
+from agent.config_context import MemoryConfig, SummarizationConfig, TitleConfig, UploadsConfig
+
 
 class ModelConfig(BaseModel):
     """One chat model, in DeerFlow's `models[]` shape. Unknown keys pass through to the class."""
@@ -101,3 +103,7 @@ class AgentConfig(BaseModel):
     skills: SkillsConfig = Field(default_factory=SkillsConfig)
     extensions_config: Path = Path("extensions_config.json")
     subagents: SubagentsConfig = Field(default_factory=SubagentsConfig)
+    memory: MemoryConfig = Field(default_factory=MemoryConfig)
+    title: TitleConfig = Field(default_factory=TitleConfig)
+    summarization: SummarizationConfig = Field(default_factory=SummarizationConfig)
+    uploads: UploadsConfig = Field(default_factory=UploadsConfig)

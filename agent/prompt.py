@@ -28,8 +28,9 @@ def system_prompt(extra: str = "", now: datetime | None = None) -> str:
     return "\n\n".join(parts)
 
 
-def human_content(turn: Turn) -> str:
-    """The turn as one message: quoted context, who wrote it, the text, attached files."""
+def human_content(turn: Turn, files_block: str | None = None) -> str:
+    """The turn as one message: quoted context, who wrote it, the text, attached files
+    (`files_block` replaces the plain list of `turn.files`: see `agent.uploads`)."""
     parts: list[str] = []
     if turn.context.strip():
         quoted = "\n".join(f"> {line}" for line in turn.context.strip().splitlines())
@@ -39,7 +40,10 @@ def human_content(turn: Turn) -> str:
         parts.append(f"{turn.user_name} wrote:\n{text}")
     else:
         parts.append(text)
-    if turn.files:
+    if files_block is not None:
+        if files_block:
+            parts.append(files_block)
+    elif turn.files:
         listed = "\n".join(f"- {path}" for path in turn.files)
         parts.append(f"New files uploaded with this message (in /mnt/user-data/uploads; read "
                      f"them with read_file):\n{listed}")

@@ -26,6 +26,8 @@ MODEL_NODE = "model"
 TOOLS_NODE = "tools"
 SEPARATOR = "\n\n"
 CLARIFICATION = "ask_clarification"
+HIDDEN_TOOLS = frozenset({"write_todos"})  # shown as Progress lines, not as tool steps
+_TODO_STATES = {"in_progress": "running", "completed": "done"}
 
 
 def content_text(content: Any) -> str:
@@ -48,6 +50,7 @@ class EventRelay:
         self._parts: list[str] = []
         self._message_id: str | None = None
         self._started: set[str] = set()
+        self._todos: dict[str, Progress] = {}
 
     @property
     def text(self) -> str:
@@ -96,6 +99,22 @@ class EventRelay:
                 events.extend(self._tool_ends(messages))  # calls a middleware answered
             elif node == TOOLS_NODE:
                 events.extend(self._tool_ends(messages))
+            todos = update.get("todos") if isinstance(update, dict) else None
+            if isinstance(todos, list):
+                events.extend(self._todo_progress(todos))
+        return events
+
+    def _todo_progress(self, todos: list[Any]) -> list[AgentEvent]:
+        """Items in progress or completed, as progress lines (pending ones are not shown)."""
+        events: list[AgentEvent] = []
+        for index, todo in enumerate(todos):
+            state = _TODO_STATES.get(str(todo.get("status")) if isinstance(todo, dict) else "")
+            if state is None:
+                continue
+            event = Progress(f"todo-{index}", str(todo.get("content", ""))[:200], state)
+            if self._todos.get(event.id) != event:
+                self._todos[event.id] = event
+                events.append(event)
         return events
 
     def _tool_starts(self, messages: list[Any]) -> list[AgentEvent]:
@@ -103,7 +122,7 @@ class EventRelay:
         for message in messages:
             for call in getattr(message, "tool_calls", None) or []:
                 call_id = call.get("id") or ""
-                if call_id in self._started:
+                if call_id in self._started or call["name"] in HIDDEN_TOOLS:
                     continue
                 self._started.add(call_id)
                 events.append(ToolStarted(call_id, call["name"], tool_label(call)))
@@ -112,7 +131,7 @@ class EventRelay:
     def _tool_ends(self, messages: list[Any]) -> list[AgentEvent]:
         events: list[AgentEvent] = []
         for message in messages:
-            if getattr(message, "type", "") != "tool":
+            if getattr(message, "type", "") != "tool" or message.name in HIDDEN_TOOLS:
                 continue
             ok = getattr(message, "status", "success") != "error"
             if message.name == CLARIFICATION and isinstance(message.artifact, dict):

@@ -27,6 +27,8 @@ def service_config(data_dir: Path, fake_openai: Any, channels: dict[str, Any] | 
              "api_key": "sk-test", "base_url": base, "max_retries": 0},
         ],
         "channels": {"shutdown_grace_seconds": 2, **(channels or {})},
+        # titles cost one extra model request per thread: tests that want them pass agent=...
+        "agent": {"title": {"enabled": False}},
     }
     for key, value in extra.items():
         if isinstance(value, dict) and isinstance(config.get(key), dict):
