@@ -13,6 +13,10 @@ from channels.base import Channel, ChannelConfig
 
 REGISTRY: dict[str, tuple[str, str]] = {
     "console": ("channels.console.config:ConsoleConfig", "channels.console.channel:ConsoleChannel"),
+    "telegram": (
+        "channels.telegram.config:TelegramConfig",
+        "channels.telegram.channel:TelegramChannel",
+    ),
 }
 
 
