@@ -1,4 +1,4 @@
-"""The contract between the service and every messenger: value types, capabilities, the Channel ABC.
+"""The contract between the service and every messenger: value types, capabilities, Channel.
 
 A channel turns platform events into `InboundMessage`s (handed to `ChannelContext.publish`) and
 renders `ReplyDoc`s back onto the platform. It never imports `bot` or `agent`.
@@ -24,7 +24,7 @@ ChatType = Literal["dm", "group"]
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ChatRef:
-    """Where a message lives. `topic_id` is a thread/topic inside the chat (None: the whole chat)."""
+    """Where a message lives. `topic_id`: a thread/topic inside the chat (None: the whole chat)."""
 
     channel: str
     chat_id: str
@@ -185,7 +185,7 @@ class FileTooLarge(ChannelError):
 # --------------------------------------------------------------------------- config
 
 
-class BusyPolicy(str, enum.Enum):
+class BusyPolicy(enum.StrEnum):
     queue = "queue"
     interrupt = "interrupt"
 
@@ -210,7 +210,7 @@ class ChannelConfig(BaseModel):
 # --------------------------------------------------------------------------- context
 
 
-class PublishResult(str, enum.Enum):
+class PublishResult(enum.StrEnum):
     """What became of a published message. `accepted` means it is durably recorded."""
 
     accepted = "accepted"

@@ -1,0 +1,87 @@
+"""The model factory: `ModelConfig` → a LangChain chat model instance (class imported by path)."""
+
+from __future__ import annotations
+
+import importlib
+import os
+from typing import TYPE_CHECKING, Any
+
+from agent.config import AgentConfig, ModelConfig
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+
+# Classes that read their key from the environment when `api_key` is not configured.
+_KEY_ENV = {
+    "langchain_openai:ChatOpenAI": "OPENAI_API_KEY",
+    "langchain_openai:AzureChatOpenAI": "AZURE_OPENAI_API_KEY",
+    "langchain_anthropic:ChatAnthropic": "ANTHROPIC_API_KEY",
+    "langchain_deepseek:ChatDeepSeek": "DEEPSEEK_API_KEY",
+}
+
+
+class ModelError(Exception):
+    """A model that cannot be built (bad `use` path, bad arguments)."""
+
+
+def import_class(use: str) -> type[Any]:
+    module_name, _, attr = use.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise ModelError(f"cannot import {module_name!r} (from use: {use!r}): {exc}") from exc
+    try:
+        return getattr(module, attr)
+    except AttributeError as exc:
+        raise ModelError(f"{module_name!r} has no {attr!r} (from use: {use!r})") from exc
+
+
+def model_kwargs(model: ModelConfig, agent: AgentConfig, *, thinking: bool) -> dict[str, Any]:
+    """Constructor arguments: schema fields, extra keys, then the thinking overrides."""
+    kwargs: dict[str, Any] = {
+        "model": model.model,
+        "streaming": True,
+        "timeout": agent.request_timeout_seconds,
+        "max_retries": agent.max_retries,
+    }
+    if model.api_key is not None:
+        kwargs["api_key"] = model.api_key.get_secret_value()
+    if model.base_url is not None:
+        kwargs["base_url"] = str(model.base_url).rstrip("/")
+    kwargs.update(model.extra_kwargs())
+    if thinking and model.supports_thinking:
+        kwargs = deep_merge(kwargs, model.when_thinking_enabled)
+    return kwargs
+
+
+def deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for key, value in override.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = deep_merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def create_chat_model(model: ModelConfig, agent: AgentConfig, *, thinking: bool) -> BaseChatModel:
+    cls = import_class(model.use)
+    try:
+        return cls(**model_kwargs(model, agent, thinking=thinking))
+    except Exception as exc:  # pydantic validation and friends: name the model, keep it short
+        raise ModelError(f"model {model.name!r} ({model.use}): {exc}") from exc
+
+
+def model_warnings(models: list[ModelConfig]) -> list[str]:
+    """Problems worth a log line at start-up (never fatal): missing keys, unknown classes."""
+    warnings: list[str] = []
+    for index, model in enumerate(models):
+        where = f"models[{index}] ({model.name})"
+        env = _KEY_ENV.get(model.use)
+        if env and model.api_key is None and not os.environ.get(env):
+            warnings.append(f"{where}: no API key: set {env} or models[{index}].api_key")
+        try:
+            import_class(model.use)
+        except ModelError as exc:
+            warnings.append(f"{where}: {exc}")
+    return warnings

@@ -1,0 +1,121 @@
+"""Map LangGraph `astream(stream_mode=["messages", "updates"])` output to `AgentEvent`s.
+
+Text comes only from AI message chunks of the model node (never tool, human or hidden
+messages, never a model a tool calls internally). Tool steps come from node updates: the
+model node's tool calls start them, the tools node's `ToolMessage`s finish them.
+The deltas, concatenated, always equal `Final.text`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agent.events import AgentEvent, Final, TextDelta, ToolFinished, ToolStarted
+
+MODEL_NODE = "model"
+TOOLS_NODE = "tools"
+SEPARATOR = "\n\n"
+
+
+def content_text(content: Any) -> str:
+    """The visible text of a message content: a string, or the `text` blocks of a list."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(
+            block if isinstance(block, str) else str(block.get("text", ""))
+            for block in content
+            if isinstance(block, str) or (isinstance(block, dict) and block.get("type") == "text")
+        )
+    return ""
+
+
+class EventRelay:
+    """Stateful translator for one run."""
+
+    def __init__(self) -> None:
+        self._parts: list[str] = []
+        self._message_id: str | None = None
+        self._started: set[str] = set()
+
+    @property
+    def text(self) -> str:
+        return "".join(self._parts)
+
+    def feed(self, mode: str, payload: Any) -> list[AgentEvent]:
+        if mode == "messages":
+            chunk, metadata = payload
+            return self._message(chunk, metadata)
+        if mode == "updates" and isinstance(payload, dict):
+            return self._updates(payload)
+        return []
+
+    def final(self) -> Final:
+        return Final(self.text)
+
+    def _message(self, chunk: Any, metadata: dict[str, Any]) -> list[AgentEvent]:
+        if metadata.get("langgraph_node") != MODEL_NODE or getattr(chunk, "type", "") not in (
+            "AIMessageChunk",
+            "ai",
+        ):
+            return []
+        text = content_text(chunk.content)
+        if not text:
+            return []
+        events: list[AgentEvent] = []
+        if chunk.id != self._message_id:
+            self._message_id = chunk.id
+            if self._parts and not self.text.endswith(SEPARATOR):
+                events.append(self._add(SEPARATOR))
+        events.append(self._add(text))
+        return events
+
+    def _add(self, text: str) -> TextDelta:
+        self._parts.append(text)
+        return TextDelta(text)
+
+    def _updates(self, payload: dict[str, Any]) -> list[AgentEvent]:
+        events: list[AgentEvent] = []
+        for node, update in payload.items():
+            messages = update.get("messages", []) if isinstance(update, dict) else []
+            if node == MODEL_NODE:
+                events.extend(self._tool_starts(messages))
+            elif node == TOOLS_NODE:
+                events.extend(self._tool_ends(messages))
+        return events
+
+    def _tool_starts(self, messages: list[Any]) -> list[AgentEvent]:
+        events: list[AgentEvent] = []
+        for message in messages:
+            for call in getattr(message, "tool_calls", None) or []:
+                call_id = call.get("id") or ""
+                if call_id in self._started:
+                    continue
+                self._started.add(call_id)
+                events.append(ToolStarted(call_id, call["name"], tool_label(call)))
+        return events
+
+    def _tool_ends(self, messages: list[Any]) -> list[AgentEvent]:
+        events: list[AgentEvent] = []
+        for message in messages:
+            if getattr(message, "type", "") != "tool":
+                continue
+            ok = getattr(message, "status", "success") != "error"
+            summary = content_text(message.content).strip().splitlines()
+            events.append(
+                ToolFinished(
+                    message.tool_call_id,
+                    message.name or "",
+                    ok,
+                    (summary[0] if summary else "")[:200],
+                )
+            )
+        return events
+
+
+def tool_label(call: dict[str, Any]) -> str:
+    """A one-line label for a tool step: the name and a short view of its arguments."""
+    args = call.get("args") or {}
+    shown = ", ".join(f"{key}={value!r}" for key, value in list(args.items())[:3])
+    label = f"{call['name']}({shown})"
+    return label if len(label) <= 80 else label[:77] + "..."

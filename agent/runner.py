@@ -1,0 +1,269 @@
+"""AgentRunner: the one seam between the service and the agent stack.
+
+`stream(thread_id, turn, settings)` runs one turn and yields `AgentEvent`s, ending with exactly
+one `Final` or `Failed`. One run per thread at a time; cancel by cancelling the task iterating
+the stream (or `cancel(thread_id)`). Checkpoints live in `<data_dir>/checkpoints.db`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from agent.config import AgentConfig, ModelConfig
+from agent.context import BuildContext, RunContext
+from agent.errors import describe_failure
+from agent.events import AgentEvent, Failed, Final, RunSettings, Turn
+from agent.models import model_warnings
+from agent.paths import ThreadDirs, check_thread_id, thread_dirs
+from agent.prompt import human_content, human_metadata
+from agent.relay import EventRelay
+from agent.tools import DEFAULT_TOOL_PROVIDERS, MiddlewareProvider, ToolProvider
+
+if TYPE_CHECKING:
+    from langchain_core.messages import BaseMessage
+
+log = logging.getLogger(__name__)
+
+BUSY = "I'm still working on the previous message in this conversation."
+CANCELLED = "Stopped."
+
+
+@dataclass
+class _Run:
+    task: asyncio.Task[None] | None = None
+
+
+class AgentRunner:
+    def __init__(
+        self,
+        *,
+        models: list[ModelConfig],
+        default_model: str | None,
+        config: AgentConfig,
+        data_dir: Path,
+        tool_providers: Sequence[ToolProvider] = DEFAULT_TOOL_PROVIDERS,
+        middleware_providers: Sequence[MiddlewareProvider] = (),
+    ) -> None:
+        if not models:
+            raise ValueError("at least one model must be configured (models[])")
+        self.models = list(models)
+        self.default_model = default_model
+        self.config = config
+        self.data_dir = Path(data_dir)
+        self.tool_providers = list(tool_providers)
+        self.middleware_providers = list(middleware_providers)
+        self._graphs: dict[tuple[str, bool, bool], Any] = {}
+        self._runs: dict[str, _Run] = {}
+        self._dirs_made: set[str] = set()
+        self._saver: Any = None
+        self._saver_cm: Any = None
+
+    # lifecycle -------------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self._saver_cm = AsyncSqliteSaver.from_conn_string(str(self.data_dir / "checkpoints.db"))
+        self._saver = await self._saver_cm.__aenter__()
+        await self._saver.setup()
+
+    async def stop(self) -> None:
+        tasks = [run.task for run in self._runs.values() if run.task is not None]
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        self._graphs.clear()
+        if self._saver_cm is not None:
+            await self._saver_cm.__aexit__(None, None, None)
+        self._saver = self._saver_cm = None
+
+    # models ----------------------------------------------------------------------------------
+
+    def model_names(self) -> list[str]:
+        return [model.name for model in self.models]
+
+    def resolve_model(self, name: str | None) -> ModelConfig:
+        """The named model; None or an unconfigured name → `default_model`, else the first."""
+        for wanted in (name, self.default_model):
+            for model in self.models:
+                if wanted is not None and model.name == wanted:
+                    return model
+        if name is not None:
+            log.warning("model %r is not configured; using the default", name)
+        return self.models[0]
+
+    def model_warnings(self) -> list[str]:
+        warnings = model_warnings(self.models)
+        if self.default_model and self.default_model not in self.model_names():
+            warnings.append(f"default_model {self.default_model!r} is not in models[]")
+        return warnings
+
+    # threads ---------------------------------------------------------------------------------
+
+    def thread_dirs(self, thread_id: str) -> ThreadDirs:
+        """The thread's host directories, created on first use."""
+        made = thread_id in self._dirs_made
+        dirs = thread_dirs(self.data_dir, thread_id, create=not made)
+        self._dirs_made.add(thread_id)
+        return dirs
+
+    def is_running(self, thread_id: str) -> bool:
+        return thread_id in self._runs
+
+    def cancel(self, thread_id: str) -> bool:
+        """Stop the thread's run; its stream ends with `Failed("cancelled")`. False if idle."""
+        run = self._runs.get(thread_id)
+        if run is None or run.task is None or run.task.done():
+            return False
+        run.task.cancel()
+        return True
+
+    async def history(self, thread_id: str) -> list[BaseMessage]:
+        saver = self._require_saver()
+        checkpoint = await saver.aget_tuple(_config(thread_id))
+        if checkpoint is None:
+            return []
+        return list(checkpoint.checkpoint["channel_values"].get("messages", []))
+
+    # runs ------------------------------------------------------------------------------------
+
+    async def stream(
+        self, thread_id: str, turn: Turn, settings: RunSettings
+    ) -> AsyncIterator[AgentEvent]:
+        if thread_id in self._runs:
+            yield Failed("busy", BUSY)
+            return
+        run = _Run()
+        self._runs[thread_id] = run
+        try:
+            async for event in self._run(run, thread_id, turn, settings):
+                if isinstance(event, Final | Failed):  # free the thread before the consumer
+                    await self._release(thread_id, run)  # sees the end (it may not aclose us)
+                yield event
+        finally:
+            await self._release(thread_id, run)
+
+    async def _release(self, thread_id: str, run: _Run) -> None:
+        await _settle(run.task)
+        if self._runs.get(thread_id) is run:
+            del self._runs[thread_id]
+
+    async def _run(
+        self, run: _Run, thread_id: str, turn: Turn, settings: RunSettings
+    ) -> AsyncIterator[AgentEvent]:
+        try:
+            check_thread_id(thread_id)
+            graph = self._graph(settings)
+        except Exception as exc:  # unknown model, bad class path, bad thread id
+            log.warning("run setup failed for %s: %s", thread_id, exc)
+            yield _setup_failure(exc)
+            return
+        queue: asyncio.Queue[AgentEvent] = asyncio.Queue()
+        run.task = asyncio.create_task(
+            self._produce(graph, thread_id, turn, settings, queue), name=f"agent-run:{thread_id}"
+        )
+        while True:
+            event = await queue.get()
+            yield event
+            if isinstance(event, Final | Failed):
+                return
+
+    async def _produce(
+        self,
+        graph: Any,
+        thread_id: str,
+        turn: Turn,
+        settings: RunSettings,
+        queue: asyncio.Queue[AgentEvent],
+    ) -> None:
+        relay = EventRelay()
+        try:
+            async for mode, payload in graph.astream(
+                {"messages": [_human_message(turn)]},
+                config={**_config(thread_id), "recursion_limit": self.config.recursion_limit},
+                context=self._context(thread_id, turn, settings),
+                stream_mode=["messages", "updates"],
+            ):
+                for event in relay.feed(mode, payload):
+                    queue.put_nowait(event)
+        except asyncio.CancelledError:
+            queue.put_nowait(Failed("cancelled", CANCELLED))
+            raise
+        except Exception as exc:
+            log.warning("run failed on thread %s", thread_id, exc_info=True)
+            queue.put_nowait(describe_failure(exc))
+            return
+        queue.put_nowait(relay.final())
+
+    def _graph(self, settings: RunSettings) -> Any:
+        from agent.graph import build_agent
+
+        model = self.resolve_model(settings.model)
+        thinking = settings.thinking and model.supports_thinking
+        key = (model.name, thinking, settings.plan_mode)
+        if key not in self._graphs:
+            ctx = BuildContext(
+                model=model,
+                agent=self.config,
+                settings=RunSettings(
+                    model=model.name, thinking=thinking, plan_mode=settings.plan_mode
+                ),
+            )
+            self._graphs[key] = build_agent(
+                ctx,
+                checkpointer=self._require_saver(),
+                tool_providers=self.tool_providers,
+                middleware_providers=self.middleware_providers,
+            )
+        return self._graphs[key]
+
+    def _context(self, thread_id: str, turn: Turn, settings: RunSettings) -> RunContext:
+        return RunContext(
+            thread_id=thread_id,
+            dirs=self.thread_dirs(thread_id),
+            user_id=turn.user_id,
+            user_name=turn.user_name,
+            chat_type=turn.chat_type,
+            settings=settings,
+        )
+
+    def _require_saver(self) -> Any:
+        if self._saver is None:
+            raise RuntimeError("AgentRunner.start() was not called")
+        return self._saver
+
+
+def _config(thread_id: str) -> dict[str, Any]:
+    return {"configurable": {"thread_id": thread_id}}
+
+
+def _human_message(turn: Turn) -> Any:
+    from langchain_core.messages import HumanMessage
+
+    return HumanMessage(
+        content=human_content(turn), additional_kwargs={"antler": human_metadata(turn)}
+    )
+
+
+def _setup_failure(exc: Exception) -> Failed:
+    if isinstance(exc, ValueError):
+        return Failed("bad_request", str(exc))
+    return describe_failure(exc)
+
+
+async def _settle(task: asyncio.Task[None] | None) -> None:
+    """Cancel a producer that is still going and wait for it to end."""
+    if task is None:
+        return
+    if not task.done():
+        task.cancel()
+    await asyncio.wait([task])  # never raises the task's error; our own cancellation still does

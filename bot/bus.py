@@ -1,0 +1,68 @@
+"""The inbound message bus: bounded, durable admission between channels and the dispatcher.
+
+`publish` records the message in the ledger (so a redelivery is recognised and a crash loses
+nothing) and queues it. A full queue never drops silently: the ledger entry is released (so the
+platform's redelivery is taken later), the sender is told to retry, and the event is counted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from bot.ledger import Ledger
+from channels.base import InboundMessage, PublishResult
+
+log = logging.getLogger("bot.bus")
+
+OverflowHandler = Callable[[InboundMessage], Awaitable[None]]
+
+
+@dataclass
+class BusCounters:
+    published: int = 0
+    duplicates: int = 0
+    overflowed: int = 0
+
+
+class MessageBus:
+    def __init__(self, ledger: Ledger, maxsize: int, on_overflow: OverflowHandler) -> None:
+        self.ledger = ledger
+        self.queue: asyncio.Queue[InboundMessage] = asyncio.Queue(maxsize)
+        self.on_overflow = on_overflow
+        self.counters = BusCounters()
+        self.closed = False
+
+    async def publish(self, msg: InboundMessage) -> PublishResult:
+        if self.closed:
+            return PublishResult.closed
+        if not self.ledger.accept(msg):
+            self.counters.duplicates += 1
+            log.info("duplicate %s:%s suppressed", msg.chat.channel, msg.event_id)
+            return PublishResult.duplicate
+        try:
+            self.queue.put_nowait(msg)
+        except asyncio.QueueFull:
+            self.ledger.forget(msg)
+            self.counters.overflowed += 1
+            log.warning("inbound queue full (%d); told the sender to retry", self.queue.maxsize)
+            await self.on_overflow(msg)
+            return PublishResult.busy
+        self.counters.published += 1
+        return PublishResult.accepted
+
+    def requeue(self, msg: InboundMessage) -> None:
+        """Queue a message the ledger already holds (replay after restart)."""
+        self.queue.put_nowait(msg)
+
+    async def get(self) -> InboundMessage:
+        return await self.queue.get()
+
+    def close(self) -> None:
+        self.closed = True
+
+    @property
+    def depth(self) -> int:
+        return self.queue.qsize()

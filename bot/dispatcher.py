@@ -1,0 +1,218 @@
+"""The dispatcher: commands at once, chat messages in per-conversation lanes.
+
+Each conversation has a lane that handles its messages strictly in order. Lanes run concurrently
+up to `max_concurrent_runs`; a lane waiting for a slot is just a suspended task, so queued
+messages hold no worker. A message arriving while its conversation is busy is queued (the user
+sees so) or interrupts the running reply, by the channel's busy policy.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from bot.commands import COMMANDS, CommandContext, CommandTable, ParsedCommand, parse_command
+from bot.conversations import ConversationStore
+from bot.turns import TurnRunner
+from channels.base import BusyPolicy, Channel, InboundMessage, ReplyHandle
+
+log = logging.getLogger("bot.dispatcher")
+
+
+@dataclass
+class _Job:
+    msg: InboundMessage
+    handle: ReplyHandle | None = None
+    command: ParsedCommand | None = None
+
+
+@dataclass
+class _Lane:
+    jobs: deque[_Job] = field(default_factory=deque)
+    task: asyncio.Task[None] | None = None
+    run: asyncio.Task[None] | None = None
+    stop_reason: str = ""
+
+
+class Dispatcher:
+    def __init__(self, *, channels: dict[str, Channel], turns: TurnRunner,
+                 conversations: ConversationStore, max_concurrent_runs: int,
+                 busy_policy: Callable[[str], BusyPolicy], bot_name: str = "Antler",
+                 commands: CommandTable = COMMANDS) -> None:
+        self.channels = channels
+        self.turns = turns
+        self.runner = turns.runner
+        self.conversations = conversations
+        self.commands = commands
+        self.bot_name = bot_name
+        self.busy_policy = busy_policy
+        self.slots = asyncio.Semaphore(max_concurrent_runs)
+        self.lanes: dict[str, _Lane] = {}
+        self._side_tasks: set[asyncio.Task[None]] = set()
+        self._idle = asyncio.Event()
+        self._idle.set()
+        self.status_notes: Callable[[], list[str]] = list
+
+    # ---------------------------------------------------------------- intake
+
+    async def dispatch(self, msg: InboundMessage) -> None:
+        channel = self.channels.get(msg.chat.channel)
+        if channel is None:
+            log.warning("message for unknown channel %s dropped", msg.chat.channel)
+            self.turns.ledger.done(msg)
+            return
+        command = parse_command(msg.text) if not msg.attachments else None
+        if command is not None and (cmd := self.commands.get(command.name)):
+            if cmd.ordered:
+                self._enqueue(_Job(msg, command=command))
+            else:
+                self._spawn(self._run_command(channel, msg, cmd.name, command.args))
+        elif command is not None and not self.turns.is_chat_command(command.name):
+            self._spawn(self._reply(channel, msg, self.commands.help_text()))
+        else:
+            await self._enqueue_chat(channel, msg)
+
+    async def _enqueue_chat(self, channel: Channel, msg: InboundMessage) -> None:
+        lane = self.lanes.get(msg.chat.key)
+        job = _Job(msg)
+        if lane is not None and (lane.run is not None or lane.jobs):
+            if self.busy_policy(msg.chat.channel) is BusyPolicy.interrupt:
+                self._interrupt(lane)
+            else:
+                job.handle = await self._mark_queued(channel, msg)
+        self._enqueue(job)
+
+    def _enqueue(self, job: _Job) -> None:
+        key = job.msg.chat.key
+        lane = self.lanes.setdefault(key, _Lane())
+        self._idle.clear()
+        lane.jobs.append(job)
+        if lane.task is None:
+            lane.task = asyncio.create_task(self._drain(key, lane), name=f"lane {key}")
+
+    def _interrupt(self, lane: _Lane) -> None:
+        if lane.run is not None and not lane.run.done():
+            lane.stop_reason = "Interrupted by a newer message."
+            lane.run.cancel()
+
+    async def _mark_queued(self, channel: Channel, msg: InboundMessage) -> ReplyHandle | None:
+        try:
+            return await channel.mark_queued(msg)
+        except Exception as exc:  # a notice that failed must not lose the message
+            log.warning("queued notice failed on %s: %s", channel.name, exc)
+            return None
+
+    # ---------------------------------------------------------------- lanes
+
+    async def _drain(self, key: str, lane: _Lane) -> None:
+        try:
+            while lane.jobs:
+                job = lane.jobs.popleft()
+                if job.command is not None:
+                    channel = self.channels[job.msg.chat.channel]
+                    await self._run_command(channel, job.msg, job.command.name, job.command.args)
+                    continue
+                async with self.slots:
+                    lane.stop_reason = ""
+                    lane.run = asyncio.create_task(self._run_job(job, lane), name=f"run {key}")
+                    await asyncio.wait({lane.run})
+                    lane.run = None
+        finally:
+            lane.task = None
+            if not lane.jobs:
+                self.lanes.pop(key, None)
+            self._check_idle()
+
+    async def _run_job(self, job: _Job, lane: _Lane) -> None:
+        channel = self.channels[job.msg.chat.channel]
+        try:
+            await self.turns.run(channel, job.msg, job.handle, lambda: lane.stop_reason)
+        except asyncio.CancelledError:
+            pass
+        except Exception:
+            log.exception("turn failed for %s", job.msg.chat.key)
+
+    # ---------------------------------------------------------------- commands
+
+    async def _run_command(self, channel: Channel, msg: InboundMessage, name: str,
+                           args: str) -> None:
+        cmd = self.commands.get(name)
+        assert cmd is not None
+        conv = self.conversations.get_or_create(msg.chat)
+        try:
+            reply = await cmd.handler(CommandContext(msg, conv, self), args)
+        except Exception:
+            log.exception("command /%s failed", name)
+            await self._reply(channel, msg, f"/{name} failed; please try again.")
+            return
+        await self.turns.send_command_reply(channel, msg, reply.text, reply.buttons)
+
+    async def _reply(self, channel: Channel, msg: InboundMessage, text: str) -> None:
+        await self.turns.send_command_reply(channel, msg, text, ())
+
+    def _spawn(self, coro: object) -> None:
+        task = asyncio.create_task(coro)  # type: ignore[arg-type]
+        self._side_tasks.add(task)
+        self._idle.clear()
+        task.add_done_callback(self._side_done)
+
+    def _side_done(self, task: asyncio.Task[None]) -> None:
+        self._side_tasks.discard(task)
+        self._check_idle()
+
+    # ---------------------------------------------------------------- control
+
+    async def stop_run(self, key: str) -> bool:
+        lane = self.lanes.get(key)
+        if lane is None or lane.run is None or lane.run.done():
+            return False
+        lane.stop_reason = "Stopped."
+        lane.run.cancel()
+        await asyncio.wait({lane.run}, timeout=5)
+        return True
+
+    def is_running(self, key: str) -> bool:
+        lane = self.lanes.get(key)
+        return lane is not None and lane.run is not None
+
+    def queued(self, key: str) -> int:
+        lane = self.lanes.get(key)
+        return len(lane.jobs) if lane else 0
+
+    @property
+    def active_runs(self) -> int:
+        return sum(1 for lane in self.lanes.values() if lane.run is not None)
+
+    def _check_idle(self) -> None:
+        if not self.lanes and not self._side_tasks:
+            self._idle.set()
+
+    async def wait_idle(self, timeout: float | None = None) -> bool:
+        try:
+            await asyncio.wait_for(self._idle.wait(), timeout)
+        except TimeoutError:
+            return False
+        return True
+
+    async def shutdown(self, grace: float) -> None:
+        """Let running replies finish for `grace` seconds, then cancel what is left.
+
+        Messages that never finished stay pending in the ledger and are answered after restart.
+        """
+        for lane in self.lanes.values():
+            lane.jobs.clear()
+        await self.wait_idle(grace)
+        for lane in list(self.lanes.values()):
+            if lane.run is not None:
+                lane.stop_reason = "The service is restarting; this message will be answered again."
+                self.turns.keep_pending(lane.run)
+                lane.run.cancel()
+            if lane.task is not None:
+                lane.task.cancel()
+        for task in list(self._side_tasks):
+            task.cancel()
+        tasks = [lane.task for lane in self.lanes.values() if lane.task] + list(self._side_tasks)
+        await asyncio.gather(*tasks, return_exceptions=True)

@@ -1,0 +1,12 @@
+"""Settings of the terminal channel (`channels.console`)."""
+
+from __future__ import annotations
+
+from channels.base import ChannelConfig
+
+
+class ConsoleConfig(ChannelConfig):
+    """`antler chat` enables this channel by itself; `user` names the person at the terminal."""
+
+    user: str = "you"
+    show_progress: bool = True

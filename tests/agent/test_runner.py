@@ -1,0 +1,133 @@
+"""AgentRunner against the fake OpenAI server through the real langchain-openai client."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agent.config import AgentConfig
+from agent.events import Final, RunSettings, TextDelta
+from agent.runner import AgentRunner
+from tests.agent.conftest import MakeRunner, collect, model_config
+from tests.fakes.openai_server import FakeOpenAI, Reply
+
+
+async def test_text_deltas_concatenate_to_final(
+    runner: AgentRunner, fake_openai: FakeOpenAI
+) -> None:
+    fake_openai.script(Reply(text="Hello there, how can I help you today?"))
+    events = await collect(runner, "t1", "hi")
+    deltas = [e.text for e in events if isinstance(e, TextDelta)]
+    assert len(deltas) > 3
+    assert events[-1] == Final("Hello there, how can I help you today?")
+    assert "".join(deltas) == events[-1].text
+    request = fake_openai.last_request
+    assert request.stream
+    assert fake_openai.user_texts(request) == ["hi"]
+    assert not runner.is_running("t1")
+
+
+async def test_system_prompt_has_defaults_date_and_config(
+    make_runner: MakeRunner, fake_openai: FakeOpenAI
+) -> None:
+    runner = await make_runner(config=AgentConfig(system_prompt="Always say ARR.", max_retries=0))
+    await collect(runner, "t1", "hi", user_name="Ann")
+    system = fake_openai.last_request.messages[0]
+    assert system["role"] == "system"
+    assert "messenger" in system["content"]
+    assert "Today is " in system["content"]
+    assert "You are talking with Ann." in system["content"]
+    assert system["content"].rstrip().endswith("Always say ARR.")
+
+
+async def test_history_persists_across_runner_restart(
+    make_runner: MakeRunner, fake_openai: FakeOpenAI, tmp_path: Path
+) -> None:
+    first = await make_runner(data_dir=tmp_path / "d")
+    assert (await collect(first, "t1", "remember 42"))[-1] == Final("echo: remember 42")
+    await first.stop()
+    second = await make_runner(data_dir=tmp_path / "d")
+    assert (await collect(second, "t1", "what number?"))[-1] == Final("echo: what number?")
+    roles = [(m["role"], m["content"]) for m in fake_openai.last_request.messages[1:]]
+    assert roles == [
+        ("user", "remember 42"),
+        ("assistant", "echo: remember 42"),
+        ("user", "what number?"),
+    ]
+    history = await second.history("t1")
+    assert [m.type for m in history] == ["human", "ai", "human", "ai"]
+    assert (tmp_path / "d" / "checkpoints.db").exists()
+
+
+async def test_threads_are_separate(runner: AgentRunner, fake_openai: FakeOpenAI) -> None:
+    await collect(runner, "a", "one")
+    await collect(runner, "b", "two")
+    assert fake_openai.user_texts(fake_openai.last_request) == ["two"]
+    assert await runner.history("never") == []
+
+
+async def test_model_switch_reaches_the_provider(
+    make_runner: MakeRunner, fake_openai: FakeOpenAI
+) -> None:
+    runner = await make_runner(
+        models=[
+            model_config(fake_openai, "fast", "fast-1"),
+            model_config(fake_openai, "smart", "smart-2"),
+        ],
+        default_model="smart",
+    )
+    await collect(runner, "t", "x")
+    await collect(runner, "t", "y", RunSettings(model="fast"))
+    await collect(runner, "t", "z", RunSettings(model="gone"))  # unknown: falls back to default
+    assert [r.model for r in fake_openai.requests] == ["smart-2", "fast-1", "smart-2"]
+
+
+async def test_turn_context_files_and_sender_reach_the_model(
+    runner: AgentRunner, fake_openai: FakeOpenAI
+) -> None:
+    await collect(
+        runner,
+        "t",
+        "what does it say?",
+        user_name="Bo",
+        chat_type="group",
+        context="Ann: the launch is on Friday\nAnn: or Monday",
+        files=("/mnt/user-data/uploads/plan.pdf",),
+    )
+    [text] = fake_openai.user_texts(fake_openai.last_request)
+    assert "> Ann: the launch is on Friday\n> Ann: or Monday" in text
+    assert "Bo wrote:\nwhat does it say?" in text
+    assert "- /mnt/user-data/uploads/plan.pdf" in text
+    assert text.index("> Ann") < text.index("Bo wrote") < text.index("plan.pdf")
+
+
+async def test_thinking_kwargs_merged_only_when_supported_and_asked(
+    make_runner: MakeRunner, fake_openai: FakeOpenAI
+) -> None:
+    thinking = {"extra_body": {"thinking": {"type": "enabled"}}, "temperature": 1.0}
+    runner = await make_runner(
+        models=[
+            model_config(
+                fake_openai,
+                "deep",
+                "deep-1",
+                supports_thinking=True,
+                when_thinking_enabled=thinking,
+            ),
+            model_config(fake_openai, "plain", "plain-1", when_thinking_enabled=thinking),
+        ]
+    )
+    await collect(runner, "t", "a", RunSettings(model="deep", thinking=True))
+    await collect(runner, "t", "b", RunSettings(model="deep", thinking=False))
+    await collect(runner, "t", "c", RunSettings(model="plain", thinking=True))
+    on, off, unsupported = fake_openai.requests
+    assert on.get("thinking") == {"type": "enabled"}
+    assert on.get("temperature") == 1.0
+    assert "thinking" not in off.body
+    assert "thinking" not in unsupported.body
+
+
+async def test_thread_dirs_created_under_data_dir(runner: AgentRunner, tmp_path: Path) -> None:
+    dirs = runner.thread_dirs("tg-42")
+    assert dirs.uploads == tmp_path / "data" / "threads" / "tg-42" / "user-data" / "uploads"
+    assert dirs.workspace.is_dir()
+    assert dirs.outputs.is_dir()

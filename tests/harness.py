@@ -1,0 +1,93 @@
+"""Run the whole service in a test: real config, bus, dispatcher, agent (against the fake OpenAI
+server) and channels (against their fake platform servers)."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+from pathlib import Path
+from typing import Any
+
+from bot.app import App
+from bot.config import Settings, settings_from_dict
+from channels.base import Channel
+
+
+def service_config(data_dir: Path, fake_openai: Any, channels: dict[str, Any] | None = None,
+                   **extra: Any) -> dict[str, Any]:
+    """A config dict with two models on the fake OpenAI server and the gateway on a free port."""
+    base = f"{fake_openai.base_url}"
+    config: dict[str, Any] = {
+        "storage": {"data_dir": str(data_dir)},
+        "gateway": {"host": "127.0.0.1", "port": 0},
+        "models": [
+            {"name": "fast", "display_name": "Fast", "model": "fake-fast", "api_key": "sk-test",
+             "base_url": base, "max_retries": 0},
+            {"name": "smart", "display_name": "Smart", "model": "fake-smart",
+             "api_key": "sk-test", "base_url": base, "max_retries": 0},
+        ],
+        "channels": {"shutdown_grace_seconds": 2, **(channels or {})},
+    }
+    for key, value in extra.items():
+        if isinstance(value, dict) and isinstance(config.get(key), dict):
+            config[key] = {**config[key], **value}
+        else:
+            config[key] = value
+    return config
+
+
+class ServiceHarness:
+    """`async with ServiceHarness(tmp_path, fake_openai, channels={...}) as svc:`"""
+
+    def __init__(self, data_dir: Path, fake_openai: Any, channels: dict[str, Any] | None = None,
+                 *, only: list[str] | None = None,
+                 channel_kwargs: dict[str, dict[str, Any]] | None = None, **extra: Any) -> None:
+        self.raw = service_config(data_dir, fake_openai, channels, **extra)
+        self.only = only
+        self.channel_kwargs = channel_kwargs
+        self.app: App | None = None
+
+    def settings(self) -> Settings:
+        return settings_from_dict(copy.deepcopy(self.raw))
+
+    async def __aenter__(self) -> ServiceHarness:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+    async def start(self) -> None:
+        self.app = App(self.settings(), only=self.only, channel_kwargs=self.channel_kwargs)
+        await self.app.start()
+
+    async def stop(self) -> None:
+        if self.app is not None:
+            await self.app.stop()
+            self.app = None
+
+    async def restart(self) -> None:
+        await self.stop()
+        await self.start()
+
+    def channel(self, name: str) -> Channel:
+        assert self.app is not None
+        return self.app.channels[name]
+
+    @property
+    def gateway_url(self) -> str:
+        assert self.app is not None
+        assert self.app.gateway is not None
+        return self.app.gateway.url
+
+    async def idle(self, timeout: float = 10.0) -> None:
+        """Wait until nothing is queued and no run or command is in flight."""
+        assert self.app is not None
+        app = self.app
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while loop.time() < deadline:
+            if app.bus.depth == 0 and await app.dispatcher.wait_idle(0.02) and app.bus.depth == 0:
+                return
+            await asyncio.sleep(0.01)
+        raise TimeoutError("service did not become idle")

@@ -1,0 +1,38 @@
+from __future__ import annotations
+
+from channels.text import split_text, truncate
+
+
+def test_short_text_is_one_part() -> None:
+    assert split_text("hello", 100) == ["hello"]
+
+
+def test_prefers_paragraph_breaks() -> None:
+    text = ("a" * 60 + "\n\n") * 5
+    parts = split_text(text, 150)
+    assert all(len(p) <= 150 for p in parts)
+    assert all(p.strip("a") == "" or "\n\n" in p for p in parts)
+    assert "".join(parts).replace("\n", "") == text.replace("\n", "")
+
+
+def test_code_fence_is_closed_and_reopened() -> None:
+    code = "```sql\n" + "\n".join(f"select {i};" for i in range(100)) + "\n```\nafter"
+    parts = split_text(code, 200)
+    assert len(parts) > 2
+    for part in parts:
+        assert len(part) <= 200
+        assert part.count("```") % 2 == 0, part
+    assert all(p.startswith("```sql") for p in parts[1:-1])
+    joined = "\n".join(parts)
+    for i in range(100):
+        assert f"select {i};" in joined
+
+
+def test_unbreakable_text_is_cut_hard() -> None:
+    parts = split_text("x" * 1000, 300)
+    assert [len(p) for p in parts] == [300, 300, 300, 100]
+
+
+def test_truncate() -> None:
+    assert truncate("abcdef", 4) == "abc…"
+    assert truncate("abc", 4) == "abc"
