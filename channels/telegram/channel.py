@@ -72,7 +72,6 @@ class TelegramChannel(Channel):
         self.inbound = Inbound(config, ctx, self.sender, self.buttons, self.name)
         self._poller: Poller | None = None
         self._poll_task: asyncio.Task[None] | None = None
-        self._queued: dict[str, TelegramReply] = {}
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -129,17 +128,11 @@ class TelegramChannel(Channel):
     # ------------------------------------------------------------------ replies
 
     async def open_reply(self, msg: InboundMessage, doc: ReplyDoc) -> TelegramReply:
-        queued = self._queued.pop(msg.event_id, None)
-        if queued is not None and doc.status != "queued":
-            return await self.replies.resume(queued, doc)
         return await self.replies.open(msg, doc)
 
     async def mark_queued(self, msg: InboundMessage) -> TelegramReply:
-        handle = await self.replies.open(msg, ReplyDoc(status="queued"))
-        self._queued[msg.event_id] = handle
-        while len(self._queued) > 1000:
-            self._queued.pop(next(iter(self._queued)))
-        return handle
+        """A real message (drafts vanish after ~30 s) that the run later edits into its reply."""
+        return await self.replies.open(msg, ReplyDoc(status="queued"))
 
     async def update_reply(self, handle: TelegramReply, doc: ReplyDoc) -> None:
         await self.replies.update(handle, doc)

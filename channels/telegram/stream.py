@@ -71,18 +71,11 @@ class Replies:
             pass  # nothing shown yet; the next update or the final creates the message
         return handle
 
-    async def resume(self, handle: TelegramReply, doc: ReplyDoc) -> TelegramReply:
-        """A queued reply whose turn has come: its placeholder becomes the working reply."""
-        handle.typing_task = self._spawn(self._keep_typing(handle))
-        try:
-            await self._show(handle, doc)
-        except RateLimited:
-            pass
-        return handle
-
     async def update(self, handle: TelegramReply, doc: ReplyDoc) -> None:
         if handle.finished:
             return
+        if handle.typing_task is None and doc.status == "working":
+            handle.typing_task = self._spawn(self._keep_typing(handle))  # a queued reply's turn
         handle.pending = doc
         if handle.flush_task and not handle.flush_task.done():
             return  # the scheduled flush will show the newest doc

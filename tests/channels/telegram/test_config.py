@@ -20,7 +20,9 @@ def test_enabled_needs_a_token_and_webhook_needs_url_and_secret() -> None:
         TelegramConfig(mode="webhook")
     with pytest.raises(ValidationError, match="webhook_secret"):
         TelegramConfig(mode="webhook", webhook_url="https://x/tg", webhook_secret="bad secret!")
-    config = TelegramConfig(mode="webhook", webhook_url="https://x.io/hooks/tg", webhook_secret="s_1")
+    config = TelegramConfig(
+        mode="webhook", webhook_url="https://x.io/hooks/tg", webhook_secret="s_1"
+    )
     assert config.webhook_path == "/hooks/tg"
 
 

@@ -21,40 +21,53 @@ def msg(text: str | None = "hi", chat: dict = DM, **extra: object) -> dict:
 
 def test_dm_text() -> None:
     parsed = parse_update(msg("hello"), BOT, now=5.0)
-    assert parsed is not None and parsed.addressed
+    assert parsed is not None
+    assert parsed.addressed
     m = parsed.msg
     assert (m.event_id, m.text, m.message_id, m.received_at) == ("42:7", "hello", "7", 5.0)
-    assert m.chat.key == "telegram:42" and m.chat.chat_type == "dm"
+    assert m.chat.key == "telegram:42"
+    assert m.chat.chat_type == "dm"
     assert (m.sender.id, m.sender.name) == ("42", "Ada L")
 
 
 def test_group_without_mention_is_not_addressed() -> None:
     parsed = parse_update(msg("just chatting", GROUP), BOT)
-    assert parsed is not None and not parsed.addressed
+    assert parsed is not None
+    assert not parsed.addressed
 
 
 def test_group_mention_is_stripped() -> None:
     parsed = parse_update(msg("@Antler_Bot, what is 2+2?", GROUP), BOT)
-    assert parsed is not None and parsed.addressed and parsed.msg.mentions_bot
+    assert parsed is not None
+    assert parsed.addressed
+    assert parsed.msg.mentions_bot
     assert parsed.msg.text == "what is 2+2?"
 
 
 def test_command_for_us_and_for_another_bot() -> None:
     ours = parse_update(msg("/models@antler_bot gpt-4o", GROUP), BOT)
-    assert ours is not None and ours.addressed and ours.command == "models"
+    assert ours is not None
+    assert ours.addressed
+    assert ours.command == "models"
     assert ours.msg.text == "/models gpt-4o"
     other = parse_update(msg("/models@other_bot", GROUP), BOT)
-    assert other is not None and other.for_other_bot and not other.addressed
+    assert other is not None
+    assert other.for_other_bot
+    assert not other.addressed
 
 
 def test_reply_to_bot_carries_the_quoted_text() -> None:
     reply = {"message_id": 5, "date": 1, "chat": GROUP, "from": {"id": 999, "is_bot": True,
              "first_name": "Antler"}, "text": "the earlier answer"}  # fmt: skip
     parsed = parse_update(msg("why?", GROUP, reply_to_message=reply), BOT)
-    assert parsed is not None and parsed.addressed
+    assert parsed is not None
+    assert parsed.addressed
     assert (parsed.msg.reply_to, parsed.msg.quoted_text) == ("5", "the earlier answer")
-    quoted = parse_update(msg("this", GROUP, reply_to_message=reply, quote={"text": "earlier"}), BOT)
-    assert quoted is not None and quoted.msg.quoted_text == "earlier"
+    quoted = parse_update(
+        msg("this", GROUP, reply_to_message=reply, quote={"text": "earlier"}), BOT
+    )
+    assert quoted is not None
+    assert quoted.msg.quoted_text == "earlier"
 
 
 def test_forum_topic_is_its_own_conversation_and_root_is_no_reply() -> None:
@@ -63,7 +76,8 @@ def test_forum_topic_is_its_own_conversation_and_root_is_no_reply() -> None:
                  reply_to_message=root)  # fmt: skip
     parsed = parse_update(update, BOT)
     assert parsed is not None
-    assert parsed.msg.chat.topic_id == "77" and parsed.msg.chat.key == "telegram:-100123:77"
+    assert parsed.msg.chat.topic_id == "77"
+    assert parsed.msg.chat.key == "telegram:-100123:77"
     assert parsed.msg.reply_to is None
 
 
@@ -92,8 +106,10 @@ def test_callback_query_is_a_button_press() -> None:
         "id": "cq1", "from": ADA, "chat_instance": "x", "data": "/models gpt",
         "message": {"message_id": 50, "date": 1, "chat": DM, "text": "pick"}}}  # fmt: skip
     parsed = parse_update(update, BOT)
-    assert parsed is not None and parsed.callback_id == "cq1"
-    assert parsed.msg.is_button and parsed.msg.text == "/models gpt"
+    assert parsed is not None
+    assert parsed.callback_id == "cq1"
+    assert parsed.msg.is_button
+    assert parsed.msg.text == "/models gpt"
     assert parsed.msg.event_id == "cb:cq1"
 
 

@@ -40,7 +40,10 @@ def test_inline_and_block_markdown(markdown: str, html: str) -> None:
 
 def test_code_block_keeps_language_and_escapes() -> None:
     html = to_html("before\n```python\nif a < b:\n    print('**no**')\n```\nafter")
-    assert '<pre><code class="language-python">if a &lt; b:\n    print(\'**no**\')</code></pre>' in html
+    assert (
+        "<pre><code class=\"language-python\">if a &lt; b:\n    print('**no**')</code></pre>"
+        in html
+    )
     assert parses(html).startswith("before\nif a < b:")
 
 
@@ -85,9 +88,12 @@ def test_doc_markdown_shows_progress_text_and_note() -> None:
 def test_button_values_fit_callback_data() -> None:
     tokens = ButtonTokens()
     long_value = "/models " + "m" * 80
-    markup = tokens.keyboard([Button(label="GPT", value="/models gpt"), Button(label="Long", value=long_value)])
+    markup = tokens.keyboard(
+        [Button(label="GPT", value="/models gpt"), Button(label="Long", value=long_value)]
+    )
     datas = [b.callback_data for row in markup.inline_keyboard for b in row]
     assert datas[0] == "/models gpt"
-    assert str(datas[1]).startswith(TOKEN_PREFIX) and len(str(datas[1]).encode()) <= 64
+    assert str(datas[1]).startswith(TOKEN_PREFIX)
+    assert len(str(datas[1]).encode()) <= 64
     assert tokens.value_of(str(datas[1])) == long_value
     assert tokens.value_of(TOKEN_PREFIX + "999") is None
