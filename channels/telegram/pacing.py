@@ -13,7 +13,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
-from channels.base import RateLimited
+from channels.base import ChannelError, RateLimited
 
 T = TypeVar("T")
 Clock = Callable[[], float]
@@ -66,6 +66,7 @@ class ChatPacer:
         self, chat_id: str, interval: float, gate: FloodGate, call: Callable[[], Awaitable[T]]
     ) -> T:
         """Wait for the chat's slot, refuse while the bot is blocked, then make the call."""
+        gate.check()
         lock = self._locks.setdefault(chat_id, asyncio.Lock())
         async with lock:
             while (wait := self.ready_in(chat_id, interval)) > 0:
@@ -75,6 +76,10 @@ class ChatPacer:
                 result = await call()
             except EntitiesRejected:
                 raise  # nothing was shown: the plain resend may follow at once
+            except ChannelError as exc:
+                if exc.retryable:  # unknown outcome or a 429: count it
+                    self._mark(chat_id)
+                raise  # refused outright: nothing was shown
             except BaseException:
                 self._mark(chat_id)
                 raise
