@@ -16,7 +16,7 @@ from dataclasses import replace
 from typing import Any
 
 from aiohttp import web
-from telegram.error import InvalidToken, NetworkError, RetryAfter, TelegramError
+from telegram.error import InvalidToken, RetryAfter, TelegramError
 
 from channels.base import ChannelContext, ChannelError, ChatRef, PublishResult
 from channels.telegram.api import Sender, retry_seconds, where
@@ -149,32 +149,52 @@ class Poller:
 
     async def run(self) -> None:
         while True:
-            updates = await self._fetch()
-            for update in updates:
-                if not await self._handle_one(update.to_dict()):
+            for update in await self._fetch():
+                if not await self._handle_one(update):
                     await asyncio.sleep(0.5)
                     break
-                self.offset = update.update_id + 1
+                if isinstance(update.get("update_id"), int):
+                    self.offset = max(self.offset, update["update_id"] + 1)
 
-    async def _fetch(self) -> tuple[Any, ...]:
+    async def _fetch(self) -> list[dict[str, Any]]:
+        try:
+            return await self._get_updates()
+        except RetryAfter as exc:
+            await asyncio.sleep(retry_seconds(exc) + 0.1)
+        except InvalidToken as exc:
+            self.ctx.report(connected=False, error=f"telegram: {exc.message}")
+            await asyncio.sleep(30)
+        except TelegramError as exc:
+            self.ctx.report(connected=False, error=f"telegram getUpdates: {exc.message}")
+            await asyncio.sleep(1.0)
+        except Exception:
+            log.exception("getUpdates failed unexpectedly")
+            await asyncio.sleep(1.0)
+        return []
+
+    async def _get_updates(self) -> list[dict[str, Any]]:
         bot = self.sender.bot
         try:
             updates = await bot.get_updates(
                 offset=self.offset, timeout=self.timeout, allowed_updates=list(ALLOWED_UPDATES)
             )
-        except RetryAfter as exc:
-            await asyncio.sleep(retry_seconds(exc) + 0.1)
-            return ()
-        except InvalidToken as exc:
-            self.ctx.report(connected=False, error=f"telegram: {exc.message}")
-            await asyncio.sleep(30)
-            return ()
-        except (NetworkError, TelegramError) as exc:
-            self.ctx.report(connected=False, error=f"telegram getUpdates: {exc.message}")
-            await asyncio.sleep(1.0)
-            return ()
+        except (KeyError, TypeError, ValueError):
+            # The SDK could not parse the batch: read it raw so parse.py can skip the bad update.
+            # Bot API method names are case-insensitive; the lower-case spelling keeps PTB from
+            # warning that `get_updates` exists (we need the raw JSON here, not its objects).
+            log.warning("python-telegram-bot could not parse an update batch; reading it raw")
+            raw = await bot.do_api_request(
+                "getupdates",
+                api_kwargs={
+                    "offset": self.offset,
+                    "timeout": 0,
+                    "allowed_updates": list(ALLOWED_UPDATES),
+                },
+            )
+            self.ctx.report(connected=True)
+            return [u for u in raw if isinstance(u, dict)]
         self.ctx.report(connected=True)
-        return updates
+        return [u.to_dict() for u in updates]
 
     async def _handle_one(self, update: Mapping[str, Any]) -> bool:
         """Handle one update; after repeated failures give up on it (logged) so polling goes on."""

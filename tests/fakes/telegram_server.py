@@ -95,6 +95,7 @@ class FakeTelegram:
         app.router.add_route("*", "/bot{token}/{method}", self._api)
         app.router.add_get("/file/bot{token}/{path:.*}", self._download)
         self.server = ThreadedServer(app)
+        self._canonical = {n[3:].lower(): n[3:] for n in dir(self) if n.startswith("_m_")}
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -201,7 +202,9 @@ class FakeTelegram:
     # ------------------------------------------------------------------ the API
 
     async def _api(self, request: web.Request) -> web.Response:
-        method = request.match_info["method"]
+        method = self._canonical.get(
+            request.match_info["method"].lower(), request.match_info["method"]
+        )
         if request.match_info["token"] != self.token:
             return _error(401, "Unauthorized")
         body = await _read_body(request)
@@ -217,7 +220,7 @@ class FakeTelegram:
             if failure.retry_after:
                 self.blocked_until = time.monotonic() + failure.retry_after
             return _error(failure.status, failure.description, failure.retry_after)
-        handler = getattr(self, f"_m_{method}", None)
+        handler = getattr(self, f"_m_{method}", None)  # method names are case-insensitive
         if handler is None:
             return _error(404, "Not Found")
         return await handler(body, now)

@@ -28,6 +28,8 @@ class RecordingContext:
     seen: set[str] = field(default_factory=set)
 
     async def publish(self, msg: InboundMessage) -> PublishResult:
+        if self.result is not PublishResult.accepted:
+            return self.result
         if msg.event_id in self.seen:
             return PublishResult.duplicate
         self.seen.add(msg.event_id)
