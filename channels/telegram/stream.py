@@ -1,7 +1,8 @@
 """Streaming replies: drafts in DMs, an edited placeholder elsewhere, the final never lost.
 
+Open:  "typing…" at once (renewed every 4.5 s while the reply runs).
 DM:    sendMessageDraft with the growing text, then sendMessage with the final.
-Group: a placeholder sendMessage, editMessageText at most every `stream_interval_group`.
+Group: the first text is sent as a message, then edited at most every `stream_interval_group`.
 If Telegram refuses drafts the DM falls back to the placeholder path for good.
 Intermediate updates are coalesced: a doc that arrives before the chat's slot is held and the
 newest one is shown when the slot opens.
@@ -56,6 +57,12 @@ class Replies:
     # ------------------------------------------------------------------ lifecycle of a reply
 
     async def open(self, msg: InboundMessage, doc: ReplyDoc) -> TelegramReply:
+        """Typing at once; the first text (draft or message) comes with the first update.
+
+        Nothing is sent as a placeholder: a fast answer then arrives as one message without
+        waiting out the chat's interval, and a group's 20-per-minute budget is kept for text.
+        A queued reply is a real message (drafts vanish after ~30 s).
+        """
         reply_to = int(msg.message_id) if msg.message_id and not msg.is_button else None
         use_draft = msg.chat.chat_type == "dm" and self.drafts_ok and doc.status != "queued"
         handle = TelegramReply(
@@ -63,12 +70,14 @@ class Replies:
         )
         if use_draft:
             handle.draft_id = next(self._draft_ids)
-        if doc.status != "queued":
-            handle.typing_task = self._spawn(self._keep_typing(handle))
-        try:
-            await self._show(handle, doc)
-        except RateLimited:
-            pass  # nothing shown yet; the next update or the final creates the message
+        if doc.status == "queued":
+            try:
+                await self._show(handle, doc)
+            except RateLimited:
+                pass  # the run's first update or the final creates the message
+        else:
+            await self.sender.typing(handle.chat)
+            handle.typing_task = self._spawn(self._keep_typing(handle, first_after=TYPING_EVERY))
         return handle
 
     async def update(self, handle: TelegramReply, doc: ReplyDoc) -> None:
@@ -202,7 +211,8 @@ class Replies:
 
     # ------------------------------------------------------------------ background tasks
 
-    async def _keep_typing(self, handle: TelegramReply) -> None:
+    async def _keep_typing(self, handle: TelegramReply, first_after: float = 0.0) -> None:
+        await asyncio.sleep(first_after)
         while not handle.finished:
             await self.sender.typing(handle.chat)
             await asyncio.sleep(TYPING_EVERY)

@@ -192,6 +192,10 @@ class FakeTelegram:
         calls = self.calls_of("sendMessage")
         return [c.body.get("text", "") for c in calls if c.body.get("chat_id") == chat_id]
 
+    def shown_texts(self, chat_id: int) -> list[str]:
+        """The current text of every message the bot has in `chat_id` (after edits), in order."""
+        return [text for (chat, _), text in sorted(self.messages.items()) if chat == chat_id]
+
     async def wait_for(self, predicate: Any, timeout: float = 5.0) -> None:
         deadline = time.monotonic() + timeout
         while not predicate():

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from pathlib import Path
 
 import aiohttp
 import pytest
 from aiohttp import web
 
-from channels.base import Attachment, FileTooLarge, InboundMessage, PublishResult, ReplyDoc
+from channels.base import Attachment, FileTooLarge, InboundMessage, PublishResult
+from channels.telegram.stream import TelegramReply
 from tests.fakes.telegram_server import FakeTelegram
 
 
@@ -190,7 +192,8 @@ async def test_send_file_as_photo_document_or_a_note(
 ) -> None:
     channel = await make_channel()
     msg = await _photo_message(fake, ctx)
-    handle = await channel.open_reply(msg, ReplyDoc(status="queued"))
+    handles = [TelegramReply(chat=replace(msg.chat, chat_id=str(c)), reply_to=None, mode="edit")
+               for c in (555, 556, 557)]  # fmt: skip
     chart = tmp_path / "chart.png"
     chart.write_bytes(b"png" * 10)
     report = tmp_path / "report.csv"
@@ -198,13 +201,13 @@ async def test_send_file_as_photo_document_or_a_note(
     huge = tmp_path / "huge.bin"
     with huge.open("wb") as f:
         f.truncate(51 * 1024 * 1024)
-    await channel.send_file(handle, chart)
-    await channel.send_file(handle, report)
-    await channel.send_file(handle, huge)
+    await channel.send_file(handles[0], chart)
+    await channel.send_file(handles[1], report)
+    await channel.send_file(handles[2], huge)
     assert fake.calls_of("sendPhoto")[0].body["photo"]["filename"] == "chart.png"
     assert fake.calls_of("sendDocument")[0].body["document"] == {
         "filename": "report.csv",
         "size": 8,
     }
-    assert "50 MB" in fake.sent_texts(555)[-1]
+    assert "50 MB" in fake.sent_texts(557)[-1]
     assert fake.violations == []

@@ -22,10 +22,9 @@ async def test_dm_streams_drafts_then_sends_the_final(fake, ctx, make_channel) -
     msg = await inbound(fake, ctx)
     handle = await channel.open_reply(msg, ReplyDoc())
     await channel.update_reply(handle, ReplyDoc(text="The **answer**"))
-    await fake.wait_for(lambda: len(fake.calls_of("sendMessageDraft")) >= 2)
     await channel.finish_reply(handle, ReplyDoc(text="The **answer** is 42.", status="done"))
     drafts = fake.calls_of("sendMessageDraft")
-    assert [d.body["text"] for d in drafts] == ["…", "The <b>answer</b>"]
+    assert [d.body["text"] for d in drafts] == ["The <b>answer</b>"]
     assert {d.body["draft_id"] for d in drafts} == {handle.draft_id}
     (final,) = fake.calls_of("sendMessage")
     assert final.body["text"] == "The <b>answer</b> is 42."
@@ -45,7 +44,7 @@ async def test_updates_are_coalesced_within_the_chat_interval(fake, ctx, make_ch
     await fake.wait_for(lambda: len(fake.calls_of("sendMessageDraft")) >= 2)
     await channel.finish_reply(handle, ReplyDoc(text="done", status="done"))
     drafts = fake.calls_of("sendMessageDraft")
-    assert len(drafts) == 2  # the placeholder, then only the newest text when the slot opened
+    assert len(drafts) == 2  # the first text at once, then only the newest when the slot opened
     assert drafts[1].body["text"].count("word") == 29
     assert fake.violations == []
 
@@ -56,11 +55,9 @@ async def test_refused_drafts_fall_back_to_an_edited_placeholder(fake, ctx, make
     msg = await inbound(fake, ctx)
     handle = await channel.open_reply(msg, ReplyDoc())
     await channel.update_reply(handle, ReplyDoc(text="growing"))
-    await fake.wait_for(lambda: fake.calls_of("editMessageText"))
     await channel.finish_reply(handle, ReplyDoc(text="grown", status="done"))
-    assert [c.body["text"] for c in fake.calls_of("sendMessage")] == ["…"]
-    edits = fake.calls_of("editMessageText")
-    assert [e.body["text"] for e in edits] == ["growing", "grown"]
+    assert [c.body["text"] for c in fake.calls_of("sendMessage")] == ["growing"]
+    assert [e.body["text"] for e in fake.calls_of("editMessageText")] == ["grown"]
     assert channel.replies.drafts_ok is False
     assert fake.violations == []
 
@@ -75,7 +72,7 @@ async def test_group_placeholder_is_edited_no_faster_than_the_group_interval(
     await channel.update_reply(handle, ReplyDoc(text="part one two"))
     await channel.finish_reply(handle, ReplyDoc(text="all parts", status="done"))
     (placeholder,) = fake.calls_of("sendMessage")
-    assert placeholder.body["text"] == "…"
+    assert placeholder.body["text"] == "part one"
     assert [e.body["text"] for e in fake.calls_of("editMessageText")] == ["all parts"]
     assert fake.calls_of("editMessageText")[0].at - placeholder.at >= 3.0
     assert fake.calls_of("sendMessageDraft") == []
@@ -89,6 +86,7 @@ async def test_a_429_blocks_every_call_until_retry_after_and_the_final_arrives(
     channel = await make_channel()
     msg = await inbound(fake, ctx)
     handle = await channel.open_reply(msg, ReplyDoc())
+    await channel.update_reply(handle, ReplyDoc(text="first"))
     fake.fail_next("editMessageText", 429, "Too Many Requests: retry after 2", retry_after=2)
     await asyncio.sleep(1.0)
     with pytest.raises(RateLimited) as info:
@@ -110,10 +108,10 @@ async def test_rejected_entities_are_resent_as_plain_text(fake, ctx, make_channe
     fake.drafts_supported = False
     msg = await inbound(fake, ctx, text="/status")
     handle = await channel.open_reply(msg, ReplyDoc())
-    fake.fail_next("editMessageText", 400, "Bad Request: can't parse entities: unexpected tag")
+    fake.fail_next("sendMessage", 400, "Bad Request: can't parse entities: unexpected tag")
     await channel.finish_reply(handle, ReplyDoc(text="**bold** answer", status="done"))
-    edits = fake.calls_of("editMessageText")
-    assert [(e.body["text"], e.body.get("parse_mode")) for e in edits] == [
+    sends = fake.calls_of("sendMessage")
+    assert [(e.body["text"], e.body.get("parse_mode")) for e in sends] == [
         ("<b>bold</b> answer", "HTML"),
         ("**bold** answer", None),
     ]
@@ -123,7 +121,8 @@ async def test_not_modified_is_not_an_error(fake, ctx, make_channel) -> None:
     fake.drafts_supported = False
     channel = await make_channel(stream_interval_dm=1.0)
     msg = await inbound(fake, ctx)
-    handle = await channel.open_reply(msg, ReplyDoc(text="same"))
+    handle = await channel.open_reply(msg, ReplyDoc())
+    await channel.update_reply(handle, ReplyDoc(text="same"))
     handle.shown = ""  # forget what was shown so the same text is sent again
     await asyncio.sleep(1.0)
     await channel.update_reply(handle, ReplyDoc(text="same"))  # "not modified": no error
@@ -136,7 +135,6 @@ async def test_long_final_is_split_under_4096_and_buttons_go_last(fake, ctx, mak
     channel = await make_channel()
     msg = await inbound(fake, ctx, text="/models")
     handle = await channel.open_reply(msg, ReplyDoc())
-    await asyncio.sleep(1.0)
     text = "**bold** <tag> & " * 230  # ~3900 markdown chars, longer as HTML
     buttons = (
         Button(label="Fast", value="/models fast"),
@@ -159,7 +157,8 @@ async def test_forum_topic_replies_stay_in_their_topic(fake, ctx, make_channel) 
     channel = await make_channel()
     msg = await inbound(fake, ctx, chat_id=-400, text="@antler_bot hi", thread_id=11)
     assert msg.chat.topic_id == "11"
-    await channel.open_reply(msg, ReplyDoc())
+    handle = await channel.open_reply(msg, ReplyDoc())
+    await channel.update_reply(handle, ReplyDoc(text="in the topic"))
     await fake.wait_for(lambda: fake.calls_of("sendChatAction"))
     sends = fake.calls_of("sendMessage", "sendChatAction")
     assert len(sends) == 2
