@@ -26,6 +26,11 @@ class TelegramConfig(ChannelConfig):
     stream_interval_dm: float = Field(default=1.0, ge=1.0)
     stream_interval_group: float = Field(default=3.0, ge=3.0)
 
+    @field_validator("bot_token", "webhook_secret", mode="before")
+    @classmethod
+    def _unset_is_empty(cls, value: object) -> object:
+        return "" if value is None else value  # an unset `$VAR` arrives as None
+
     @field_validator("api_base")
     @classmethod
     def _normalise_api_base(cls, value: str) -> str:

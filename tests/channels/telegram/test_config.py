@@ -33,3 +33,8 @@ def test_stream_intervals_cannot_undercut_telegram_limits() -> None:
 
 def test_token_is_secret() -> None:
     assert "123:abc" not in repr(TelegramConfig(bot_token="123:abc"))
+
+
+def test_unset_env_secrets_mean_empty() -> None:
+    config = TelegramConfig(bot_token=None, webhook_secret=None)
+    assert config.bot_token.get_secret_value() == ""
