@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 from typing import Any
@@ -24,8 +25,8 @@ def prompt(request: Any) -> str:
 
 
 async def test_dm_streams_then_finishes(tmp_path, fake_openai, fake) -> None:
-    text = "Streaming works: " + "token " * 120
-    fake_openai.script(Reply(text=text, tokens_per_second=100))
+    text = "Streaming works: " + "token " * 60
+    fake_openai.script(Reply(text=text, tokens_per_second=50))
     async with service(tmp_path, fake_openai, fake) as svc:
         fake.push_message(555, "hello")
         await fake.wait_for(lambda: fake.sent_texts(555), timeout=10)
@@ -59,6 +60,10 @@ async def test_forum_topics_have_separate_histories(tmp_path, fake_openai, fake)
     assert "kumquat" not in prompt(fake_openai.requests[1])
     threads = {c.body.get("message_thread_id") for c in fake.calls_of("sendMessage")}
     assert threads == {1, 2}
+    edits = fake.calls_of("sendMessage", "editMessageText")
+    gaps = [b.at - a.at for a, b in itertools.pairwise(edits)]
+    assert all(gap >= 3.0 for gap in gaps)  # one group: one visible call per 3 s
+    assert fake.violations == []
 
 
 async def test_models_buttons_switch_the_model_and_new_resets(tmp_path, fake_openai, fake) -> None:
