@@ -34,13 +34,15 @@ def human_content(turn: Turn) -> str:
     if turn.context.strip():
         quoted = "\n".join(f"> {line}" for line in turn.context.strip().splitlines())
         parts.append(f"Context (quoted from the chat):\n{quoted}")
+    text = f"/{turn.skill} {turn.text}".strip() if turn.skill else turn.text
     if turn.user_name and (parts or turn.chat_type != "dm"):
-        parts.append(f"{turn.user_name} wrote:\n{turn.text}")
+        parts.append(f"{turn.user_name} wrote:\n{text}")
     else:
-        parts.append(turn.text)
+        parts.append(text)
     if turn.files:
         listed = "\n".join(f"- {path}" for path in turn.files)
-        parts.append(f"Attached files:\n{listed}")
+        parts.append(f"New files uploaded with this message (in /mnt/user-data/uploads; read "
+                     f"them with read_file):\n{listed}")
     return "\n\n".join(parts)
 
 
@@ -53,4 +55,6 @@ def human_metadata(turn: Turn) -> dict[str, Any]:
         meta["user_name"] = turn.user_name
     if turn.files:
         meta["files"] = list(turn.files)
+    if turn.skill:
+        meta["skill"] = turn.skill
     return meta

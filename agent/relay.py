@@ -8,13 +8,24 @@ The deltas, concatenated, always equal `Final.text`.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
-from agent.events import AgentEvent, Final, TextDelta, ToolFinished, ToolStarted
+from agent.events import (
+    AgentEvent,
+    Artifact,
+    Clarification,
+    Final,
+    Progress,
+    TextDelta,
+    ToolFinished,
+    ToolStarted,
+)
 
 MODEL_NODE = "model"
 TOOLS_NODE = "tools"
 SEPARATOR = "\n\n"
+CLARIFICATION = "ask_clarification"
 
 
 def content_text(content: Any) -> str:
@@ -48,6 +59,8 @@ class EventRelay:
             return self._message(chunk, metadata)
         if mode == "updates" and isinstance(payload, dict):
             return self._updates(payload)
+        if mode == "custom" and isinstance(payload, dict):
+            return custom_event(payload)
         return []
 
     def final(self) -> Final:
@@ -80,6 +93,7 @@ class EventRelay:
             messages = update.get("messages", []) if isinstance(update, dict) else []
             if node == MODEL_NODE:
                 events.extend(self._tool_starts(messages))
+                events.extend(self._tool_ends(messages))  # calls a middleware answered
             elif node == TOOLS_NODE:
                 events.extend(self._tool_ends(messages))
         return events
@@ -101,6 +115,8 @@ class EventRelay:
             if getattr(message, "type", "") != "tool":
                 continue
             ok = getattr(message, "status", "success") != "error"
+            if message.name == CLARIFICATION and isinstance(message.artifact, dict):
+                events.append(_clarification(message.artifact))
             summary = content_text(message.content).strip().splitlines()
             events.append(
                 ToolFinished(
@@ -111,6 +127,22 @@ class EventRelay:
                 )
             )
         return events
+
+
+def custom_event(payload: dict[str, Any]) -> list[AgentEvent]:
+    """Events tools write to the custom stream: `{"antler": "artifact" | "progress", ...}`."""
+    kind = payload.get("antler")
+    if kind == "artifact" and payload.get("path"):
+        return [Artifact(Path(str(payload["path"])))]
+    if kind == "progress" and payload.get("id"):
+        state = str(payload.get("state") or "running")
+        return [Progress(str(payload["id"]), str(payload.get("label", "")), state)]
+    return []
+
+
+def _clarification(artifact: dict[str, Any]) -> Clarification:
+    options = tuple(str(o) for o in artifact.get("options") or ())
+    return Clarification(str(artifact.get("question", "")), options)
 
 
 def tool_label(call: dict[str, Any]) -> str:

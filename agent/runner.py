@@ -73,6 +73,23 @@ class AgentRunner:
         self._saver_cm = AsyncSqliteSaver.from_conn_string(str(self.data_dir / "checkpoints.db"))
         self._saver = await self._saver_cm.__aenter__()
         await self._saver.setup()
+        await asyncio.to_thread(self._warm_imports)
+
+    def _warm_imports(self) -> None:
+        """Import the agent framework and model classes on a worker thread.
+
+        They are imported lazily (a second of work); doing it here keeps the first turn from
+        stalling the service loop.
+        """
+        import langchain.agents  # noqa: F401
+
+        from agent.models import import_class
+
+        for model in self.models:
+            try:
+                import_class(model.use)
+            except Exception as exc:  # reported again, readably, when the model is used
+                log.warning("model %s: cannot import %s: %s", model.name, model.use, exc)
 
     async def stop(self) -> None:
         tasks = [run.task for run in self._runs.values() if run.task is not None]
@@ -191,7 +208,7 @@ class AgentRunner:
                 {"messages": [_human_message(turn)]},
                 config={**_config(thread_id), "recursion_limit": self.config.recursion_limit},
                 context=self._context(thread_id, turn, settings),
-                stream_mode=["messages", "updates"],
+                stream_mode=["messages", "updates", "custom"],
             ):
                 for event in relay.feed(mode, payload):
                     queue.put_nowait(event)

@@ -7,8 +7,8 @@ import logging
 import time
 from typing import Any
 
+from agent.hands import Hands
 from agent.runner import AgentRunner
-
 from bot.bus import MessageBus
 from bot.config import Settings
 from bot.context import ServiceContext
@@ -41,8 +41,11 @@ class App:
         self.bus = MessageBus(self.ledger, ch.inbound_queue_size, self._tell_busy)
         self.routes = DynamicRoutes()
         self.pacer = Pacer()
+        self.hands = Hands(settings.agent)
         self.runner = AgentRunner(models=settings.models, default_model=settings.default_model,
-                                  config=settings.agent, data_dir=self.data_dir)
+                                  config=settings.agent, data_dir=self.data_dir,
+                                  tool_providers=[self.hands.tools],
+                                  middleware_providers=[self.hands.middlewares])
         self.contexts: dict[str, ServiceContext] = {}
         self.channels: dict[str, Channel] = {}
         enabled = ch.enabled()
@@ -56,6 +59,8 @@ class App:
                                      conversations=self.conversations,
                                      max_concurrent_runs=ch.max_concurrent_runs,
                                      busy_policy=ch.busy_policy_for, bot_name=BOT_NAME)
+        self.turns.chat_commands = self.hands.is_skill
+        self.dispatcher.status_notes = self.hands.status_notes
         self.gateway: GatewayServer | None = None
         self.started_at = 0.0
         self._consumer: asyncio.Task[None] | None = None

@@ -111,3 +111,33 @@ class ServiceHarness:
                 return
             await asyncio.sleep(0.01)
         raise TimeoutError("service did not become idle")
+
+
+class LoopWatch:
+    """Measures how late the running loop wakes up: a blocking call on it shows as lag.
+
+    `async with LoopWatch() as watch: ...` then check `watch.max_lag`.
+    """
+
+    def __init__(self, interval: float = 0.02) -> None:
+        self.interval = interval
+        self.max_lag = 0.0
+        self.samples = 0
+        self._task: asyncio.Task[None] | None = None
+
+    async def _sample(self) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            start = loop.time()
+            await asyncio.sleep(self.interval)
+            self.max_lag = max(self.max_lag, loop.time() - start - self.interval)
+            self.samples += 1
+
+    async def __aenter__(self) -> LoopWatch:
+        self._task = asyncio.create_task(self._sample())
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)

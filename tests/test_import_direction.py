@@ -1,4 +1,4 @@
-"""DESIGN.md: `bot` may import `channels` and `agent`; those two never import `bot` or each other."""
+"""DESIGN.md: `bot` may import `channels` and `agent`; never the other way, nor each other."""
 
 from __future__ import annotations
 

@@ -4,6 +4,7 @@ langchain-openai against the fake OpenAI server) → reply streamer → recordin
 from __future__ import annotations
 
 import asyncio
+import itertools
 from pathlib import Path
 
 import pytest
@@ -227,7 +228,7 @@ async def test_updates_respect_the_channel_budget(tmp_path: Path, fake_openai: F
         await svc.idle()
     sends = ch.of("update") + ch.of("finish")
     times = sorted(c.at for c in sends)
-    gaps = [b - a for a, b in zip(times, times[1:], strict=False)]
+    gaps = [b - a for a, b in itertools.pairwise(times)]
     assert len(sends) >= 2
     assert min(gaps) >= 0.24  # 4/s with burst 1 → at least ~0.25 s apart
 
