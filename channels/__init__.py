@@ -19,6 +19,10 @@ REGISTRY: dict[str, tuple[str, str]] = {
     ),
     "slack": ("channels.slack.config:SlackConfig", "channels.slack.channel:SlackChannel"),
     "feishu": ("channels.feishu.config:FeishuConfig", "channels.feishu.channel:FeishuChannel"),
+    "telegram": (
+        "channels.telegram.config:TelegramConfig",
+        "channels.telegram.channel:TelegramChannel",
+    ),
 }
 
 

@@ -13,18 +13,31 @@ from bot.config import Settings, settings_from_dict
 from channels.base import Channel
 
 
-def service_config(data_dir: Path, fake_openai: Any, channels: dict[str, Any] | None = None,
-                   **extra: Any) -> dict[str, Any]:
+def service_config(
+    data_dir: Path, fake_openai: Any, channels: dict[str, Any] | None = None, **extra: Any
+) -> dict[str, Any]:
     """A config dict with two models on the fake OpenAI server and the gateway on a free port."""
     base = f"{fake_openai.base_url}"
     config: dict[str, Any] = {
         "storage": {"data_dir": str(data_dir)},
         "gateway": {"host": "127.0.0.1", "port": 0},
         "models": [
-            {"name": "fast", "display_name": "Fast", "model": "fake-fast", "api_key": "sk-test",
-             "base_url": base, "max_retries": 0},
-            {"name": "smart", "display_name": "Smart", "model": "fake-smart",
-             "api_key": "sk-test", "base_url": base, "max_retries": 0},
+            {
+                "name": "fast",
+                "display_name": "Fast",
+                "model": "fake-fast",
+                "api_key": "sk-test",
+                "base_url": base,
+                "max_retries": 0,
+            },
+            {
+                "name": "smart",
+                "display_name": "Smart",
+                "model": "fake-smart",
+                "api_key": "sk-test",
+                "base_url": base,
+                "max_retries": 0,
+            },
         ],
         "channels": {"shutdown_grace_seconds": 2, **(channels or {})},
         # titles cost one extra model request per thread: tests that want them pass agent=...
@@ -41,9 +54,16 @@ def service_config(data_dir: Path, fake_openai: Any, channels: dict[str, Any] | 
 class ServiceHarness:
     """`async with ServiceHarness(tmp_path, fake_openai, channels={...}) as svc:`"""
 
-    def __init__(self, data_dir: Path, fake_openai: Any, channels: dict[str, Any] | None = None,
-                 *, only: list[str] | None = None,
-                 channel_kwargs: dict[str, dict[str, Any]] | None = None, **extra: Any) -> None:
+    def __init__(
+        self,
+        data_dir: Path,
+        fake_openai: Any,
+        channels: dict[str, Any] | None = None,
+        *,
+        only: list[str] | None = None,
+        channel_kwargs: dict[str, dict[str, Any]] | None = None,
+        **extra: Any,
+    ) -> None:
         self.raw = service_config(data_dir, fake_openai, channels, **extra)
         self.only = only
         self.channel_kwargs = channel_kwargs
