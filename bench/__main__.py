@@ -37,22 +37,27 @@ def main(argv: list[str]) -> int:
         os.environ.pop(var, None)
     os.environ["NO_PROXY"] = "127.0.0.1,localhost"
     sys.path.insert(0, str(HERE.parent))
+    from bench.support import raise_fd_limit
+
+    raise_fd_limit()
     RESULTS.mkdir(exist_ok=True)
     for name in _names(argv):
         module = importlib.import_module(f"bench.{name}_bench")
-        started = time.time()
+        started, load_before = time.time(), os.getloadavg()[0]
         figures = asyncio.run(module.run())
         _print(name, figures)
         record = {"benchmark": name, "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                  "seconds": round(time.time() - started, 1), "machine": _machine(),
+                  "seconds": round(time.time() - started, 1), "machine": _machine(load_before),
                   "figures": figures}
         (RESULTS / f"{name}.json").write_text(json.dumps(record, indent=2) + "\n")
     return 0
 
 
-def _machine() -> dict[str, object]:
+def _machine(load_before: float) -> dict[str, object]:
+    """Where the figures come from; the load averages show whether the machine was shared."""
     return {"python": platform.python_version(), "cpus": os.cpu_count(),
-            "platform": platform.platform()}
+            "platform": platform.platform(), "load_1m_before": round(load_before, 2),
+            "load_1m_after": round(os.getloadavg()[0], 2)}
 
 
 if __name__ == "__main__":

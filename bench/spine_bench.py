@@ -1,9 +1,13 @@
 """The spine's own cost: dispatcher overhead, throughput, 1,000 concurrent streams, idle memory.
 
 (a) publish → first agent event, p50/p99, with a zero-latency in-process model
-(b) turns/s over 1,000 conversations: in-process model, and the fake OpenAI server (own process)
-(c) 1,000 conversations streaming at once (20 tokens/s, 200 tokens each): loop lag p99, peak RSS
-(d) RSS per idle conversation with 10,000 stored
+(b) turns/s over 1,000 conversations: in-process model, and the fake OpenAI server (own process);
+    steady state (after one warm-up turn), with the process's CPU time per turn
+(c) 1,000 conversations streaming at once (20 tokens/s, 200 tokens each) through the fake OpenAI
+    server: streams finished, loop lag p50/p99, peak RSS. The recording channel gets an edit
+    budget of 2 updates/s per reply, as real platforms impose (see docs/performance.md).
+(d) memory per idle conversation: 10,000 stored (rows + cache), and per conversation that has
+    had one turn and gone idle (RSS and traced Python heap)
 """
 
 from __future__ import annotations
@@ -11,13 +15,14 @@ from __future__ import annotations
 import asyncio
 import gc
 import time
+import tracemalloc
 from collections.abc import AsyncIterator
 from typing import Any
 
 from bench.support import (
     FakeOpenAIProcess,
     LoopLag,
-    peak_rss_bytes,
+    cpu_seconds,
     register_recording_channel,
     rss_bytes,
     summary,
@@ -25,12 +30,20 @@ from bench.support import (
 )
 from bot.app import App
 from bot.config import settings_from_dict
-from channels.base import ChatRef
+from channels.base import Capabilities, ChatRef, RateBudget
 
 ECHO = {"name": "echo", "model": "echo", "use": "tests.fakes.echo_model:EchoChatModel"}
+STREAM_TOKENS = 200
+STREAM_TPS = 20.0
+EDIT_BUDGET = (RateBudget(scope="reply", per_second=2.0, burst=1),)
 
 
-def _app(models: list[dict[str, Any]], max_runs: int = 64) -> App:
+def _fake(url: str) -> dict[str, Any]:
+    return {"name": "fake", "model": "fake", "api_key": "sk", "base_url": url, "max_retries": 0}
+
+
+def _app(models: list[dict[str, Any]], max_runs: int = 64,
+         capabilities: Capabilities | None = None) -> App:
     register_recording_channel()
     settings = settings_from_dict({
         "storage": {"data_dir": str(temp_dir())},
@@ -39,7 +52,38 @@ def _app(models: list[dict[str, Any]], max_runs: int = 64) -> App:
         "channels": {"test": {"enabled": True}, "max_concurrent_runs": max_runs,
                      "inbound_queue_size": 20_000},
     })
-    return App(settings)
+    kwargs = {"test": {"capabilities": capabilities}} if capabilities else None
+    return App(settings, channel_kwargs=kwargs)
+
+
+class Finishes:
+    """Counts finished replies on the recording channel without rescanning its whole log."""
+
+    def __init__(self, channel: Any) -> None:
+        self.channel = channel
+        self.done = 0
+        self.failed = 0
+        self._seen = 0
+
+    def poll(self) -> int:
+        calls = self.channel.calls
+        for call in calls[self._seen:]:
+            if call.kind == "finish":
+                self.done += 1
+                self.failed += call.doc is not None and call.doc.status == "failed"
+        self._seen = len(calls)
+        return self.done
+
+    async def wait(self, count: int, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while self.poll() < count and time.monotonic() < deadline:
+            await asyncio.sleep(0.02)
+
+    def forget_calls(self) -> None:
+        """Drop the channel's record (the fake's memory, not the service's)."""
+        self.poll()
+        self.channel.calls.clear()
+        self._seen = 0
 
 
 def _watch_first_events(app: App) -> dict[str, float]:
@@ -56,17 +100,12 @@ def _watch_first_events(app: App) -> dict[str, float]:
     return first
 
 
-async def _wait_done(app: App, channel: Any, finals: int, timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while len(channel.of("finish")) < finals and time.monotonic() < deadline:
-        await asyncio.sleep(0.01)
-
-
 async def dispatcher_overhead(samples: int = 300) -> dict[str, float]:
     app = _app([ECHO])
     await app.start(gateway=False)
     first = _watch_first_events(app)
     channel: Any = app.channels["test"]
+    done = Finishes(channel)
     latencies = []
     for i in range(samples):
         msg = channel.message(f"hi {i}", chat_id=f"lat{i}")
@@ -76,68 +115,92 @@ async def dispatcher_overhead(samples: int = 300) -> dict[str, float]:
         while thread not in first:
             await asyncio.sleep(0)
         latencies.append(first[thread] - start)
-        await _wait_done(app, channel, i + 1, 5)
+        await done.wait(i + 1, 5)
     await app.stop()
     return summary("publish_to_first_event", latencies[20:])
 
 
-async def throughput(models: list[dict[str, Any]], turns: int = 1000) -> float:
+async def throughput(models: list[dict[str, Any]], turns: int = 1000) -> dict[str, float]:
     app = _app(models, max_runs=64)
     await app.start(gateway=False)
     channel: Any = app.channels["test"]
-    start = time.perf_counter()
+    done = Finishes(channel)
+    await channel.inject("warm up", chat_id="warm")
+    await done.wait(1, 30)
+    cpu, start = cpu_seconds(), time.perf_counter()
     for i in range(turns):
         await channel.inject(f"turn {i}", chat_id=f"conv{i}")
-    await _wait_done(app, channel, turns, 300)
-    elapsed = time.perf_counter() - start
-    done = len(channel.of("finish"))
+    await done.wait(turns + 1, 300)
+    elapsed, cpu = time.perf_counter() - start, cpu_seconds() - cpu
     await app.stop()
-    return round(done / elapsed, 1)
+    return {"turns_per_s": round((done.done - 1) / elapsed, 1),
+            "cpu_ms_per_turn": round(cpu / turns * 1000, 2)}
 
 
-async def concurrent_streams(convs: int = 1000) -> dict[str, float]:
-    text = " ".join(f"w{i % 10}" for i in range(200))
-    with FakeOpenAIProcess(tokens_per_second=20, text=text) as url:
-        model = {"name": "fake", "model": "fake", "api_key": "sk", "base_url": url,
-                 "max_retries": 0}
-        app = _app([model], max_runs=convs)
+async def concurrent_streams(convs: int = 1000, timeout: float = 240) -> dict[str, float]:
+    text = " ".join(f"w{i % 10}" for i in range(STREAM_TOKENS))
+    caps = Capabilities(max_text_len=4000, edit_budget=EDIT_BUDGET)
+    with FakeOpenAIProcess(tokens_per_second=STREAM_TPS, text=text) as url:
+        app = _app([_fake(url)], max_runs=convs, capabilities=caps)
         await app.start(gateway=False)
         channel: Any = app.channels["test"]
+        done = Finishes(channel)
         start = time.perf_counter()
         with LoopLag() as lag:
             for i in range(convs):
                 await channel.inject("stream please", chat_id=f"s{i}")
-            await _wait_done(app, channel, convs, 240)
+            await done.wait(convs, timeout)
         elapsed = time.perf_counter() - start
-        done = len(channel.of("finish"))
         await app.stop()
     figures = summary("loop_lag", lag.lags)
-    figures.update({"streams_finished": done, "wall_seconds": round(elapsed, 1),
-                    "peak_rss_mb": round(peak_rss_bytes() / 2**20, 1)})
+    figures.update({"streams_finished": done.done - done.failed, "streams_failed": done.failed,
+                    "wall_seconds": round(elapsed, 1),
+                    "ideal_seconds": round(STREAM_TOKENS / STREAM_TPS, 1),
+                    "peak_rss_mb": round(lag.peak_rss / 2**20, 1)})
     return figures
 
 
-async def idle_conversation_rss(count: int = 10_000) -> float:
+async def idle_conversation_memory(stored: int = 10_000, turned: int = 2_000) -> dict[str, float]:
+    """Memory the service keeps per idle conversation (the recording channel's log excluded)."""
     app = _app([ECHO])
+    await app.start(gateway=False)
+    channel: Any = app.channels["test"]
+    done = Finishes(channel)
+    await channel.inject("warm up", chat_id="warm")
+    await done.wait(1, 30)
+    done.forget_calls()
     gc.collect()
-    before = rss_bytes()
-    for i in range(count):
+    tracemalloc.start()
+    rss0, heap0 = rss_bytes(), tracemalloc.get_traced_memory()[0]
+    for i in range(stored):
         app.conversations.get_or_create(ChatRef(channel="test", chat_id=f"idle{i}"))
     gc.collect()
-    after = rss_bytes()
-    assert app.conversations.count() >= count
-    app.db.close()
-    return round((after - before) / count, 1)
+    rss1, heap1 = rss_bytes(), tracemalloc.get_traced_memory()[0]
+    target = done.done + turned
+    for i in range(turned):
+        await channel.inject(f"hello {i}", chat_id=f"idle{i}")
+    await done.wait(target, 120)
+    await app.dispatcher.wait_idle(10)
+    done.forget_calls()
+    gc.collect()
+    rss2, heap2 = rss_bytes(), tracemalloc.get_traced_memory()[0]
+    tracemalloc.stop()
+    assert app.conversations.count() >= stored
+    await app.stop()
+    return {
+        "stored_rss_bytes_per_conv": round((rss1 - rss0) / stored, 1),
+        "stored_heap_bytes_per_conv": round((heap1 - heap0) / stored, 1),
+        "after_turn_rss_bytes_per_conv": round((rss2 - rss1) / turned, 1),
+        "after_turn_heap_bytes_per_conv": round((heap2 - heap1) / turned, 1),
+    }
 
 
 async def run() -> dict[str, object]:
     figures: dict[str, object] = {}
     figures.update(await dispatcher_overhead())
-    figures["throughput_in_process_turns_per_s"] = await throughput([ECHO])
+    figures.update({f"in_process_{k}": v for k, v in (await throughput([ECHO])).items()})
     with FakeOpenAIProcess() as url:
-        fake = {"name": "fake", "model": "fake", "api_key": "sk", "base_url": url,
-                "max_retries": 0}
-        figures["throughput_fake_openai_turns_per_s"] = await throughput([fake])
+        figures.update({f"fake_openai_{k}": v for k, v in (await throughput([_fake(url)])).items()})
     figures.update({f"concurrent_{k}": v for k, v in (await concurrent_streams()).items()})
-    figures["idle_conversation_rss_bytes"] = await idle_conversation_rss()
+    figures.update({f"idle_{k}": v for k, v in (await idle_conversation_memory()).items()})
     return figures

@@ -1,4 +1,4 @@
-"""Shared pieces for benchmarks: percentiles, RSS, loop lag, a fake OpenAI server process."""
+"""Shared pieces for benchmarks: percentiles, RSS, CPU, loop lag, a fake OpenAI server process."""
 
 from __future__ import annotations
 
@@ -39,12 +39,28 @@ def peak_rss_bytes() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
+def cpu_seconds() -> float:
+    """CPU time (user + system) this process used so far, all its threads."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def raise_fd_limit(wanted: int = 16_384) -> int:
+    """Raise the soft open-files limit (1,000 sockets need more than the usual 1,024)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    target = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+    if soft != resource.RLIM_INFINITY and soft < target:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+    return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+
+
 class LoopLag:
-    """Samples how late a 10 ms timer fires on the running loop."""
+    """Samples how late a 10 ms timer fires on the running loop, and the peak RSS meanwhile."""
 
     def __init__(self, interval: float = 0.01) -> None:
         self.interval = interval
         self.lags: list[float] = []
+        self.peak_rss = 0
         self._task: asyncio.Task[None] | None = None
 
     async def _run(self) -> None:
@@ -53,6 +69,8 @@ class LoopLag:
             start = loop.time()
             await asyncio.sleep(self.interval)
             self.lags.append(max(0.0, loop.time() - start - self.interval))
+            if len(self.lags) % 10 == 0:
+                self.peak_rss = max(self.peak_rss, rss_bytes())
 
     def __enter__(self) -> LoopLag:
         self._task = asyncio.get_running_loop().create_task(self._run())

@@ -52,7 +52,7 @@ class ThreadedServer:
     async def _start(self) -> None:
         self._runner = web.AppRunner(self.app, handle_signals=False, access_log=None)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        site = web.TCPSite(self._runner, "127.0.0.1", 0, backlog=1024)
         await site.start()
         server = site._server
         assert server is not None
