@@ -34,6 +34,10 @@ log = logging.getLogger(__name__)
 
 BUSY = "I'm still working on the previous message in this conversation."
 CANCELLED = "Stopped."
+# Checkpoint once, when the run ends (finished, failed or cancelled), not after every step:
+# a turn interrupted by a crash is answered again from its start (bot ledger), so the
+# steps in between are never resumed, and each write costs a serialization of the history.
+DURABILITY = "exit"
 
 
 @dataclass
@@ -66,17 +70,16 @@ class AgentRunner:
         self._runs: dict[str, _Run] = {}
         self._dirs_made: set[str] = set()
         self._saver: Any = None
-        self._saver_cm: Any = None
 
     # lifecycle -------------------------------------------------------------------------------
 
     async def start(self) -> None:
-        from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+        from agent.checkpoints import InlineSqliteSaver
+        from agent.tracing import inline_untraced_bookkeeping
 
         self.data_dir.mkdir(parents=True, exist_ok=True)
-        self._saver_cm = AsyncSqliteSaver.from_conn_string(str(self.data_dir / "checkpoints.db"))
-        self._saver = await self._saver_cm.__aenter__()
-        await self._saver.setup()
+        self._saver = InlineSqliteSaver.open(self.data_dir / "checkpoints.db")
+        inline_untraced_bookkeeping()
         await self.memory.start()
         await asyncio.to_thread(self._warm_imports)
 
@@ -105,9 +108,9 @@ class AgentRunner:
                 await task
         self._graphs.clear()
         await self.memory.stop()
-        if self._saver_cm is not None:
-            await self._saver_cm.__aexit__(None, None, None)
-        self._saver = self._saver_cm = None
+        if self._saver is not None:
+            self._saver.close()
+        self._saver = None
 
     # models ----------------------------------------------------------------------------------
 
@@ -218,6 +221,7 @@ class AgentRunner:
                 config={**_config(thread_id), "recursion_limit": self.config.recursion_limit},
                 context=self._context(thread_id, turn, settings, prepared.memory),
                 stream_mode=["messages", "updates", "custom"],
+                durability=DURABILITY,
             ):
                 for event in relay.feed(mode, payload):
                     queue.put_nowait(event)

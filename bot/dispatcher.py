@@ -205,14 +205,16 @@ class Dispatcher:
         for lane in self.lanes.values():
             lane.jobs.clear()
         await self.wait_idle(grace)
+        runs = []
         for lane in list(self.lanes.values()):
             if lane.run is not None:
                 lane.stop_reason = "The service is restarting; this message will be answered again."
                 self.turns.keep_pending(lane.run)
                 lane.run.cancel()
+                runs.append(lane.run)  # awaited below: each still marks its reply cancelled
             if lane.task is not None:
                 lane.task.cancel()
         for task in list(self._side_tasks):
             task.cancel()
         tasks = [lane.task for lane in self.lanes.values() if lane.task] + list(self._side_tasks)
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await asyncio.gather(*runs, *tasks, return_exceptions=True)

@@ -44,6 +44,7 @@ log = logging.getLogger("bot.replies")
 
 MAX_DELIVERY_ATTEMPTS = 6
 MAX_RATE_WAIT = 300.0
+UPDATE_GRACE = 10.0
 
 
 class ReplyStreamer:
@@ -62,6 +63,8 @@ class ReplyStreamer:
         self._budgets = channel.capabilities.budgets_for(msg.chat)
         self._dirty = asyncio.Event()
         self._flusher: asyncio.Task[None] | None = None
+        self._updating = False
+        self._closing = False
         self._final_seen = False
 
     async def open(self) -> None:
@@ -125,10 +128,11 @@ class ReplyStreamer:
                                 f"Could not send {path.name}: {exc}", reply_to=self.msg.message_id)
 
     async def _flush_loop(self) -> None:
-        while True:
+        while not self._closing:
             await self._dirty.wait()
             await self.pacer.acquire(self.channel.name, self.msg.chat, self._budgets, self._key)
             self._dirty.clear()
+            self._updating = True
             try:
                 await self.channel.update_reply(self.handle, self.doc)
                 self.updates_sent += 1
@@ -137,12 +141,20 @@ class ReplyStreamer:
                 self._dirty.set()
             except ChannelError as exc:
                 log.warning("update of %s skipped: %s", self._key, exc)
+            finally:
+                self._updating = False
 
     async def _stop_flusher(self) -> None:
-        if self._flusher is not None:
-            self._flusher.cancel()
-            await asyncio.gather(self._flusher, return_exceptions=True)
-            self._flusher = None
+        """Stop updating. An update already under way is let finish (within a grace period):
+        cancelling a call the platform may have received could drop or repeat a streamed delta."""
+        task, self._flusher = self._flusher, None
+        if task is None:
+            return
+        self._closing = True
+        if self._updating:
+            await asyncio.wait({task}, timeout=UPDATE_GRACE)
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
 
     async def _paced_deliver(self, fn: Callable[..., Awaitable[Any]], *args: Any) -> Any:
         await self.pacer.acquire(self.channel.name, self.msg.chat, self._budgets, self._key)

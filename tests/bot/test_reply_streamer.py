@@ -1,0 +1,49 @@
+"""ReplyStreamer: an update already sent to the platform is let finish before the final."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from agent.events import Final, TextDelta
+from bot.pacing import Pacer
+from bot.replies import ReplyStreamer
+from channels.base import ReplyDoc
+from tests.fakes.recording_channel import Call, Handle, RecordingChannel, RecordingConfig
+
+
+class SlowUpdates(RecordingChannel):
+    """Records when an update starts and when it completes; completion waits for `release`."""
+
+    def __init__(self) -> None:
+        super().__init__(RecordingConfig(), ctx=None)  # type: ignore[arg-type]
+        self.release = asyncio.Event()
+        self.started = asyncio.Event()
+
+    async def update_reply(self, handle: Handle, doc: ReplyDoc) -> None:
+        self.started.set()
+        self._record(Call("update-start", doc, doc.text, handle.chat, handle.id))
+        await self.release.wait()
+        self._record(Call("update-done", doc, doc.text, handle.chat, handle.id))
+
+
+def kinds(channel: Any) -> list[str]:
+    return [call.kind for call in channel.calls]
+
+
+async def test_finish_waits_for_the_update_in_flight() -> None:
+    channel = SlowUpdates()
+    streamer = ReplyStreamer(channel, channel.message("hi"), Pacer())
+    await streamer.open()
+    streamer.on_event(TextDelta("echo: "))
+    await asyncio.wait_for(channel.started.wait(), 5)
+    streamer.on_event(TextDelta("hi"))
+    streamer.on_event(Final("echo: hi"))
+    finishing = asyncio.create_task(streamer.finish())
+    await asyncio.sleep(0.05)
+    assert not finishing.done()  # held back by the update under way, not cancelling it
+    channel.release.set()
+    await asyncio.wait_for(finishing, 5)
+    assert kinds(channel) == ["open", "update-start", "update-done", "finish"]
+    assert channel.of("finish")[0].text == "echo: hi"
+
