@@ -43,12 +43,16 @@ def _fake(url: str) -> dict[str, Any]:
 
 
 def _app(models: list[dict[str, Any]], max_runs: int = 64,
-         capabilities: Capabilities | None = None) -> App:
+         capabilities: Capabilities | None = None, extras: bool = False) -> App:
+    """The service with the recording channel. `extras` keeps the agent's title and memory
+    model calls (on by default in the product); without them one turn is one model call."""
     register_recording_channel()
+    agent = {} if extras else {"title": {"enabled": False}, "memory": {"enabled": False}}
     settings = settings_from_dict({
         "storage": {"data_dir": str(temp_dir())},
         "gateway": {"enabled": False},
         "models": models,
+        "agent": agent,
         "channels": {"test": {"enabled": True}, "max_concurrent_runs": max_runs,
                      "inbound_queue_size": 20_000},
     })
@@ -120,8 +124,9 @@ async def dispatcher_overhead(samples: int = 300) -> dict[str, float]:
     return summary("publish_to_first_event", latencies[20:])
 
 
-async def throughput(models: list[dict[str, Any]], turns: int = 1000) -> dict[str, float]:
-    app = _app(models, max_runs=64)
+async def throughput(models: list[dict[str, Any]], turns: int = 1000,
+                     extras: bool = False) -> dict[str, float]:
+    app = _app(models, max_runs=64, extras=extras)
     await app.start(gateway=False)
     channel: Any = app.channels["test"]
     done = Finishes(channel)
@@ -199,6 +204,8 @@ async def run() -> dict[str, object]:
     figures: dict[str, object] = {}
     figures.update(await dispatcher_overhead())
     figures.update({f"in_process_{k}": v for k, v in (await throughput([ECHO])).items()})
+    with_extras = await throughput([ECHO], extras=True)
+    figures.update({f"in_process_with_title_memory_{k}": v for k, v in with_extras.items()})
     with FakeOpenAIProcess() as url:
         figures.update({f"fake_openai_{k}": v for k, v in (await throughput([_fake(url)])).items()})
     figures.update({f"concurrent_{k}": v for k, v in (await concurrent_streams()).items()})
