@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from pathlib import Path
@@ -26,6 +27,7 @@ from agent.events import (
     ToolFinished,
     ToolStarted,
 )
+from bot.metrics import Metrics
 from bot.pacing import Pacer
 from channels.base import (
     Button,
@@ -50,7 +52,10 @@ class ReplyStreamer:
     """One reply to one message, from placeholder to final."""
 
     def __init__(self, channel: Channel, msg: InboundMessage, pacer: Pacer,
-                 handle: ReplyHandle | None = None) -> None:
+                 handle: ReplyHandle | None = None, metrics: Metrics | None = None) -> None:
+        self.metrics = metrics or Metrics()
+        self._started = time.monotonic()
+        self._first_seen = False
         self.channel = channel
         self.msg = msg
         self.pacer = pacer
@@ -108,6 +113,7 @@ class ReplyStreamer:
         parts = split_text(doc.text, self.channel.capabilities.max_text_len) if doc.text else [""]
         first = replace(doc, text=parts[0], buttons=doc.buttons if len(parts) == 1 else ())
         await self._paced_deliver(self.channel.finish_reply, self.handle, first)
+        self._visible(first)
         for i, part in enumerate(parts[1:], start=2):
             last = i == len(parts)
             extra = replace(doc, text=part, progress=(), buttons=doc.buttons if last else ())
@@ -130,8 +136,11 @@ class ReplyStreamer:
             await self.pacer.acquire(self.channel.name, self.msg.chat, self._budgets, self._key)
             self._dirty.clear()
             try:
-                await self.channel.update_reply(self.handle, self.doc)
+                doc = self.doc
+                await self.channel.update_reply(self.handle, doc)
                 self.updates_sent += 1
+                self.metrics.updates_sent.inc(channel=self.channel.name)
+                self._visible(doc)
             except RateLimited as exc:
                 self._block(exc)
                 self._dirty.set()
@@ -162,7 +171,15 @@ class ReplyStreamer:
                 await asyncio.sleep(min(2.0**attempt / 4, 8.0))
         raise ChannelError(f"gave up after {MAX_DELIVERY_ATTEMPTS} rate-limited attempts")
 
+    def _visible(self, doc: ReplyDoc) -> None:
+        """Record the time to the first update that shows the user something of the answer."""
+        if not self._first_seen and (doc.text or doc.progress or doc.status != "working"):
+            self._first_seen = True
+            self.metrics.first_update.observe(time.monotonic() - self._started,
+                                              channel=self.channel.name)
+
     def _block(self, exc: RateLimited) -> None:
+        self.metrics.rate_limited.inc(channel=self.channel.name)
         self.pacer.block(self.channel.name, exc.scope, self.msg.chat, self._key, exc.retry_after)
 
 
