@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from bot.gateway.schemas import Strict
 
@@ -100,6 +100,11 @@ class JoinStreamQuery(Strict):
     stream_mode: StreamMode | list[StreamMode] | None = None
     action: Literal["interrupt", "rollback"] | None = None
     wait: bool = False
+
+    @field_validator("stream_mode", "action", mode="before")
+    @classmethod
+    def _empty_is_none(cls, value: Any) -> Any:
+        return None if value == "" else value  # httpx sends None query params as ``
 
 
 class WaitResult(BaseModel):
