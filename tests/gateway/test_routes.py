@@ -225,7 +225,9 @@ async def test_channels_and_restart(api: Api) -> None:
     status, body, _ = await api.call("GET", "/api/channels")
     assert status == 200
     info = body["channels"]["test"]
-    assert info["enabled"] and info["running"] and info["connected"]
+    assert info["enabled"]
+    assert info["running"]
+    assert info["connected"]
     assert info["connected_since"] is not None
     assert info["last_event_at"] is not None
     assert info["counters"]["inbound"] >= 1

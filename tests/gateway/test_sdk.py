@@ -141,8 +141,9 @@ async def test_failed_run_streams_error_then_end(api: Api, fake_openai: FakeOpen
     sdk = client(api)
     tid = (await sdk.threads.create())["thread_id"]
     parts = [p async for p in sdk.runs.stream(tid, "lead_agent", input=HUMAN)]
-    assert [p.event for p in parts][0] == "metadata"
-    assert [p.event for p in parts][-2:] == ["error", "end"]
+    events = [p.event for p in parts]
+    assert events[0] == "metadata"
+    assert events[-2:] == ["error", "end"]
     assert "401" in parts[-2].data["message"]
     runs = await sdk.runs.list(tid)
     assert runs[0]["status"] == "error"
