@@ -9,6 +9,7 @@ from typing import Any
 
 import aiohttp
 import pytest
+from yarl import URL
 
 from bot.gateway.registry import GATEWAY_KEY
 from tests.fakes.openai_server import FakeOpenAI
@@ -36,11 +37,12 @@ class Api:
         assert self.app.gateway is not None
         return self.app.gateway.app[GATEWAY_KEY]
 
-    async def call(self, method: str, path: str, *, auth: bool = True,
+    async def call(self, method: str, path: str, *, auth: bool = True, raw: bool = False,
                    **kw: Any) -> tuple[int, Any, aiohttp.ClientResponse]:
+        """`raw=True` sends the path exactly as given (no `..` folding, no re-encoding)."""
         headers = {**(AUTH if auth else {}), **kw.pop("headers", {})}
-        async with self.session.request(method, self.base + path, headers=headers,
-                                        **kw) as resp:
+        url = URL(self.base + path, encoded=True) if raw else self.base + path
+        async with self.session.request(method, url, headers=headers, **kw) as resp:
             raw = await resp.read()
             ctype = resp.headers.get("Content-Type", "")
             body: Any = raw
