@@ -49,6 +49,7 @@ class RunCancelled(Exception):
 
 
 _END = "__end__"
+SETTLE_RETRY_SECONDS = 0.5
 
 
 class AgentRunner:
@@ -360,6 +361,6 @@ async def _settle(task: asyncio.Task[None] | None) -> None:
     """Cancel a producer that is still going and wait for it to end."""
     if task is None:
         return
-    if not task.done():
+    while not task.done():  # a provider SDK's cleanup may swallow one cancel: repeat it
         task.cancel()
-    await asyncio.wait([task])  # never raises the task's error; our own cancellation still does
+        await asyncio.wait([task], timeout=SETTLE_RETRY_SECONDS)  # never raises the task's error
