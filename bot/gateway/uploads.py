@@ -10,8 +10,10 @@ import os
 import re
 import uuid
 from pathlib import Path
+from typing import Any
 
-from aiohttp import BodyPartReader, web
+from aiohttp import BodyPartReader, MultipartReader, web
+from aiohttp.http_exceptions import HttpProcessingError
 
 from bot.gateway.errors import ApiError
 from bot.gateway.registry import Call, Registry
@@ -77,12 +79,12 @@ async def upload(call: Call) -> UploadResponse:
     uploads = _uploads_dir(call)
     if not call.request.content_type.startswith("multipart/"):
         raise ApiError(400, "send the files as multipart/form-data in the field 'files'")
-    reader = await call.request.multipart()
     saved: list[tuple[Path, str]] = []
     skipped: list[str] = []
     total = 0
     try:
-        while (part := await reader.next()) is not None:
+        reader = await call.request.multipart()
+        while (part := await _next_part(reader)) is not None:
             if not isinstance(part, BodyPartReader) or part.name != "files":
                 continue
             if len(saved) + len(skipped) >= MAX_FILES:
@@ -105,6 +107,13 @@ async def upload(call: Call) -> UploadResponse:
     message = f"{len(files)} file(s) uploaded" + (f", {len(skipped)} skipped" if skipped else "")
     return UploadResponse(success=not skipped, files=files, message=message,
                           skipped_files=skipped)
+
+
+async def _next_part(reader: MultipartReader) -> Any:
+    try:
+        return await reader.next()
+    except (HttpProcessingError, ValueError, AssertionError) as exc:
+        raise ApiError(400, f"malformed multipart body: {exc}") from None
 
 
 async def _save(part: BodyPartReader, uploads: Path, name: str,
