@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from pydantic import AnyHttpUrl, BaseModel, ConfigDict, Field, SecretStr, field_validator
+
+from agent.config_context import MemoryConfig, SummarizationConfig, TitleConfig, UploadsConfig
 
 
 class ModelConfig(BaseModel):
@@ -38,6 +41,54 @@ class ModelConfig(BaseModel):
         return dict(self.model_extra or {})
 
 
+class ToolEntry(BaseModel):
+    """One configured tool: `use` is `module:variable`, a LangChain tool or a factory
+    `fn(entry) -> tool | None`. Keys beyond the schema are options the factory reads."""
+
+    model_config = ConfigDict(extra="allow")
+
+    name: str
+    use: str
+    group: str = ""
+
+    @field_validator("use")
+    @classmethod
+    def _use_is_import_path(cls, value: str) -> str:
+        from agent.tools.configured import check_import_path
+
+        return check_import_path(value)
+
+    def options(self) -> dict[str, Any]:
+        return dict(self.model_extra or {})
+
+
+class SandboxConfig(BaseModel):
+    """The local sandbox: file tools always; `bash` only when enabled. Not an isolation boundary."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    bash_enabled: bool = False
+    bash_timeout_seconds: float = Field(default=120.0, gt=0)
+    output_max_chars: int = Field(default=20_000, ge=1000)
+    read_max_chars: int = Field(default=50_000, ge=1000)
+    write_max_chars: int = Field(default=200_000, ge=1000)
+
+
+class SkillsConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    path: Path = Path("skills")
+
+
+class SubagentsConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    enabled: bool = True
+    max_concurrent: int = Field(default=3, ge=1, le=4)
+    timeout_seconds: float = Field(default=900.0, gt=0)
+    recursion_limit: int = Field(default=60, ge=5)
+
+
 class AgentConfig(BaseModel):
     """Agent behaviour. Tools, sandbox, memory and the rest add their sections here."""
 
@@ -47,3 +98,12 @@ class AgentConfig(BaseModel):
     recursion_limit: int = Field(default=100, ge=1)
     request_timeout_seconds: float = Field(default=120.0, gt=0)
     max_retries: int = Field(default=2, ge=0)
+    tools: list[ToolEntry] = Field(default_factory=list)
+    sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
+    skills: SkillsConfig = Field(default_factory=SkillsConfig)
+    extensions_config: Path = Path("extensions_config.json")
+    subagents: SubagentsConfig = Field(default_factory=SubagentsConfig)
+    memory: MemoryConfig = Field(default_factory=MemoryConfig)
+    title: TitleConfig = Field(default_factory=TitleConfig)
+    summarization: SummarizationConfig = Field(default_factory=SummarizationConfig)
+    uploads: UploadsConfig = Field(default_factory=UploadsConfig)

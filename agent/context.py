@@ -21,6 +21,7 @@ class RunContext:
     user_name: str = ""
     chat_type: str = "dm"
     settings: RunSettings = field(default_factory=RunSettings)
+    memory: str = ""  # the person's `<memory>` block for this turn ("" when none)
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,3 +31,8 @@ class BuildContext:
     model: ModelConfig
     agent: AgentConfig
     settings: RunSettings
+    models: tuple[ModelConfig, ...] = ()  # every configured model (for `model_name` settings)
+
+    def model_named(self, name: str | None) -> ModelConfig:
+        """The configured model called `name`; this graph's model when unset or unknown."""
+        return next((m for m in self.models if name and m.name == name), self.model)

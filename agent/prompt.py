@@ -28,19 +28,25 @@ def system_prompt(extra: str = "", now: datetime | None = None) -> str:
     return "\n\n".join(parts)
 
 
-def human_content(turn: Turn) -> str:
-    """The turn as one message: quoted context, who wrote it, the text, attached files."""
+def human_content(turn: Turn, files_block: str | None = None) -> str:
+    """The turn as one message: quoted context, who wrote it, the text, attached files
+    (`files_block` replaces the plain list of `turn.files`: see `agent.uploads`)."""
     parts: list[str] = []
     if turn.context.strip():
         quoted = "\n".join(f"> {line}" for line in turn.context.strip().splitlines())
         parts.append(f"Context (quoted from the chat):\n{quoted}")
+    text = f"/{turn.skill} {turn.text}".strip() if turn.skill else turn.text
     if turn.user_name and (parts or turn.chat_type != "dm"):
-        parts.append(f"{turn.user_name} wrote:\n{turn.text}")
+        parts.append(f"{turn.user_name} wrote:\n{text}")
     else:
-        parts.append(turn.text)
-    if turn.files:
+        parts.append(text)
+    if files_block is not None:
+        if files_block:
+            parts.append(files_block)
+    elif turn.files:
         listed = "\n".join(f"- {path}" for path in turn.files)
-        parts.append(f"Attached files:\n{listed}")
+        parts.append(f"New files uploaded with this message (in /mnt/user-data/uploads; read "
+                     f"them with read_file):\n{listed}")
     return "\n\n".join(parts)
 
 
@@ -53,4 +59,6 @@ def human_metadata(turn: Turn) -> dict[str, Any]:
         meta["user_name"] = turn.user_name
     if turn.files:
         meta["files"] = list(turn.files)
+    if turn.skill:
+        meta["skill"] = turn.skill
     return meta

@@ -8,13 +8,26 @@ The deltas, concatenated, always equal `Final.text`.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
-from agent.events import AgentEvent, Final, TextDelta, ToolFinished, ToolStarted
+from agent.events import (
+    AgentEvent,
+    Artifact,
+    Clarification,
+    Final,
+    Progress,
+    TextDelta,
+    ToolFinished,
+    ToolStarted,
+)
 
 MODEL_NODE = "model"
 TOOLS_NODE = "tools"
 SEPARATOR = "\n\n"
+CLARIFICATION = "ask_clarification"
+HIDDEN_TOOLS = frozenset({"write_todos"})  # shown as Progress lines, not as tool steps
+_TODO_STATES = {"in_progress": "running", "completed": "done"}
 
 
 def content_text(content: Any) -> str:
@@ -37,6 +50,7 @@ class EventRelay:
         self._parts: list[str] = []
         self._message_id: str | None = None
         self._started: set[str] = set()
+        self._todos: dict[str, Progress] = {}
 
     @property
     def text(self) -> str:
@@ -48,6 +62,8 @@ class EventRelay:
             return self._message(chunk, metadata)
         if mode == "updates" and isinstance(payload, dict):
             return self._updates(payload)
+        if mode == "custom" and isinstance(payload, dict):
+            return custom_event(payload)
         return []
 
     def final(self) -> Final:
@@ -80,8 +96,25 @@ class EventRelay:
             messages = update.get("messages", []) if isinstance(update, dict) else []
             if node == MODEL_NODE:
                 events.extend(self._tool_starts(messages))
+                events.extend(self._tool_ends(messages))  # calls a middleware answered
             elif node == TOOLS_NODE:
                 events.extend(self._tool_ends(messages))
+            todos = update.get("todos") if isinstance(update, dict) else None
+            if isinstance(todos, list):
+                events.extend(self._todo_progress(todos))
+        return events
+
+    def _todo_progress(self, todos: list[Any]) -> list[AgentEvent]:
+        """Items in progress or completed, as progress lines (pending ones are not shown)."""
+        events: list[AgentEvent] = []
+        for index, todo in enumerate(todos):
+            state = _TODO_STATES.get(str(todo.get("status")) if isinstance(todo, dict) else "")
+            if state is None:
+                continue
+            event = Progress(f"todo-{index}", str(todo.get("content", ""))[:200], state)
+            if self._todos.get(event.id) != event:
+                self._todos[event.id] = event
+                events.append(event)
         return events
 
     def _tool_starts(self, messages: list[Any]) -> list[AgentEvent]:
@@ -89,7 +122,7 @@ class EventRelay:
         for message in messages:
             for call in getattr(message, "tool_calls", None) or []:
                 call_id = call.get("id") or ""
-                if call_id in self._started:
+                if call_id in self._started or call["name"] in HIDDEN_TOOLS:
                     continue
                 self._started.add(call_id)
                 events.append(ToolStarted(call_id, call["name"], tool_label(call)))
@@ -98,9 +131,11 @@ class EventRelay:
     def _tool_ends(self, messages: list[Any]) -> list[AgentEvent]:
         events: list[AgentEvent] = []
         for message in messages:
-            if getattr(message, "type", "") != "tool":
+            if getattr(message, "type", "") != "tool" or message.name in HIDDEN_TOOLS:
                 continue
             ok = getattr(message, "status", "success") != "error"
+            if message.name == CLARIFICATION and isinstance(message.artifact, dict):
+                events.append(_clarification(message.artifact))
             summary = content_text(message.content).strip().splitlines()
             events.append(
                 ToolFinished(
@@ -111,6 +146,22 @@ class EventRelay:
                 )
             )
         return events
+
+
+def custom_event(payload: dict[str, Any]) -> list[AgentEvent]:
+    """Events tools write to the custom stream: `{"antler": "artifact" | "progress", ...}`."""
+    kind = payload.get("antler")
+    if kind == "artifact" and payload.get("path"):
+        return [Artifact(Path(str(payload["path"])))]
+    if kind == "progress" and payload.get("id"):
+        state = str(payload.get("state") or "running")
+        return [Progress(str(payload["id"]), str(payload.get("label", "")), state)]
+    return []
+
+
+def _clarification(artifact: dict[str, Any]) -> Clarification:
+    options = tuple(str(o) for o in artifact.get("options") or ())
+    return Clarification(str(artifact.get("question", "")), options)
 
 
 def tool_label(call: dict[str, Any]) -> str:

@@ -18,11 +18,13 @@ from typing import TYPE_CHECKING, Any
 
 from agent.config import AgentConfig, ModelConfig
 from agent.context import BuildContext, RunContext
+from agent.continuity import Continuity
 from agent.errors import describe_failure
 from agent.events import AgentEvent, Failed, Final, RunSettings, Turn
-from agent.models import model_warnings
+from agent.features import context_middlewares
+from agent.memory import MemoryService
+from agent.models import create_chat_model, model_warnings
 from agent.paths import ThreadDirs, check_thread_id, thread_dirs
-from agent.prompt import human_content, human_metadata
 from agent.relay import EventRelay
 from agent.tools import DEFAULT_TOOL_PROVIDERS, MiddlewareProvider, ToolProvider
 
@@ -70,7 +72,9 @@ class AgentRunner:
         self.config = config
         self.data_dir = Path(data_dir)
         self.tool_providers = list(tool_providers)
-        self.middleware_providers = list(middleware_providers)
+        self.middleware_providers = [context_middlewares, *middleware_providers]
+        self.memory = MemoryService(config.memory, self.data_dir, self._memory_model)
+        self.continuity = Continuity(config, self.memory, self.history)
         self._graphs: dict[tuple[str, bool, bool], Any] = {}
         self._runs: dict[str, _Run] = {}
         self._dirs_made: set[str] = set()
@@ -86,6 +90,24 @@ class AgentRunner:
         self._saver_cm = AsyncSqliteSaver.from_conn_string(str(self.data_dir / "checkpoints.db"))
         self._saver = await self._saver_cm.__aenter__()
         await self._saver.setup()
+        await self.memory.start()
+        await asyncio.to_thread(self._warm_imports)
+
+    def _warm_imports(self) -> None:
+        """Import the agent framework and model classes on a worker thread.
+
+        They are imported lazily (a second of work); doing it here keeps the first turn from
+        stalling the service loop.
+        """
+        import langchain.agents  # noqa: F401
+
+        from agent.models import import_class
+
+        for model in self.models:
+            try:
+                import_class(model.use)
+            except Exception as exc:  # reported again, readably, when the model is used
+                log.warning("model %s: cannot import %s: %s", model.name, model.use, exc)
 
     async def stop(self) -> None:
         tasks = [run.task for run in self._runs.values() if run.task is not None]
@@ -95,6 +117,7 @@ class AgentRunner:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
         self._graphs.clear()
+        await self.memory.stop()
         if self._saver_cm is not None:
             await self._saver_cm.__aexit__(None, None, None)
         self._saver = self._saver_cm = None
@@ -283,15 +306,21 @@ class AgentRunner:
         queue: asyncio.Queue[AgentEvent],
     ) -> None:
         relay = EventRelay()
+        model = self.resolve_model(settings.model)
         try:
+            prepared = await self.continuity.before(thread_id, turn, model,
+                                                    self.thread_dirs(thread_id))
             async for mode, payload in graph.astream(
-                {"messages": [_human_message(turn)]},
+                {"messages": [prepared.message]},
                 config={**_config(thread_id), "recursion_limit": self.config.recursion_limit},
-                context=self._context(thread_id, turn, settings),
-                stream_mode=["messages", "updates"],
+                context=self._context(thread_id, turn, settings, prepared.memory),
+                stream_mode=["messages", "updates", "custom"],
             ):
                 for event in relay.feed(mode, payload):
                     queue.put_nowait(event)
+            for event in await self.continuity.after(thread_id, turn, relay.text, prepared,
+                                                     model, self.models):
+                queue.put_nowait(event)
         except asyncio.CancelledError:
             queue.put_nowait(Failed("cancelled", CANCELLED))
             raise
@@ -314,6 +343,7 @@ class AgentRunner:
                 settings=RunSettings(
                     model=model.name, thinking=thinking, plan_mode=settings.plan_mode
                 ),
+                models=tuple(self.models),
             )
             self._graphs[key] = build_agent(
                 ctx,
@@ -323,7 +353,8 @@ class AgentRunner:
             )
         return self._graphs[key]
 
-    def _context(self, thread_id: str, turn: Turn, settings: RunSettings) -> RunContext:
+    def _context(self, thread_id: str, turn: Turn, settings: RunSettings,
+                 memory: str = "") -> RunContext:
         return RunContext(
             thread_id=thread_id,
             dirs=self.thread_dirs(thread_id),
@@ -331,7 +362,12 @@ class AgentRunner:
             user_name=turn.user_name,
             chat_type=turn.chat_type,
             settings=settings,
+            memory=memory,
         )
+
+    def _memory_model(self) -> Any:
+        model = self.resolve_model(self.config.memory.model_name)
+        return create_chat_model(model, self.config, thinking=False)
 
     def _require_saver(self) -> Any:
         if self._saver is None:
@@ -341,14 +377,6 @@ class AgentRunner:
 
 def _config(thread_id: str) -> dict[str, Any]:
     return {"configurable": {"thread_id": thread_id}}
-
-
-def _human_message(turn: Turn) -> Any:
-    from langchain_core.messages import HumanMessage
-
-    return HumanMessage(
-        content=human_content(turn), additional_kwargs={"antler": human_metadata(turn)}
-    )
 
 
 def _setup_failure(exc: Exception) -> Failed:

@@ -7,6 +7,7 @@ import logging
 import time
 from typing import Any
 
+from agent.hands import Hands
 from agent.runner import AgentRunner
 from bot.bus import MessageBus
 from bot.config import Settings
@@ -43,8 +44,11 @@ class App:
         self.metrics.queue_depth.read = lambda: gauge_value(self.bus.depth)
         self.routes = DynamicRoutes()
         self.pacer = Pacer()
+        self.hands = Hands(settings.agent)
         self.runner = AgentRunner(models=settings.models, default_model=settings.default_model,
-                                  config=settings.agent, data_dir=self.data_dir)
+                                  config=settings.agent, data_dir=self.data_dir,
+                                  tool_providers=[self.hands.tools],
+                                  middleware_providers=[self.hands.middlewares])
         self.contexts: dict[str, ServiceContext] = {}
         self.channels: dict[str, Channel] = {}
         self._channel_specs: dict[str, tuple[ChannelConfig, dict[str, Any]]] = {}
@@ -60,6 +64,8 @@ class App:
                                      conversations=self.conversations,
                                      max_concurrent_runs=ch.max_concurrent_runs,
                                      busy_policy=ch.busy_policy_for, bot_name=BOT_NAME)
+        self.turns.chat_commands = self.hands.is_skill
+        self.dispatcher.status_notes = self.hands.status_notes
         self.gateway: GatewayServer | None = None
         self.started_at = 0.0
         self._consumer: asyncio.Task[None] | None = None

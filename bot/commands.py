@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from channels.base import Button, InboundMessage
 
 if TYPE_CHECKING:
+    from agent.memory import MemoryView
     from bot.conversations import Conversation
     from bot.dispatcher import Dispatcher
 
@@ -150,10 +151,71 @@ def _model_list(ctx: CommandContext, heading: str, current: str | None) -> Comma
     return CommandReply("\n".join(lines), tuple(buttons))
 
 
-@COMMANDS.register("memory", "show what the agent remembers about you")
+@COMMANDS.register("memory", "show what the agent remembers about you; forget one fact or all",
+                   "/memory [forget N | clear]")
 async def _memory(ctx: CommandContext, args: str) -> CommandReply:
-    return CommandReply("Long-term memory is not enabled on this service, so nothing is remembered "
-                        "about you between conversations.")
+    memory = ctx.dispatcher.runner.memory
+    if not memory.enabled:
+        return CommandReply("Long-term memory is not enabled on this service, so nothing is "
+                            "remembered about you between conversations.")
+    user_id = f"{ctx.msg.chat.channel}:{ctx.msg.sender.id}"
+    words = args.split()
+    if words[:1] == ["clear"]:
+        removed = memory.clear(user_id)
+        return CommandReply(f"Done: I forgot everything I remembered about you ({removed} facts).")
+    if words[:1] == ["forget"]:
+        if len(words) != 2 or not words[1].isdigit():
+            return CommandReply("Usage: /memory forget N (N is a number from /memory).")
+        fact = memory.forget(user_id, int(words[1]))
+        if fact is None:
+            return CommandReply(f"There is no fact number {words[1]}; /memory lists them.")
+        return CommandReply(f"Forgotten: {fact.content}")
+    if words:
+        return CommandReply("Usage: /memory, /memory forget N or /memory clear.")
+    if ctx.msg.chat.chat_type != "dm":
+        return CommandReply("What I remember about you is private: send /memory to me in a "
+                            "direct message.")
+    return CommandReply(_memory_text(memory.listing(user_id)))
+
+
+_CONTEXT_LABELS = {"work": "Work", "personal": "Personal", "top_of_mind": "Current focus"}
+
+
+def _memory_text(view: MemoryView) -> str:
+    if not view.contexts and not view.facts:
+        return "I don't remember anything about you yet."
+    lines = ["What I remember about you:"]
+    lines += [f"{_CONTEXT_LABELS[k]}: {v}" for k, v in view.contexts.items()]
+    if view.facts:
+        lines.append("Facts:")
+        lines += [f"{i}. {f.content} ({f.category})" for i, f in enumerate(view.facts, start=1)]
+        lines.append("/memory forget N removes one fact; /memory clear forgets everything.")
+    return "\n".join(lines)
+
+
+@COMMANDS.register("plan", "plan mode: the agent keeps a visible todo list for longer tasks",
+                   "/plan on|off")
+async def _plan(ctx: CommandContext, args: str) -> CommandReply:
+    return _toggle(ctx, args, "plan_mode", "Plan mode")
+
+
+@COMMANDS.register("think", "extended thinking on models that support it", "/think on|off")
+async def _think(ctx: CommandContext, args: str) -> CommandReply:
+    reply = _toggle(ctx, args, "thinking", "Thinking")
+    model = ctx.dispatcher.runner.resolve_model(ctx.conversation.model)
+    if args.strip().lower() == "on" and not model.supports_thinking:
+        return CommandReply(f"{reply.text} ({model.label} does not support thinking; it applies "
+                            "when you switch to a model that does.)")
+    return reply
+
+
+def _toggle(ctx: CommandContext, args: str, column: str, label: str) -> CommandReply:
+    choice = args.strip().lower()
+    if choice not in ("on", "off"):
+        current = _on(bool(getattr(ctx.conversation, column)))
+        return CommandReply(f"{label} is {current} for this conversation. Use on or off.")
+    ctx.dispatcher.conversations.update(ctx.conversation.key, **{column: choice == "on"})
+    return CommandReply(f"{label} {choice} for this conversation.")
 
 
 @COMMANDS.register("help", "show this help", ordered=False)

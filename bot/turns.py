@@ -15,6 +15,7 @@ from pathlib import Path
 
 from agent.events import Failed, RunSettings, Title, Turn
 from agent.runner import AgentRunner
+from bot.commands import parse_command
 from bot.conversations import Conversation, ConversationStore
 from bot.ledger import Ledger
 from bot.metrics import Metrics
@@ -64,7 +65,7 @@ class TurnRunner:
             files, notes = await self._fetch_files(channel, msg, conv)
             for note in notes:
                 await channel.send_text(msg.chat, note, reply_to=msg.message_id)
-            await self._stream(streamer, conv, _turn(msg, files))
+            await self._stream(streamer, conv, self._turn(msg, files))
             await streamer.finish()
         except asyncio.CancelledError:
             await self._finish_cancelled(streamer, stop_reason())
@@ -138,10 +139,19 @@ class TurnRunner:
         finally:
             self.ledger.done(msg)
 
+    def _turn(self, msg: InboundMessage, files: list[str]) -> Turn:
+        """The agent's view of the message; `/<skill> task` becomes Turn(skill=..., text=task)."""
+        command = parse_command(msg.text)
+        if command is not None and self.is_chat_command(command.name):
+            return _turn(msg, files, text=command.args, skill=command.name)
+        return _turn(msg, files)
 
-def _turn(msg: InboundMessage, files: list[str]) -> Turn:
+
+def _turn(msg: InboundMessage, files: list[str], text: str | None = None,
+          skill: str | None = None) -> Turn:
     return Turn(
-        text=msg.text,
+        text=msg.text if text is None else text,
+        skill=skill,
         user_id=f"{msg.chat.channel}:{msg.sender.id}",
         user_name=msg.sender.name,
         files=tuple(files),

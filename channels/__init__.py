@@ -13,6 +13,16 @@ from channels.base import Channel, ChannelConfig
 
 REGISTRY: dict[str, tuple[str, str]] = {
     "console": ("channels.console.config:ConsoleConfig", "channels.console.channel:ConsoleChannel"),
+    "dingtalk": (
+        "channels.dingtalk.config:DingTalkConfig",
+        "channels.dingtalk.channel:DingTalkChannel",
+    ),
+    "slack": ("channels.slack.config:SlackConfig", "channels.slack.channel:SlackChannel"),
+    "feishu": ("channels.feishu.config:FeishuConfig", "channels.feishu.channel:FeishuChannel"),
+    "telegram": (
+        "channels.telegram.config:TelegramConfig",
+        "channels.telegram.channel:TelegramChannel",
+    ),
 }
 
 

@@ -70,3 +70,10 @@ class SdkThread:
 async def call_blocking(fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
     """Run a blocking SDK call on a worker thread so the service loop never waits on it."""
     return await asyncio.to_thread(functools.partial(fn, *args, **kwargs))
+
+
+def post_to_loop(
+    loop: asyncio.AbstractEventLoop, coro: Coroutine[Any, Any, T]
+) -> concurrent.futures.Future[T]:
+    """From an SDK thread, hand `coro` to another loop (the service loop) without waiting."""
+    return asyncio.run_coroutine_threadsafe(coro, loop)

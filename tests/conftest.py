@@ -38,8 +38,10 @@ def test_channel_registered(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setitem(
         channels.REGISTRY,
         "test",
-        ("tests.fakes.recording_channel:RecordingConfig",
-         "tests.fakes.recording_channel:RecordingChannel"),
+        (
+            "tests.fakes.recording_channel:RecordingConfig",
+            "tests.fakes.recording_channel:RecordingChannel",
+        ),
     )
     channels_model.cache_clear()
     yield

@@ -13,20 +13,35 @@ from bot.config import Settings, settings_from_dict
 from channels.base import Channel
 
 
-def service_config(data_dir: Path, fake_openai: Any, channels: dict[str, Any] | None = None,
-                   **extra: Any) -> dict[str, Any]:
+def service_config(
+    data_dir: Path, fake_openai: Any, channels: dict[str, Any] | None = None, **extra: Any
+) -> dict[str, Any]:
     """A config dict with two models on the fake OpenAI server and the gateway on a free port."""
     base = f"{fake_openai.base_url}"
     config: dict[str, Any] = {
         "storage": {"data_dir": str(data_dir)},
         "gateway": {"host": "127.0.0.1", "port": 0},
         "models": [
-            {"name": "fast", "display_name": "Fast", "model": "fake-fast", "api_key": "sk-test",
-             "base_url": base, "max_retries": 0},
-            {"name": "smart", "display_name": "Smart", "model": "fake-smart",
-             "api_key": "sk-test", "base_url": base, "max_retries": 0},
+            {
+                "name": "fast",
+                "display_name": "Fast",
+                "model": "fake-fast",
+                "api_key": "sk-test",
+                "base_url": base,
+                "max_retries": 0,
+            },
+            {
+                "name": "smart",
+                "display_name": "Smart",
+                "model": "fake-smart",
+                "api_key": "sk-test",
+                "base_url": base,
+                "max_retries": 0,
+            },
         ],
         "channels": {"shutdown_grace_seconds": 2, **(channels or {})},
+        # titles cost one extra model request per thread: tests that want them pass agent=...
+        "agent": {"title": {"enabled": False}},
     }
     for key, value in extra.items():
         if isinstance(value, dict) and isinstance(config.get(key), dict):
@@ -39,9 +54,16 @@ def service_config(data_dir: Path, fake_openai: Any, channels: dict[str, Any] | 
 class ServiceHarness:
     """`async with ServiceHarness(tmp_path, fake_openai, channels={...}) as svc:`"""
 
-    def __init__(self, data_dir: Path, fake_openai: Any, channels: dict[str, Any] | None = None,
-                 *, only: list[str] | None = None,
-                 channel_kwargs: dict[str, dict[str, Any]] | None = None, **extra: Any) -> None:
+    def __init__(
+        self,
+        data_dir: Path,
+        fake_openai: Any,
+        channels: dict[str, Any] | None = None,
+        *,
+        only: list[str] | None = None,
+        channel_kwargs: dict[str, dict[str, Any]] | None = None,
+        **extra: Any,
+    ) -> None:
         self.raw = service_config(data_dir, fake_openai, channels, **extra)
         self.only = only
         self.channel_kwargs = channel_kwargs
@@ -91,3 +113,33 @@ class ServiceHarness:
                 return
             await asyncio.sleep(0.01)
         raise TimeoutError("service did not become idle")
+
+
+class LoopWatch:
+    """Measures how late the running loop wakes up: a blocking call on it shows as lag.
+
+    `async with LoopWatch() as watch: ...` then check `watch.max_lag`.
+    """
+
+    def __init__(self, interval: float = 0.02) -> None:
+        self.interval = interval
+        self.max_lag = 0.0
+        self.samples = 0
+        self._task: asyncio.Task[None] | None = None
+
+    async def _sample(self) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            start = loop.time()
+            await asyncio.sleep(self.interval)
+            self.max_lag = max(self.max_lag, loop.time() - start - self.interval)
+            self.samples += 1
+
+    async def __aenter__(self) -> LoopWatch:
+        self._task = asyncio.create_task(self._sample())
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)

@@ -47,8 +47,14 @@ class ConsoleChannel(Channel):
         edit_budget=(RateBudget(scope="reply", per_second=20, burst=5),),
     )
 
-    def __init__(self, config: ConsoleConfig, ctx: ChannelContext, *,
-                 stdin: TextIO | None = None, stdout: TextIO | None = None) -> None:
+    def __init__(
+        self,
+        config: ConsoleConfig,
+        ctx: ChannelContext,
+        *,
+        stdin: TextIO | None = None,
+        stdout: TextIO | None = None,
+    ) -> None:
         super().__init__(config, ctx)
         self.cfg = config
         self.stdin = stdin or sys.stdin

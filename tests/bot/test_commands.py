@@ -5,16 +5,19 @@ import pytest
 from bot.commands import COMMANDS, parse_command
 
 
-@pytest.mark.parametrize(("text", "name", "args"), [
-    ("/new", "new", ""),
-    ("/models smart", "models", "smart"),
-    ("/models@AntlerBot smart", "models", "smart"),
-    ("@Antler /status", "status", ""),
-    ("<@U123ABC> /help", "help", ""),
-    ("<@U123|antler>   /stop", "stop", ""),
-    ("  /NEW  ", "new", ""),
-    ("/my-skill do the thing\nplease", "my-skill", "do the thing\nplease"),
-])
+@pytest.mark.parametrize(
+    ("text", "name", "args"),
+    [
+        ("/new", "new", ""),
+        ("/models smart", "models", "smart"),
+        ("/models@AntlerBot smart", "models", "smart"),
+        ("@Antler /status", "status", ""),
+        ("<@U123ABC> /help", "help", ""),
+        ("<@U123|antler>   /stop", "stop", ""),
+        ("  /NEW  ", "new", ""),
+        ("/my-skill do the thing\nplease", "my-skill", "do the thing\nplease"),
+    ],
+)
 def test_commands_are_recognised(text: str, name: str, args: str) -> None:
     parsed = parse_command(text)
     assert parsed is not None

@@ -27,8 +27,13 @@ def test_defaults() -> None:
 
 
 def test_errors_name_the_yaml_path() -> None:
-    lines = problems({"models": [{"name": "a", "model": "m", "base_url": "not a url"}],
-                      "gateway": {"port": "x"}, "bogus": 1})
+    lines = problems(
+        {
+            "models": [{"name": "a", "model": "m", "base_url": "not a url"}],
+            "gateway": {"port": "x"},
+            "bogus": 1,
+        }
+    )
     assert any(line.startswith("models[0].base_url: invalid URL") for line in lines)
     assert any(line.startswith("gateway.port:") for line in lines)
     assert "bogus: unknown key" in lines
@@ -44,10 +49,14 @@ def test_env_substitution(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MY_KEY", "sk-secret")
     monkeypatch.setenv("HOST", "example.test")
     monkeypatch.delenv("UNSET_KEY", raising=False)
-    s = settings_from_dict({"models": [
-        {"name": "a", "model": "m", "api_key": "$MY_KEY", "base_url": "https://${HOST}/v1"},
-        {"name": "b", "model": "m", "api_key": "${UNSET_KEY}"},
-    ]})
+    s = settings_from_dict(
+        {
+            "models": [
+                {"name": "a", "model": "m", "api_key": "$MY_KEY", "base_url": "https://${HOST}/v1"},
+                {"name": "b", "model": "m", "api_key": "${UNSET_KEY}"},
+            ]
+        }
+    )
     assert s.models[0].api_key is not None
     assert s.models[0].api_key.get_secret_value() == "sk-secret"
     assert "sk-secret" not in repr(s)
@@ -62,8 +71,12 @@ def test_unset_env_var_for_a_required_value_is_named(monkeypatch: pytest.MonkeyP
 
 
 def test_cross_checks() -> None:
-    lines = problems({"models": [{"name": "a", "model": "m"}, {"name": "a", "model": "n"}],
-                      "default_model": "zzz"})
+    lines = problems(
+        {
+            "models": [{"name": "a", "model": "m"}, {"name": "a", "model": "n"}],
+            "default_model": "zzz",
+        }
+    )
     assert "models[1].name: duplicate model name 'a'" in lines
     assert "default_model: 'zzz' is not one of models[].name" in lines
 
@@ -83,8 +96,13 @@ def test_example_config_is_valid() -> None:
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "bot.cli", *args], capture_output=True,
-                          text=True, timeout=60, cwd=ROOT)
+    return subprocess.run(
+        [sys.executable, "-m", "bot.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+    )
 
 
 def test_cli_bad_config_exits_2_with_the_path(tmp_path: Path) -> None:

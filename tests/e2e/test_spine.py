@@ -21,8 +21,9 @@ pytestmark = pytest.mark.usefixtures("test_channel_registered")
 def harness(tmp_path: Path, fake: FakeOpenAI, **channel_cfg: object) -> ServiceHarness:
     caps = channel_cfg.pop("capabilities", None)
     kwargs = {"test": {"capabilities": caps}} if caps else None
-    return ServiceHarness(tmp_path, fake, {"test": {"enabled": True, **channel_cfg}},
-                          channel_kwargs=kwargs)
+    return ServiceHarness(
+        tmp_path, fake, {"test": {"enabled": True, **channel_cfg}}, channel_kwargs=kwargs
+    )
 
 
 def chan(svc: ServiceHarness) -> RecordingChannel:
@@ -79,16 +80,17 @@ async def test_models_switches_per_conversation(tmp_path: Path, fake_openai: Fak
     assert "* fast" in listing.text
     assert any("Smart" in t for t in ch.texts())
     assert "Unknown model 'nonesuch'" in ch.of("finish")[-1].text or any(
-        "Unknown model 'nonesuch'" in t for t in ch.texts())
+        "Unknown model 'nonesuch'" in t for t in ch.texts()
+    )
     models = {FakeOpenAI.user_texts(r)[-1]: r.model for r in fake_openai.requests}
     assert models["hello"] == "fake-smart"
     assert models["other chat"] == "fake-fast"
 
 
-async def test_conversations_run_together_in_order(tmp_path: Path,
-                                                   fake_openai: FakeOpenAI) -> None:
+async def test_conversations_run_together_in_order(tmp_path: Path, fake_openai: FakeOpenAI) -> None:
     fake_openai.responder = lambda body: Reply(
-        text="ok " + FakeOpenAI.user_texts(body)[-1], delay=0.2)
+        text="ok " + FakeOpenAI.user_texts(body)[-1], delay=0.2
+    )
     async with harness(tmp_path, fake_openai) as svc:
         ch = chan(svc)
         loop = asyncio.get_running_loop()
@@ -125,7 +127,8 @@ async def test_stop_cancels_the_running_reply(tmp_path: Path, fake_openai: FakeO
 
 
 async def test_interrupt_policy_cancels_and_runs_the_new_message(
-        tmp_path: Path, fake_openai: FakeOpenAI) -> None:
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
     fake_openai.script(Reply(text="slow answer that stalls " * 5, stall_after=2))
     async with harness(tmp_path, fake_openai, busy_policy="interrupt") as svc:
         ch = chan(svc)
@@ -140,8 +143,7 @@ async def test_interrupt_policy_cancels_and_runs_the_new_message(
     assert not ch.of("queued")
 
 
-async def test_redelivered_event_is_answered_once(tmp_path: Path,
-                                                  fake_openai: FakeOpenAI) -> None:
+async def test_redelivered_event_is_answered_once(tmp_path: Path, fake_openai: FakeOpenAI) -> None:
     async with harness(tmp_path, fake_openai) as svc:
         ch = chan(svc)
         assert await ch.inject("hello", event_id="evt-1") is PublishResult.accepted
@@ -154,8 +156,9 @@ async def test_redelivered_event_is_answered_once(tmp_path: Path,
     assert len(fake_openai.requests) == 1
 
 
-async def test_answer_cut_by_restart_is_answered_after(tmp_path: Path,
-                                                       fake_openai: FakeOpenAI) -> None:
+async def test_answer_cut_by_restart_is_answered_after(
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
     fake_openai.script(Reply(text="never finished " * 10, stall_after=2))
     svc = harness(tmp_path, fake_openai)
     await svc.start()
@@ -178,8 +181,9 @@ async def test_answer_cut_by_restart_is_answered_after(tmp_path: Path,
 
 
 async def test_full_queue_tells_the_sender(tmp_path: Path, fake_openai: FakeOpenAI) -> None:
-    svc = ServiceHarness(tmp_path, fake_openai,
-                         {"test": {"enabled": True}, "inbound_queue_size": 1})
+    svc = ServiceHarness(
+        tmp_path, fake_openai, {"test": {"enabled": True}, "inbound_queue_size": 1}
+    )
     async with svc:
         ch = chan(svc)
         results = [await ch.inject(f"m{i}", chat_id=f"c{i}") for i in range(3)]
@@ -189,16 +193,19 @@ async def test_full_queue_tells_the_sender(tmp_path: Path, fake_openai: FakeOpen
         assert len(busy_texts) == results.count(PublishResult.busy)
         # the refused event was released: its redelivery is taken
         refused = results.index(PublishResult.busy)
-        assert await ch.inject("again", chat_id=f"c{refused}",
-                               event_id=f"e{refused + 1}") is PublishResult.accepted
+        assert (
+            await ch.inject("again", chat_id=f"c{refused}", event_id=f"e{refused + 1}")
+            is PublishResult.accepted
+        )
         await svc.idle()
         assert svc.app is not None
         assert svc.app.bus.counters.overflowed == results.count(PublishResult.busy)
 
 
 async def test_rate_limited_final_is_waited_out(tmp_path: Path, fake_openai: FakeOpenAI) -> None:
-    caps = Capabilities(max_text_len=1000,
-                        edit_budget=(RateBudget(scope="chat", per_second=50, burst=1),))
+    caps = Capabilities(
+        max_text_len=1000, edit_budget=(RateBudget(scope="chat", per_second=50, burst=1),)
+    )
     async with harness(tmp_path, fake_openai, capabilities=caps) as svc:
         ch = chan(svc)
         ch.failures["finish"] = [RateLimited(0.3, scope="chat")]
@@ -210,10 +217,10 @@ async def test_rate_limited_final_is_waited_out(tmp_path: Path, fake_openai: Fak
     assert finishes[1].at - finishes[0].at >= 0.29
 
 
-async def test_updates_respect_the_channel_budget(tmp_path: Path,
-                                                  fake_openai: FakeOpenAI) -> None:
-    caps = Capabilities(max_text_len=1000,
-                        edit_budget=(RateBudget(scope="chat", per_second=4, burst=1),))
+async def test_updates_respect_the_channel_budget(tmp_path: Path, fake_openai: FakeOpenAI) -> None:
+    caps = Capabilities(
+        max_text_len=1000, edit_budget=(RateBudget(scope="chat", per_second=4, burst=1),)
+    )
     fake_openai.script(Reply(text="word " * 60, tokens_per_second=150))
     async with harness(tmp_path, fake_openai, capabilities=caps) as svc:
         ch = chan(svc)
@@ -226,8 +233,9 @@ async def test_updates_respect_the_channel_budget(tmp_path: Path,
     assert min(gaps) >= 0.24  # 4/s with burst 1 → at least ~0.25 s apart
 
 
-async def test_long_answer_is_split_without_breaking_code(tmp_path: Path,
-                                                          fake_openai: FakeOpenAI) -> None:
+async def test_long_answer_is_split_without_breaking_code(
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
     code = "```python\n" + "\n".join(f"print({i})" for i in range(120)) + "\n```"
     answer = "Intro paragraph.\n\n" + code + "\n\nDone."
     fake_openai.script(Reply(text=answer))
@@ -242,8 +250,9 @@ async def test_long_answer_is_split_without_breaking_code(tmp_path: Path,
     assert "print(119)" in parts[-1] or "print(119)" in "".join(parts)
 
 
-async def test_failed_run_ends_with_a_readable_error(tmp_path: Path,
-                                                     fake_openai: FakeOpenAI) -> None:
+async def test_failed_run_ends_with_a_readable_error(
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
     fake_openai.script(Reply(status=500, error="upstream exploded"))
     async with harness(tmp_path, fake_openai) as svc:
         ch = chan(svc)
@@ -257,7 +266,8 @@ async def test_failed_run_ends_with_a_readable_error(tmp_path: Path,
 
 
 async def test_attachment_reaches_the_agent_and_oversize_is_refused(
-        tmp_path: Path, fake_openai: FakeOpenAI) -> None:
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
     async with harness(tmp_path, fake_openai) as svc:
         ch = chan(svc)
         ch.files["f1"] = b"hello file"
@@ -271,7 +281,8 @@ async def test_attachment_reaches_the_agent_and_oversize_is_refused(
 
 
 async def test_unknown_command_gets_help_and_paths_go_to_chat(
-        tmp_path: Path, fake_openai: FakeOpenAI) -> None:
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
     async with harness(tmp_path, fake_openai) as svc:
         ch = chan(svc)
         await ch.inject("/frobnicate now")

@@ -52,8 +52,9 @@ class RecordingChannel(Channel):
     name = "test"
     capabilities = Capabilities(max_text_len=1000, buttons=True, files_in=True, files_out=True)
 
-    def __init__(self, config: ChannelConfig, ctx: ChannelContext,
-                 capabilities: Capabilities | None = None) -> None:
+    def __init__(
+        self, config: ChannelConfig, ctx: ChannelContext, capabilities: Capabilities | None = None
+    ) -> None:
         super().__init__(config, ctx)
         if capabilities is not None:
             self.capabilities = capabilities
@@ -72,15 +73,30 @@ class RecordingChannel(Channel):
 
     # ------------------------------------------------------------ inbound
 
-    def message(self, text: str, chat_id: str = "c1", *, topic: str | None = None,
-                user: str = "u1", event_id: str | None = None, chat_type: str = "dm",
-                attachments: tuple[Attachment, ...] = (), **kw: Any) -> InboundMessage:
-        chat = ChatRef(channel=self.name, chat_id=chat_id, topic_id=topic,
-                       chat_type=chat_type)  # type: ignore[arg-type]
+    def message(
+        self,
+        text: str,
+        chat_id: str = "c1",
+        *,
+        topic: str | None = None,
+        user: str = "u1",
+        event_id: str | None = None,
+        chat_type: str = "dm",
+        attachments: tuple[Attachment, ...] = (),
+        **kw: Any,
+    ) -> InboundMessage:
+        chat = ChatRef(channel=self.name, chat_id=chat_id, topic_id=topic, chat_type=chat_type)  # type: ignore[arg-type]
         eid = event_id or f"e{next(self._events)}"
-        return InboundMessage(event_id=eid, chat=chat, sender=UserRef(id=user, name=user),
-                              text=text, attachments=attachments, message_id=eid,
-                              received_at=time.time(), **kw)
+        return InboundMessage(
+            event_id=eid,
+            chat=chat,
+            sender=UserRef(id=user, name=user),
+            text=text,
+            attachments=attachments,
+            message_id=eid,
+            received_at=time.time(),
+            **kw,
+        )
 
     async def inject(self, text: str, chat_id: str = "c1", **kw: Any) -> PublishResult:
         return await self.ctx.publish(self.message(text, chat_id, **kw))
@@ -96,8 +112,11 @@ class RecordingChannel(Channel):
 
     async def open_reply(self, msg: InboundMessage, doc: ReplyDoc) -> Handle:
         handle = Handle(next(self._ids), msg.chat)
-        self._record(Call("queued" if doc.status == "queued" else "open", doc, chat=msg.chat,
-                          reply=handle.id))
+        self._record(
+            Call(
+                "queued" if doc.status == "queued" else "open", doc, chat=msg.chat, reply=handle.id
+            )
+        )
         return handle
 
     async def update_reply(self, handle: Handle, doc: ReplyDoc) -> None:
@@ -127,13 +146,20 @@ class RecordingChannel(Channel):
     # ------------------------------------------------------------ queries
 
     def of(self, kind: str, chat_id: str | None = None) -> list[Call]:
-        return [c for c in self.calls
-                if c.kind == kind and (chat_id is None or (c.chat and c.chat.chat_id == chat_id))]
+        return [
+            c
+            for c in self.calls
+            if c.kind == kind and (chat_id is None or (c.chat and c.chat.chat_id == chat_id))
+        ]
 
     def texts(self, chat_id: str | None = None) -> list[str]:
         """Final texts and plain texts, in order."""
-        return [c.text for c in self.calls if c.kind in ("finish", "continuation", "text")
-                and (chat_id is None or (c.chat and c.chat.chat_id == chat_id))]
+        return [
+            c.text
+            for c in self.calls
+            if c.kind in ("finish", "continuation", "text")
+            and (chat_id is None or (c.chat and c.chat.chat_id == chat_id))
+        ]
 
     async def wait_for(self, kind: str, count: int = 1, timeout: float = 10.0) -> list[Call]:
         loop = asyncio.get_running_loop()

@@ -1,0 +1,81 @@
+"""What happens around a run so the agent keeps its footing across turns and conversations.
+
+Before the graph runs: uploaded documents are converted, images marked for vision models, and
+the person's memory block is looked up. After it: the first exchange of a thread gets a title,
+and the exchange is queued for the memory pass.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from agent.config import AgentConfig, ModelConfig
+from agent.events import AgentEvent, Title, Turn
+from agent.memory import MemoryService
+from agent.models import create_chat_model
+from agent.paths import ThreadDirs
+from agent.prompt import human_content, human_metadata
+from agent.titles import make_title
+from agent.uploads import prepare_files
+
+log = logging.getLogger(__name__)
+
+History = Callable[[str], Awaitable[list[Any]]]
+
+
+@dataclass(frozen=True, slots=True)
+class PreparedTurn:
+    message: Any  # the HumanMessage
+    memory: str  # the `<memory>` block ("" when none)
+    first_exchange: bool
+
+
+class Continuity:
+    def __init__(self, config: AgentConfig, memory: MemoryService, history: History) -> None:
+        self.config = config
+        self.memory = memory
+        self._history = history
+
+    async def before(self, thread_id: str, turn: Turn, model: ModelConfig,
+                     dirs: ThreadDirs) -> PreparedTurn:
+        from langchain_core.messages import HumanMessage
+
+        files = await prepare_files(turn.files, dirs, self.config.uploads,
+                                    vision=model.supports_vision)
+        meta = human_metadata(turn)
+        if files.images:
+            meta["images"] = list(files.images)
+        content = human_content(turn, files.block if turn.files else None)
+        message = HumanMessage(content=content, additional_kwargs={"antler": meta})
+        first = self.config.title.enabled and not await self._answered_before(thread_id)
+        return PreparedTurn(message, self._memory_block(turn), first)
+
+    def _memory_block(self, turn: Turn) -> str:
+        name = turn.user_name if turn.chat_type != "dm" else ""
+        try:
+            return self.memory.context_for(turn.user_id, turn.text, name)
+        except Exception:  # memory is a help, never a reason to fail the turn
+            log.exception("memory lookup for %s failed", turn.user_id)
+            return ""
+
+    async def after(self, thread_id: str, turn: Turn, answer: str, prepared: PreparedTurn,
+                    model: ModelConfig, models: list[ModelConfig]) -> list[AgentEvent]:
+        try:
+            self.memory.record(turn.user_id, thread_id, turn.text, answer)
+        except Exception:
+            log.exception("could not queue the exchange of %s for memory", turn.user_id)
+        if not prepared.first_exchange or not answer.strip():
+            return []
+        cfg = self.config.title
+        title_model = next((m for m in models if cfg.model_name and m.name == cfg.model_name),
+                           model)
+        chat = create_chat_model(title_model, self.config, thinking=False)
+        title = await make_title(chat, turn.text, answer, cfg,
+                                 timeout=min(30.0, self.config.request_timeout_seconds))
+        return [Title(title)] if title else []
+
+    async def _answered_before(self, thread_id: str) -> bool:
+        return any(getattr(m, "type", "") == "ai" for m in await self._history(thread_id))

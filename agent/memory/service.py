@@ -1,0 +1,165 @@
+"""MemoryService: records exchanges, runs the debounced extraction pass, builds injections.
+
+After each turn the runner calls `record()`: the exchange is written to the `pending` table
+(so a restart loses nothing) and a flush is scheduled `debounce_seconds` later; more exchanges
+arriving meanwhile push the flush back (at most to 4 × the debounce after the first) and are
+batched: one extraction call per person per flush. The flush runs on its own task, never on a
+reply's path. The bot's `/memory` command reads and edits through `listing`/`forget`/`clear`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agent.config_context import MemoryConfig
+from agent.memory.extract import extraction_messages, parse_update
+from agent.memory.inject import memory_block
+from agent.memory.store import Fact, MemoryStore, PendingExchange
+from agent.relay import content_text
+
+log = logging.getLogger(__name__)
+
+MAX_WAIT_FACTOR = 4
+ModelFactory = Callable[[], Any]
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryView:
+    """What is remembered about one person, as `/memory` shows it (facts numbered from 1)."""
+
+    contexts: dict[str, str]
+    facts: tuple[Fact, ...]
+
+
+class MemoryService:
+    def __init__(self, config: MemoryConfig, data_dir: Path, model: ModelFactory) -> None:
+        self.config = config
+        self.path = Path(data_dir) / "memory.db"
+        self._model = model
+        self._store: MemoryStore | None = None
+        self._timer: asyncio.Task[None] | None = None
+        self._first: float | None = None
+        self._due = 0.0
+        self.flushes = 0
+
+    @property
+    def enabled(self) -> bool:
+        return self.config.enabled
+
+    @property
+    def store(self) -> MemoryStore:
+        if self._store is None:
+            self._store = MemoryStore(self.path)
+        return self._store
+
+    async def start(self) -> None:
+        if self.enabled and self.store.has_pending():
+            self._schedule()
+
+    async def stop(self) -> None:
+        """Stop the timer; exchanges not yet processed stay pending for the next start."""
+        if self._timer is not None:
+            self._timer.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._timer
+            self._timer = None
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+
+    # the turn's side -------------------------------------------------------------------------
+
+    def context_for(self, user_id: str, query: str, name: str = "") -> str:
+        """The `<memory>` block for this person's turn ("" when disabled or nothing known)."""
+        if not self.enabled or not user_id:
+            return ""
+        person = self.store.person(user_id)
+        return memory_block(
+            self.store.contexts(person), self.store.facts(person), query,
+            self.config.max_injection_tokens, name,
+        )
+
+    def record(self, user_id: str, thread_id: str, user_text: str, answer: str) -> None:
+        if not self.enabled or not user_id or not user_text.strip():
+            return
+        self.store.add_pending(self.store.person(user_id), thread_id, user_text, answer)
+        self._schedule()
+
+    # /memory -----------------------------------------------------------------------------------
+
+    def listing(self, user_id: str) -> MemoryView:
+        person = self.store.person(user_id)
+        return MemoryView(self.store.contexts(person), tuple(self.store.facts(person)))
+
+    def forget(self, user_id: str, number: int) -> Fact | None:
+        """Forget the fact shown as `number` (1-based) by `listing`."""
+        facts = self.listing(user_id).facts
+        if not 1 <= number <= len(facts):
+            return None
+        fact = facts[number - 1]
+        return fact if self.store.forget(self.store.person(user_id), fact.id) else None
+
+    def clear(self, user_id: str) -> int:
+        return self.store.clear(self.store.person(user_id))
+
+    # the debounced pass ------------------------------------------------------------------------
+
+    def _schedule(self) -> None:
+        now = asyncio.get_running_loop().time()
+        debounce = self.config.debounce_seconds
+        if self._first is None:
+            self._first = now
+        self._due = min(now + debounce, self._first + MAX_WAIT_FACTOR * debounce)
+        if self._timer is None or self._timer.done():
+            self._timer = asyncio.create_task(self._wait_and_flush(), name="memory-flush")
+
+    async def _wait_and_flush(self) -> None:
+        loop = asyncio.get_running_loop()
+        while (delay := self._due - loop.time()) > 0:
+            await asyncio.sleep(delay)
+        self._first = None
+        try:
+            await self.flush()
+        except Exception:
+            log.exception("memory flush failed")
+        if self._store is not None and self.store.has_pending() and self._first is not None:
+            self._timer = asyncio.create_task(self._wait_and_flush(), name="memory-flush")
+
+    async def flush(self) -> None:
+        """Process every pending exchange now: one extraction call per person."""
+        by_person: dict[str, list[PendingExchange]] = defaultdict(list)
+        for exchange in self.store.pending():
+            by_person[exchange.person].append(exchange)
+        for person, exchanges in by_person.items():
+            await self._extract(person, exchanges)
+        self.flushes += 1
+
+    async def _extract(self, person: str, exchanges: list[PendingExchange]) -> None:
+        store, ids = self.store, [ex.id for ex in exchanges]
+        messages = extraction_messages(
+            exchanges, store.facts(person), store.contexts(person),
+            self.config.fact_confidence_threshold,
+        )
+        try:
+            response = await self._model().ainvoke(messages)
+            update = parse_update(content_text(response.content))
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # ExtractionError, provider errors: count the attempt
+            log.warning("memory extraction for %s failed: %s", person, exc)
+            store.failed_pending(ids)
+            return
+        if self._store is None:  # stopped meanwhile; try again next start
+            return
+        store.apply(
+            person, update, source=exchanges[-1].thread_id,
+            max_facts=self.config.max_facts, threshold=self.config.fact_confidence_threshold,
+            done=ids,
+        )

@@ -1,0 +1,229 @@
+"""MemoryStore: what the agent remembers about each person, in `<data_dir>/memory.db` (SQLite).
+
+A *person* is a platform-qualified user id (`telegram:42`) unless `person_links` maps that id
+onto another person (an admin linking one human's accounts across platforms). Every change is
+one transaction, so a crash never leaves half an update behind.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+CONTEXT_KINDS = ("work", "personal", "top_of_mind")
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS facts (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    person TEXT NOT NULL,
+    content TEXT NOT NULL,
+    category TEXT NOT NULL,
+    confidence REAL NOT NULL,
+    source TEXT NOT NULL DEFAULT '',
+    created_at REAL NOT NULL,
+    updated_at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS facts_person ON facts(person, id);
+CREATE TABLE IF NOT EXISTS contexts (
+    person TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    summary TEXT NOT NULL,
+    updated_at REAL NOT NULL,
+    PRIMARY KEY (person, kind)
+);
+CREATE TABLE IF NOT EXISTS pending (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    person TEXT NOT NULL,
+    thread_id TEXT NOT NULL,
+    user_text TEXT NOT NULL,
+    answer TEXT NOT NULL,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    created_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS person_links (
+    user_id TEXT PRIMARY KEY,
+    person TEXT NOT NULL,
+    linked_at REAL NOT NULL
+);
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class Fact:
+    id: int
+    content: str
+    category: str
+    confidence: float
+    source: str = ""
+    created_at: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class NewFact:
+    content: str
+    category: str
+    confidence: float
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryUpdate:
+    """What one extraction pass proposes: context summaries, new facts, facts to drop."""
+
+    contexts: dict[str, str]
+    facts: tuple[NewFact, ...] = ()
+    remove: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class PendingExchange:
+    id: int
+    person: str
+    thread_id: str
+    user_text: str
+    answer: str
+
+
+class MemoryStore:
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.db = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA synchronous=NORMAL")
+        self.db.executescript(_SCHEMA)
+
+    def close(self) -> None:
+        self.db.close()
+
+    # people ----------------------------------------------------------------------------------
+
+    def person(self, user_id: str) -> str:
+        row = self.db.execute(
+            "SELECT person FROM person_links WHERE user_id = ?", (user_id,)
+        ).fetchone()
+        return str(row[0]) if row else user_id
+
+    def link(self, user_id: str, person: str) -> None:
+        """Treat `user_id` as `person` from now on (its own memory stays under its own id)."""
+        self.db.execute(
+            "INSERT OR REPLACE INTO person_links(user_id, person, linked_at) VALUES (?, ?, ?)",
+            (user_id, person, time.time()),
+        )
+
+    # reading ---------------------------------------------------------------------------------
+
+    def facts(self, person: str) -> list[Fact]:
+        rows = self.db.execute(
+            "SELECT id, content, category, confidence, source, created_at FROM facts"
+            " WHERE person = ? ORDER BY id",
+            (person,),
+        )
+        return [Fact(int(i), str(c), str(k), float(p), str(s), float(t))
+                for i, c, k, p, s, t in rows]
+
+    def contexts(self, person: str) -> dict[str, str]:
+        rows = self.db.execute("SELECT kind, summary FROM contexts WHERE person = ?", (person,))
+        found = {str(kind): str(summary) for kind, summary in rows}
+        return {kind: found[kind] for kind in CONTEXT_KINDS if found.get(kind)}
+
+    # writing ---------------------------------------------------------------------------------
+
+    def apply(self, person: str, update: MemoryUpdate, *, source: str, max_facts: int,
+              threshold: float, done: list[int] | None = None) -> None:
+        """Merge an update in one transaction; keep at most `max_facts`, dropping the weakest.
+
+        `done` names the pending exchanges the update came from; they go in the same transaction.
+        """
+        now = time.time()
+        known = {_normal(f.content): f.id for f in self.facts(person)}
+        with _transaction(self.db):
+            for kind, summary in update.contexts.items():
+                if kind in CONTEXT_KINDS and summary.strip():
+                    self.db.execute(
+                        "INSERT OR REPLACE INTO contexts(person, kind, summary, updated_at)"
+                        " VALUES (?, ?, ?, ?)",
+                        (person, kind, summary.strip(), now),
+                    )
+            for fact_id in update.remove:
+                self.db.execute("DELETE FROM facts WHERE person = ? AND id = ?", (person, fact_id))
+            for fact in update.facts:
+                key = _normal(fact.content)
+                if fact.confidence < threshold or not key or key in known:
+                    continue
+                known[key] = 0
+                self.db.execute(
+                    "INSERT INTO facts(person, content, category, confidence, source, created_at,"
+                    " updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (person, fact.content.strip(), fact.category, fact.confidence, source,
+                     now, now),
+                )
+            self._trim(person, max_facts)
+            self.done_pending(done or [])
+
+    def _trim(self, person: str, max_facts: int) -> None:
+        self.db.execute(
+            "DELETE FROM facts WHERE id IN (SELECT id FROM facts WHERE person = ?"
+            " ORDER BY confidence DESC, id DESC LIMIT -1 OFFSET ?)",
+            (person, max_facts),
+        )
+
+    def forget(self, person: str, fact_id: int) -> bool:
+        cur = self.db.execute("DELETE FROM facts WHERE person = ? AND id = ?", (person, fact_id))
+        return cur.rowcount > 0
+
+    def clear(self, person: str) -> int:
+        """Forget the person entirely: facts, summaries and exchanges not yet processed."""
+        with _transaction(self.db):
+            removed = self.db.execute("DELETE FROM facts WHERE person = ?", (person,)).rowcount
+            self.db.execute("DELETE FROM contexts WHERE person = ?", (person,))
+            self.db.execute("DELETE FROM pending WHERE person = ?", (person,))
+        return int(removed)
+
+    # the queue of exchanges waiting for extraction -------------------------------------------
+
+    def add_pending(self, person: str, thread_id: str, user_text: str, answer: str) -> None:
+        self.db.execute(
+            "INSERT INTO pending(person, thread_id, user_text, answer, created_at)"
+            " VALUES (?, ?, ?, ?, ?)",
+            (person, thread_id, user_text, answer, time.time()),
+        )
+
+    def has_pending(self) -> bool:
+        return self.db.execute("SELECT 1 FROM pending LIMIT 1").fetchone() is not None
+
+    def pending(self) -> list[PendingExchange]:
+        rows = self.db.execute(
+            "SELECT id, person, thread_id, user_text, answer FROM pending ORDER BY id"
+        )
+        return [PendingExchange(int(i), str(p), str(t), str(u), str(a)) for i, p, t, u, a in rows]
+
+    def done_pending(self, ids: list[int]) -> None:
+        self.db.executemany("DELETE FROM pending WHERE id = ?", [(i,) for i in ids])
+
+    def failed_pending(self, ids: list[int], max_attempts: int = 3) -> None:
+        """Count a failed pass; exchanges that failed `max_attempts` times are given up."""
+        with _transaction(self.db):
+            self.db.executemany(
+                "UPDATE pending SET attempts = attempts + 1 WHERE id = ?", [(i,) for i in ids]
+            )
+            self.db.execute("DELETE FROM pending WHERE attempts >= ?", (max_attempts,))
+
+
+class _transaction:
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+
+    def __enter__(self) -> None:
+        self.db.execute("BEGIN IMMEDIATE")
+
+    def __exit__(self, exc_type: object, *_: object) -> None:
+        self.db.execute("ROLLBACK" if exc_type else "COMMIT")
+
+
+_SPACE = re.compile(r"\s+")
+
+
+def _normal(text: str) -> str:
+    return _SPACE.sub(" ", text).strip().lower().rstrip(".")

@@ -1,0 +1,79 @@
+"""Adds the hands' sections to the system message each model call: working directory, skills
+(and the skill activated with `/<skill>` for this turn), clarification, subagents."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage, ToolMessage
+
+from agent.skills.registry import SkillRegistry
+
+
+class HandsPrompt(AgentMiddleware):
+    def __init__(self, static: str, skills: SkillRegistry | None,
+                 skills_section: Callable[[SkillRegistry], str]) -> None:
+        super().__init__()
+        self.static = static
+        self.skills = skills
+        self.skills_section = skills_section
+
+    def _sections(self, messages: Sequence[BaseMessage]) -> str:
+        parts = [self.static]
+        if self.skills is not None:
+            parts.append(self.skills_section(self.skills))
+            parts.append(self._active_skill(messages))
+        parts.append(numbered_answer(messages))
+        return "\n\n".join(p for p in parts if p)
+
+    def _active_skill(self, messages: Sequence[BaseMessage]) -> str:
+        human = _last_human(messages)
+        name = ((human.additional_kwargs.get("antler") or {}).get("skill")
+                if human is not None else None)
+        skill = self.skills.get(name) if self.skills is not None and name else None
+        if skill is None:
+            return ""
+        return (f"<active_skill name=\"{skill.name}\">\nThe user started this message with "
+                f"/{skill.name}: follow this skill (files it mentions are under "
+                f"{skill.virtual_path.rsplit('/', 1)[0]}).\n\n{skill.body()}\n</active_skill>")
+
+    def _prompt(self, request: ModelRequest) -> ModelRequest:
+        extra = self._sections(request.messages)
+        current = request.system_message.text if request.system_message is not None else ""
+        text = f"{current}\n\n{extra}" if current else extra
+        return request.override(system_message=SystemMessage(text))
+
+    def wrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
+    ) -> Any:
+        return handler(self._prompt(request))
+
+    async def awrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
+    ) -> Any:
+        return await handler(self._prompt(request))
+
+
+def _last_human(messages: Sequence[BaseMessage]) -> HumanMessage | None:
+    for message in reversed(messages):
+        if isinstance(message, HumanMessage) and "antler" in message.additional_kwargs:
+            return message
+    return None
+
+
+def numbered_answer(messages: Sequence[BaseMessage]) -> str:
+    """When the user answers a clarification with a bare number, say which option it means."""
+    human = _last_human(messages)
+    if human is None:
+        return ""
+    index = messages.index(human)
+    text = str((human.additional_kwargs.get("antler") or {}).get("text", "")).strip()
+    before = messages[index - 1] if index else None
+    if not text.isdigit() or not isinstance(before, ToolMessage):
+        return ""
+    options = (before.artifact or {}).get("options") if isinstance(before.artifact, dict) else None
+    if before.name != "ask_clarification" or not options or not 1 <= int(text) <= len(options):
+        return ""
+    return f"The user's answer \"{text}\" means option {text}: \"{options[int(text) - 1]}\"."

@@ -1,0 +1,1 @@
+"""Skills: `skills/<category>/<name>/SKILL.md` packages the agent reads from `/mnt/skills`."""

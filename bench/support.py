@@ -1,0 +1,113 @@
+"""Shared pieces for benchmarks: percentiles, RSS, loop lag, a fake OpenAI server process."""
+
+from __future__ import annotations
+
+import asyncio
+import multiprocessing as mp
+import resource
+import statistics
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+
+def pct(values: list[float], p: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    index = min(len(ordered) - 1, max(0, round(p / 100 * (len(ordered) - 1))))
+    return ordered[index]
+
+
+def summary(prefix: str, values: list[float], scale: float = 1000.0) -> dict[str, float]:
+    """p50/p99/mean in milliseconds (scale) under `prefix_`."""
+    return {
+        f"{prefix}_p50_ms": round(pct(values, 50) * scale, 3),
+        f"{prefix}_p99_ms": round(pct(values, 99) * scale, 3),
+        f"{prefix}_mean_ms": round(statistics.fmean(values) * scale, 3) if values else 0.0,
+    }
+
+
+def rss_bytes() -> int:
+    with open("/proc/self/statm") as f:
+        pages = int(f.read().split()[1])
+    return pages * resource.getpagesize()
+
+
+def peak_rss_bytes() -> int:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+class LoopLag:
+    """Samples how late a 10 ms timer fires on the running loop."""
+
+    def __init__(self, interval: float = 0.01) -> None:
+        self.interval = interval
+        self.lags: list[float] = []
+        self._task: asyncio.Task[None] | None = None
+
+    async def _run(self) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            start = loop.time()
+            await asyncio.sleep(self.interval)
+            self.lags.append(max(0.0, loop.time() - start - self.interval))
+
+    def __enter__(self) -> LoopLag:
+        self._task = asyncio.get_running_loop().create_task(self._run())
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._task is not None:
+            self._task.cancel()
+
+
+def _serve_fake(conn: Any, tokens_per_second: float | None, text: str) -> None:
+    import sys
+    import threading
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from tests.fakes.openai_server import FakeOpenAI
+    from tests.fakes.openai_wire import Reply
+
+    fake = FakeOpenAI().start()
+    if text:
+        fake.responder = lambda body: Reply(text=text, tokens_per_second=tokens_per_second)
+    conn.send(fake.base_url)
+    threading.Event().wait()
+
+
+class FakeOpenAIProcess:
+    """The fake OpenAI server in a child process, so it does not share the benchmark's CPU/GIL."""
+
+    def __init__(self, tokens_per_second: float | None = None, text: str = "") -> None:
+        parent, child = mp.Pipe()
+        self._parent = parent
+        self.proc = mp.get_context("fork").Process(
+            target=_serve_fake, args=(child, tokens_per_second, text), daemon=True)
+
+    def __enter__(self) -> str:
+        self.proc.start()
+        url: str = self._parent.recv()
+        return url
+
+    def __exit__(self, *exc: object) -> None:
+        self.proc.kill()
+        self.proc.join(5)
+
+
+def temp_dir() -> Path:
+    return Path(tempfile.mkdtemp(prefix="antler-bench-"))
+
+
+def register_recording_channel() -> None:
+    import channels
+    from bot.config import channels_model
+
+    channels.REGISTRY["test"] = ("tests.fakes.recording_channel:RecordingConfig",
+                                 "tests.fakes.recording_channel:RecordingChannel")
+    channels_model.cache_clear()
+
+
+Factory = Callable[[], Any]

@@ -1,0 +1,5 @@
+"""DingTalk: Stream mode inbound (dingtalk-stream), AI-card streaming or markdown replies."""
+
+from channels.dingtalk.config import DingTalkConfig
+
+__all__ = ["DingTalkConfig"]

@@ -1,0 +1,56 @@
+"""`channels.dingtalk` settings."""
+
+from __future__ import annotations
+
+from pydantic import Field, SecretStr, field_validator, model_validator
+
+from channels.base import ChannelConfig
+
+DEFAULT_API_BASE = "https://api.dingtalk.com"
+
+
+class DingTalkConfig(ChannelConfig):
+    """An enterprise-internal DingTalk app with a robot, connected in Stream mode.
+
+    `api_base` is where every OpenAPI call goes (gateway, token, robot send, cards, files); see
+    `channels.dingtalk.endpoint` for how it reaches the SDK. `upload_base` defaults to the legacy
+    host `https://oapi.dingtalk.com` when `api_base` is the official one, else to `api_base`.
+    """
+
+    client_id: str = ""
+    client_secret: SecretStr = SecretStr("")
+    robot_code: str = ""
+    card_template_id: str = ""
+    card_content_key: str = "content"
+    api_base: str = DEFAULT_API_BASE
+    upload_base: str = ""
+    stream_interval: float = Field(default=0.5, ge=0.05, le=10.0)
+    markdown_title: str = "Antler"
+    max_file_mb: float = Field(default=20.0, gt=0)
+    http_timeout: float = Field(default=30.0, gt=0)
+
+    @field_validator("client_id", "client_secret", "robot_code", "card_template_id", mode="before")
+    @classmethod
+    def _unset_is_empty(cls, value: object) -> object:
+        """An unset `$VAR` arrives as None: treat it as not configured."""
+        return "" if value is None else value
+
+    @field_validator("api_base", "upload_base")
+    @classmethod
+    def _strip_slash(cls, value: str) -> str:
+        return value.rstrip("/")
+
+    @model_validator(mode="after")
+    def _credentials_when_enabled(self) -> DingTalkConfig:
+        if self.enabled and not (self.client_id and self.client_secret.get_secret_value()):
+            raise ValueError("client_id and client_secret are required when enabled")
+        return self
+
+    @property
+    def robot(self) -> str:
+        """The robot code; for apps created with a robot it equals the client id."""
+        return self.robot_code or self.client_id
+
+    @property
+    def max_file_bytes(self) -> int:
+        return int(self.max_file_mb * 1024 * 1024)

@@ -1,0 +1,156 @@
+"""FeishuChannel: lifecycle and the reply verbs. Inbound in `inbound.py`, cards in `stream.py`."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+from channels.base import (
+    Attachment,
+    Capabilities,
+    Channel,
+    ChannelContext,
+    ChannelError,
+    ChatRef,
+    InboundMessage,
+    RateBudget,
+    ReplyDoc,
+    ReplyHandle,
+)
+from channels.feishu import files, render
+from channels.feishu.api import FeishuApi, build_client
+from channels.feishu.config import FeishuConfig
+from channels.feishu.inbound import Inbound
+from channels.feishu.parse import BotIdentity
+from channels.feishu.stream import CardStreamer, FeishuReply
+from channels.feishu.webhook import webhook_route
+from channels.feishu.ws import LongConnection
+
+ACCEPT_EMOJI = "OK"
+MAX_FILE_IN = 100 * 1024 * 1024
+
+
+class FeishuChannel(Channel):
+    name = "feishu"
+
+    def __init__(self, config: FeishuConfig, ctx: ChannelContext) -> None:
+        super().__init__(config, ctx)
+        self.config: FeishuConfig = config
+        self.capabilities = Capabilities(
+            max_text_len=render.CARD_MAX_CHARS, can_edit=True, native_stream=True, cards=True,
+            buttons=True, files_in=True, files_out=True, threads=True, markdown="feishu",
+            max_file_in=MAX_FILE_IN,
+            edit_budget=(RateBudget(scope="reply", per_second=1 / config.stream_interval),),
+        )
+        self.api = FeishuApi(build_client(config))
+        self.streamer = CardStreamer(self.api, config.card_mode)
+        self.inbound = Inbound(config, ctx, self._refuse, self.name)
+        self.connection: LongConnection | None = None
+        self._side_tasks: set[asyncio.Task[None]] = set()
+
+    # ------------------------------------------------------------------ lifecycle
+    async def start(self) -> None:
+        loop = asyncio.get_running_loop()
+        self.inbound.loop = loop
+        self.inbound.bot = await self._identity()
+        if self.config.mode == "webhook":
+            handler = self.inbound.handler(verify=True)
+            self.ctx.add_route("POST", self.config.webhook_path, webhook_route(handler))
+            self.ctx.report(connected=True)
+            return
+
+        def on_state(connected: bool, error: str | None) -> None:
+            loop.call_soon_threadsafe(lambda: self.ctx.report(connected=connected, error=error))
+
+        self.connection = LongConnection(self.config, self.inbound.handler(verify=False), on_state)
+        await self.connection.start()
+
+    async def stop(self) -> None:
+        if self.connection is not None:
+            await self.connection.stop()
+            self.connection = None
+        pending = [asyncio.wrap_future(f) for f in list(self.inbound.pending)]
+        pending += list(self._side_tasks)
+        if pending:
+            await asyncio.wait(pending, timeout=5)
+        self.inbound.loop = None
+
+    async def _identity(self) -> BotIdentity:
+        try:
+            info = await self.api.bot_info()
+        except ChannelError as exc:
+            self.log.warning("feishu: bot info unavailable (%s); matching mentions by name", exc)
+            return BotIdentity(name=self.ctx.bot_name)
+        return BotIdentity(open_id=str(info.get("open_id") or ""),
+                           name=str(info.get("app_name") or self.ctx.bot_name))
+
+    # ------------------------------------------------------------------ replies
+    def _in_thread(self, chat: ChatRef) -> bool:
+        return chat.chat_type == "group" and self.config.group_scope == "topic"
+
+    async def open_reply(self, msg: InboundMessage, doc: ReplyDoc) -> ReplyHandle:
+        if msg.message_id and not msg.is_button:
+            task = asyncio.create_task(self._react(msg.message_id))  # best effort, not awaited
+            self._side_tasks.add(task)
+            task.add_done_callback(self._side_tasks.discard)
+        reply = await self.streamer.open(msg.chat, msg.message_id, doc,
+                                         in_thread=self._in_thread(msg.chat))
+        self._remember(reply)
+        return reply
+
+    async def _react(self, message_id: str) -> None:
+        try:
+            await self.api.react(message_id, ACCEPT_EMOJI)
+        except ChannelError as exc:
+            self.log.info("feishu: reaction failed: %s", exc)
+
+    def _remember(self, reply: FeishuReply) -> None:
+        for part in reply.parts:
+            self.inbound.ours.add(part.message_id)
+
+    async def update_reply(self, handle: ReplyHandle, doc: ReplyDoc) -> None:
+        await self.streamer.update(handle, doc)
+        self._remember(handle)
+
+    async def finish_reply(self, handle: ReplyHandle, doc: ReplyDoc) -> None:
+        await self.streamer.update(handle, doc)
+        self._remember(handle)
+
+    async def send_continuation(self, handle: ReplyHandle, doc: ReplyDoc) -> None:
+        await self.streamer.continuation(handle, doc)
+        self._remember(handle)
+
+    async def send_text(self, chat: ChatRef, text: str, *, reply_to: str | None = None) -> None:
+        target = reply_to or chat.topic_id
+        for part in render.split_for_cards(text):
+            content = render.dumps(render.text_card(part))
+            if target:
+                mid = await self.api.reply(target, "interactive", content,
+                                           in_thread=self._in_thread(chat))
+            else:
+                mid = await self.api.send(chat.chat_id, "interactive", content)
+            self.inbound.ours.add(mid)
+
+    async def _refuse(self, msg: InboundMessage, text: str) -> None:
+        try:
+            if msg.message_id and not msg.is_button:
+                await self.api.reply(msg.message_id, "text", json.dumps({"text": text}))
+            else:
+                await self.api.send(msg.chat.chat_id, "text", json.dumps({"text": text}))
+        except ChannelError as exc:
+            self.log.warning("feishu: refusal not delivered: %s", exc)
+
+    # ------------------------------------------------------------------ files
+    async def send_file(self, handle: ReplyHandle, path: Path) -> None:
+        reply: FeishuReply = handle
+        msg_type, content = await files.upload(self.api, path)
+        if reply.reply_to:
+            mid = await self.api.reply(reply.reply_to, msg_type, content,
+                                       in_thread=reply.in_thread)
+        else:
+            mid = await self.api.send(reply.chat.chat_id, msg_type, content)
+        self.inbound.ours.add(mid)
+
+    async def fetch_file(self, msg: InboundMessage, att: Attachment, dest_dir: Path) -> Path:
+        return await files.fetch(self.api, msg, att, dest_dir, self.capabilities.max_file_in)

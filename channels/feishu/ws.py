@@ -1,0 +1,159 @@
+"""The long connection: lark-oapi's ws client on its own thread, owned and supervised by us.
+
+lark-oapi's `ws.Client.start()` blocks forever on a module-global loop and has no stop. We never
+call it. Instead the client lives on an `SdkThread` loop: we connect, run its ping loop, and a
+supervisor reconnects when the connection closes or goes silent (no frame, not even a pong, for
+`silence_timeout`). `stop()` cancels all of it, closes the websocket and joins the thread.
+
+The module-global `lark_oapi.ws.client.loop` is what the client schedules its receive and
+handler tasks on; we replace it once with a proxy that schedules on the *running* loop, so any
+number of clients can each live on their own thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+
+import lark_oapi as lark
+from lark_oapi.ws import client as lark_ws_client
+
+from channels._threads import SdkThread, call_blocking
+from channels.feishu.config import FeishuConfig
+
+log = logging.getLogger("channels.feishu")
+StateFn = Callable[[bool, str | None], None]
+
+
+class _RunningLoop:
+    """Stands in for lark's module-global loop: tasks go to whichever loop is running."""
+
+    def __init__(self, fallback: asyncio.AbstractEventLoop) -> None:
+        self._fallback = fallback
+
+    def create_task(self, coro: Any) -> asyncio.Task[Any]:
+        try:
+            return asyncio.get_running_loop().create_task(coro)
+        except RuntimeError:
+            return self._fallback.create_task(coro)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._fallback, name)
+
+
+def _install_loop_proxy() -> None:
+    if not isinstance(lark_ws_client.loop, _RunningLoop):
+        lark_ws_client.loop = _RunningLoop(lark_ws_client.loop)  # type: ignore[assignment]
+
+
+def _quiet_closed(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    """The SDK's receive task ends with ConnectionClosed on every disconnect: not worth a trace."""
+    exc = context.get("exception")
+    if exc is not None and type(exc).__name__.startswith("ConnectionClosed"):
+        log.debug("feishu ws task ended: %r", exc)
+        return
+    loop.default_exception_handler(context)
+
+
+class LongConnection:
+    """One supervised lark ws client on a thread of its own."""
+
+    def __init__(
+        self, config: FeishuConfig, handler: lark.EventDispatcherHandler, on_state: StateFn
+    ) -> None:
+        self.config = config
+        self.handler = handler
+        self.on_state = on_state
+        self.thread: SdkThread | None = None
+        self.client: lark.ws.Client | None = None
+        self.last_frame = 0.0
+        self.reconnects = 0
+        self._tasks: list[asyncio.Task[Any]] = []
+
+    async def start(self) -> None:
+        _install_loop_proxy()
+        self.thread = SdkThread("feishu-ws")
+        self.thread.loop.set_exception_handler(_quiet_closed)
+        self.thread.start()
+        try:
+            await self.thread.run(self._open())
+        except BaseException:
+            await call_blocking(self.thread.stop)
+            raise
+
+    async def stop(self) -> None:
+        if self.thread is None:
+            return
+        if self.thread.alive:
+            try:
+                await self.thread.run(self._close())
+            except Exception as exc:  # closing a dead connection: nothing left to do
+                log.debug("feishu ws close: %r", exc)
+        await call_blocking(self.thread.stop)
+        self.thread = None
+
+    # ------------------------------------------------------------------ on the SDK thread
+    async def _open(self) -> None:
+        self.client = lark.ws.Client(
+            self.config.app_id, self.config.app_secret.get_secret_value(),
+            event_handler=self.handler, domain=self.config.base_url, auto_reconnect=False,
+            log_level=lark.LogLevel.WARNING,
+        )
+        original = self.client._handle_message
+
+        async def handle_and_note(msg: bytes) -> None:
+            self.last_frame = time.monotonic()
+            await original(msg)
+
+        self.client._handle_message = handle_and_note  # type: ignore[method-assign]
+        await self._connect()
+        loop = asyncio.get_running_loop()
+        self._tasks = [loop.create_task(self.client._ping_loop()),
+                       loop.create_task(self._supervise())]
+
+    async def _connect(self) -> None:
+        assert self.client is not None
+        await self.client._connect()
+        self.last_frame = time.monotonic()
+        self.on_state(True, None)
+
+    def _silence_limit(self) -> float:
+        assert self.client is not None
+        return self.config.silence_timeout or 3.0 * float(self.client._ping_interval)
+
+    def _healthy(self) -> bool:
+        assert self.client is not None
+        if self.client._conn is None:
+            return False
+        return time.monotonic() - self.last_frame < self._silence_limit()
+
+    async def _supervise(self) -> None:
+        assert self.client is not None
+        backoff = 0.5
+        while True:
+            await asyncio.sleep(0.1)
+            if self._healthy():
+                continue
+            self.on_state(False, "feishu long connection lost; reconnecting")
+            await self.client._disconnect()
+            try:
+                await self._connect()
+            except Exception as exc:
+                log.warning("feishu reconnect failed: %s", exc)
+                self.on_state(False, f"feishu reconnect failed: {exc}")
+                await asyncio.sleep(backoff)
+                backoff = min(backoff * 2, 30.0)
+            else:
+                self.reconnects += 1
+                backoff = 0.5
+
+    async def _close(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        if self.client is not None:
+            await self.client._disconnect()
+        self.on_state(False, None)

@@ -1,0 +1,70 @@
+"""The `channels.slack` config section."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, SecretStr, field_validator, model_validator
+
+from channels.base import ChannelConfig
+
+PUBLIC_API = "https://slack.com/api/"
+
+
+class SlackConfig(ChannelConfig):
+    """Slack app credentials, transport and behaviour.
+
+    `api_base` is handed to `AsyncWebClient(base_url=...)`; Socket Mode follows it because
+    `apps.connections.open` goes through the same client. `allowed_channels` is Slack's name for
+    the shared `allowed_chats` allowlist (both may be given; they are merged).
+    """
+
+    bot_token: SecretStr | None = None
+    app_token: SecretStr | None = None
+    signing_secret: SecretStr | None = None
+    mode: Literal["socket", "http"] = "socket"
+    api_base: str = PUBLIC_API
+    http_path: str = "/slack/events"
+    allowed_channels: list[str] = Field(default_factory=list)
+    thread_follow: bool = True
+    command_name: str = "/antler"
+    native_stream: bool = True
+    max_file_mb: float = 20.0
+    thread_context_messages: int = 30
+    workspace_edits_per_second: float = 0.8
+
+    @field_validator("api_base")
+    @classmethod
+    def _trailing_slash(cls, value: str) -> str:
+        # slack_sdk joins method names with urljoin: without the slash the last segment is lost.
+        return value if value.endswith("/") else value + "/"
+
+    @field_validator("command_name")
+    @classmethod
+    def _leading_slash(cls, value: str) -> str:
+        return value if value.startswith("/") else "/" + value
+
+    @model_validator(mode="after")
+    def _check_mode(self) -> SlackConfig:
+        if self.allowed_channels:
+            merged = [*self.allowed_chats, *self.allowed_channels]
+            self.allowed_chats = list(dict.fromkeys(merged))
+        if not self.enabled:
+            return self
+        if self.bot_token is None:
+            raise ValueError("bot_token (xoxb-...) is required when enabled")
+        if self.mode == "socket" and self.app_token is None:
+            raise ValueError("app_token (xapp-...) is required when mode is 'socket'")
+        if self.mode == "http" and self.signing_secret is None:
+            raise ValueError("signing_secret is required when mode is 'http'")
+        return self
+
+    @property
+    def token(self) -> str:
+        if self.bot_token is None:
+            raise ValueError("channels.slack.bot_token is not set")
+        return self.bot_token.get_secret_value()
+
+    @property
+    def max_file_bytes(self) -> int:
+        return int(self.max_file_mb * 1024 * 1024)

@@ -1,0 +1,79 @@
+"""Files in (download with the bot token) and out (the external upload pair)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import aiohttp
+from slack_sdk.web.async_client import AsyncWebClient
+
+from channels._threads import call_blocking
+from channels.base import Attachment, ChannelError, FileTooLarge
+from channels.slack.api import call
+
+_UNSAFE = re.compile(r"[^\w.\-]+")
+
+
+def safe_name(name: str) -> str:
+    cleaned = _UNSAFE.sub("_", Path(name).name).strip("._")
+    return cleaned or "file"
+
+
+def token_allowed(url: str, api_base: str) -> bool:
+    """Send the bot token only to Slack (or to the configured API host)."""
+    host = urlsplit(url).hostname or ""
+    api_host = urlsplit(api_base).hostname or ""
+    return host == api_host or host == "slack.com" or host.endswith(".slack.com")
+
+
+async def download(
+    session: aiohttp.ClientSession,
+    att: Attachment,
+    dest_dir: Path,
+    *,
+    token: str,
+    api_base: str,
+    limit: int,
+) -> Path:
+    """Stream `att` into `dest_dir`; FileTooLarge above `limit` (checked before and during)."""
+    if att.size is not None and att.size > limit:
+        raise FileTooLarge(att.name, att.size, limit)
+    if not token_allowed(att.ref, api_base):
+        raise ChannelError(f"refusing to fetch {att.name} from an unknown host")
+    await call_blocking(dest_dir.mkdir, parents=True, exist_ok=True)
+    dest = dest_dir / safe_name(att.name)
+    headers = {"Authorization": f"Bearer {token}"}
+    async with session.get(att.ref, headers=headers) as resp:
+        if resp.status != 200 or resp.content_type.startswith("text/html"):
+            raise ChannelError(f"download of {att.name} failed: HTTP {resp.status}")
+        written = 0
+        with dest.open("wb") as out:
+            async for chunk in resp.content.iter_chunked(64 * 1024):
+                written += len(chunk)
+                if written > limit:
+                    out.close()
+                    dest.unlink(missing_ok=True)
+                    raise FileTooLarge(att.name, written, limit)
+                out.write(chunk)
+    return dest
+
+
+async def upload(
+    client: AsyncWebClient, path: Path, *, channel: str, thread_ts: str | None
+) -> None:
+    """files.getUploadURLExternal + upload + files.completeUploadExternal (files_upload_v2)."""
+    if not await call_blocking(path.is_file):
+        raise ChannelError(f"no such file: {path.name}")
+    await call(
+        client.files_upload_v2(
+            file=str(path),
+            filename=path.name,
+            title=path.name,
+            channel=channel,
+            thread_ts=thread_ts,
+            request_file_info=False,
+        ),
+        what="files upload",
+    )

@@ -1,0 +1,192 @@
+"""TelegramChannel: python-telegram-bot's async `Bot` on the service's own event loop.
+
+Polling drives `bot.get_updates` in a task of our own instead of PTB's Updater, because the
+Updater confirms an update (by asking for the next offset) before our handler knows whether the
+service durably accepted it; here the offset moves only after `ctx.publish` returned.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from pathlib import Path
+
+from telegram import Bot, BotCommand
+from telegram.error import InvalidToken, TelegramError
+from telegram.request import HTTPXRequest
+
+from channels.base import (
+    Attachment,
+    Capabilities,
+    Channel,
+    ChannelContext,
+    ChannelError,
+    ChatRef,
+    InboundMessage,
+    RateBudget,
+    ReplyDoc,
+)
+from channels.telegram import files
+from channels.telegram.api import Sender, where
+from channels.telegram.buttons import ButtonTokens
+from channels.telegram.config import TelegramConfig
+from channels.telegram.inbound import ALLOWED_UPDATES, Inbound, Poller, webhook_handler
+from channels.telegram.parse import BotIdentity
+from channels.telegram.render import render_parts
+from channels.telegram.stream import Replies, TelegramReply
+
+COMMANDS = (
+    ("new", "Start a fresh conversation"),
+    ("stop", "Stop the current answer"),
+    ("status", "Show the conversation's status"),
+    ("models", "Choose the model"),
+    ("memory", "Show what I remember about you"),
+    ("help", "List the commands"),
+)
+
+
+class TelegramChannel(Channel):
+    name = "telegram"
+
+    def __init__(self, config: TelegramConfig, ctx: ChannelContext) -> None:
+        super().__init__(config, ctx)
+        self.config: TelegramConfig = config
+        self.capabilities = _capabilities(config)
+        self.bot = Bot(
+            config.bot_token.get_secret_value(),
+            base_url=config.api_base,
+            base_file_url=config.file_base,
+            request=HTTPXRequest(
+                connection_pool_size=128, read_timeout=15, write_timeout=30, pool_timeout=10
+            ),
+            get_updates_request=HTTPXRequest(connection_pool_size=2, read_timeout=10),
+        )
+        self.sender = Sender(
+            self.bot,
+            dm_interval=config.stream_interval_dm,
+            group_interval=config.stream_interval_group,
+        )
+        self.buttons = ButtonTokens()
+        self.replies = Replies(self.sender, self.buttons)
+        self.inbound = Inbound(config, ctx, self.sender, self.buttons, self.name)
+        self._poller: Poller | None = None
+        self._poll_task: asyncio.Task[None] | None = None
+
+    # ------------------------------------------------------------------ lifecycle
+
+    async def start(self) -> None:
+        # httpx logs request URLs at INFO, and Telegram URLs contain the bot token.
+        logging.getLogger("httpx").setLevel(logging.WARNING)
+        try:
+            await self.bot.initialize()
+        except InvalidToken as exc:
+            raise ChannelError("telegram rejected bot_token (getMe said unauthorized)") from exc
+        except TelegramError as exc:
+            raise ChannelError(f"telegram getMe failed: {exc.message}", retryable=True) from exc
+        me = self.bot.bot
+        self.inbound.me = BotIdentity(id=me.id, username=me.username or "")
+        await self._register_commands()
+        if self.config.mode == "webhook":
+            await self._start_webhook()
+        else:
+            await self.bot.delete_webhook()
+            self._poller = Poller(self.inbound, self.sender, self.ctx, self.config.poll_timeout)
+            self._poll_task = asyncio.create_task(self._poller.run(), name="telegram-poll")
+        self.ctx.report(connected=True)
+        self.log.info("telegram connected as @%s (%s)", me.username, self.config.mode)
+
+    async def _start_webhook(self) -> None:
+        self.ctx.add_route(
+            "POST", self.config.webhook_path, webhook_handler(self.config, self.inbound)
+        )
+        secret = self.config.webhook_secret.get_secret_value() or None
+        await self.bot.set_webhook(
+            url=self.config.webhook_url, secret_token=secret, allowed_updates=list(ALLOWED_UPDATES)
+        )
+
+    async def _register_commands(self) -> None:
+        try:
+            await self.bot.set_my_commands([BotCommand(c, d) for c, d in COMMANDS])
+        except TelegramError as exc:
+            self.log.warning("setMyCommands failed: %s", exc.message)
+
+    async def stop(self) -> None:
+        if self._poll_task is not None:
+            self._poll_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._poll_task
+            self._poll_task = None
+        if self._poller is not None:
+            await self._poller.confirm()
+            self._poller = None
+        await self.replies.close()
+        with contextlib.suppress(TelegramError):
+            await self.bot.shutdown()
+        self.ctx.report(connected=False)
+
+    # ------------------------------------------------------------------ replies
+
+    async def open_reply(self, msg: InboundMessage, doc: ReplyDoc) -> TelegramReply:
+        return await self.replies.open(msg, doc)
+
+    async def mark_queued(self, msg: InboundMessage) -> TelegramReply:
+        """A real message (drafts vanish after ~30 s) that the run later edits into its reply."""
+        return await self.replies.open(msg, ReplyDoc(status="queued"))
+
+    async def update_reply(self, handle: TelegramReply, doc: ReplyDoc) -> None:
+        await self.replies.update(handle, doc)
+
+    async def finish_reply(self, handle: TelegramReply, doc: ReplyDoc) -> None:
+        await self.replies.finish(handle, doc)
+
+    async def send_continuation(self, handle: TelegramReply, doc: ReplyDoc) -> None:
+        await self.replies.continuation(handle, doc)
+
+    async def send_text(self, chat: ChatRef, text: str, *, reply_to: str | None = None) -> None:
+        for index, part in enumerate(render_parts(text)):
+            target = int(reply_to) if reply_to and index == 0 else None
+
+            async def call(
+                text: str, parse_mode: str | None, target: int | None = target
+            ) -> object:
+                return await self.bot.send_message(
+                    text=text,
+                    parse_mode=parse_mode,
+                    reply_to_message_id=target,
+                    allow_sending_without_reply=True,
+                    **where(chat),
+                )
+
+            await self.sender.patiently(
+                lambda part=part, call=call: self.sender.text(chat, part, call)
+            )
+
+    # ------------------------------------------------------------------ files
+
+    async def fetch_file(self, msg: InboundMessage, att: Attachment, dest_dir: Path) -> Path:
+        return await files.fetch(self.sender, att, dest_dir)
+
+    async def send_file(self, handle: TelegramReply, path: Path) -> None:
+        if not await files.send(self.sender, handle.chat, path, handle.reply_to):
+            await self.send_text(handle.chat, files.too_large_text(path))
+
+
+def _capabilities(config: TelegramConfig) -> Capabilities:
+    return Capabilities(
+        max_text_len=4000,
+        can_edit=True,
+        native_stream=True,
+        buttons=True,
+        files_in=True,
+        files_out=True,
+        threads=True,
+        markdown="telegram-html",
+        max_file_in=files.DOWNLOAD_LIMIT,
+        edit_budget=(
+            RateBudget(scope="chat", per_second=1 / config.stream_interval_dm, chat_type="dm"),
+            RateBudget(
+                scope="chat", per_second=1 / config.stream_interval_group, chat_type="group"
+            ),
+        ),
+    )

@@ -1,0 +1,230 @@
+"""Streaming replies: drafts in DMs, an edited placeholder elsewhere, the final never lost.
+
+Open:  "typing…" at once (renewed every 4.5 s while the reply runs).
+DM:    sendMessageDraft with the growing text, then sendMessage with the final.
+Group: the first text is sent as a message, then edited at most every `stream_interval_group`.
+If Telegram refuses drafts the DM falls back to the placeholder path for good.
+Intermediate updates are coalesced: a doc that arrives before the chat's slot is held and the
+newest one is shown when the slot opens.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from telegram import InlineKeyboardMarkup, Message
+
+from channels.base import ChannelError, ChatRef, InboundMessage, RateLimited, ReplyDoc
+from channels.telegram.api import Sender, where
+from channels.telegram.buttons import ButtonTokens
+from channels.telegram.render import Part, doc_markdown, render_parts, render_preview
+
+log = logging.getLogger("channels.telegram")
+TYPING_EVERY = 4.5
+
+
+@dataclass(eq=False)
+class TelegramReply:
+    """One reply being streamed (the ReplyHandle)."""
+
+    chat: ChatRef
+    reply_to: int | None
+    mode: Literal["draft", "edit"]
+    draft_id: int = 0
+    message_id: int | None = None
+    shown: str = ""
+    parts_sent: int = 0
+    finished: bool = False
+    pending: ReplyDoc | None = None
+    flush_task: asyncio.Task[None] | None = field(default=None, repr=False)
+    typing_task: asyncio.Task[None] | None = field(default=None, repr=False)
+
+
+class Replies:
+    """open / update / finish / continue replies through a `Sender`."""
+
+    def __init__(self, sender: Sender, buttons: ButtonTokens) -> None:
+        self.sender = sender
+        self.buttons = buttons
+        self.drafts_ok = True
+        self._draft_ids = itertools.count(1)
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    # ------------------------------------------------------------------ lifecycle of a reply
+
+    async def open(self, msg: InboundMessage, doc: ReplyDoc) -> TelegramReply:
+        """Typing at once; the first text (draft or message) comes with the first update.
+
+        Nothing is sent as a placeholder: a fast answer then arrives as one message without
+        waiting out the chat's interval, and a group's 20-per-minute budget is kept for text.
+        A queued reply is a real message (drafts vanish after ~30 s).
+        """
+        reply_to = int(msg.message_id) if msg.message_id and not msg.is_button else None
+        use_draft = msg.chat.chat_type == "dm" and self.drafts_ok and doc.status != "queued"
+        handle = TelegramReply(
+            chat=msg.chat, reply_to=reply_to, mode="draft" if use_draft else "edit"
+        )
+        if use_draft:
+            handle.draft_id = next(self._draft_ids)
+        if doc.status == "queued":
+            try:
+                await self._show(handle, doc)
+            except RateLimited:
+                pass  # the run's first update or the final creates the message
+        else:
+            await self.sender.typing(handle.chat)
+            handle.typing_task = self._spawn(self._keep_typing(handle, first_after=TYPING_EVERY))
+        return handle
+
+    async def update(self, handle: TelegramReply, doc: ReplyDoc) -> None:
+        if handle.finished:
+            return
+        if handle.typing_task is None and doc.status == "working":
+            handle.typing_task = self._spawn(self._keep_typing(handle))  # a queued reply's turn
+        handle.pending = doc
+        if handle.flush_task and not handle.flush_task.done():
+            return  # the scheduled flush will show the newest doc
+        self.sender.gate.check()
+        wait = self.sender.pacer.ready_in(handle.chat.chat_id, self.sender.interval(handle.chat))
+        if wait <= 0:
+            await self._flush(handle)
+        else:
+            handle.flush_task = self._spawn(self._flush_later(handle, wait))
+
+    async def finish(self, handle: TelegramReply, doc: ReplyDoc) -> None:
+        self._stop_tasks(handle)
+        handle.pending = None
+        parts = render_parts(doc_markdown(doc))
+        for index in range(handle.parts_sent, len(parts)):
+            keyboard = self._keyboard(doc) if index == len(parts) - 1 else None
+            if index == 0:
+                await self._deliver_first(handle, parts[0], keyboard)
+            else:
+                await self._send_new(handle.chat, parts[index], keyboard, None)
+            handle.parts_sent = index + 1
+        handle.finished = True
+
+    async def continuation(self, handle: TelegramReply, doc: ReplyDoc) -> None:
+        parts = render_parts(doc_markdown(doc))
+        for index, part in enumerate(parts):
+            keyboard = self._keyboard(doc) if index == len(parts) - 1 else None
+            await self._send_new(handle.chat, part, keyboard, None)
+
+    async def close(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
+        if self._tasks:
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    # ------------------------------------------------------------------ showing
+
+    async def _show(self, handle: TelegramReply, doc: ReplyDoc) -> None:
+        part = render_preview(doc_markdown(doc))
+        if part.html == handle.shown:
+            return
+        if handle.mode == "draft":
+            try:
+                await self.sender.text(handle.chat, part, lambda t, pm: self._draft(handle, t, pm))
+            except ChannelError as exc:
+                if exc.retryable:
+                    raise
+                log.info("drafts refused (%s); streaming by editing a placeholder", exc)
+                self.drafts_ok = False
+                handle.mode = "edit"
+                await self._show(handle, doc)
+                return
+        elif handle.message_id is None:
+            handle.message_id = await self._send_new(
+                handle.chat, part, self._keyboard(doc), handle.reply_to
+            )
+        else:
+            await self._edit(handle, part, self._keyboard(doc))
+        handle.shown = part.html
+
+    async def _flush(self, handle: TelegramReply) -> None:
+        doc, handle.pending = handle.pending, None
+        if doc is not None and not handle.finished:
+            await self._show(handle, doc)
+
+    async def _flush_later(self, handle: TelegramReply, wait: float) -> None:
+        await asyncio.sleep(wait)
+        try:
+            await self._flush(handle)
+        except ChannelError as exc:
+            log.info("deferred update skipped: %s", exc)
+
+    async def _deliver_first(
+        self, handle: TelegramReply, part: Part, keyboard: InlineKeyboardMarkup | None
+    ) -> None:
+        if handle.mode == "edit" and handle.message_id is not None:
+            await self._edit(handle, part, keyboard)
+        else:
+            handle.message_id = await self._send_new(handle.chat, part, keyboard, handle.reply_to)
+
+    # ------------------------------------------------------------------ calls
+
+    async def _draft(self, handle: TelegramReply, text: str, parse_mode: str | None) -> bool:
+        return await self.sender.bot.send_message_draft(
+            draft_id=handle.draft_id, text=text, parse_mode=parse_mode, **where(handle.chat)
+        )
+
+    async def _send_new(
+        self,
+        chat: ChatRef,
+        part: Part,
+        keyboard: InlineKeyboardMarkup | None,
+        reply_to: int | None,
+    ) -> int | None:
+        async def call(text: str, parse_mode: str | None) -> Message:
+            return await self.sender.bot.send_message(
+                text=text,
+                parse_mode=parse_mode,
+                reply_markup=keyboard,
+                reply_to_message_id=reply_to,
+                allow_sending_without_reply=True,
+                **where(chat),
+            )
+
+        message = await self.sender.text(chat, part, call)
+        return message.message_id if message else None
+
+    async def _edit(
+        self, handle: TelegramReply, part: Part, keyboard: InlineKeyboardMarkup | None
+    ) -> None:
+        async def call(text: str, parse_mode: str | None) -> Any:
+            return await self.sender.bot.edit_message_text(
+                text=text,
+                parse_mode=parse_mode,
+                reply_markup=keyboard,
+                chat_id=int(handle.chat.chat_id),
+                message_id=handle.message_id,
+            )
+
+        await self.sender.text(handle.chat, part, call)
+
+    def _keyboard(self, doc: ReplyDoc) -> InlineKeyboardMarkup | None:
+        return self.buttons.keyboard(doc.buttons) if doc.buttons else None
+
+    # ------------------------------------------------------------------ background tasks
+
+    async def _keep_typing(self, handle: TelegramReply, first_after: float = 0.0) -> None:
+        await asyncio.sleep(first_after)
+        while not handle.finished:
+            await self.sender.typing(handle.chat)
+            await asyncio.sleep(TYPING_EVERY)
+
+    def _spawn(self, coro: Any) -> asyncio.Task[None]:
+        task: asyncio.Task[None] = asyncio.create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    def _stop_tasks(self, handle: TelegramReply) -> None:
+        for task in (handle.flush_task, handle.typing_task):
+            if task and not task.done():
+                task.cancel()
+        handle.flush_task = handle.typing_task = None

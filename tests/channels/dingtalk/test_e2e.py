@@ -1,0 +1,182 @@
+"""End to end: the service (real bus, dispatcher, agent on the fake OpenAI server) with the
+DingTalk channel on the real dingtalk-stream SDK against the fake DingTalk server."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from agent.events import Artifact, TextDelta
+from bot.replies import ReplyStreamer
+from tests.fakes.dingtalk_server import FakeDingTalk
+from tests.fakes.openai_server import FakeOpenAI, Reply
+from tests.harness import ServiceHarness
+
+ANSWER = "DingTalk streams this answer into an AI card, word by word, like a typewriter does."
+
+
+@asynccontextmanager
+async def _service(
+    tmp_path: Path, fake_openai: FakeOpenAI, fake: FakeDingTalk, **config: Any
+) -> AsyncIterator[ServiceHarness]:
+    values = {
+        "enabled": True,
+        "client_id": "ding-e2e",
+        "client_secret": "secret",
+        "robot_code": "robot-code",
+        "api_base": fake.base,
+        "stream_interval": 0.1,
+        **config,
+    }
+    async with ServiceHarness(tmp_path, fake_openai, channels={"dingtalk": values}) as svc:
+        svc.channel("dingtalk").link.RECONNECT_DELAYS = (0.02, 0.05)  # type: ignore[attr-defined]
+        yield svc
+
+
+async def _ask(svc: ServiceHarness, fake: FakeDingTalk, until: Callable[[], Any], **kw: Any):
+    frame = fake.push_message(fake.chatbot_data(**kw))
+    await fake.until(lambda: fake.ack_for(frame))
+    await fake.until(until, timeout=10)
+    await svc.idle(timeout=10)
+
+
+async def test_dm_streams_into_an_ai_card(
+    tmp_path: Path, fake_openai: FakeOpenAI, fake_dingtalk: FakeDingTalk
+) -> None:
+    fake_openai.script(Reply(text=ANSWER, tokens_per_second=40))
+    async with _service(tmp_path, fake_openai, fake_dingtalk, card_template_id="tpl") as svc:
+        await _ask(
+            svc,
+            fake_dingtalk,
+            lambda: fake_dingtalk.requests("PUT", "/v1.0/card/instances"),
+            text="stream please",
+        )
+    puts = fake_dingtalk.streams()
+    assert len(puts) >= 3
+    assert puts[-1]["isFinalize"]
+    assert not any(p["isFinalize"] for p in puts[:-1])
+    assert puts[-1]["content"] == ANSWER
+    assert all(ANSWER.startswith(p["content"]) or "⏳" in p["content"] for p in puts[:-1])
+    [state] = fake_dingtalk.requests("PUT", "/v1.0/card/instances")
+    assert state.body["cardData"]["cardParamMap"]["flowStatus"] == "3"
+    assert fake_dingtalk.webhook_messages() == []
+
+
+async def test_dm_without_template_gets_one_markdown_reply(
+    tmp_path: Path, fake_openai: FakeOpenAI, fake_dingtalk: FakeDingTalk
+) -> None:
+    async with _service(tmp_path, fake_openai, fake_dingtalk) as svc:
+        await _ask(svc, fake_dingtalk, fake_dingtalk.webhook_messages, text="hi there")
+    [reply] = fake_dingtalk.webhook_messages()
+    assert reply["markdown"]["text"] == "echo: hi there"
+    assert fake_dingtalk.streams() == []
+
+
+async def test_group_at_message_is_answered_in_the_group(
+    tmp_path: Path, fake_openai: FakeOpenAI, fake_dingtalk: FakeDingTalk
+) -> None:
+    async with _service(tmp_path, fake_openai, fake_dingtalk, card_template_id="tpl") as svc:
+        await _ask(
+            svc,
+            fake_dingtalk,
+            lambda: fake_dingtalk.requests("PUT", "/v1.0/card/instances"),
+            text="@Antler what's up",
+            group=True,
+            conversation_id="cid-team",
+        )
+    [delivered] = fake_dingtalk.requests("POST", "/v1.0/card/instances/deliver")
+    assert delivered.body["openSpaceId"] == "dtv1.card//IM_GROUP.cid-team"
+    final = fake_dingtalk.streams()[-1]
+    assert final["isFinalize"]
+    assert final["content"].endswith("\nwhat's up")  # the service prefixes the sender in groups
+    assert "@Antler" not in final["content"]
+
+
+async def test_redelivered_message_is_answered_once(
+    tmp_path: Path, fake_openai: FakeOpenAI, fake_dingtalk: FakeDingTalk
+) -> None:
+    async with _service(tmp_path, fake_openai, fake_dingtalk) as svc:
+        data = fake_dingtalk.chatbot_data("only once", msg_id="m-redeliver")
+        first = fake_dingtalk.push_message(data)
+        await fake_dingtalk.until(fake_dingtalk.webhook_messages, timeout=10)
+        await svc.idle()
+        second = fake_dingtalk.push_message(data)
+        await fake_dingtalk.until(lambda: fake_dingtalk.ack_for(second))
+        await svc.idle()
+    assert fake_dingtalk.ack_for(first)["code"] == 200
+    assert len(fake_dingtalk.webhook_messages()) == 1
+    assert len(fake_openai.requests) == 1
+
+
+async def test_card_creation_failure_falls_back_to_markdown(
+    tmp_path: Path, fake_openai: FakeOpenAI, fake_dingtalk: FakeDingTalk
+) -> None:
+    fake_dingtalk.fail(
+        "POST",
+        "/v1.0/card/instances/deliver",
+        403,
+        {"code": "Forbidden", "message": "no permission"},
+    )
+    async with _service(tmp_path, fake_openai, fake_dingtalk, card_template_id="tpl") as svc:
+        await _ask(svc, fake_dingtalk, fake_dingtalk.webhook_messages, text="fallback")
+    [reply] = fake_dingtalk.webhook_messages()
+    assert reply["markdown"]["text"] == "echo: fallback"
+    assert fake_dingtalk.streams() == []
+
+
+async def test_picture_in_reaches_the_agent(
+    tmp_path: Path, fake_openai: FakeOpenAI, fake_dingtalk: FakeDingTalk
+) -> None:
+    fake_dingtalk.files["pic-1"] = b"\x89PNG picture"
+    async with _service(tmp_path, fake_openai, fake_dingtalk) as svc:
+        await _ask(
+            svc,
+            fake_dingtalk,
+            fake_dingtalk.webhook_messages,
+            msgtype="picture",
+            msg_id="mpic0001",
+            content={"downloadCode": "pic-1"},
+        )
+    [saved] = list(tmp_path.glob("threads/*/user-data/uploads/*"))
+    assert saved.read_bytes() == b"\x89PNG picture"
+    assert "image-mpic0001.png" in str(fake_openai.requests[-1].body)
+
+
+async def test_file_out_is_uploaded_and_sent(
+    tmp_path: Path, fake_openai: FakeOpenAI, fake_dingtalk: FakeDingTalk
+) -> None:
+    report = tmp_path / "report.pdf"
+    report.write_bytes(b"%PDF-1.4 fake")
+    async with _service(tmp_path, fake_openai, fake_dingtalk) as svc:
+        channel = svc.channel("dingtalk")
+        collected: list[Any] = []
+        original = channel.ctx.publish
+
+        async def keep(msg: Any) -> Any:
+            collected.append(msg)
+            return await original(msg)
+
+        channel.ctx.publish = keep  # type: ignore[method-assign]
+        await _ask(svc, fake_dingtalk, fake_dingtalk.webhook_messages, text="report please")
+        assert svc.app is not None
+        streamer = ReplyStreamer(channel, collected[0], svc.app.pacer)
+        await streamer.open()
+        streamer.on_event(TextDelta(text="Here is the report."))
+        streamer.on_event(Artifact(path=report))
+        await streamer.finish()
+    [upload] = fake_dingtalk.uploads
+    assert (upload["type"], upload["filename"]) == ("file", "report.pdf")
+    sent = [m for m in fake_dingtalk.robot_messages() if m["msgKey"] == "sampleFile"]
+    assert len(sent) == 1
+    assert sent[0]["userIds"] == ["staff-1"]
+
+
+async def test_service_stop_leaves_no_thread_behind(
+    tmp_path: Path, fake_openai: FakeOpenAI, fake_dingtalk: FakeDingTalk
+) -> None:
+    async with _service(tmp_path, fake_openai, fake_dingtalk):
+        assert any(t.name == "dingtalk-stream" for t in threading.enumerate())
+    assert not any(t.name == "dingtalk-stream" for t in threading.enumerate())

@@ -1,0 +1,147 @@
+"""Stream mode through the real dingtalk-stream SDK against the fake gateway."""
+
+from __future__ import annotations
+
+import json
+import threading
+
+from tests.channels.dingtalk.conftest import MakeChannel
+from tests.fakes.dingtalk_server import CHATBOT_TOPIC, FakeDingTalk
+
+
+def _stream_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name == "dingtalk-stream"]
+
+
+async def test_start_opens_the_gateway_and_connects(
+    make_channel: MakeChannel, fake_dingtalk: FakeDingTalk
+) -> None:
+    channel, ctx = await make_channel()
+    [opened] = fake_dingtalk.requests("POST", "/v1.0/gateway/connections/open")
+    assert opened.body["clientId"] == channel.config.client_id
+    assert opened.body["clientSecret"] == "secret"
+    assert opened.body["subscriptions"] == [{"type": "CALLBACK", "topic": CHATBOT_TOPIC}]
+    assert fake_dingtalk.connections == 1
+    await fake_dingtalk.until(lambda: {"connected": True, "error": None} in ctx.reports)
+
+
+async def test_callback_is_acked_and_published(
+    make_channel: MakeChannel, fake_dingtalk: FakeDingTalk
+) -> None:
+    _, ctx = await make_channel()
+    data = fake_dingtalk.chatbot_data("hello there", msg_id="m-1")
+    frame_id = fake_dingtalk.push_message(data)
+    ack = await fake_dingtalk.until(lambda: fake_dingtalk.ack_for(frame_id))
+    assert ack["code"] == 200
+    assert json.loads(ack["data"]) == {"response": "OK"}
+    [msg] = await fake_dingtalk.until(lambda: ctx.published)
+    assert msg.event_id == "m-1"
+    assert msg.text == "hello there"
+    assert (msg.chat.chat_type, msg.chat.chat_id) == ("dm", "staff-1")
+    assert msg.sender.id == "staff-1"
+
+
+async def test_group_mention_is_published_with_mentions_stripped(
+    make_channel: MakeChannel, fake_dingtalk: FakeDingTalk
+) -> None:
+    _, ctx = await make_channel()
+    quiet = fake_dingtalk.chatbot_data(
+        "just chatting", group=True, at_bot=False, conversation_id="cid-group"
+    )
+    quiet_frame = fake_dingtalk.push_message(quiet)
+    asked = fake_dingtalk.chatbot_data(
+        " @Antler /models@Antler gpt-4o", group=True, conversation_id="cid-group"
+    )
+    fake_dingtalk.push_message(asked)
+    [msg] = await fake_dingtalk.until(lambda: ctx.published)
+    assert msg.text == "/models gpt-4o"
+    assert (msg.chat.chat_type, msg.chat.chat_id) == ("group", "cid-group")
+    assert fake_dingtalk.ack_for(quiet_frame)["code"] == 200
+
+
+async def test_redelivered_message_is_acked_again_and_published_once(
+    make_channel: MakeChannel, fake_dingtalk: FakeDingTalk
+) -> None:
+    _, ctx = await make_channel()
+    data = fake_dingtalk.chatbot_data("once", msg_id="m-dup")
+    first = fake_dingtalk.push_message(data)
+    second = fake_dingtalk.push_message(data)
+    await fake_dingtalk.until(
+        lambda: fake_dingtalk.ack_for(first) and fake_dingtalk.ack_for(second)
+    )
+    await fake_dingtalk.until(lambda: ctx.published)
+    assert [m.event_id for m in ctx.published] == ["m-dup"]
+
+
+async def test_ping_is_answered_with_its_opaque(
+    make_channel: MakeChannel, fake_dingtalk: FakeDingTalk
+) -> None:
+    await make_channel()
+    frame = fake_dingtalk.push_ping("op-123")
+    ack = await fake_dingtalk.until(lambda: fake_dingtalk.ack_for(frame))
+    assert json.loads(ack["data"]) == {"opaque": "op-123"}
+
+
+async def test_disconnect_frame_reconnects(
+    make_channel: MakeChannel, fake_dingtalk: FakeDingTalk
+) -> None:
+    channel, ctx = await make_channel()
+    fake_dingtalk.push_disconnect()
+    await fake_dingtalk.until(lambda: fake_dingtalk.connections == 2)
+    fake_dingtalk.push_message(fake_dingtalk.chatbot_data("after reconnect"))
+    [msg] = await fake_dingtalk.until(lambda: ctx.published)
+    assert msg.text == "after reconnect"
+    assert len(fake_dingtalk.requests("POST", "/v1.0/gateway/connections/open")) == 2
+    assert channel.link.connections == 2
+
+
+async def test_dropped_socket_and_failed_open_reconnect(
+    make_channel: MakeChannel, fake_dingtalk: FakeDingTalk
+) -> None:
+    _, ctx = await make_channel()
+    fake_dingtalk.fail("POST", "/v1.0/gateway/connections/open", 503)
+    fake_dingtalk.drop()
+    await fake_dingtalk.until(lambda: fake_dingtalk.connections == 2)
+    assert len(fake_dingtalk.requests("POST", "/v1.0/gateway/connections/open")) == 3
+    assert any(r["connected"] is False and r["error"] for r in ctx.reports)
+    fake_dingtalk.push_message(fake_dingtalk.chatbot_data("still here"))
+    await fake_dingtalk.until(lambda: ctx.published)
+
+
+async def test_malformed_frames_and_messages_are_skipped(
+    make_channel: MakeChannel, fake_dingtalk: FakeDingTalk
+) -> None:
+    _, ctx = await make_channel()
+    fake_dingtalk.push_raw("this is not json")
+    broken = fake_dingtalk.push_message({"conversationType": "1", "text": {"content": "x"}})
+    odd = fake_dingtalk.chatbot_data(msgtype="hologram", content={"x": 1})
+    odd_frame = fake_dingtalk.push_message(odd)
+    await fake_dingtalk.until(
+        lambda: fake_dingtalk.ack_for(broken) and fake_dingtalk.ack_for(odd_frame)
+    )
+    fake_dingtalk.push_message(fake_dingtalk.chatbot_data("fine", msg_id="m-ok"))
+    [msg] = await fake_dingtalk.until(lambda: ctx.published)
+    assert msg.event_id == "m-ok"
+
+
+async def test_unknown_user_gets_one_refusal(
+    make_channel: MakeChannel, fake_dingtalk: FakeDingTalk
+) -> None:
+    _, ctx = await make_channel(allowed_users=["boss"])
+    fake_dingtalk.push_message(fake_dingtalk.chatbot_data("let me in", sender="intruder"))
+    [refusal] = await fake_dingtalk.until(fake_dingtalk.webhook_messages)
+    assert refusal["msgtype"] == "markdown"
+    assert "not allowed" in refusal["markdown"]["text"]
+    assert ctx.published == []
+
+
+async def test_stop_leaves_no_thread_behind(
+    make_channel: MakeChannel, fake_dingtalk: FakeDingTalk
+) -> None:
+    before = set(threading.enumerate())
+    channel, _ = await make_channel()
+    assert _stream_threads()
+    await channel.stop()
+    assert _stream_threads() == []
+    assert set(threading.enumerate()) - before == set()
+    assert not channel.link.connected

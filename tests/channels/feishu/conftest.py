@@ -1,0 +1,95 @@
+"""Fixtures: a fake Feishu in its own thread, a recording ChannelContext, channel factory."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import AsyncIterator, Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from channels.base import Handler, InboundMessage, PublishResult
+from channels.feishu.channel import FeishuChannel
+from channels.feishu.config import FeishuConfig
+from tests.fakes.feishu_server import FakeFeishu
+
+
+@dataclass
+class RecordingContext:
+    data_dir: Path
+    bot_name: str = "Antler"
+    result: PublishResult = PublishResult.accepted
+    published: list[InboundMessage] = field(default_factory=list)
+    routes: dict[tuple[str, str], Handler] = field(default_factory=dict)
+    reports: list[tuple[bool | None, str | None]] = field(default_factory=list)
+
+    async def publish(self, msg: InboundMessage) -> PublishResult:
+        self.published.append(msg)
+        return self.result
+
+    def add_route(self, method: str, path: str, handler: Handler) -> None:
+        self.routes[(method, path)] = handler
+
+    def report(self, *, connected: bool | None = None, error: str | None = None) -> None:
+        self.reports.append((connected, error))
+
+    async def wait_published(self, n: int = 1, timeout: float = 5.0) -> list[InboundMessage]:
+        end = time.monotonic() + timeout
+        while len(self.published) < n:
+            if time.monotonic() > end:
+                raise TimeoutError(f"{len(self.published)} of {n} messages published")
+            await asyncio.sleep(0.01)
+        return self.published
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeFeishu]:
+    server = FakeFeishu().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def ctx(tmp_path: Path) -> RecordingContext:
+    return RecordingContext(data_dir=tmp_path)
+
+
+def feishu_config(fake: FakeFeishu, **overrides: Any) -> FeishuConfig:
+    """A config pointing at `fake`, with a unique app_id (lark's token cache is per app_id)."""
+    values: dict[str, Any] = {"enabled": True, "app_id": f"cli_{uuid.uuid4().hex[:12]}",
+                              "app_secret": "sec", "domain": fake.base}
+    return FeishuConfig(**(values | overrides))
+
+
+@pytest.fixture
+async def make_channel(
+    fake: FakeFeishu, ctx: RecordingContext
+) -> AsyncIterator[Callable[..., Any]]:
+    channels: list[FeishuChannel] = []
+
+    async def make(start: bool = True, **overrides: Any) -> FeishuChannel:
+        channel = FeishuChannel(feishu_config(fake, **overrides), ctx)
+        channels.append(channel)
+        if start:
+            await channel.start()
+        return channel
+
+    yield make
+    for channel in channels:
+        await channel.stop()
+
+
+async def until(predicate: Callable[[], Any], timeout: float = 5.0) -> Any:
+    """Poll `predicate` until truthy (cross-thread waits without long sleeps)."""
+    end = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > end:
+            raise TimeoutError("condition not met in time")
+        await asyncio.sleep(0.01)

@@ -1,0 +1,83 @@
+"""Group gating, dedupe of redeliveries, access refusals, malformed events."""
+
+from __future__ import annotations
+
+import json
+
+from channels.base import ReplyDoc
+from tests.channels.feishu import payloads
+from tests.channels.feishu.conftest import until
+
+
+async def test_group_only_mentions_commands_and_replies_to_bot(fake, ctx, make_channel):
+    channel = await make_channel()
+    g = {"chat_type": "group", "chat_id": "oc_g"}
+    fake.wait_ack(fake.push_event(payloads.message_event("chatter", **g)))
+    fake.wait_ack(fake.push_event(payloads.message_event(
+        "@_user_1 hi bot", mentions=[payloads.mention()], message_id="om_m", **g)))
+    fake.wait_ack(fake.push_event(payloads.message_event("/help", **g)))
+    [first, _] = await ctx.wait_published(2)
+    handle = await channel.open_reply(first, ReplyDoc(status="working"))
+    card_msg = handle.parts[0].message_id
+    fake.wait_ack(fake.push_event(payloads.message_event("thanks", parent_id=card_msg,
+                                                         root_id="om_m", **g)))
+    fake.wait_ack(fake.push_event(payloads.message_event(
+        "@_user_1 not me", mentions=[payloads.mention(open_id="ou_bob", name="Bob")], **g)))
+    await ctx.wait_published(3)
+    await until(lambda: len(fake.recorded("ws_endpoint")) == 1)
+    assert [m.text for m in ctx.published] == ["hi bot", "/help", "thanks"]
+    assert ctx.published[0].mentions_bot
+    assert ctx.published[2].chat.topic_id == "om_m" == ctx.published[0].chat.topic_id
+    assert fake.messages[card_msg]["reply_in_thread"] is True
+
+
+async def test_group_trigger_all(fake, ctx, make_channel):
+    await make_channel(group_trigger="all")
+    fake.push_event(payloads.message_event("chatter", chat_type="group"))
+    [msg] = await ctx.wait_published()
+    assert msg.text == "chatter"
+
+
+async def test_redelivered_event_published_once(fake, ctx, make_channel):
+    await make_channel()
+    env = payloads.message_event("once", message_id="om_dup", event_id="ev_dup")
+    fake.wait_ack(fake.push_event(env))
+    fake.wait_ack(fake.push_event(env))
+    redelivery = payloads.message_event("once", message_id="om_dup")  # new event id, same msg
+    fake.wait_ack(fake.push_event(redelivery))
+    fake.wait_ack(fake.push_event(payloads.message_event("next")))
+    await ctx.wait_published(2)
+    assert [m.text for m in ctx.published] == ["once", "next"]
+
+
+async def test_outsider_refused_once_and_not_published(fake, ctx, make_channel):
+    await make_channel(allowed_users=["ou_alice"])
+    fake.wait_ack(fake.push_event(payloads.message_event("let me in", sender="ou_mallory",
+                                                         message_id="om_x")))
+    fake.push_event(payloads.message_event("hello", sender="ou_alice"))
+    [msg] = await ctx.wait_published()
+    assert msg.text == "hello"
+    refusal = await until(lambda: fake.replies_to("om_x", "text"))
+    assert len(refusal) == 1
+    assert "not available" in json.loads(fake.messages[refusal[0]]["content"])["text"]
+
+
+async def test_malformed_and_bot_messages_skipped(fake, ctx, make_channel):
+    await make_channel()
+    bad = payloads.message_event("x")
+    bad["event"]["message"]["content"] = "{broken"
+    assert fake.wait_ack(fake.push_event(bad)).code == 200
+    fake.wait_ack(fake.push_event(payloads.message_event("from a bot", sender_type="app")))
+    fake.push_event(payloads.message_event("still alive"))
+    [msg] = await ctx.wait_published()
+    assert msg.text == "still alive"
+
+
+async def test_commands_answered_with_send_text_in_topic(fake, ctx, make_channel):
+    channel = await make_channel()
+    fake.push_event(payloads.message_event("/help", chat_type="group", message_id="om_h"))
+    [msg] = await ctx.wait_published()
+    await channel.send_text(msg.chat, "**Commands**: /new")
+    [mid] = fake.replies_to("om_h")
+    card = json.loads(fake.messages[mid]["content"])
+    assert card["elements"][0]["content"] == "**Commands**: /new"

@@ -1,0 +1,128 @@
+"""Slash command, buttons, thread follow, mid-thread context, access control."""
+
+from __future__ import annotations
+
+import asyncio
+
+from channels.base import ReplyDoc
+from tests.channels.slack import events
+
+
+async def test_slash_command_acked_and_published_as_subcommand(socket_channel, fake_slack):
+    _, ctx = socket_channel
+    env = fake_slack.push_command("new")
+    ack = await asyncio.to_thread(fake_slack.wait_ack, env)
+    assert ack["envelope_id"] == env
+    env2 = fake_slack.push_command("models gpt-4o")
+    fake_slack.push_command("")
+    await ctx.wait_published(3)
+    assert [m.text for m in ctx.published] == ["/new", "/models gpt-4o", "/help"]
+    assert ctx.published[0].chat.key == "slack:T0001/D0001"
+    await asyncio.to_thread(fake_slack.wait_ack, env2)
+
+
+async def test_other_slash_command_not_published(socket_channel, fake_slack):
+    _, ctx = socket_channel
+    fake_slack.push_command("new", command="/other")
+    fake_slack.push_command("status")
+    [msg] = await ctx.wait_published()
+    assert msg.text == "/status"
+
+
+async def test_command_word_after_mention(socket_channel, fake_slack):
+    _, ctx = socket_channel
+    fake_slack.push_event(events.mention("new", ts="1.1"), event_id="E1")
+    fake_slack.push_event(events.mention("new ideas please", ts="1.2"), event_id="E2")
+    await ctx.wait_published(2)
+    assert [m.text for m in ctx.published] == ["/new", "new ideas please"]
+
+
+async def test_button_press_acked_and_published(socket_channel, fake_slack):
+    _, ctx = socket_channel
+    env = fake_slack.push_action("/models gpt-4o", channel="C0001", thread_ts="1700000002.000100")
+    await asyncio.to_thread(fake_slack.wait_ack, env)
+    [msg] = await ctx.wait_published()
+    assert msg.is_button
+    assert msg.text == "/models gpt-4o"
+    assert msg.chat.topic_id == "1700000002.000100"
+    assert msg.event_id.startswith("action:")
+
+
+async def test_thread_follow_after_answer_survives_restart(make_channel, fake_slack):
+    channel, ctx = await make_channel()
+    root = "1700000002.000100"
+    fake_slack.push_event(events.mention("hello", ts=root), event_id="E1")
+    [msg] = await ctx.wait_published()
+    handle = await channel.open_reply(msg, ReplyDoc(status="working"))
+    await channel.finish_reply(handle, ReplyDoc(text="hi!", status="done"))
+    fake_slack.push_event(
+        events.channel_message("and more", "1700000003.000100", thread_ts=root), event_id="E2"
+    )
+    fake_slack.push_event(
+        events.channel_message("elsewhere", "1700000004.000100", thread_ts="9.9"), event_id="E3"
+    )
+    await ctx.wait_published(2)
+    assert ctx.published[1].text == "and more"
+    assert ctx.published[1].chat.key == ctx.published[0].chat.key
+    await channel.stop()
+
+    _, ctx2 = await make_channel()
+    fake_slack.push_event(
+        events.channel_message("after restart", "1700000005.000100", thread_ts=root),
+        event_id="E4",
+    )
+    [again] = await ctx2.wait_published()
+    assert again.text == "after restart"
+    assert [m.event_id for m in ctx.published] == ["E1", "E2"]
+
+
+async def test_thread_follow_off(make_channel, fake_slack):
+    channel, ctx = await make_channel(thread_follow=False)
+    root = "1700000002.000100"
+    fake_slack.push_event(events.mention("hello", ts=root), event_id="E1")
+    [msg] = await ctx.wait_published()
+    handle = await channel.open_reply(msg, ReplyDoc(status="working"))
+    await channel.finish_reply(handle, ReplyDoc(text="hi!", status="done"))
+    fake_slack.push_event(
+        events.channel_message("more", "1700000003.000100", thread_ts=root), event_id="E2"
+    )
+    fake_slack.push_event(events.mention("again", ts="1700000004.000100", thread_ts=root),
+                          event_id="E3")
+    await ctx.wait_published(2)
+    assert [m.event_id for m in ctx.published] == ["E1", "E3"]
+
+
+async def test_mid_thread_summon_gets_earlier_messages(socket_channel, fake_slack):
+    _, ctx = socket_channel
+    root = fake_slack.add_message("C0001", "Our deploy failed at step 3", user="U0002")
+    fake_slack.add_message("C0001", "logs say OOM", user="U0003", thread_ts=root)
+    fake_slack.push_event(
+        events.mention("what do you think?", ts="1700000099.000100", thread_ts=root),
+        event_id="E1",
+    )
+    [msg] = await ctx.wait_published()
+    assert msg.text == "what do you think?"
+    assert msg.quoted_text is not None
+    assert "<@U0002>: Our deploy failed at step 3" in msg.quoted_text
+    assert "<@U0003>: logs say OOM" in msg.quoted_text
+    [call] = fake_slack.calls_of("conversations.replies")
+    assert call.body["ts"] == root
+
+
+async def test_user_outside_allowlist_refused_once(make_channel, fake_slack):
+    _, ctx = await make_channel(allowed_users=["U0001"])
+    fake_slack.push_event(events.dm("let me in", user="U0666", ts="1.1"), event_id="E1")
+    fake_slack.push_event(events.dm("please", user="U0666", ts="1.2"), event_id="E2")
+    fake_slack.push_event(events.dm("ok", ts="1.3"), event_id="E3")
+    [msg] = await ctx.wait_published()
+    assert msg.event_id == "E3"
+    await fake_slack.until(lambda f: f.calls_of("chat.postMessage"))
+    await asyncio.sleep(0.05)
+    posts = fake_slack.calls_of("chat.postMessage")
+    assert len(posts) == 1
+    assert "not allowed" in posts[0].body["text"]
+
+
+async def test_allowed_channels_alias(make_channel, fake_slack):
+    channel, _ = await make_channel(allowed_channels=["C0001"])
+    assert channel.config.allowed_chats == ["C0001"]

@@ -1,0 +1,213 @@
+"""Inbound: offset after publish, group trigger, allowlists, /start, buttons, webhook, files."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import replace
+from pathlib import Path
+
+import aiohttp
+import pytest
+from aiohttp import web
+
+from channels.base import Attachment, FileTooLarge, InboundMessage, PublishResult
+from channels.telegram.stream import TelegramReply
+from tests.fakes.telegram_server import FakeTelegram
+
+
+def offsets(fake: FakeTelegram) -> list[int]:
+    return [int(c.body.get("offset") or 0) for c in fake.calls_of("getUpdates")]
+
+
+async def test_start_registers_commands_and_polls(fake, ctx, make_channel) -> None:
+    await make_channel()
+    await fake.wait_for(lambda: fake.calls_of("getUpdates"))
+    methods = [c.method for c in fake.calls[:4]]
+    assert methods == ["getMe", "setMyCommands", "deleteWebhook", "getUpdates"]
+    commands = [c["command"] for c in fake.calls_of("setMyCommands")[0].body["commands"]]
+    assert {"new", "stop", "models", "help"} <= set(commands)
+
+
+async def test_offset_moves_only_after_publish_returned(fake, ctx, make_channel) -> None:
+    gate = asyncio.Event()
+    original = ctx.publish
+
+    async def slow_publish(msg: InboundMessage) -> PublishResult:
+        await gate.wait()
+        return await original(msg)
+
+    ctx.publish = slow_publish
+    await make_channel()
+    update = fake.push_message(555, "hello")
+    await asyncio.sleep(0.3)
+    assert max(offsets(fake)) <= update["update_id"]
+    gate.set()
+    await fake.wait_for(lambda: max(offsets(fake)) == update["update_id"] + 1)
+    assert [m.text for m in ctx.published] == ["hello"]
+
+
+async def test_closed_service_leaves_the_update_unconfirmed(fake, ctx, make_channel) -> None:
+    ctx.result = PublishResult.closed
+    channel = await make_channel()
+    update = fake.push_message(555, "hello")
+    await fake.wait_for(lambda: len(fake.calls_of("getUpdates")) >= 3)
+    assert max(offsets(fake)) <= update["update_id"]
+    channel._poll_task.cancel()
+
+
+async def test_group_trigger_mention(fake, ctx, make_channel) -> None:
+    await make_channel()
+    bot_msg = {"message_id": 1, "date": 1, "chat": fake.chat(-100),
+               "from": fake.bot_user, "text": "earlier answer"}  # fmt: skip
+    fake.push_message(-100, "just chatting")
+    fake.push_message(-100, "/help@other_bot")
+    fake.push_message(-100, "@antler_bot what time is it?")
+    fake.push_message(-100, "and why?", reply_to=bot_msg)
+    fake.push_message(-100, "/new@antler_bot")
+    await fake.wait_for(lambda: len(ctx.published) == 3)
+    await asyncio.sleep(0.1)
+    assert [m.text for m in ctx.published] == ["what time is it?", "and why?", "/new"]
+    assert ctx.published[1].quoted_text == "earlier answer"
+    assert fake.calls_of("sendMessage") == []
+
+
+async def test_group_trigger_all(fake, ctx, make_channel) -> None:
+    await make_channel(group_trigger="all")
+    fake.push_message(-100, "just chatting")
+    await fake.wait_for(lambda: len(ctx.published) == 1)
+
+
+async def test_outsiders_get_one_refusal_and_nothing_runs(fake, ctx, make_channel) -> None:
+    await make_channel(allowed_users=["42"])
+    fake.push_message(555, "let me in", user_id=7)
+    fake.push_message(555, "hi", user_id=42)
+    await fake.wait_for(lambda: len(ctx.published) == 1)
+    assert ctx.published[0].sender.id == "42"
+    assert fake.sent_texts(555) == ["Sorry, this bot is not available to you here."]
+
+
+async def test_start_greets_without_running_the_agent(fake, ctx, make_channel) -> None:
+    await make_channel()
+    fake.push_message(555, "/start")
+    await fake.wait_for(lambda: fake.calls_of("sendMessage"))
+    assert "Hi! I'm Antler" in fake.sent_texts(555)[0]
+    assert ctx.published == []
+
+
+async def test_button_press_is_answered_and_published(fake, ctx, make_channel) -> None:
+    channel = await make_channel()
+    data = channel.buttons.data_for("/models " + "x" * 70)
+    fake.push_callback(555, 900, data)
+    fake.push_callback(555, 900, "\x1fb:12345")  # a token from before a restart
+    await fake.wait_for(lambda: len(fake.calls_of("answerCallbackQuery")) == 2)
+    await fake.wait_for(lambda: ctx.published)
+    (press,) = ctx.published
+    assert press.is_button
+    assert press.text == "/models " + "x" * 70
+    answers = [c.body.get("text") for c in fake.calls_of("answerCallbackQuery")]
+    assert answers[0] is None
+    assert "expired" in answers[1]
+
+
+async def test_duplicate_update_is_published_once(fake, ctx, make_channel) -> None:
+    await make_channel()
+    message = fake.message(555, "same", message_id=77)
+    fake.push_update({"message": message})
+    fake.push_update({"message": dict(message)})
+    await fake.wait_for(lambda: len(offsets(fake)) >= 3 and max(offsets(fake)) >= 3)
+    assert [m.event_id for m in ctx.published] == ["555:77"]
+
+
+async def test_malformed_update_is_skipped(fake, ctx, make_channel) -> None:
+    await make_channel()
+    fake.push_update({"message": {"message_id": 1, "text": "no chat"}})
+    fake.push_message(555, "fine")
+    await fake.wait_for(lambda: ctx.published)
+    assert [m.text for m in ctx.published] == ["fine"]
+
+
+async def test_webhook_checks_the_secret(fake, ctx, make_channel) -> None:
+    await make_channel(
+        mode="webhook", webhook_url="https://bot.example/tg/hook", webhook_secret="s3cret"
+    )
+    (set_hook,) = fake.calls_of("setWebhook")
+    assert set_hook.body["url"] == "https://bot.example/tg/hook"
+    assert set_hook.body["secret_token"] == "s3cret"
+    assert fake.calls_of("getUpdates") == []
+    app = web.Application()
+    app.router.add_post("/tg/hook", ctx.routes[("POST", "/tg/hook")])
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]
+    update = {"update_id": 5, "message": fake.message(555, "via webhook")}
+    try:
+        async with aiohttp.ClientSession() as http:
+            url = f"http://127.0.0.1:{port}/tg/hook"
+            bad = await http.post(
+                url, json=update, headers={"X-Telegram-Bot-Api-Secret-Token": "x"}
+            )
+            assert bad.status == 403
+            assert ctx.published == []
+            good = await http.post(
+                url, json=update, headers={"X-Telegram-Bot-Api-Secret-Token": "s3cret"}
+            )
+            assert good.status == 200
+    finally:
+        await runner.cleanup()
+    assert [m.text for m in ctx.published] == ["via webhook"]
+
+
+async def test_fetch_file_downloads_and_enforces_the_limit(
+    fake, ctx, make_channel, tmp_path: Path
+) -> None:
+    channel = await make_channel()
+    fake.add_file("PHOTO", b"\xff\xd8jpeg-bytes")
+    fake.add_file("HUGE", b"x", size=25 * 1024 * 1024)
+    msg = await _photo_message(fake, ctx)
+    path = await channel.fetch_file(msg, msg.attachments[0], tmp_path / "uploads")
+    assert path.read_bytes() == b"\xff\xd8jpeg-bytes"
+    assert path.parent == tmp_path / "uploads"
+    with pytest.raises(FileTooLarge, match="20 MB"):
+        await channel.fetch_file(msg, Attachment(name="big.zip", ref="HUGE"), tmp_path)
+    with pytest.raises(FileTooLarge):
+        await channel.fetch_file(
+            msg, Attachment(name="b.zip", ref="HUGE", size=21 * 2**20), tmp_path
+        )
+    assert len(fake.calls_of("getFile")) == 2  # the declared size alone refuses the last one
+
+
+async def _photo_message(fake: FakeTelegram, ctx) -> InboundMessage:
+    photo = [
+        {"file_id": "PHOTO", "file_unique_id": "ph", "width": 10, "height": 10, "file_size": 12}
+    ]
+    fake.push_message(555, None, photo=photo, caption="what is this?")
+    await fake.wait_for(lambda: ctx.published)
+    return ctx.published[-1]
+
+
+async def test_send_file_as_photo_document_or_a_note(
+    fake, ctx, make_channel, tmp_path: Path
+) -> None:
+    channel = await make_channel()
+    msg = await _photo_message(fake, ctx)
+    handles = [TelegramReply(chat=replace(msg.chat, chat_id=str(c)), reply_to=None, mode="edit")
+               for c in (555, 556, 557)]  # fmt: skip
+    chart = tmp_path / "chart.png"
+    chart.write_bytes(b"png" * 10)
+    report = tmp_path / "report.csv"
+    report.write_text("a,b\n1,2\n")
+    huge = tmp_path / "huge.bin"
+    with huge.open("wb") as f:
+        f.truncate(51 * 1024 * 1024)
+    await channel.send_file(handles[0], chart)
+    await channel.send_file(handles[1], report)
+    await channel.send_file(handles[2], huge)
+    assert fake.calls_of("sendPhoto")[0].body["photo"]["filename"] == "chart.png"
+    assert fake.calls_of("sendDocument")[0].body["document"] == {
+        "filename": "report.csv",
+        "size": 8,
+    }
+    assert "50 MB" in fake.sent_texts(557)[-1]
+    assert fake.violations == []

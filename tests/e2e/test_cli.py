@@ -1,0 +1,89 @@
+"""The real `antler` command in a subprocess: piped chat, serve with /health, graceful stop."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+from tests.fakes.openai_server import FakeOpenAI
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def write_config(tmp_path: Path, fake: FakeOpenAI, port: int = 0) -> Path:
+    cfg = tmp_path / "config.yaml"
+    cfg.write_text(
+        f"storage: {{data_dir: {tmp_path / 'data'}}}\n"
+        f"gateway: {{host: 127.0.0.1, port: {port}}}\n"
+        "models:\n"
+        f"  - {{name: fast, display_name: Fast, model: fake-fast, api_key: sk,"
+        f" base_url: '{fake.base_url}'}}\n"
+        f"  - {{name: smart, display_name: Smart, model: fake-smart, api_key: sk,"
+        f" base_url: '{fake.base_url}'}}\n"
+    )
+    return cfg
+
+
+def env() -> dict[str, str]:
+    clean = {k: v for k, v in os.environ.items() if "proxy" not in k.lower()}
+    return {**clean, "NO_PROXY": "127.0.0.1,localhost", "PYTHONPATH": str(ROOT)}
+
+
+def test_piped_chat_prints_replies_in_order(tmp_path: Path, fake_openai: FakeOpenAI) -> None:
+    cfg = write_config(tmp_path, fake_openai)
+    result = subprocess.run(
+        [sys.executable, "-m", "bot.cli", "chat", "--config", str(cfg)],
+        input="hello\n/new\n/models\n", capture_output=True, text=True, timeout=60,
+        env=env(), cwd=ROOT,
+    )
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert out.index("echo: hello") < out.index("New conversation started.") < out.index("Models")
+    assert "* fast — Fast" in out
+    assert "  smart — Smart" in out
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def get_json(url: str) -> dict[str, object]:
+    with urllib.request.urlopen(url, timeout=2) as resp:
+        data: dict[str, object] = json.loads(resp.read())
+        return data
+
+
+def test_serve_answers_health_and_stops_cleanly_on_sigterm(
+        tmp_path: Path, fake_openai: FakeOpenAI) -> None:
+    port = free_port()
+    cfg = write_config(tmp_path, fake_openai, port)
+    proc = subprocess.Popen([sys.executable, "-m", "bot.cli", "serve", "--config", str(cfg)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=env(), cwd=ROOT)
+    try:
+        health = None
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and health is None:
+            try:
+                health = get_json(f"http://127.0.0.1:{port}/health")
+            except OSError:
+                time.sleep(0.1)
+        assert health is not None, proc.stderr.read() if proc.poll() is not None else "no answer"
+        assert health["status"] == "ok"
+        assert isinstance(health["channels"], dict)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=20) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert "Traceback" not in proc.stderr.read()

@@ -1,0 +1,165 @@
+"""End to end: fake Slack → real bolt/slack_sdk → service → agent (fake OpenAI) → fake Slack."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.channels.slack import events
+from tests.fakes.openai_server import FakeOpenAI
+from tests.fakes.openai_wire import Reply
+from tests.fakes.slack_server import (
+    APP_TOKEN,
+    BOT_TOKEN,
+    SIGNING_SECRET,
+    FakeSlack,
+    signed_post,
+)
+from tests.harness import ServiceHarness
+
+
+def slack_cfg(fake: FakeSlack, **extra: Any) -> dict[str, Any]:
+    return {"enabled": True, "bot_token": BOT_TOKEN, "app_token": APP_TOKEN,
+            "signing_secret": SIGNING_SECRET, "api_base": fake.api_base, **extra}
+
+
+@pytest.fixture
+def fake_slack():
+    fake = FakeSlack().start()
+    yield fake
+    fake.stop()
+
+
+@pytest.fixture
+async def svc(tmp_path: Path, fake_openai: FakeOpenAI, fake_slack: FakeSlack
+              ) -> AsyncIterator[ServiceHarness]:
+    async with ServiceHarness(tmp_path, fake_openai, {"slack": slack_cfg(fake_slack)}) as s:
+        yield s
+
+
+def visible(message: dict[str, Any]) -> str:
+    """What a user sees: the markdown block when there is one, else the (streamed) text."""
+    blocks = message.get("blocks") or []
+    if blocks and blocks[0].get("type") == "markdown":
+        return str(blocks[0]["text"])
+    return str(message["text"])
+
+
+def bot_texts(fake: FakeSlack, thread_ts: str) -> list[str]:
+    return [visible(m) for m in fake.thread_messages("C0001", thread_ts) if m.get("bot_id")]
+
+
+async def test_dm_streams_answer(svc, fake_slack):
+    fake_slack.push_event(events.dm("hello", ts="1700000001.000100"), event_id="Ev1")
+    await fake_slack.until(lambda f: f.calls_of("chat.stopStream"), timeout=10)
+    await svc.idle()
+    [start] = fake_slack.calls_of("chat.startStream")
+    assert start.body["channel"] == "D0001"
+    assert start.body["thread_ts"] == "1700000001.000100"
+    assert fake_slack.messages[fake_slack.calls_of("chat.stopStream")[0].body["ts"]][
+        "text"] == "echo: hello"
+
+
+async def test_mention_answered_in_thread_then_followed(svc, fake_slack):
+    root = "1700000002.000100"
+    fake_slack.push_event(events.mention("first", ts=root), event_id="Ev1")
+    await fake_slack.until(lambda f: len(f.calls_of("chat.stopStream")) == 1, timeout=10)
+    await svc.idle()
+    fake_slack.push_event(
+        events.channel_message("second", "1700000003.000100", thread_ts=root), event_id="Ev2"
+    )
+    await fake_slack.until(lambda f: len(f.calls_of("chat.stopStream")) == 2, timeout=10)
+    await svc.idle()
+    assert bot_texts(fake_slack, root) == ["echo: first", "echo: second"]
+
+
+async def test_slash_command_new(svc, fake_slack):
+    env = fake_slack.push_command("new")
+    await asyncio.to_thread(fake_slack.wait_ack, env)
+    await fake_slack.until(lambda f: f.calls_of("chat.postMessage"), timeout=10)
+    await svc.idle()
+    texts = [c.body["text"] for c in fake_slack.calls_of("chat.postMessage")]
+    assert any("New conversation" in t for t in texts)
+    assert not fake_slack.calls_of("chat.startStream")
+
+
+async def test_redelivered_event_answered_once(svc, fake_slack):
+    fake_slack.push_event(events.dm("once"), event_id="EvDup")
+    fake_slack.push_event(events.dm("once"), event_id="EvDup", retry_attempt=1)
+    await fake_slack.until(lambda f: f.calls_of("chat.stopStream"), timeout=10)
+    await svc.idle()
+    assert len(fake_slack.calls_of("chat.startStream")) == 1
+
+
+async def test_429_mid_stream_final_intact(tmp_path, fake_openai, fake_slack):
+    text = "alpha beta gamma delta epsilon zeta eta theta iota kappa " * 4
+    fake_openai.script(Reply(text=text, tokens_per_second=100))
+    fake_slack.rate_limit("chat.appendStream", retry_after=1)
+    async with ServiceHarness(tmp_path, fake_openai, {"slack": slack_cfg(fake_slack)}) as s:
+        fake_slack.push_event(events.dm("go"), event_id="Ev1")
+        await fake_slack.until(lambda f: f.calls_of("chat.stopStream"), timeout=15)
+        await s.idle()
+    stop = fake_slack.calls_of("chat.stopStream")[0].body
+    assert fake_slack.messages[stop["ts"]]["text"] == text
+    assert len(fake_slack.calls_of("chat.appendStream")) >= 2
+
+
+async def test_stream_unavailable_falls_back_to_update(tmp_path, fake_openai, fake_slack):
+    fake_slack.streaming_supported = False
+    fake_openai.script(Reply(text="plain " * 30, tokens_per_second=150))
+    async with ServiceHarness(tmp_path, fake_openai, {"slack": slack_cfg(fake_slack)}) as s:
+        fake_slack.push_event(events.mention("hi", ts="1700000002.000100"), event_id="Ev1")
+        await s.idle(timeout=15)
+        await fake_slack.until(lambda f: f.calls_of("chat.update"), timeout=10)
+        await s.idle()
+    assert len(fake_slack.calls_of("chat.postMessage")) == 1
+    final = fake_slack.messages[fake_slack.calls_of("chat.update")[-1].body["ts"]]
+    assert visible(final).strip() == ("plain " * 30).strip()
+
+
+async def test_long_answer_split(tmp_path, fake_openai, fake_slack):
+    paragraph = ("word " * 199 + "end.\n\n")
+    text = paragraph * 25  # ~25,000 chars
+    fake_openai.script(Reply(text=text))
+    async with ServiceHarness(tmp_path, fake_openai, {"slack": slack_cfg(fake_slack)}) as s:
+        fake_slack.push_event(events.dm("long please"), event_id="Ev1")
+        await fake_slack.until(lambda f: f.calls_of("chat.stopStream"), timeout=15)
+        await s.idle()
+        await fake_slack.until(lambda f: len(f.calls_of("chat.postMessage")) >= 2, timeout=10)
+    bot = [m for m in fake_slack.messages.values() if m.get("bot_id")]
+    assert all(len(visible(m)) <= 12_000 for m in bot)
+    joined = "".join(visible(m).replace("\n", "").replace(" ", "") for m in bot)
+    assert joined == text.replace("\n", "").replace(" ", "")
+
+
+async def test_file_in_downloaded_with_bot_token(svc, fake_slack, fake_openai):
+    url = fake_slack.add_file("notes.txt", b"secret notes")
+    event = events.dm("read this", subtype="file_share", files=[{
+        "id": "F1", "name": "notes.txt", "mimetype": "text/plain", "size": 12,
+        "url_private_download": url}])
+    fake_slack.push_event(event, event_id="EvF")
+    await fake_slack.until(lambda f: f.calls_of("chat.stopStream"), timeout=10)
+    await svc.idle()
+    assert fake_slack.downloads == [{"path": "/files/F0001/notes.txt",
+                                     "auth": f"Bearer {BOT_TOKEN}"}]
+    assert "notes.txt" in json.dumps(fake_openai.requests[-1].body)
+
+
+async def test_http_mode_signatures(tmp_path, fake_openai, fake_slack):
+    cfg = slack_cfg(fake_slack, mode="http", app_token=None)
+    async with ServiceHarness(tmp_path, fake_openai, {"slack": cfg}) as s:
+        url = s.gateway_url + "/slack/events"
+        body = json.dumps(fake_slack.event_body(events.dm("via http"), event_id="EvH")).encode()
+        assert (await signed_post(url, body, secret="nope"))[0] == 401
+        stale = int(time.time()) - 400
+        assert (await signed_post(url, body, timestamp=stale))[0] == 401
+        assert (await signed_post(url, body))[0] == 200
+        await fake_slack.until(lambda f: f.calls_of("chat.stopStream"), timeout=10)
+        await s.idle()
+    assert len(fake_slack.calls_of("chat.startStream")) == 1

@@ -1,0 +1,337 @@
+"""A fake DingTalk OpenAPI + Stream gateway on 127.0.0.1, speaking the real wire protocol.
+
+HTTP: gateway `connections/open`, oauth2 access token, session webhook, robot send
+(oToMessages/batchSend, groupMessages/send), AI cards (instances create/deliver/update,
+streaming), robot file download (messageFiles/download -> URL -> bytes) and media upload.
+WebSocket `/connect`: JSON frames (CALLBACK, SYSTEM ping / disconnect) pushed with `push_*`;
+the client's acks are recorded. Every call is recorded with its time; `fail()` injects errors.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import WSMsgType, web
+
+from tests.fakes.threaded import Recorded, ThreadedServer
+
+CHATBOT_TOPIC = "/v1.0/im/bot/messages/get"
+_OPEN_PATHS = {"/v1.0/oauth2/accessToken", "/v1.0/gateway/connections/open"}
+
+
+@dataclass
+class Injected:
+    status: int
+    body: Any
+    headers: dict[str, str] = field(default_factory=dict)
+    times: int = 1
+
+
+class FakeDingTalk:
+    """Construct, `start()`, point the channel's `api_base` at `.base`, `stop()`."""
+
+    def __init__(self, *, expire_in: int = 7200) -> None:
+        self.expire_in = expire_in
+        self.calls: list[Recorded] = []
+        self.acks: list[dict[str, Any]] = []
+        self.connections = 0
+        self.tokens: list[str] = []
+        self.files: dict[str, bytes] = {}
+        self.uploads: list[dict[str, Any]] = []
+        self._failures: dict[tuple[str, str], list[Injected]] = {}
+        self._ws: web.WebSocketResponse | None = None
+        self._ids = itertools.count(1)
+        app = web.Application(client_max_size=64 * 1024 * 1024)
+        app.router.add_get("/connect", self._connect)
+        app.router.add_get("/files/{code}", self._file)
+        app.router.add_route("*", "/{tail:.*}", self._api)
+        self.server = ThreadedServer(app)
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def start(self) -> FakeDingTalk:
+        self.server.start()
+        return self
+
+    def stop(self) -> None:
+        self.server.stop()
+
+    @property
+    def base(self) -> str:
+        return self.server.base
+
+    # ------------------------------------------------------------------ scripting
+
+    def fail(
+        self,
+        method: str,
+        path: str,
+        status: int = 500,
+        body: Any = None,
+        *,
+        times: int = 1,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        """The next `times` calls of `method path` answer `status` with `body`."""
+        body = body if body is not None else {"code": "ServerError", "message": "injected"}
+        self._failures.setdefault((method, path), []).append(
+            Injected(status, body, headers or {}, times)
+        )
+
+    def rate_limit(self, method: str, path: str, retry_after: float = 0.2, times: int = 1) -> None:
+        body = {"code": "Forbidden.AccessDenied.QpsLimitForApi", "message": "qps limit"}
+        self.fail(method, path, 429, body, times=times, headers={"Retry-After": str(retry_after)})
+
+    def chatbot_data(
+        self,
+        text: str = "hello",
+        *,
+        msg_id: str | None = None,
+        group: bool = False,
+        sender: str = "staff-1",
+        conversation_id: str = "cid-dm-1",
+        at_bot: bool = True,
+        msgtype: str = "text",
+        content: dict[str, Any] | None = None,
+        webhook_ttl: float = 3600,
+    ) -> dict[str, Any]:
+        """A chatbot callback `data` like DingTalk sends it, with a live session webhook."""
+        msg_id = msg_id or f"msg{uuid.uuid4().hex[:16]}"
+        data: dict[str, Any] = {
+            "conversationId": conversation_id,
+            "conversationType": "2" if group else "1",
+            "msgId": msg_id,
+            "senderId": f"$:LWCP_v1:${sender}",
+            "senderNick": sender.title(),
+            "senderStaffId": sender,
+            "senderCorpId": "corp-1",
+            "chatbotUserId": "$:LWCP_v1:$bot",
+            "chatbotCorpId": "corp-1",
+            "robotCode": "robot-code",
+            "isInAtList": at_bot,
+            "isAdmin": False,
+            "createAt": int(time.time() * 1000),
+            "sessionWebhook": f"{self.base}/robot/sendBySession?session={msg_id}",
+            "sessionWebhookExpiredTime": int((time.time() + webhook_ttl) * 1000),
+            "msgtype": msgtype,
+        }
+        if group:
+            data["conversationTitle"] = "Team"
+        if msgtype == "text":
+            data["text"] = {"content": text}
+        else:
+            data["content"] = content or {}
+        return data
+
+    def push_message(self, data: dict[str, Any], message_id: str | None = None) -> str:
+        """Send a CALLBACK frame on the chatbot topic; returns the frame's messageId."""
+        return self.push_frame("CALLBACK", CHATBOT_TOPIC, data, message_id)
+
+    def push_ping(self, opaque: str = "op-1") -> str:
+        return self.push_frame("SYSTEM", "ping", {"opaque": opaque})
+
+    def push_disconnect(self) -> str:
+        return self.push_frame("SYSTEM", "disconnect", {"reason": "server maintenance"})
+
+    def push_raw(self, text: str) -> None:
+        self.server.call(self._send(text))
+
+    def push_frame(
+        self, kind: str, topic: str, data: dict[str, Any], message_id: str | None = None
+    ) -> str:
+        message_id = message_id or uuid.uuid4().hex
+        frame = {
+            "specVersion": "1.0",
+            "type": kind,
+            "headers": {
+                "appId": "app-1",
+                "connectionId": f"conn-{self.connections}",
+                "contentType": "application/json",
+                "messageId": message_id,
+                "time": str(int(time.time() * 1000)),
+                "topic": topic,
+            },
+            "data": json.dumps(data),
+        }
+        self.server.call(self._send(json.dumps(frame)))
+        return message_id
+
+    def drop(self) -> None:
+        """Close the websocket abnormally (code 1011), as a network drop looks to the client."""
+        self.server.call(self._close(1011))
+
+    # ------------------------------------------------------------------ queries
+
+    def requests(self, method: str, path: str) -> list[Recorded]:
+        return [c for c in self.calls if c.method == method and c.path == path]
+
+    def streams(self, card_id: str | None = None) -> list[dict[str, Any]]:
+        puts = [c.body for c in self.requests("PUT", "/v1.0/card/streaming")]
+        return [b for b in puts if card_id is None or b.get("outTrackId") == card_id]
+
+    def webhook_messages(self) -> list[dict[str, Any]]:
+        return [c.body for c in self.requests("POST", "/robot/sendBySession")]
+
+    def robot_messages(self) -> list[dict[str, Any]]:
+        paths = ("/v1.0/robot/oToMessages/batchSend", "/v1.0/robot/groupMessages/send")
+        return [c.body for c in self.calls if c.path in paths]
+
+    def ack_for(self, message_id: str) -> dict[str, Any] | None:
+        return next((a for a in self.acks if a["headers"].get("messageId") == message_id), None)
+
+    async def until(self, check: Callable[[], Any], timeout: float = 5.0) -> Any:
+        """Poll `check` (from an async test) until it returns something truthy."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            value = check()
+            if value:
+                return value
+            await asyncio.sleep(0.01)
+        raise AssertionError(f"condition not met within {timeout}s")
+
+    # ------------------------------------------------------------------ websocket
+
+    async def _connect(self, request: web.Request) -> web.StreamResponse:
+        ws = web.WebSocketResponse()
+        await ws.prepare(request)
+        self.calls.append(Recorded("GET", "/connect", dict(request.query)))
+        self.connections += 1
+        self._ws = ws
+        self.server.websockets.add(ws)
+        try:
+            async for msg in ws:
+                if msg.type == WSMsgType.TEXT:
+                    ack = json.loads(msg.data)
+                    ack["at"] = time.monotonic()
+                    self.acks.append(ack)
+        finally:
+            self.server.websockets.discard(ws)
+            if self._ws is ws:
+                self._ws = None
+        return ws
+
+    async def _send(self, text: str) -> None:
+        deadline = time.monotonic() + 5
+        while self._ws is None or self._ws.closed:
+            if time.monotonic() > deadline:
+                raise RuntimeError("no client connected to the fake DingTalk gateway")
+            await asyncio.sleep(0.01)
+        await self._ws.send_str(text)
+
+    async def _close(self, code: int) -> None:
+        if self._ws is not None:
+            await self._ws.close(code=code, message=b"dropped")
+
+    async def _file(self, request: web.Request) -> web.StreamResponse:
+        code = request.match_info["code"]
+        self.calls.append(Recorded("GET", f"/files/{code}", None))
+        if code not in self.files:
+            return web.Response(status=404)
+        return web.Response(body=self.files[code], content_type="application/octet-stream")
+
+    # ------------------------------------------------------------------ HTTP API
+
+    async def _api(self, request: web.Request) -> web.StreamResponse:
+        path = "/" + request.match_info["tail"]
+        body = await self._body(request)
+        headers = {k.lower(): v for k, v in request.headers.items()}
+        self.calls.append(Recorded(request.method, path, body, headers))
+        injected = self._take_failure(request.method, path)
+        if injected is not None:
+            return web.json_response(
+                injected.body, status=injected.status, headers=injected.headers
+            )
+        if not self._authorized(path, headers, request):
+            return web.json_response(
+                {"code": "InvalidAuthentication", "message": "bad token"}, status=401
+            )
+        handler = self._ROUTES.get((request.method, path))
+        if handler is None:
+            return web.json_response({"code": "NotFound", "message": path}, status=404)
+        return web.json_response(handler(self, body, request))
+
+    async def _body(self, request: web.Request) -> Any:
+        if request.content_type == "multipart/form-data":
+            form = await request.post()
+            media = form.get("media")
+            data = media.file.read() if isinstance(media, web.FileField) else b""
+            name = media.filename if isinstance(media, web.FileField) else ""
+            return {
+                "type": form.get("type"),
+                "filename": name,
+                "size": len(data),
+                "query": dict(request.query),
+            }
+        text = await request.text()
+        try:
+            return json.loads(text) if text else None
+        except ValueError:
+            return text
+
+    def _take_failure(self, method: str, path: str) -> Injected | None:
+        queue = self._failures.get((method, path))
+        if not queue:
+            return None
+        injected = queue[0]
+        injected.times -= 1
+        if injected.times <= 0:
+            queue.pop(0)
+        return injected
+
+    def _authorized(self, path: str, headers: dict[str, str], request: web.Request) -> bool:
+        if path in _OPEN_PATHS or path == "/robot/sendBySession":
+            return True
+        token = headers.get("x-acs-dingtalk-access-token") or request.query.get("access_token")
+        return bool(token) and token in self.tokens
+
+    def _open(self, body: Any, request: web.Request) -> dict[str, Any]:
+        host = request.host
+        return {"endpoint": f"ws://{host}/connect", "ticket": f"ticket-{next(self._ids)}"}
+
+    def _token(self, body: Any, request: web.Request) -> dict[str, Any]:
+        token = f"tok-{next(self._ids)}"
+        self.tokens.append(token)
+        return {"accessToken": token, "expireIn": self.expire_in}
+
+    def _ok(self, body: Any, request: web.Request) -> dict[str, Any]:
+        return {"errcode": 0, "errmsg": "ok"}
+
+    def _robot_sent(self, body: Any, request: web.Request) -> dict[str, Any]:
+        return {
+            "processQueryKey": f"pqk-{next(self._ids)}",
+            "invalidStaffIdList": [],
+            "flowControlledStaffIdList": [],
+        }
+
+    def _success(self, body: Any, request: web.Request) -> dict[str, Any]:
+        return {"success": True, "result": (body or {}).get("outTrackId", "")}
+
+    def _download(self, body: Any, request: web.Request) -> dict[str, Any]:
+        code = (body or {}).get("downloadCode", "")
+        return {"downloadUrl": f"http://{request.host}/files/{code}"}
+
+    def _upload(self, body: Any, request: web.Request) -> dict[str, Any]:
+        media_id = f"@media-{next(self._ids)}"
+        self.uploads.append({**body, "media_id": media_id})
+        return {"errcode": 0, "errmsg": "ok", "type": body.get("type"), "media_id": media_id}
+
+    _ROUTES: dict[tuple[str, str], Callable[..., dict[str, Any]]] = {
+        ("POST", "/v1.0/gateway/connections/open"): _open,
+        ("POST", "/v1.0/oauth2/accessToken"): _token,
+        ("POST", "/robot/sendBySession"): _ok,
+        ("POST", "/v1.0/robot/oToMessages/batchSend"): _robot_sent,
+        ("POST", "/v1.0/robot/groupMessages/send"): _robot_sent,
+        ("POST", "/v1.0/card/instances"): _success,
+        ("POST", "/v1.0/card/instances/deliver"): _success,
+        ("PUT", "/v1.0/card/instances"): _success,
+        ("PUT", "/v1.0/card/streaming"): _success,
+        ("POST", "/v1.0/robot/messageFiles/download"): _download,
+        ("POST", "/media/upload"): _upload,
+    }

@@ -1,0 +1,454 @@
+"""A fake Slack: Web API, Socket Mode websocket and a signed HTTP event sender, on 127.0.0.1.
+
+Runs in its own thread (ThreadedServer). Every Web API call is recorded with its time; errors and
+429s can be injected per method; `push_*` helpers deliver events over Socket Mode and record the
+client's acks; `signed_post` delivers HTTP-mode events with a valid (or broken) signature.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import hmac
+import itertools
+import json
+import threading
+import time
+import uuid
+from collections import defaultdict
+from typing import Any
+from urllib.parse import parse_qsl
+
+import aiohttp
+from aiohttp import web
+
+from tests.fakes.threaded import Recorded, ThreadedServer
+
+TEAM = "T0001"
+BOT_USER = "UBOT"
+BOT_ID = "B0001"
+BOT_TOKEN = "xoxb-test"
+APP_TOKEN = "xapp-test"
+SIGNING_SECRET = "s3cr3t"
+
+
+class FakeSlack:
+    """State and behaviour of the fake; `server` is its ThreadedServer."""
+
+    def __init__(self, *, team: str = TEAM, bot_user: str = BOT_USER) -> None:
+        self.team, self.bot_user = team, bot_user
+        self.calls: list[Recorded] = []
+        self.messages: dict[str, dict[str, Any]] = {}  # ts -> message
+        self.uploads: dict[str, dict[str, Any]] = {}  # file_id -> {"name", "data", ...}
+        self.downloads: list[dict[str, str]] = []
+        self.files: dict[str, bytes] = {}  # served under /files/<id>/<name>
+        self.acks: dict[str, dict[str, Any]] = {}
+        self.streaming_supported = True
+        self._failures: dict[str, list[tuple[int, dict[str, Any], dict[str, str]]]] = defaultdict(
+            list
+        )
+        self._expire_after: dict[str, int] = {}  # stream ts -> appends left before expiry
+        self._ts = itertools.count(1)
+        self._sockets: list[web.WebSocketResponse] = []
+        self.connected = threading.Event()
+        self._ack_events: dict[str, threading.Event] = defaultdict(threading.Event)
+        self._cond = threading.Condition()
+        app = web.Application(middlewares=[_errors])
+        app.router.add_post("/api/{method}", self._api)
+        app.router.add_get("/api/{method}", self._api)
+        app.router.add_get("/link", self._socket)
+        app.router.add_post("/upload/{file_id}", self._upload)
+        app.router.add_get("/files/{file_id}/{name}", self._download)
+        self.server = ThreadedServer(app)
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def start(self) -> FakeSlack:
+        self.server.start()
+        return self
+
+    def stop(self) -> None:
+        self.server.stop()
+
+    @property
+    def api_base(self) -> str:
+        return f"{self.server.base}/api/"
+
+    # ------------------------------------------------------------------ injection knobs
+
+    def fail(self, method: str, error: str, *, times: int = 1, status: int = 200) -> None:
+        """The next `times` calls of `method` answer `{"ok": false, "error": error}`."""
+        for _ in range(times):
+            self._failures[method].append((status, {"ok": False, "error": error}, {}))
+
+    def rate_limit(self, method: str, retry_after: float = 1, *, times: int = 1) -> None:
+        """The next `times` calls of `method` answer 429 with Retry-After."""
+        headers = {"Retry-After": str(retry_after)}
+        for _ in range(times):
+            self._failures[method].append((429, {"ok": False, "error": "ratelimited"}, headers))
+
+    def expire_streams_after(self, appends: int) -> None:
+        """New streams take `appends` appendStream calls, then `message_not_in_streaming_state`."""
+        self._expire_default = appends
+
+    _expire_default: int | None = None
+
+    def add_file(self, name: str, data: bytes) -> str:
+        file_id = f"F{len(self.files) + 1:04d}"
+        self.files[file_id] = data
+        return f"{self.server.base}/files/{file_id}/{name}"
+
+    def add_message(
+        self, channel: str, text: str, *, user: str = "U0001", thread_ts: str | None = None
+    ) -> str:
+        ts = self._next_ts()
+        self.messages[ts] = {
+            "channel": channel, "ts": ts, "user": user, "text": text,
+            "thread_ts": thread_ts or ts, "type": "message",
+        }
+        return ts
+
+    # ------------------------------------------------------------------ queries
+
+    def calls_of(self, method: str) -> list[Recorded]:
+        return [c for c in self.calls if c.method == method]
+
+    def methods(self) -> list[str]:
+        return [c.method for c in self.calls]
+
+    def updates_per_workspace(self) -> dict[str, int]:
+        counts: dict[str, int] = defaultdict(int)
+        for c in self.calls_of("chat.update"):
+            counts[c.body.get("team_id") or self.team] += 1
+        return dict(counts)
+
+    def max_in_window(self, method: str, window: float = 60.0) -> int:
+        """The most calls of `method` seen within any `window` seconds."""
+        times = [c.at for c in self.calls_of(method)]
+        best, lo = 0, 0
+        for hi, t in enumerate(times):
+            while t - times[lo] > window:
+                lo += 1
+            best = max(best, hi - lo + 1)
+        return best
+
+    def thread_messages(self, channel: str, thread_ts: str) -> list[dict[str, Any]]:
+        return [
+            m for m in self.messages.values()
+            if m["channel"] == channel and m.get("thread_ts") == thread_ts
+        ]
+
+    def wait_for(self, predicate: Any, timeout: float = 5.0) -> bool:
+        """Block (in a worker thread) until `predicate(self)` holds; tests use `to_thread`."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while not predicate(self):
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._cond.wait(min(left, 0.05))
+        return True
+
+    async def until(self, predicate: Any, timeout: float = 5.0) -> None:
+        if not await asyncio.to_thread(self.wait_for, predicate, timeout):
+            raise AssertionError(f"fake slack: condition not met; calls={self.methods()}")
+
+    # ------------------------------------------------------------------ Web API
+
+    async def _api(self, request: web.Request) -> web.Response:
+        method = request.match_info["method"]
+        body = await _read_body(request)
+        self._record(Recorded(method, request.path, body, dict(request.headers)))
+        failures = self._failures.get(method)
+        if failures:
+            status, payload, headers = failures.pop(0)
+            return web.json_response(payload, status=status, headers=headers)
+        handler = getattr(self, "_m_" + method.replace(".", "_"), None)
+        if handler is None:
+            return web.json_response({"ok": False, "error": "unknown_method"})
+        return web.json_response({"ok": True, **handler(body)})
+
+    def _record(self, rec: Recorded) -> None:
+        with self._cond:
+            self.calls.append(rec)
+            self._cond.notify_all()
+
+    def _next_ts(self) -> str:
+        return f"1700000000.{next(self._ts):06d}"
+
+    def _m_auth_test(self, body: dict[str, Any]) -> dict[str, Any]:
+        return {"user_id": self.bot_user, "bot_id": BOT_ID, "team_id": self.team, "team": "Fake",
+                "user": "antler", "url": "https://fake.slack.com/"}
+
+    def _m_apps_connections_open(self, body: dict[str, Any]) -> dict[str, Any]:
+        return {"url": f"ws://127.0.0.1:{self.server.port}/link?ticket={uuid.uuid4()}"}
+
+    def _post(self, body: dict[str, Any], **extra: Any) -> dict[str, Any]:
+        ts = self._next_ts()
+        msg = {"ts": ts, "channel": body.get("channel"), "text": body.get("text", ""),
+               "blocks": body.get("blocks"), "thread_ts": body.get("thread_ts"),
+               "user": self.bot_user, "bot_id": BOT_ID, "type": "message", **extra}
+        self.messages[ts] = msg
+        return {"channel": body.get("channel"), "ts": ts, "message": msg}
+
+    def _m_chat_postMessage(self, body: dict[str, Any]) -> dict[str, Any]:
+        return self._post(body)
+
+    def _m_chat_postEphemeral(self, body: dict[str, Any]) -> dict[str, Any]:
+        return {"message_ts": self._next_ts()}
+
+    def _m_chat_update(self, body: dict[str, Any]) -> dict[str, Any]:
+        msg = self.messages.get(str(body.get("ts")))
+        if msg is not None:
+            msg.update(text=body.get("text", ""), blocks=body.get("blocks"))
+        return {"channel": body.get("channel"), "ts": body.get("ts"), "text": body.get("text")}
+
+    def _m_chat_startStream(self, body: dict[str, Any]) -> dict[str, Any]:
+        if not self.streaming_supported:
+            raise _Unknown
+        result = self._post(body, text=_stream_text(body), streaming=True)
+        if self._expire_default is not None:
+            self._expire_after[result["ts"]] = self._expire_default
+        return {"channel": result["channel"], "ts": result["ts"]}
+
+    def _m_chat_appendStream(self, body: dict[str, Any]) -> dict[str, Any]:
+        msg = self.messages.get(str(body.get("ts")))
+        if msg is None or not msg.get("streaming"):
+            raise _Error("message_not_in_streaming_state")
+        left = self._expire_after.get(msg["ts"])
+        if left is not None:
+            if left <= 0:
+                msg["streaming"] = False
+                raise _Error("message_not_in_streaming_state")
+            self._expire_after[msg["ts"]] = left - 1
+        msg["text"] += _stream_text(body)
+        return {"channel": body.get("channel"), "ts": body.get("ts")}
+
+    def _m_chat_stopStream(self, body: dict[str, Any]) -> dict[str, Any]:
+        msg = self.messages.get(str(body.get("ts")))
+        if msg is None or not msg.get("streaming"):
+            raise _Error("message_not_in_streaming_state")
+        msg.update(streaming=False, stop_blocks=body.get("blocks"))
+        msg["text"] += _stream_text(body)
+        return {"channel": body.get("channel"), "ts": body.get("ts")}
+
+    def _m_assistant_threads_setStatus(self, body: dict[str, Any]) -> dict[str, Any]:
+        return {}
+
+    def _m_reactions_add(self, body: dict[str, Any]) -> dict[str, Any]:
+        return {}
+
+    def _m_reactions_remove(self, body: dict[str, Any]) -> dict[str, Any]:
+        return {}
+
+    def _m_conversations_replies(self, body: dict[str, Any]) -> dict[str, Any]:
+        msgs = self.thread_messages(str(body.get("channel")), str(body.get("ts")))
+        return {"messages": sorted(msgs, key=lambda m: m["ts"]), "has_more": False}
+
+    def _m_files_getUploadURLExternal(self, body: dict[str, Any]) -> dict[str, Any]:
+        file_id = f"FU{len(self.uploads) + 1:04d}"
+        self.uploads[file_id] = {"name": body.get("filename"), "length": body.get("length")}
+        return {"upload_url": f"{self.server.base}/upload/{file_id}", "file_id": file_id}
+
+    def _m_files_completeUploadExternal(self, body: dict[str, Any]) -> dict[str, Any]:
+        files = body.get("files")
+        files = json.loads(files) if isinstance(files, str) else files or []
+        for f in files:
+            self.uploads.setdefault(f["id"], {}).update(
+                completed=True, channel=body.get("channel_id"), thread_ts=body.get("thread_ts"),
+                title=f.get("title"))
+        return {"files": [{"id": f["id"], "title": f.get("title")} for f in files]}
+
+    # ------------------------------------------------------------------ files
+
+    async def _upload(self, request: web.Request) -> web.Response:
+        file_id = request.match_info["file_id"]
+        self.uploads.setdefault(file_id, {})["data"] = await request.read()
+        self._record(Recorded("upload", request.path, None, dict(request.headers)))
+        return web.Response(text="OK - 1")
+
+    async def _download(self, request: web.Request) -> web.StreamResponse:
+        auth = request.headers.get("Authorization", "")
+        self.downloads.append({"path": request.path, "auth": auth})
+        data = self.files.get(request.match_info["file_id"])
+        if auth != f"Bearer {BOT_TOKEN}" or data is None:
+            return web.Response(status=200, text="<html>login</html>", content_type="text/html")
+        return web.Response(body=data, content_type="application/octet-stream")
+
+    # ------------------------------------------------------------------ Socket Mode
+
+    async def _socket(self, request: web.Request) -> web.WebSocketResponse:
+        ws = web.WebSocketResponse(autoping=True)
+        await ws.prepare(request)
+        with self._cond:
+            self._sockets.append(ws)
+            self._cond.notify_all()
+        self.server.websockets.add(ws)
+        await ws.send_json({"type": "hello", "num_connections": 1,
+                            "connection_info": {"app_id": "A0001"}})
+        self.connected.set()
+        async for frame in ws:
+            if frame.type == aiohttp.WSMsgType.TEXT:
+                self._on_frame(frame.data)
+        self.server.websockets.discard(ws)
+        if ws in self._sockets:
+            self._sockets.remove(ws)
+        return ws
+
+    def _on_frame(self, data: str) -> None:
+        try:
+            frame = json.loads(data)
+        except ValueError:
+            return
+        envelope_id = frame.get("envelope_id")
+        if envelope_id:
+            with self._cond:
+                self.acks[envelope_id] = {**frame, "at": time.monotonic()}
+                self._cond.notify_all()
+            self._ack_events[envelope_id].set()
+
+    def _send(self, envelope: dict[str, Any]) -> str:
+        if not self.wait_for(lambda f: any(not w.closed for w in f._sockets)):
+            raise AssertionError("no socket mode connection")
+        ws = [w for w in self._sockets if not w.closed][-1]
+        self.server.call(ws.send_str(json.dumps(envelope)))
+        return str(envelope["envelope_id"])
+
+    def event_body(self, event: dict[str, Any], *, event_id: str | None = None) -> dict[str, Any]:
+        return {
+            "token": "verification", "team_id": self.team, "api_app_id": "A0001",
+            "event": event, "type": "event_callback",
+            "event_id": event_id or f"Ev{uuid.uuid4().hex[:10]}",
+            "event_time": int(time.time()),
+            "authorizations": [{"team_id": self.team, "user_id": self.bot_user, "is_bot": True}],
+        }
+
+    def push_event(
+        self, event: dict[str, Any], *, event_id: str | None = None, retry_attempt: int = 0
+    ) -> str:
+        """Deliver an Events API event over Socket Mode; returns the envelope id."""
+        return self._send({
+            "envelope_id": str(uuid.uuid4()), "type": "events_api",
+            "accepts_response_payload": False, "retry_attempt": retry_attempt,
+            "retry_reason": "timeout" if retry_attempt else "",
+            "payload": self.event_body(event, event_id=event_id),
+        })
+
+    def push_command(self, text: str, *, channel: str = "D0001", user: str = "U0001",
+                     command: str = "/antler") -> str:
+        return self._send({
+            "envelope_id": str(uuid.uuid4()), "type": "slash_commands",
+            "accepts_response_payload": True, "payload": command_body(
+                text, channel=channel, user=user, command=command, team=self.team),
+        })
+
+    def push_action(self, value: str, *, channel: str, thread_ts: str | None,
+                    user: str = "U0001") -> str:
+        return self._send({
+            "envelope_id": str(uuid.uuid4()), "type": "interactive",
+            "accepts_response_payload": False,
+            "payload": action_body(value, channel=channel, thread_ts=thread_ts, user=user,
+                                   team=self.team),
+        })
+
+    def wait_ack(self, envelope_id: str, timeout: float = 5.0) -> dict[str, Any]:
+        if not self._ack_events[envelope_id].wait(timeout):
+            raise AssertionError(f"envelope {envelope_id} was not acked")
+        return self.acks[envelope_id]
+
+    def disconnect(self) -> None:
+        """Ask the client to reconnect, as Slack does (`{"type": "disconnect"}`)."""
+        self.connected.clear()
+        for ws in list(self._sockets):
+            self.server.call(ws.send_json({"type": "disconnect", "reason": "refresh_requested"}))
+
+
+class _Error(Exception):
+    def __init__(self, code: str) -> None:
+        self.code = code
+
+
+class _Unknown(_Error):
+    def __init__(self) -> None:
+        super().__init__("unknown_method")
+
+
+@web.middleware
+async def _errors(request: web.Request, handler: Any) -> web.StreamResponse:
+    try:
+        return await handler(request)
+    except _Error as exc:
+        return web.json_response({"ok": False, "error": exc.code})
+
+
+async def _read_body(request: web.Request) -> dict[str, Any]:
+    body: dict[str, Any] = dict(request.query)
+    raw = await request.read()
+    if not raw:
+        return body
+    if request.content_type == "application/json":
+        body.update(json.loads(raw))
+    else:
+        body.update(parse_qsl(raw.decode(), keep_blank_values=True))
+    return body
+
+
+def _stream_text(body: dict[str, Any]) -> str:
+    text = body.get("markdown_text") or ""
+    chunks = body.get("chunks") or []
+    if isinstance(chunks, str):
+        chunks = json.loads(chunks)
+    return text + "".join(c.get("text", "") for c in chunks if c.get("type") == "markdown_text")
+
+
+# ---------------------------------------------------------------------- payload builders
+
+
+def command_body(text: str, *, channel: str, user: str, command: str = "/antler",
+                 team: str = TEAM) -> dict[str, str]:
+    return {
+        "token": "verification", "team_id": team, "team_domain": "fake", "channel_id": channel,
+        "channel_name": "directmessage", "user_id": user, "user_name": "alice",
+        "command": command, "text": text, "api_app_id": "A0001",
+        "response_url": "https://hooks.slack.com/commands/x",
+        "trigger_id": f"trig.{uuid.uuid4().hex[:8]}",
+    }
+
+
+def action_body(value: str, *, channel: str, thread_ts: str | None, user: str,
+                team: str = TEAM) -> dict[str, Any]:
+    msg_ts = "1700000000.999999"
+    return {
+        "type": "block_actions", "team": {"id": team, "domain": "fake"},
+        "user": {"id": user, "username": "alice", "team_id": team},
+        "api_app_id": "A0001", "token": "verification",
+        "container": {"type": "message", "message_ts": msg_ts, "channel_id": channel,
+                      "is_ephemeral": False, "thread_ts": thread_ts},
+        "trigger_id": f"trig.{uuid.uuid4().hex[:8]}", "channel": {"id": channel},
+        "message": {"type": "message", "ts": msg_ts, "thread_ts": thread_ts, "text": "x"},
+        "actions": [{"action_id": "antler_btn_0", "block_id": "antler_buttons", "type": "button",
+                     "value": value, "text": {"type": "plain_text", "text": value},
+                     "action_ts": f"{time.time():.6f}"}],
+    }
+
+
+def sign(
+    body: bytes, *, secret: str = SIGNING_SECRET, timestamp: int | None = None
+) -> dict[str, str]:
+    ts = str(int(time.time()) if timestamp is None else timestamp)
+    digest = hmac.new(secret.encode(), b"v0:" + ts.encode() + b":" + body, hashlib.sha256)
+    return {"X-Slack-Request-Timestamp": ts, "X-Slack-Signature": "v0=" + digest.hexdigest()}
+
+
+async def signed_post(
+    url: str, body: bytes, *, content_type: str = "application/json",
+    secret: str = SIGNING_SECRET, timestamp: int | None = None, retry_num: int | None = None,
+) -> tuple[int, str]:
+    """Deliver an HTTP-mode request signed like Slack does; returns (status, text)."""
+    headers = {"Content-Type": content_type, **sign(body, secret=secret, timestamp=timestamp)}
+    if retry_num is not None:
+        headers.update({"X-Slack-Retry-Num": str(retry_num), "X-Slack-Retry-Reason": "timeout"})
+    async with aiohttp.ClientSession() as session, session.post(
+        url, data=body, headers=headers
+    ) as resp:
+        return resp.status, await resp.text()

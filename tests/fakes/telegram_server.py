@@ -1,0 +1,384 @@
+"""A fake Telegram Bot API server (aiohttp, own thread) for the real python-telegram-bot.
+
+It speaks the wire protocol PTB uses (`POST /bot<token>/<method>`, form fields with JSON-encoded
+non-string values, multipart for uploads, `GET /file/bot<token>/<path>` for downloads), records
+every call with its time, and checks Telegram's limits on what it sees:
+- at most one visible call (send, edit, draft, photo, document) per chat per second,
+- at most 20 visible calls per minute per group (negative chat id),
+- no API call while a 429 block lasts (getUpdates excepted: it receives, it does not send).
+It also checks messages like Telegram does: HTML must parse, text must be 1-4096 characters
+after entity parsing, an edit to the same text is "message is not modified".
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import time
+from collections import defaultdict, deque
+from dataclasses import dataclass
+from html.parser import HTMLParser
+from typing import Any
+
+from aiohttp import web
+
+from tests.fakes.threaded import Recorded, ThreadedServer
+
+TOKEN = "123456:TEST-token"
+VISIBLE = {"sendMessage", "editMessageText", "sendMessageDraft", "sendPhoto", "sendDocument"}
+UNGATED = {"getUpdates"}
+TAGS = {"b", "strong", "i", "em", "u", "ins", "s", "strike", "del", "code", "pre", "a",
+        "blockquote", "tg-spoiler", "span"}  # fmt: skip
+
+
+@dataclass
+class Failure:
+    status: int
+    description: str
+    retry_after: int | None = None
+
+
+class _HtmlCheck(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.stack: list[str] = []
+        self.text: list[str] = []
+        self.error = ""
+
+    def handle_starttag(self, tag: str, attrs: Any) -> None:
+        if tag not in TAGS:
+            self.error = self.error or f'unsupported start tag "{tag}"'
+        self.stack.append(tag)
+
+    def handle_endtag(self, tag: str) -> None:
+        if not self.stack or self.stack.pop() != tag:
+            self.error = self.error or f'can\'t find end tag corresponding to start tag "{tag}"'
+
+    def handle_data(self, data: str) -> None:
+        self.text.append(data)
+
+
+def visible_text(text: str, parse_mode: str | None) -> tuple[str, str]:
+    """(text after entity parsing, error) like Telegram's HTML parse mode."""
+    if parse_mode != "HTML":
+        return text, ""
+    check = _HtmlCheck()
+    check.feed(text)
+    check.close()
+    error = check.error or ("unclosed tags" if check.stack else "")
+    return "".join(check.text), error
+
+
+class FakeTelegram:
+    """The fake server. `api_base` goes into TelegramConfig.api_base."""
+
+    def __init__(self, token: str = TOKEN, *, bot_id: int = 999, username: str = "antler_bot"):
+        self.token = token
+        self.bot_user = {"id": bot_id, "is_bot": True, "first_name": "Antler", "username": username}
+        self.calls: list[Recorded] = []
+        self.violations: list[str] = []
+        self.updates: list[dict[str, Any]] = []
+        self.files: dict[str, tuple[bytes, int]] = {}
+        self.messages: dict[tuple[int, int], str] = {}
+        self.chats: dict[int, dict[str, Any]] = {}
+        self.drafts_supported = True
+        self.blocked_until = 0.0
+        self.poll_hold = 1.0
+        self._closing = False
+        self._failures: dict[str, deque[Failure]] = defaultdict(deque)
+        self._ids = itertools.count(1)
+        self._message_ids = itertools.count(5000)
+        self._sent_at: dict[int, deque[float]] = defaultdict(deque)
+        self._new_update: asyncio.Event | None = None
+        app = web.Application(client_max_size=80 * 1024 * 1024)
+        app.router.add_route("*", "/bot{token}/{method}", self._api)
+        app.router.add_get("/file/bot{token}/{path:.*}", self._download)
+        self.server = ThreadedServer(app)
+        self._canonical = {n[3:].lower(): n[3:] for n in dir(self) if n.startswith("_m_")}
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def start(self) -> FakeTelegram:
+        self.server.start()
+        self._new_update = self.server.call(self._make_event())
+        return self
+
+    async def _make_event(self) -> asyncio.Event:
+        return asyncio.Event()
+
+    def stop(self) -> None:
+        self._closing = True
+        if self._new_update is not None:
+            self.server.call_soon(self._new_update.set)
+        self.server.stop()
+
+    @property
+    def api_base(self) -> str:
+        return f"{self.server.base}/bot"
+
+    # ------------------------------------------------------------------ test helpers
+
+    def chat(self, chat_id: int, chat_type: str | None = None, *, forum: bool = False) -> dict:
+        kind = chat_type or ("private" if chat_id > 0 else "supergroup")
+        chat: dict[str, Any] = {"id": chat_id, "type": kind}
+        if kind == "private":
+            chat["first_name"] = "Ada"
+        else:
+            chat["title"] = f"group {chat_id}"
+            chat["is_forum"] = forum
+        self.chats.setdefault(chat_id, chat)
+        return self.chats[chat_id]
+
+    def push_update(self, update: dict[str, Any]) -> dict[str, Any]:
+        update.setdefault("update_id", next(self._ids))
+        self.updates.append(update)
+        assert self._new_update is not None
+        self.server.call_soon(self._new_update.set)
+        return update
+
+    def message(self, chat_id: int, text: str | None = None, *, user_id: int = 42,
+                thread_id: int | None = None, reply_to: dict | None = None,
+                message_id: int | None = None, **extra: Any) -> dict[str, Any]:  # fmt: skip
+        """A Bot API Message as a user sends it."""
+        msg: dict[str, Any] = {
+            "message_id": message_id or next(self._message_ids),
+            "date": int(time.time()),
+            "chat": self.chat(chat_id, forum=thread_id is not None),
+            "from": {
+                "id": user_id,
+                "is_bot": False,
+                "first_name": "Ada",
+                "username": f"u{user_id}",
+            },
+        }
+        if text is not None:
+            msg["text"] = text
+        if thread_id is not None:
+            msg["message_thread_id"] = thread_id
+            msg["is_topic_message"] = True
+        if reply_to is not None:
+            msg["reply_to_message"] = reply_to
+        msg.update(extra)
+        return msg
+
+    def push_message(self, chat_id: int, text: str | None = None, **kwargs: Any) -> dict:
+        return self.push_update({"message": self.message(chat_id, text, **kwargs)})
+
+    def push_callback(self, chat_id: int, message_id: int, data: str, *, user_id: int = 42) -> dict:
+        query = {
+            "id": f"cq{next(self._ids)}",
+            "from": {"id": user_id, "is_bot": False, "first_name": "Ada"},
+            "chat_instance": "ci",
+            "data": data,
+            "message": {"message_id": message_id, "date": int(time.time()),
+                        "chat": self.chat(chat_id), "from": self.bot_user, "text": "…"},
+        }  # fmt: skip
+        return self.push_update({"callback_query": query})
+
+    def add_file(self, file_id: str, data: bytes, *, size: int | None = None) -> None:
+        self.files[file_id] = (data, len(data) if size is None else size)
+
+    def fail_next(self, method: str, status: int, description: str, *,
+                  retry_after: int | None = None, times: int = 1) -> None:  # fmt: skip
+        for _ in range(times):
+            self._failures[method].append(Failure(status, description, retry_after))
+
+    def calls_of(self, *methods: str) -> list[Recorded]:
+        return [c for c in list(self.calls) if c.method in methods]
+
+    def sent_texts(self, chat_id: int) -> list[str]:
+        """Texts of sendMessage calls to `chat_id`, in order."""
+        calls = self.calls_of("sendMessage")
+        return [c.body.get("text", "") for c in calls if c.body.get("chat_id") == chat_id]
+
+    def shown_texts(self, chat_id: int) -> list[str]:
+        """The current text of every message the bot has in `chat_id` (after edits), in order."""
+        return [text for (chat, _), text in sorted(self.messages.items()) if chat == chat_id]
+
+    async def wait_for(self, predicate: Any, timeout: float = 5.0) -> None:
+        deadline = time.monotonic() + timeout
+        while not predicate():
+            if time.monotonic() > deadline:
+                raise AssertionError("timed out waiting for the fake Telegram server")
+            await asyncio.sleep(0.01)
+
+    # ------------------------------------------------------------------ the API
+
+    async def _api(self, request: web.Request) -> web.Response:
+        method = self._canonical.get(
+            request.match_info["method"].lower(), request.match_info["method"]
+        )
+        if request.match_info["token"] != self.token:
+            return _error(401, "Unauthorized")
+        body = await _read_body(request)
+        now = time.monotonic()
+        self.calls.append(Recorded(method=method, path=request.path, body=body, at=now))
+        if method not in UNGATED and now < self.blocked_until:
+            self.violations.append(
+                f"{method} during a 429 block ({self.blocked_until - now:.2f}s left)"
+            )
+            return _error(429, "Too Many Requests: retry later", int(self.blocked_until - now) + 1)
+        failure = self._failures[method].popleft() if self._failures[method] else None
+        if failure is not None:
+            if failure.retry_after:
+                self.blocked_until = time.monotonic() + failure.retry_after
+            return _error(failure.status, failure.description, failure.retry_after)
+        handler = getattr(self, f"_m_{method}", None)  # method names are case-insensitive
+        if handler is None:
+            return _error(404, "Not Found")
+        return await handler(body, now)
+
+    def _count_visible(self, chat_id: int, now: float) -> None:
+        times = self._sent_at[chat_id]
+        if times and now - times[-1] < 1.0:
+            self.violations.append(
+                f"chat {chat_id}: two visible calls {now - times[-1]:.3f}s apart"
+            )
+        times.append(now)
+        while times and now - times[0] >= 60.0:
+            times.popleft()
+        if chat_id < 0 and len(times) > 20:
+            self.violations.append(f"group {chat_id}: {len(times)} visible calls in a minute")
+
+    def _check_text(self, body: dict, key: str = "text") -> tuple[str, web.Response | None]:
+        text, error = visible_text(str(body.get(key, "")), body.get("parse_mode"))
+        if error:
+            return text, _error(400, f"Bad Request: can't parse entities: {error}")
+        if not text.strip():
+            return text, _error(400, "Bad Request: message text is empty")
+        if len(text) > 4096:
+            return text, _error(400, "Bad Request: message is too long")
+        return text, None
+
+    def _new_message(self, body: dict, **content: Any) -> dict[str, Any]:
+        chat_id = int(body["chat_id"])
+        msg = {"message_id": next(self._message_ids), "date": int(time.time()),
+               "chat": self.chat(chat_id), "from": self.bot_user, **content}  # fmt: skip
+        if body.get("message_thread_id"):
+            msg["message_thread_id"] = body["message_thread_id"]
+            msg["is_topic_message"] = True
+        return msg
+
+    async def _m_getMe(self, body: dict, now: float) -> web.Response:
+        return _ok(self.bot_user)
+
+    async def _m_getUpdates(self, body: dict, now: float) -> web.Response:
+        offset = int(body.get("offset") or 0)
+        if offset:
+            self.updates = [u for u in self.updates if u["update_id"] >= offset]
+        hold = min(float(body.get("timeout") or 0), self.poll_hold)
+        deadline = time.monotonic() + hold
+        assert self._new_update is not None
+        while not self.updates and not self._closing and (left := deadline - time.monotonic()) > 0:
+            self._new_update.clear()
+            try:
+                await asyncio.wait_for(self._new_update.wait(), left)
+            except TimeoutError:
+                break
+        return _ok(self.updates[:100])
+
+    async def _m_sendMessage(self, body: dict, now: float) -> web.Response:
+        text, error = self._check_text(body)
+        if error:
+            return error
+        self._count_visible(int(body["chat_id"]), now)
+        msg = self._new_message(body, text=text)
+        self.messages[(msg["chat"]["id"], msg["message_id"])] = text
+        return _ok(msg)
+
+    async def _m_editMessageText(self, body: dict, now: float) -> web.Response:
+        text, error = self._check_text(body)
+        if error:
+            return error
+        key = (int(body["chat_id"]), int(body["message_id"]))
+        if key not in self.messages:
+            return _error(400, "Bad Request: message to edit not found")
+        if self.messages[key] == text:
+            return _error(400, "Bad Request: message is not modified: same content")
+        self._count_visible(key[0], now)
+        self.messages[key] = text
+        return _ok({**self._new_message(body, text=text), "message_id": key[1]})
+
+    async def _m_sendMessageDraft(self, body: dict, now: float) -> web.Response:
+        if not self.drafts_supported:
+            return _error(404, "Not Found")
+        if "text" in body:
+            _, error = self._check_text(body)
+            if error:
+                return error
+        self._count_visible(int(body["chat_id"]), now)
+        return _ok(True)
+
+    async def _upload(self, body: dict, now: float, field: str) -> web.Response:
+        upload = body.get(field)
+        if not isinstance(upload, dict):
+            return _error(400, f"Bad Request: there is no {field} in the request")
+        self._count_visible(int(body["chat_id"]), now)
+        if field == "photo":
+            content = {
+                "photo": [{"file_id": "p1", "file_unique_id": "u1", "width": 1, "height": 1}]
+            }
+        else:
+            content = {"document": {"file_id": "d1", "file_unique_id": "u2",
+                                    "file_name": upload["filename"]}}  # fmt: skip
+        return _ok(self._new_message(body, **content))
+
+    async def _m_sendPhoto(self, body: dict, now: float) -> web.Response:
+        return await self._upload(body, now, "photo")
+
+    async def _m_sendDocument(self, body: dict, now: float) -> web.Response:
+        return await self._upload(body, now, "document")
+
+    async def _m_getFile(self, body: dict, now: float) -> web.Response:
+        file_id = str(body.get("file_id"))
+        if file_id not in self.files:
+            return _error(400, "Bad Request: invalid file_id")
+        _, size = self.files[file_id]
+        result = {"file_id": file_id, "file_unique_id": f"u-{file_id}", "file_size": size}
+        if size <= 20 * 1024 * 1024:
+            result["file_path"] = f"files/{file_id}"
+        return _ok(result)
+
+    async def _download(self, request: web.Request) -> web.Response:
+        self.calls.append(Recorded("download", request.path, {}, at=time.monotonic()))
+        file_id = request.match_info["path"].removeprefix("files/")
+        if request.match_info["token"] != self.token or file_id not in self.files:
+            return web.Response(status=404)
+        return web.Response(body=self.files[file_id][0])
+
+    async def _m_sendChatAction(self, body: dict, now: float) -> web.Response:
+        return _ok(True)
+
+    _m_setMyCommands = _m_sendChatAction
+    _m_deleteWebhook = _m_sendChatAction
+    _m_setWebhook = _m_sendChatAction
+    _m_answerCallbackQuery = _m_sendChatAction
+
+
+async def _read_body(request: web.Request) -> dict[str, Any]:
+    if request.content_type == "application/json":
+        return dict(await request.json())
+    form = await request.post()
+    body: dict[str, Any] = {}
+    for key, value in form.items():
+        if isinstance(value, web.FileField):
+            data = value.file.read()
+            body[key] = {"filename": value.filename, "size": len(data)}
+        else:
+            try:
+                body[key] = json.loads(value)
+            except ValueError:
+                body[key] = value
+    return body
+
+
+def _ok(result: Any) -> web.Response:
+    return web.json_response({"ok": True, "result": result})
+
+
+def _error(status: int, description: str, retry_after: int | None = None) -> web.Response:
+    payload: dict[str, Any] = {"ok": False, "error_code": status, "description": description}
+    if retry_after:
+        payload["parameters"] = {"retry_after": retry_after}
+    return web.json_response(payload, status=status)
