@@ -55,6 +55,7 @@ class McpConfig(BaseModel):
 
 
 def config_path(gw: Gateway) -> Path:
+    """`agent.extensions_config` (the file the agent re-reads when it changes)."""
     configured = getattr(gw.app.settings.agent, "extensions_config", None)
     return Path(configured) if configured else gw.app.data_dir / FILE_NAME
 

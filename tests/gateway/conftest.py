@@ -55,7 +55,10 @@ class Api:
 
 def make_harness(tmp_path: Path, fake: FakeOpenAI, **extra: Any) -> ServiceHarness:
     gateway = {"auth_token": TOKEN, **extra.pop("gateway", {})}
-    return ServiceHarness(tmp_path, fake, {"test": {"enabled": True}}, gateway=gateway, **extra)
+    agent = {"extensions_config": str(tmp_path / "extensions_config.json"),
+             **extra.pop("agent", {})}
+    return ServiceHarness(tmp_path, fake, {"test": {"enabled": True}}, gateway=gateway,
+                          agent=agent, **extra)
 
 
 @pytest.fixture

@@ -132,7 +132,7 @@ async def test_artifacts_served_and_contained(api: Api) -> None:
 async def test_mcp_config_masks_validates_and_writes(api: Api) -> None:
     status, body, _ = await api.call("GET", "/api/mcp/config")
     assert (status, body) == (200, {"mcp_servers": {}})
-    path = api.app.data_dir / "extensions_config.json"
+    path = api.app.settings.agent.extensions_config
     path.write_text(json.dumps({"skills": {"pdf": {"enabled": False}}, "mcpServers": {}}))
     servers = {"mcp_servers": {
         "github": {"type": "stdio", "command": "npx", "args": ["-y", "server-github"],
@@ -161,7 +161,7 @@ async def test_mcp_config_masks_validates_and_writes(api: Api) -> None:
 
 
 async def test_mcp_config_refuses_unsafe_servers(api: Api) -> None:
-    path = api.app.data_dir / "extensions_config.json"
+    path = api.app.settings.agent.extensions_config
     bad = [
         {"type": "stdio", "command": "/bin/sh"},
         {"type": "stdio", "command": "bash"},

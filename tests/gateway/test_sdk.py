@@ -99,7 +99,8 @@ async def test_cancel_and_join(api: Api, fake_openai: FakeOpenAI) -> None:
     tid = (await sdk.threads.create())["thread_id"]
     run = await sdk.runs.create(tid, "lead_agent", input=HUMAN)
     assert run["status"] in ("pending", "running")
-    await wait_status(sdk, tid, run["run_id"], "running")
+    await fake_openai.wait_requests(1)
+    assert (await sdk.runs.get(tid, run["run_id"]))["status"] == "running"
     assert (await sdk.threads.get(tid))["status"] == "busy"
     await sdk.runs.cancel(tid, run["run_id"], wait=True)
     assert (await sdk.runs.get(tid, run["run_id"]))["status"] == "interrupted"
@@ -118,15 +119,18 @@ async def test_one_active_run_reject_and_interrupt(api: Api, fake_openai: FakeOp
     sdk = client(api)
     tid = (await sdk.threads.create())["thread_id"]
     first = await sdk.runs.create(tid, "lead_agent", input=HUMAN)
-    await wait_status(sdk, tid, first["run_id"], "running")
+    await fake_openai.wait_requests(1)  # the first run is streaming its (stalled) answer
     with pytest.raises(httpx.HTTPStatusError) as err:
         await sdk.runs.create(tid, "lead_agent", input=HUMAN)
     assert err.value.response.status_code == 409
     assert "active run" in err.value.response.json()["detail"]
     joiner = asyncio.create_task(
         _collect(sdk.runs.join_stream(tid, first["run_id"], stream_mode="values")))
-    result = await sdk.runs.wait(tid, "lead_agent", input={"messages": [
-        {"role": "user", "content": "never mind"}]}, multitask_strategy="interrupt")
+    second = asyncio.create_task(sdk.runs.wait(tid, "lead_agent", input={"messages": [
+        {"role": "user", "content": "never mind"}]}, multitask_strategy="interrupt"))
+    await wait_status(sdk, tid, first["run_id"], "interrupted")
+    fake_openai.release()  # the stalled fake stream would otherwise hold the next request
+    result = await asyncio.wait_for(second, 10)
     assert result["messages"][-1]["content"] == "fresh"
     assert (await sdk.runs.get(tid, first["run_id"]))["status"] == "interrupted"
     assert (await asyncio.wait_for(joiner, 10))[-1] == "end"
