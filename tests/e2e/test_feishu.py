@@ -136,6 +136,7 @@ async def test_overlong_answer_continues_in_second_card(tmp_path, fake_openai, f
         await svc.idle(timeout=20)
     cards = answer_cards(feishu, "om_long")
     assert len(cards) >= 2
+    assert not [c for c in cards if c.streaming]
     shown = "".join(c.elements["answer"] for c in cards)
     assert shown.replace("\n", "") == text.replace("\n", "")
     assert feishu.violations == []
