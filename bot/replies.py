@@ -67,6 +67,7 @@ class ReplyStreamer:
         self._budgets = channel.capabilities.budgets_for(msg.chat)
         self._dirty = asyncio.Event()
         self._flusher: asyncio.Task[None] | None = None
+        self._sending = asyncio.Lock()  # held while an update is on its way to the platform
         self._final_seen = False
 
     async def open(self) -> None:
@@ -135,21 +136,28 @@ class ReplyStreamer:
             await self._dirty.wait()
             await self.pacer.acquire(self.channel.name, self.msg.chat, self._budgets, self._key)
             self._dirty.clear()
-            try:
-                doc = self.doc
-                await self.channel.update_reply(self.handle, doc)
-                self.updates_sent += 1
-                self.metrics.updates_sent.inc(channel=self.channel.name)
-                self._visible(doc)
-            except RateLimited as exc:
-                self._block(exc)
-                self._dirty.set()
-            except ChannelError as exc:
-                log.warning("update of %s skipped: %s", self._key, exc)
+            async with self._sending:
+                await self._send_update()
+
+    async def _send_update(self) -> None:
+        try:
+            doc = self.doc
+            await self.channel.update_reply(self.handle, doc)
+            self.updates_sent += 1
+            self.metrics.updates_sent.inc(channel=self.channel.name)
+            self._visible(doc)
+        except RateLimited as exc:
+            self._block(exc)
+            self._dirty.set()
+        except ChannelError as exc:
+            log.warning("update of %s skipped: %s", self._key, exc)
 
     async def _stop_flusher(self) -> None:
+        """Stop updating, but never mid-call: a cancelled call loses what the platform answered
+        (a new message's id, a stream's ts) after the platform acted on it."""
         if self._flusher is not None:
-            self._flusher.cancel()
+            async with self._sending:
+                self._flusher.cancel()
             await asyncio.gather(self._flusher, return_exceptions=True)
             self._flusher = None
 
