@@ -203,7 +203,7 @@ async def test_clarification_answered_with_an_inline_button(tmp_path, fake_opena
         await fake.wait_for(lambda: fake.calls_of("answerCallbackQuery"))
         await fake_openai.wait_requests(2)
         await svc.idle()
-    assert asked.body["text"].endswith("\n\nWhich format?")
+    assert asked.body["text"] == "Which format?"  # no tool-step line: the question is the answer
     assert len(fake_openai.requests) == 2
     assert FakeOpenAI.user_texts(fake_openai.requests[1]) == ["export the data", "Excel"]
     assert fake.sent_texts(555)[-1] == "echo: Excel"
