@@ -28,6 +28,7 @@ def api_routes() -> list[Route]:
         artifacts,
         channels_routes,
         mcp_config,
+        memory_routes,
         metrics_routes,
         models_routes,
         openapi,
@@ -38,7 +39,7 @@ def api_routes() -> list[Route]:
     )
 
     modules = (metrics_routes, openapi, models_routes, mcp_config, threads, runs, uploads,
-               artifacts, channels_routes, skills_routes)
+               artifacts, channels_routes, skills_routes, memory_routes)
     return [route for module in modules for route in module.api.routes]
 
 
