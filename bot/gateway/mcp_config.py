@@ -33,7 +33,7 @@ BAD_ENV = {"LD_PRELOAD", "LD_AUDIT", "DYLD_INSERT_LIBRARIES", "NODE_OPTIONS", "P
            "PYTHONHOME", "PYTHONSTARTUP", "BASH_ENV", "ENV", "PERL5OPT", "RUBYOPT"}
 _SECRETISH = re.compile(r"api[_-]?key|token|secret|password|passwd|credential", re.I)
 _BAD_CHARS = re.compile(r"[\s/;|&`$<>]")
-_lock = asyncio.Lock()
+config_lock = asyncio.Lock()  # every writer of extensions_config.json holds it
 
 
 class McpServer(BaseModel):
@@ -151,7 +151,7 @@ async def put_mcp_config(call: Call) -> dict[str, Any]:
     for name, server in body.mcp_servers.items():
         validate_stdio(name, server)
     path = config_path(call.gw)
-    async with _lock:
+    async with config_lock:
         raw = read_raw(path)
         old = raw.get("mcpServers") or {}
         servers = {}

@@ -31,6 +31,8 @@ PATH_PARAMS: dict[str, str] = {
     "name": NAME,
     "filename": r"^[^/\\]{1,255}$",
     "path": r"^.{1,1024}$",
+    "person": r"^[^/\\\x00-\x1f]{1,256}$",
+    "fact_id": r"^[1-9][0-9]{0,17}$",
 }
 
 

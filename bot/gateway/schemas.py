@@ -140,6 +140,9 @@ class UploadedFile(BaseModel):
     original_filename: str | None = None
     virtual_path: str
     artifact_url: str
+    markdown_file: str | None = None  # a converted document's markdown (`report.pdf.md`)
+    markdown_virtual_path: str | None = None
+    markdown_artifact_url: str | None = None
 
 
 class UploadResponse(BaseModel):

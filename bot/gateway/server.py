@@ -28,16 +28,18 @@ def api_routes() -> list[Route]:
         artifacts,
         channels_routes,
         mcp_config,
+        memory_routes,
         metrics_routes,
         models_routes,
         openapi,
         runs,
+        skills_routes,
         threads,
         uploads,
     )
 
     modules = (metrics_routes, openapi, models_routes, mcp_config, threads, runs, uploads,
-               artifacts, channels_routes)
+               artifacts, channels_routes, skills_routes, memory_routes)
     return [route for module in modules for route in module.api.routes]
 
 

@@ -1,11 +1,15 @@
 """Thread uploads: `POST .../uploads` (multipart `files`, several at once), `GET .../list`,
 `GET .../limits`, `DELETE .../{filename}`. Files land in the thread's uploads directory (the
 agent sees `/mnt/user-data/uploads/<name>`); unsafe names are skipped, duplicates renamed
-`name_1.ext`, and each file is staged as `.upload-*.part` and renamed into place."""
+`name_1.ext`, and each file is staged as `.upload-*.part` and renamed into place. Documents
+(PDF, Word, Excel, PowerPoint) are converted to markdown next to the original, as chat uploads
+are (`report.pdf` → `report.pdf.md`); a failed conversion keeps the upload."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import logging
 import os
 import re
 import uuid
@@ -15,6 +19,7 @@ from typing import Any
 from aiohttp import BodyPartReader, MultipartReader, web
 from aiohttp.http_exceptions import HttpProcessingError
 
+from agent.uploads import DOCUMENT_SUFFIXES, convert_to_markdown, markdown_path
 from bot.gateway.errors import ApiError
 from bot.gateway.registry import Call, Registry
 from bot.gateway.schemas import (
@@ -26,6 +31,7 @@ from bot.gateway.schemas import (
 )
 from bot.gateway.service import Gateway
 
+log = logging.getLogger("bot.gateway")
 api = Registry()
 TAG = "uploads"
 BASE = "/api/threads/{thread_id}/uploads"
@@ -58,12 +64,33 @@ def unique_name(directory: Path, name: str) -> str:
     return candidate
 
 
-def file_info(thread_id: str, path: Path, original: str | None = None) -> UploadedFile:
+def file_info(thread_id: str, path: Path, original: str | None = None,
+              markdown: Path | None = None) -> UploadedFile:
     stat = path.stat()
-    return UploadedFile(
+    info = UploadedFile(
         filename=path.name, size=stat.st_size, extension=path.suffix or None,
         modified=stat.st_mtime, original_filename=original, virtual_path=f"{VIRTUAL}/{path.name}",
-        artifact_url=f"/api/threads/{thread_id}/artifacts/mnt/user-data/uploads/{path.name}")
+        artifact_url=_artifact_url(thread_id, path.name))
+    if markdown is not None:
+        info.markdown_file = markdown.name
+        info.markdown_virtual_path = f"{VIRTUAL}/{markdown.name}"
+        info.markdown_artifact_url = _artifact_url(thread_id, markdown.name)
+    return info
+
+
+def _artifact_url(thread_id: str, name: str) -> str:
+    return f"/api/threads/{thread_id}/artifacts/mnt/user-data/uploads/{name}"
+
+
+async def convert(path: Path, enabled: bool) -> Path | None:
+    """The document's markdown (converted now), or None for other files or a failure."""
+    if not enabled or path.suffix.lower() not in DOCUMENT_SUFFIXES:
+        return None
+    try:
+        return await asyncio.to_thread(convert_to_markdown, path)
+    except Exception as exc:
+        log.warning("could not convert %s to markdown: %s", path.name, exc)
+        return None
 
 
 def _uploads_dir(call: Call) -> Path:
@@ -103,7 +130,9 @@ async def upload(call: Call) -> UploadResponse:
         raise
     if not saved and not skipped:
         raise ApiError(400, "no files in the multipart field 'files'")
-    files = [file_info(call.path["thread_id"], p, o) for p, o in saved]
+    enabled = call.gw.app.settings.agent.uploads.convert_documents
+    files = [file_info(call.path["thread_id"], p, o, await convert(p, enabled))
+             for p, o in saved]
     message = f"{len(files)} file(s) uploaded" + (f", {len(skipped)} skipped" if skipped else "")
     return UploadResponse(success=not skipped, files=files, message=message,
                           skipped_files=skipped)
@@ -164,6 +193,8 @@ async def delete_upload(call: Call) -> SuccessResponse:
     if not path.is_file() or path.is_symlink():
         raise ApiError(404, f"{name} not found")
     path.unlink()
+    if path.suffix.lower() in DOCUMENT_SUFFIXES:
+        markdown_path(path).unlink(missing_ok=True)
     return SuccessResponse(success=True, message=f"{name} deleted")
 
 

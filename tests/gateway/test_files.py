@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import aiohttp
+import openpyxl
 
 from tests.gateway.conftest import Api
 
@@ -187,3 +189,30 @@ def test_safe_names() -> None:
     assert safe_name("dir/sub/report.pdf") == "report.pdf"
     for bad in ("", ".", "..", ".env", "a\x00b", "a\nb", "x" * 300, "a:b"):
         assert safe_name(bad) is None, bad
+
+
+async def test_uploaded_documents_are_converted(api: Api, tmp_path: Path) -> None:
+    tid = await new_thread(api)
+    book = openpyxl.Workbook()
+    book.active.append(["city", "population"])
+    book.active.append(["Oslo", 700000])
+    book.save(tmp_path / "cities.xlsx")
+    base = f"/api/threads/{tid}/uploads"
+    status, body, _ = await api.call("POST", base, data=form(
+        ("cities.xlsx", (tmp_path / "cities.xlsx").read_bytes()), ("broken.pdf", b"not a pdf"),
+        ("notes.txt", b"plain")))
+    assert status == 200, body
+    xlsx, pdf, txt = body["files"]
+    assert xlsx["markdown_file"] == "cities.xlsx.md"
+    assert xlsx["markdown_virtual_path"] == "/mnt/user-data/uploads/cities.xlsx.md"
+    uploads = api.app.runner.thread_dirs(tid).uploads
+    assert "| Oslo | 700000 |" in (uploads / "cities.xlsx.md").read_text()
+    assert (uploads / "broken.pdf").read_bytes() == b"not a pdf"  # kept, converted or not
+    assert pdf["filename"] == "broken.pdf"
+    assert txt["markdown_file"] is None
+    status, md, _ = await api.call("GET", xlsx["markdown_artifact_url"])
+    assert status == 200
+    assert "Oslo" in md
+    status, _, _ = await api.call("DELETE", f"{base}/cities.xlsx")
+    assert status == 200
+    assert not (uploads / "cities.xlsx.md").exists()

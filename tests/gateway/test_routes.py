@@ -15,7 +15,7 @@ from tests.gateway.conftest import Api
 
 RUN = {"input": {"messages": [{"role": "user", "content": "hi"}]}}
 SAMPLE = {"thread_id": "t-1", "run_id": "r-1", "name": "fast", "filename": "a.txt",
-          "path": "mnt/user-data/outputs/a.txt"}
+          "path": "mnt/user-data/outputs/a.txt", "person": "telegram:42", "fact_id": "1"}
 
 
 async def new_thread(api: Api, **body: object) -> str:
