@@ -150,7 +150,7 @@ def _message(err: Any, unset_var: str | None) -> str:
         return "unknown key"
     if kind.startswith("url"):
         return f"invalid URL ({err['msg']})"
-    return str(err["msg"])
+    return str(err["msg"]).removeprefix("Value error, ")
 
 
 def _substitute(value: Any, path: str, unset: dict[str, str]) -> Any:
