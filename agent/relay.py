@@ -26,7 +26,9 @@ MODEL_NODE = "model"
 TOOLS_NODE = "tools"
 SEPARATOR = "\n\n"
 CLARIFICATION = "ask_clarification"
-HIDDEN_TOOLS = frozenset({"write_todos"})  # shown as Progress lines, not as tool steps
+# Not shown as tool steps: todos become Progress lines, a clarification is the answer itself,
+# presented files arrive as files.
+HIDDEN_TOOLS = frozenset({"write_todos", "ask_clarification", "present_files"})
 _TODO_STATES = {"in_progress": "running", "completed": "done"}
 
 
@@ -131,11 +133,13 @@ class EventRelay:
     def _tool_ends(self, messages: list[Any]) -> list[AgentEvent]:
         events: list[AgentEvent] = []
         for message in messages:
-            if getattr(message, "type", "") != "tool" or message.name in HIDDEN_TOOLS:
+            if getattr(message, "type", "") != "tool":
                 continue
-            ok = getattr(message, "status", "success") != "error"
             if message.name == CLARIFICATION and isinstance(message.artifact, dict):
                 events.append(_clarification(message.artifact))
+            if message.name in HIDDEN_TOOLS:
+                continue
+            ok = getattr(message, "status", "success") != "error"
             summary = content_text(message.content).strip().splitlines()
             events.append(
                 ToolFinished(

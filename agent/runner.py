@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import shutil
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,6 +44,17 @@ DURABILITY = "exit"
 @dataclass
 class _Run:
     task: asyncio.Task[None] | None = None
+
+
+class ThreadBusy(RuntimeError):
+    """The thread already has a run."""
+
+
+class RunCancelled(Exception):
+    """A graph run was cancelled (`cancel(thread_id)`) before it finished."""
+
+
+_END = "__end__"
 
 
 class AgentRunner:
@@ -160,7 +172,91 @@ class AgentRunner:
             return []
         return list(checkpoint.checkpoint["channel_values"].get("messages", []))
 
+    async def checkpoint(self, thread_id: str) -> Any:
+        """The thread's newest `CheckpointTuple`, or None when it has none."""
+        return await self._require_saver().aget_tuple(_config(thread_id))
+
+    async def checkpoints(self, thread_id: str, limit: int, before: str | None = None) -> list[Any]:
+        """The thread's checkpoints, newest first (`CheckpointTuple`s)."""
+        cursor = {"configurable": {"checkpoint_id": before}} if before else None
+        saver = self._require_saver()
+        return [t async for t in saver.alist(_config(thread_id), limit=limit, before=cursor)]
+
+    async def delete_thread(self, thread_id: str) -> None:
+        """Forget the thread's checkpoints and files. Refused (ThreadBusy) while it runs."""
+        check_thread_id(thread_id)
+        if thread_id in self._runs:
+            raise ThreadBusy(BUSY)
+        await self._require_saver().adelete_thread(thread_id)
+        root = self.data_dir / "threads" / thread_id
+        await asyncio.to_thread(shutil.rmtree, root, True)
+        self._dirs_made.discard(thread_id)
+
     # runs ------------------------------------------------------------------------------------
+
+    async def stream_graph(
+        self,
+        thread_id: str,
+        messages: list[Any],
+        settings: RunSettings,
+        modes: list[str],
+        *,
+        user_id: str = "",
+    ) -> AsyncIterator[tuple[str, Any]]:
+        """Run one turn yielding LangGraph's own `(mode, payload)` stream (the LangGraph API).
+
+        Raises ThreadBusy when the thread runs, ValueError on a bad thread id or model, and
+        RunCancelled when `cancel(thread_id)` stops it; other graph errors propagate as is.
+        """
+        check_thread_id(thread_id)
+        if thread_id in self._runs:
+            raise ThreadBusy(BUSY)
+        graph = self._graph(settings)
+        run = _Run()
+        self._runs[thread_id] = run
+        queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
+        turn = Turn(text="", user_id=user_id)
+        run.task = asyncio.create_task(
+            self._produce_raw(graph, thread_id, messages, turn, settings, modes, queue),
+            name=f"agent-graph-run:{thread_id}",
+        )
+        try:
+            while True:
+                mode, payload = await queue.get()
+                if mode == _END:
+                    if payload is not None:
+                        raise payload
+                    return
+                yield mode, payload
+        finally:
+            await self._release(thread_id, run)
+
+    async def _produce_raw(
+        self,
+        graph: Any,
+        thread_id: str,
+        messages: list[Any],
+        turn: Turn,
+        settings: RunSettings,
+        modes: list[str],
+        queue: asyncio.Queue[tuple[str, Any]],
+    ) -> None:
+        try:
+            async for mode, payload in graph.astream(
+                {"messages": messages},
+                config={**_config(thread_id), "recursion_limit": self.config.recursion_limit},
+                context=self._context(thread_id, turn, settings),
+                stream_mode=modes,
+            ):
+                queue.put_nowait((mode, payload))
+        except asyncio.CancelledError:
+            queue.put_nowait((_END, RunCancelled(CANCELLED)))
+            raise
+        except Exception as exc:
+            log.warning("graph run failed on thread %s", thread_id, exc_info=True)
+            queue.put_nowait((_END, exc))
+            return
+        queue.put_nowait((_END, None))
 
     async def stream(
         self, thread_id: str, turn: Turn, settings: RunSettings

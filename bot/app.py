@@ -18,6 +18,7 @@ from bot.dispatcher import Dispatcher
 from bot.gateway.routes import DynamicRoutes
 from bot.gateway.server import GatewayServer, build_app
 from bot.ledger import Ledger
+from bot.metrics import Metrics, gauge_value
 from bot.pacing import Pacer
 from bot.turns import TurnRunner
 from channels import channel_class, config_model
@@ -38,7 +39,9 @@ class App:
         ch = settings.channels
         self.ledger = Ledger(self.db, ch.dedupe_window_hours)
         self.conversations = ConversationStore(self.db)
-        self.bus = MessageBus(self.ledger, ch.inbound_queue_size, self._tell_busy)
+        self.metrics = Metrics()
+        self.bus = MessageBus(self.ledger, ch.inbound_queue_size, self._tell_busy, self.metrics)
+        self.metrics.queue_depth.read = lambda: gauge_value(self.bus.depth)
         self.routes = DynamicRoutes()
         self.pacer = Pacer()
         self.hands = Hands(settings.agent)
@@ -48,13 +51,15 @@ class App:
                                   middleware_providers=[self.hands.middlewares])
         self.contexts: dict[str, ServiceContext] = {}
         self.channels: dict[str, Channel] = {}
+        self._channel_specs: dict[str, tuple[ChannelConfig, dict[str, Any]]] = {}
         enabled = ch.enabled()
         for name in only if only is not None else list(enabled):
             cfg = enabled.get(name) or ch.platform(name) or config_model(name)(enabled=True)
             self._add_channel(name, cfg, (channel_kwargs or {}).get(name, {}))
         self.turns = TurnRunner(runner=self.runner, conversations=self.conversations,
                                 ledger=self.ledger, pacer=self.pacer,
-                                max_upload_bytes=int(ch.max_upload_mb * 1024 * 1024))
+                                max_upload_bytes=int(ch.max_upload_mb * 1024 * 1024),
+                                metrics=self.metrics)
         self.dispatcher = Dispatcher(channels=self.channels, turns=self.turns,
                                      conversations=self.conversations,
                                      max_concurrent_runs=ch.max_concurrent_runs,
@@ -69,6 +74,7 @@ class App:
         ctx = ServiceContext(name, bus=self.bus, routes=self.routes, data_dir=self.data_dir,
                              bot_name=BOT_NAME)
         self.contexts[name] = ctx
+        self._channel_specs[name] = (cfg, kwargs)
         self.channels[name] = channel_class(name)(cfg, ctx, **kwargs)
 
     # ---------------------------------------------------------------- lifecycle
@@ -80,7 +86,9 @@ class App:
         self._consumer = asyncio.create_task(self._consume(), name="dispatcher")
         if gateway and self.settings.gateway.enabled:
             gw = self.settings.gateway
-            self.gateway = GatewayServer(build_app(self.health, self.routes), gw.host, gw.port)
+            token = gw.auth_token.get_secret_value() if gw.auth_token else None
+            web_app = build_app(self.health, self.routes, service=self, auth_token=token)
+            self.gateway = GatewayServer(web_app, gw.host, gw.port, has_token=bool(token))
             await self.gateway.start()
         for name, channel in self.channels.items():
             await self._start_channel(name, channel)
@@ -96,6 +104,22 @@ class App:
             return
         state.running = True
         log.info("channel %s: running", name)
+
+    async def restart_channel(self, name: str) -> bool:
+        """Stop the channel and start a fresh instance of it; False if it failed to start."""
+        old = self.channels[name]
+        state = self.contexts[name].state
+        try:
+            await old.stop()
+        except Exception as exc:
+            log.warning("channel %s: stop before restart failed: %s", name, exc)
+        state.running = state.connected = False
+        cfg, kwargs = self._channel_specs[name]
+        channel = channel_class(name)(cfg, self.contexts[name], **kwargs)
+        self.channels[name] = channel
+        state.last_error = None
+        await self._start_channel(name, channel)
+        return state.running
 
     def _replay_pending(self) -> None:
         """Answer messages that were accepted but not answered before the last stop."""

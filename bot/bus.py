@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from bot.ledger import Ledger
+from bot.metrics import Metrics
 from channels.base import InboundMessage, PublishResult
 
 log = logging.getLogger("bot.bus")
@@ -28,7 +29,9 @@ class BusCounters:
 
 
 class MessageBus:
-    def __init__(self, ledger: Ledger, maxsize: int, on_overflow: OverflowHandler) -> None:
+    def __init__(self, ledger: Ledger, maxsize: int, on_overflow: OverflowHandler,
+                 metrics: Metrics | None = None) -> None:
+        self.metrics = metrics or Metrics()
         self.ledger = ledger
         self.queue: asyncio.Queue[InboundMessage] = asyncio.Queue(maxsize)
         self.on_overflow = on_overflow
@@ -40,6 +43,7 @@ class MessageBus:
             return PublishResult.closed
         if not self.ledger.accept(msg):
             self.counters.duplicates += 1
+            self.metrics.duplicates.inc(channel=msg.chat.channel)
             log.info("duplicate %s:%s suppressed", msg.chat.channel, msg.event_id)
             return PublishResult.duplicate
         try:
@@ -47,10 +51,12 @@ class MessageBus:
         except asyncio.QueueFull:
             self.ledger.forget(msg)
             self.counters.overflowed += 1
+            self.metrics.overflowed.inc(channel=msg.chat.channel)
             log.warning("inbound queue full (%d); told the sender to retry", self.queue.maxsize)
             await self.on_overflow(msg)
             return PublishResult.busy
         self.counters.published += 1
+        self.metrics.inbound.inc(channel=msg.chat.channel)
         return PublishResult.accepted
 
     def requeue(self, msg: InboundMessage) -> None:

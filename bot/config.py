@@ -6,6 +6,7 @@ print one line per problem and exit 2.
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import re
 from functools import cache
@@ -149,7 +150,7 @@ def _message(err: Any, unset_var: str | None) -> str:
         return "unknown key"
     if kind.startswith("url"):
         return f"invalid URL ({err['msg']})"
-    return str(err["msg"])
+    return str(err["msg"]).removeprefix("Value error, ")
 
 
 def _substitute(value: Any, path: str, unset: dict[str, str]) -> Any:
@@ -180,7 +181,25 @@ def _cross_checks(settings: Settings) -> list[str]:
             problems.append(f"models[{i}].name: duplicate model name {name!r}")
     if settings.default_model and settings.default_model not in names:
         problems.append(f"default_model: {settings.default_model!r} is not one of models[].name")
+    gw = settings.gateway
+    token = gw.auth_token.get_secret_value() if gw.auth_token else ""
+    if gw.enabled and not token and not is_loopback(gw.host):
+        problems.append(
+            f"gateway.auth_token: required when gateway.host ({gw.host}) is not a loopback "
+            "address; without a token the admin API is open to anyone who can reach it "
+            "(set gateway.auth_token or bind gateway.host to 127.0.0.1)"
+        )
     return problems
+
+
+def is_loopback(host: str) -> bool:
+    """True for `localhost` and loopback IP addresses (127.0.0.0/8, ::1)."""
+    if host.strip().lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
 
 
 def unset_env_notes(raw: dict[str, Any]) -> dict[str, str]:

@@ -61,6 +61,7 @@ class ServiceContext:
             if connected and not self.state.connected:
                 if self.state.connected_since is not None:
                     self.state.reconnects += 1
+                    self.bus.metrics.reconnects.inc(channel=self.name)
                 self.state.connected_since = time.time()
             self.state.connected = connected
         if error is not None:

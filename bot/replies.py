@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from pathlib import Path
@@ -26,6 +27,7 @@ from agent.events import (
     ToolFinished,
     ToolStarted,
 )
+from bot.metrics import Metrics
 from bot.pacing import Pacer
 from channels.base import (
     Button,
@@ -44,14 +46,16 @@ log = logging.getLogger("bot.replies")
 
 MAX_DELIVERY_ATTEMPTS = 6
 MAX_RATE_WAIT = 300.0
-UPDATE_GRACE = 10.0
 
 
 class ReplyStreamer:
     """One reply to one message, from placeholder to final."""
 
     def __init__(self, channel: Channel, msg: InboundMessage, pacer: Pacer,
-                 handle: ReplyHandle | None = None) -> None:
+                 handle: ReplyHandle | None = None, metrics: Metrics | None = None) -> None:
+        self.metrics = metrics or Metrics()
+        self._started = time.monotonic()
+        self._first_seen = False
         self.channel = channel
         self.msg = msg
         self.pacer = pacer
@@ -63,8 +67,7 @@ class ReplyStreamer:
         self._budgets = channel.capabilities.budgets_for(msg.chat)
         self._dirty = asyncio.Event()
         self._flusher: asyncio.Task[None] | None = None
-        self._updating = False
-        self._closing = False
+        self._sending = asyncio.Lock()  # held while an update is on its way to the platform
         self._final_seen = False
 
     async def open(self) -> None:
@@ -111,6 +114,7 @@ class ReplyStreamer:
         parts = split_text(doc.text, self.channel.capabilities.max_text_len) if doc.text else [""]
         first = replace(doc, text=parts[0], buttons=doc.buttons if len(parts) == 1 else ())
         await self._paced_deliver(self.channel.finish_reply, self.handle, first)
+        self._visible(first)
         for i, part in enumerate(parts[1:], start=2):
             last = i == len(parts)
             extra = replace(doc, text=part, progress=(), buttons=doc.buttons if last else ())
@@ -128,33 +132,34 @@ class ReplyStreamer:
                                 f"Could not send {path.name}: {exc}", reply_to=self.msg.message_id)
 
     async def _flush_loop(self) -> None:
-        while not self._closing:
+        while True:
             await self._dirty.wait()
             await self.pacer.acquire(self.channel.name, self.msg.chat, self._budgets, self._key)
             self._dirty.clear()
-            self._updating = True
-            try:
-                await self.channel.update_reply(self.handle, self.doc)
-                self.updates_sent += 1
-            except RateLimited as exc:
-                self._block(exc)
-                self._dirty.set()
-            except ChannelError as exc:
-                log.warning("update of %s skipped: %s", self._key, exc)
-            finally:
-                self._updating = False
+            async with self._sending:
+                await self._send_update()
+
+    async def _send_update(self) -> None:
+        try:
+            doc = self.doc
+            await self.channel.update_reply(self.handle, doc)
+            self.updates_sent += 1
+            self.metrics.updates_sent.inc(channel=self.channel.name)
+            self._visible(doc)
+        except RateLimited as exc:
+            self._block(exc)
+            self._dirty.set()
+        except ChannelError as exc:
+            log.warning("update of %s skipped: %s", self._key, exc)
 
     async def _stop_flusher(self) -> None:
-        """Stop updating. An update already under way is let finish (within a grace period):
-        cancelling a call the platform may have received could drop or repeat a streamed delta."""
-        task, self._flusher = self._flusher, None
-        if task is None:
-            return
-        self._closing = True
-        if self._updating:
-            await asyncio.wait({task}, timeout=UPDATE_GRACE)
-        task.cancel()
-        await asyncio.gather(task, return_exceptions=True)
+        """Stop updating, but never mid-call: a cancelled call loses what the platform answered
+        (a new message's id, a stream's ts) after the platform acted on it."""
+        if self._flusher is not None:
+            async with self._sending:
+                self._flusher.cancel()
+            await asyncio.gather(self._flusher, return_exceptions=True)
+            self._flusher = None
 
     async def _paced_deliver(self, fn: Callable[..., Awaitable[Any]], *args: Any) -> Any:
         await self.pacer.acquire(self.channel.name, self.msg.chat, self._budgets, self._key)
@@ -174,7 +179,15 @@ class ReplyStreamer:
                 await asyncio.sleep(min(2.0**attempt / 4, 8.0))
         raise ChannelError(f"gave up after {MAX_DELIVERY_ATTEMPTS} rate-limited attempts")
 
+    def _visible(self, doc: ReplyDoc) -> None:
+        """Record the time to the first update that shows the user something of the answer."""
+        if not self._first_seen and (doc.text or doc.progress or doc.status != "working"):
+            self._first_seen = True
+            self.metrics.first_update.observe(time.monotonic() - self._started,
+                                              channel=self.channel.name)
+
     def _block(self, exc: RateLimited) -> None:
+        self.metrics.rate_limited.inc(channel=self.channel.name)
         self.pacer.block(self.channel.name, exc.scope, self.msg.chat, self._key, exc.retry_after)
 
 

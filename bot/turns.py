@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from agent.runner import AgentRunner
 from bot.commands import parse_command
 from bot.conversations import Conversation, ConversationStore
 from bot.ledger import Ledger
+from bot.metrics import Metrics
 from bot.pacing import Pacer
 from bot.replies import ReplyStreamer
 from channels.base import (
@@ -36,7 +38,8 @@ AGENT_UPLOADS = "/mnt/user-data/uploads"
 
 class TurnRunner:
     def __init__(self, *, runner: AgentRunner, conversations: ConversationStore, ledger: Ledger,
-                 pacer: Pacer, max_upload_bytes: int) -> None:
+                 pacer: Pacer, max_upload_bytes: int, metrics: Metrics | None = None) -> None:
+        self.metrics = metrics or Metrics()
         self.runner = runner
         self.conversations = conversations
         self.ledger = ledger
@@ -56,7 +59,7 @@ class TurnRunner:
     async def run(self, channel: Channel, msg: InboundMessage, handle: ReplyHandle | None,
                   stop_reason: Callable[[], str]) -> None:
         conv = self.conversations.get_or_create(msg.chat)
-        streamer = ReplyStreamer(channel, msg, self.pacer, handle)
+        streamer = ReplyStreamer(channel, msg, self.pacer, handle, metrics=self.metrics)
         try:
             await streamer.open()
             files, notes = await self._fetch_files(channel, msg, conv)
@@ -74,12 +77,21 @@ class TurnRunner:
 
     async def _stream(self, streamer: ReplyStreamer, conv: Conversation, turn: Turn) -> None:
         settings = RunSettings(model=conv.model, thinking=conv.thinking, plan_mode=conv.plan_mode)
-        async for event in self.runner.stream(conv.thread_id, turn, settings):
-            if isinstance(event, Title):
-                self.conversations.update(conv.key, title=event.text[:60])
-            streamer.on_event(event)
-            if isinstance(event, Failed):
-                break
+        channel, started = conv.channel, time.monotonic()
+        outcome = "cancelled"
+        self.metrics.runs_started.inc(channel=channel)
+        try:
+            async for event in self.runner.stream(conv.thread_id, turn, settings):
+                if isinstance(event, Title):
+                    self.conversations.update(conv.key, title=event.text[:60])
+                streamer.on_event(event)
+                if isinstance(event, Failed):
+                    outcome = "cancelled" if event.code == "cancelled" else "failed"
+                    break
+            else:
+                outcome = "succeeded"
+        finally:
+            self.metrics.run_finished(channel, outcome, time.monotonic() - started)
 
     async def _finish_cancelled(self, streamer: ReplyStreamer, reason: str) -> None:
         try:

@@ -109,6 +109,16 @@ class MemoryService:
     def clear(self, user_id: str) -> int:
         return self.store.clear(self.store.person(user_id))
 
+    def reload(self) -> None:
+        """Reopen the database (after it was replaced on disk); a pass under way is retried."""
+        old, self._store = self._store, None
+        if old is not None:
+            old.close()
+
+    @property
+    def flush_scheduled(self) -> bool:
+        return self._timer is not None and not self._timer.done()
+
     # the debounced pass ------------------------------------------------------------------------
 
     def _schedule(self) -> None:
@@ -156,7 +166,7 @@ class MemoryService:
             log.warning("memory extraction for %s failed: %s", person, exc)
             store.failed_pending(ids)
             return
-        if self._store is None:  # stopped meanwhile; try again next start
+        if self._store is not store:  # stopped or reloaded meanwhile; try again later
             return
         store.apply(
             person, update, source=exchanges[-1].thread_id,

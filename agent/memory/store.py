@@ -128,6 +128,15 @@ class MemoryStore:
         found = {str(kind): str(summary) for kind, summary in rows}
         return {kind: found[kind] for kind in CONTEXT_KINDS if found.get(kind)}
 
+    def counts(self) -> tuple[int, int, int]:
+        """(people remembered, facts, exchanges waiting for extraction)."""
+        people = self.db.execute(
+            "SELECT COUNT(*) FROM (SELECT person FROM facts UNION SELECT person FROM contexts)"
+        ).fetchone()[0]
+        facts = self.db.execute("SELECT COUNT(*) FROM facts").fetchone()[0]
+        pending = self.db.execute("SELECT COUNT(*) FROM pending").fetchone()[0]
+        return int(people), int(facts), int(pending)
+
     # writing ---------------------------------------------------------------------------------
 
     def apply(self, person: str, update: MemoryUpdate, *, source: str, max_facts: int,

@@ -7,11 +7,12 @@ The repair is applied to what the model sees; the checkpoint keeps the original 
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+from collections.abc import Sequence
 
-from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
+from langchain.agents.middleware import ModelRequest
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, ToolMessage
+
+from agent.middlewares.base import RequestRewriter
 
 INTERRUPTED = "interrupted: this tool call did not finish (the run was stopped)"
 
@@ -36,20 +37,10 @@ def repair_dangling_tool_calls(messages: Sequence[BaseMessage]) -> list[BaseMess
     return repaired
 
 
-class DanglingToolCalls(AgentMiddleware):
-    def _repair(self, request: ModelRequest) -> ModelRequest:
+class DanglingToolCalls(RequestRewriter):
+    def rewrite(self, request: ModelRequest) -> ModelRequest:
         messages = repair_dangling_tool_calls(request.messages)
         if len(messages) == len(request.messages):
             return request
         fixed: list[AnyMessage] = list(messages)  # type: ignore[arg-type]
         return request.override(messages=fixed)
-
-    def wrap_model_call(
-        self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
-    ) -> Any:
-        return handler(self._repair(request))
-
-    async def awrap_model_call(
-        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
-    ) -> Any:
-        return await handler(self._repair(request))

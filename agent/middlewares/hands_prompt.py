@@ -3,16 +3,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
 
-from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
-from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain.agents.middleware import ModelRequest
+from langchain_core.messages import BaseMessage, HumanMessage, ToolMessage
 
+from agent.middlewares.base import RequestRewriter, append_system
 from agent.skills.registry import SkillRegistry
 
 
-class HandsPrompt(AgentMiddleware):
+class HandsPrompt(RequestRewriter):
     def __init__(self, static: str, skills: SkillRegistry | None,
                  skills_section: Callable[[SkillRegistry], str]) -> None:
         super().__init__()
@@ -39,21 +39,9 @@ class HandsPrompt(AgentMiddleware):
                 f"/{skill.name}: follow this skill (files it mentions are under "
                 f"{skill.virtual_path.rsplit('/', 1)[0]}).\n\n{skill.body()}\n</active_skill>")
 
-    def _prompt(self, request: ModelRequest) -> ModelRequest:
-        extra = self._sections(request.messages)
-        current = request.system_message.text if request.system_message is not None else ""
-        text = f"{current}\n\n{extra}" if current else extra
-        return request.override(system_message=SystemMessage(text))
+    def rewrite(self, request: ModelRequest) -> ModelRequest:
+        return append_system(request, self._sections(request.messages))
 
-    def wrap_model_call(
-        self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
-    ) -> Any:
-        return handler(self._prompt(request))
-
-    async def awrap_model_call(
-        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
-    ) -> Any:
-        return await handler(self._prompt(request))
 
 
 def _last_human(messages: Sequence[BaseMessage]) -> HumanMessage | None:

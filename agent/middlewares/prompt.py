@@ -2,37 +2,25 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import Any
-
-from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
+from langchain.agents.middleware import ModelRequest
 from langchain_core.messages import SystemMessage
 
 from agent.context import RunContext
+from agent.middlewares.base import RequestRewriter
 from agent.prompt import system_prompt
 
 
-class ChatPrompt(AgentMiddleware):
+class ChatPrompt(RequestRewriter):
     """Sets the system message: the default prompt, the configured extra, the user's name."""
 
     def __init__(self, extra: str = "") -> None:
         super().__init__()
         self.extra = extra
 
-    def _prompt(self, request: ModelRequest) -> ModelRequest:
+    def rewrite(self, request: ModelRequest) -> ModelRequest:
         context = request.runtime.context if request.runtime is not None else None
         lines = [self.extra] if self.extra else []
         if isinstance(context, RunContext) and context.user_name and context.chat_type == "dm":
             lines.insert(0, f"You are talking with {context.user_name}.")
         text = system_prompt("\n\n".join(lines))
         return request.override(system_message=SystemMessage(text))
-
-    def wrap_model_call(
-        self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
-    ) -> Any:
-        return handler(self._prompt(request))
-
-    async def awrap_model_call(
-        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
-    ) -> Any:
-        return await handler(self._prompt(request))

@@ -8,20 +8,20 @@ from __future__ import annotations
 
 import base64
 import logging
-from collections.abc import Awaitable, Callable
 from typing import Any
 
-from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
+from langchain.agents.middleware import ModelRequest
 from langchain_core.messages import HumanMessage
 
 from agent.context import RunContext
+from agent.middlewares.base import RequestRewriter
 from agent.uploads import host_path, image_type
 
 log = logging.getLogger(__name__)
 
 
-class VisionImages(AgentMiddleware):
-    def _show(self, request: ModelRequest) -> ModelRequest:
+class VisionImages(RequestRewriter):
+    def rewrite(self, request: ModelRequest) -> ModelRequest:
         context = request.runtime.context if request.runtime is not None else None
         if not isinstance(context, RunContext):
             return request
@@ -36,15 +36,6 @@ class VisionImages(AgentMiddleware):
                 return request.override(messages=messages)
         return request
 
-    def wrap_model_call(
-        self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
-    ) -> Any:
-        return handler(self._show(request))
-
-    async def awrap_model_call(
-        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
-    ) -> Any:
-        return await handler(self._show(request))
 
 
 def _hidden(message: HumanMessage) -> bool:

@@ -16,11 +16,17 @@ class SkillRegistry:
     def __init__(self, root: Path, extensions_path: Path) -> None:
         self.root = root
         self.extensions_path = extensions_path
-        self.skills, self.problems = load_skills(root) if root.is_dir() else ([], [])
-        for problem in self.problems:
-            log.warning("%s", problem)
+        self.skills: list[Skill] = []
+        self.problems: list[str] = []
+        self.reload()
         self._sig: object = ()
         self._enabled: dict[str, bool] = {}
+
+    def reload(self) -> None:
+        """Read the skills directory again (after a skill was installed)."""
+        self.skills, self.problems = load_skills(self.root) if self.root.is_dir() else ([], [])
+        for problem in self.problems:
+            log.warning("%s", problem)
 
     def _state(self) -> dict[str, bool]:
         sig = signature(self.extensions_path)

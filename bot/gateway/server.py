@@ -1,40 +1,86 @@
-"""The admin HTTP server (aiohttp): /health now, the admin API and channel webhooks on it."""
+"""The admin HTTP server (aiohttp): /health, the admin API and the channels' webhook routes."""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
+from bot.config import is_loopback
+from bot.gateway.auth import bearer_auth
+from bot.gateway.errors import json_errors
+from bot.gateway.registry import GATEWAY_KEY, OPENAPI_KEY, Route
 from bot.gateway.routes import DynamicRoutes
+
+if TYPE_CHECKING:
+    from bot.app import App
 
 log = logging.getLogger("bot.gateway")
 
 HealthFn = Callable[[], dict[str, Any]]
 
 
-def build_app(health: HealthFn, routes: DynamicRoutes) -> web.Application:
-    app = web.Application(client_max_size=64 * 1024 * 1024)
+def api_routes() -> list[Route]:
+    """Every admin API route, in mount order."""
+    from bot.gateway import (
+        artifacts,
+        channels_routes,
+        mcp_config,
+        memory_routes,
+        metrics_routes,
+        models_routes,
+        openapi,
+        runs,
+        skills_routes,
+        threads,
+        uploads,
+    )
 
-    async def get_health(request: web.Request) -> web.Response:
-        return web.json_response(health())
+    modules = (metrics_routes, openapi, models_routes, mcp_config, threads, runs, uploads,
+               artifacts, channels_routes, skills_routes, memory_routes)
+    return [route for module in modules for route in module.api.routes]
 
-    app.router.add_get("/health", get_health)
+
+def build_app(health: HealthFn, routes: DynamicRoutes, *, service: App | None = None,
+              auth_token: str | None = None) -> web.Application:
+    """The aiohttp app: the admin API when `service` is given, else just /health."""
+    app = web.Application(client_max_size=64 * 1024 * 1024,
+                          middlewares=[json_errors, bearer_auth(auth_token)])
+    if service is None:
+        async def get_health(request: web.Request) -> web.Response:
+            return web.json_response(health())
+
+        app.router.add_get("/health", get_health)
+    else:
+        from bot.gateway.openapi import build_openapi
+        from bot.gateway.registry import Registry
+        from bot.gateway.service import Gateway
+
+        gw = Gateway.for_app(service)
+        app[GATEWAY_KEY] = gw
+        registry = Registry(api_routes())
+        app[OPENAPI_KEY] = build_openapi(registry.routes, secured=bool(auth_token))
+        registry.mount(app)
     app.router.add_route("*", "/{tail:.*}", routes.handle)
     return app
 
 
 class GatewayServer:
-    def __init__(self, app: web.Application, host: str, port: int) -> None:
+    def __init__(self, app: web.Application, host: str, port: int, *,
+                 has_token: bool = True) -> None:
+        if not has_token and not is_loopback(host):
+            raise ValueError(f"gateway.auth_token is required to bind {host}, a non-loopback "
+                             "address; set it or bind 127.0.0.1")
         self.app = app
         self.host = host
         self.port = port
         self._runner: web.AppRunner | None = None
 
     async def start(self) -> None:
-        self._runner = web.AppRunner(self.app, handle_signals=False, access_log=None)
+        self._runner = web.AppRunner(self.app, handle_signals=False, access_log=None,
+                                     shutdown_timeout=5.0)
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.host, self.port)
         await site.start()
@@ -44,6 +90,9 @@ class GatewayServer:
         log.info("admin server on http://%s:%d", self.host, self.port)
 
     async def stop(self) -> None:
+        gw = self.app.get(GATEWAY_KEY)
+        if gw is not None:
+            await gw.runs.shutdown()
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None

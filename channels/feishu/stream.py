@@ -68,6 +68,7 @@ class FeishuReply:
     mode: Mode
     bucket: Bucket
     parts: list[CardPart] = field(default_factory=list)
+    finished: int = 0  # parts that show final text; the stream may have opened more
     delivered: set[str] = field(default_factory=set)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
@@ -111,15 +112,24 @@ class CardStreamer:
                     await self._close(reply, part, part_doc if last else replace(
                         doc, status="done" if doc.status == "working" else doc.status,
                         progress=(), buttons=(), note=""), chunk, i)
+            if doc.final:
+                reply.finished = len(chunks)
 
     async def continuation(self, reply: FeishuReply, doc: ReplyDoc) -> None:
-        """A further part of a long final answer: one more finished card per chunk."""
+        """A further part of a long final answer: one finished card per chunk, reusing (and
+        closing) a card the stream already opened for that part of the text."""
         async with reply.lock:
             for chunk in render.split_for_cards(doc.text):
                 key = _digest(chunk)
-                if key not in reply.delivered:
+                if key in reply.delivered:
+                    continue
+                index = reply.finished
+                if index < len(reply.parts):
+                    await self._close(reply, reply.parts[index], doc, chunk, index)
+                else:
                     await self._add_part(reply, doc, chunk, final=True)
-                    reply.delivered.add(key)
+                reply.finished += 1
+                reply.delivered.add(key)
 
     # ------------------------------------------------------------------ parts
     async def _add_part(

@@ -122,3 +122,8 @@ def test_cli_check_and_version(tmp_path: Path) -> None:
     assert "config ok" in result.stdout
     assert "no API key" in result.stdout
     assert run_cli("--version").stdout.startswith("antler ")
+
+
+def test_enabled_channel_without_credentials_is_named() -> None:
+    lines = problems({"channels": {"slack": {"enabled": True}}})
+    assert lines == ["channels.slack: bot_token (xoxb-...) is required when enabled"]

@@ -13,7 +13,7 @@ from tests.channels.feishu import payloads
 from tests.channels.feishu.conftest import until
 from tests.fakes.feishu_server import RATE_LIMITED, FakeFeishu
 from tests.fakes.openai_server import FakeOpenAI
-from tests.fakes.openai_wire import Reply
+from tests.fakes.openai_wire import Reply, ToolCall
 from tests.harness import ServiceHarness
 
 
@@ -136,6 +136,7 @@ async def test_overlong_answer_continues_in_second_card(tmp_path, fake_openai, f
         await svc.idle(timeout=20)
     cards = answer_cards(feishu, "om_long")
     assert len(cards) >= 2
+    assert not [c for c in cards if c.streaming]
     shown = "".join(c.elements["answer"] for c in cards)
     assert shown.replace("\n", "") == text.replace("\n", "")
     assert feishu.violations == []
@@ -146,3 +147,74 @@ async def test_stop_leaves_no_thread_or_connection(tmp_path, fake_openai, feishu
         await until(lambda: feishu.open_websockets == 1)
     await until(lambda: feishu.open_websockets == 0)
     assert not [t for t in threading.enumerate() if t.name == "feishu-ws"]
+
+
+async def test_presented_file_is_replied_after_the_answer(tmp_path, fake_openai, feishu):
+    report = "/mnt/user-data/outputs/report.md"
+    fake_openai.script(
+        Reply(tool_calls=[ToolCall("write_file", {"path": report, "content": "# Report\nok"})]),
+        Reply(tool_calls=[ToolCall("present_files", {"filepaths": [report]})]),
+        Reply(text="Here is your report."),
+    )
+    async with harness(tmp_path, fake_openai, feishu) as svc:
+        feishu.push_event(payloads.message_event("write a report", message_id="om_f"))
+        await until(lambda: feishu.replies_to("om_f", "file"))
+        await svc.idle()
+    [card] = answer_cards(feishu, "om_f")
+    assert card.elements["answer"] == "Here is your report."
+    assert card.card["header"]["template"] == "green"
+    [upload] = feishu.recorded("file_upload")
+    last_card_op = max(c.at for c in feishu.calls if c.headers["op"].startswith(("card", "elem")))
+    assert last_card_op < upload.at  # the answer is final before the file goes out
+    [key] = feishu.uploads
+    assert feishu.uploads[key] == ("report.md", b"# Report\nok")
+    [sent] = feishu.replies_to("om_f", "file")
+    assert json.loads(feishu.messages[sent]["content"]) == {"file_key": key}
+    assert feishu.messages[sent]["at"] > upload.at
+    assert feishu.violations == []
+
+
+def card_buttons(card) -> dict[str, dict]:
+    """label -> callback value of every button on a CardKit (v2) card."""
+    found: dict[str, dict] = {}
+
+    def walk(node) -> None:
+        if isinstance(node, dict):
+            if node.get("tag") == "button":
+                found[node["text"]["content"]] = node["behaviors"][0]["value"]
+            for child in node.values():
+                walk(child)
+        elif isinstance(node, list):
+            for child in node:
+                walk(child)
+
+    walk(card.card)
+    return found
+
+
+async def test_clarification_answered_with_a_card_button(tmp_path, fake_openai, feishu):
+    group = {"chat_type": "group", "chat_id": "oc_team", "mentions": [payloads.mention()]}
+    fake_openai.script(Reply(tool_calls=[ToolCall("ask_clarification", {
+        "question": "Which format?", "options": ["CSV", "Excel"]})]))
+    async with harness(tmp_path, fake_openai, feishu) as svc:
+        feishu.push_event(payloads.message_event("@_user_1 export the data",
+                                                 message_id="om_q", **group))
+        await until(lambda: feishu.replies_to("om_q"))
+        await svc.idle()
+        [question] = feishu.replies_to("om_q", "interactive")
+        card = feishu.card_of(question)
+        assert card.elements["answer"] == "Which format?"
+        buttons = card_buttons(card)
+        assert list(buttons) == ["CSV", "Excel"]
+        frame = feishu.push_event(payloads.card_action(
+            buttons["Excel"], chat_id="oc_team", message_id=question, event_id="cb_x"))
+        assert feishu.wait_ack(frame).code == 200
+        await until(lambda: len(fake_openai.requests) == 2)
+        await svc.idle()
+    first, answer = FakeOpenAI.user_texts(fake_openai.requests[1])
+    assert "export the data" in first
+    assert answer.endswith("Excel")
+    [reply] = feishu.replies_to(question, "interactive")  # the pressed card, in its topic
+    assert feishu.messages[reply]["reply_in_thread"]
+    assert feishu.card_of(reply).elements["answer"] == f"echo: {answer}"
+    assert feishu.violations == []

@@ -13,7 +13,7 @@ import pytest
 
 from tests.channels.slack import events
 from tests.fakes.openai_server import FakeOpenAI
-from tests.fakes.openai_wire import Reply
+from tests.fakes.openai_wire import Reply, ToolCall
 from tests.fakes.slack_server import (
     APP_TOKEN,
     BOT_TOKEN,
@@ -163,3 +163,54 @@ async def test_http_mode_signatures(tmp_path, fake_openai, fake_slack):
         await fake_slack.until(lambda f: f.calls_of("chat.stopStream"), timeout=10)
         await s.idle()
     assert len(fake_slack.calls_of("chat.startStream")) == 1
+
+
+OUTPUTS = "/mnt/user-data/outputs"
+
+
+async def test_presented_file_is_uploaded_into_the_thread_after_the_answer(
+        svc, fake_slack, fake_openai):
+    root, report = "1700000004.000100", f"{OUTPUTS}/report.md"
+    fake_openai.script(
+        Reply(tool_calls=[ToolCall("write_file", {"path": report, "content": "# Report\nok"})]),
+        Reply(tool_calls=[ToolCall("present_files", {"filepaths": [report]})]),
+        Reply(text="Here is your report."),
+    )
+    fake_slack.push_event(events.mention("write a report", ts=root), event_id="EvR")
+    await fake_slack.until(lambda f: f.calls_of("files.completeUploadExternal"), timeout=10)
+    await svc.idle()
+    final = [c for c in fake_slack.calls if c.method.startswith("chat.")][-1]
+    [get_url] = fake_slack.calls_of("files.getUploadURLExternal")
+    [upload] = fake_slack.calls_of("upload")
+    [complete] = fake_slack.calls_of("files.completeUploadExternal")
+    assert final.at < get_url.at < upload.at < complete.at
+    assert bot_texts(fake_slack, root) == ["Here is your report."]
+    [sent] = fake_slack.uploads.values()
+    assert sent["name"] == "report.md"
+    assert sent["data"] == b"# Report\nok"
+    assert (sent["completed"], sent["channel"], sent["thread_ts"]) == (True, "C0001", root)
+
+
+async def test_clarification_answered_with_a_block_action(svc, fake_slack, fake_openai):
+    root = "1700000005.000100"
+    fake_openai.script(Reply(tool_calls=[ToolCall("ask_clarification", {
+        "question": "Which format?", "options": ["CSV", "Excel"]})]))
+    fake_slack.push_event(events.mention("export the data", ts=root), event_id="EvQ")
+    await fake_slack.until(lambda f: f.calls_of("chat.stopStream"), timeout=10)
+    await svc.idle()
+    [stop] = fake_slack.calls_of("chat.stopStream")
+    [actions] = [b for b in stop.body["blocks"] if b["type"] == "actions"]
+    buttons = {e["text"]["text"]: e["value"] for e in actions["elements"]}
+    assert list(buttons) == ["CSV", "Excel"]
+    env = fake_slack.push_action(buttons["Excel"], channel="C0001", thread_ts=root)
+    await asyncio.to_thread(fake_slack.wait_ack, env)
+    await fake_slack.until(lambda f: len(f.calls_of("chat.stopStream")) == 2, timeout=10)
+    await svc.idle()
+    assert len(fake_openai.requests) == 2
+    first, answer = FakeOpenAI.user_texts(fake_openai.requests[1])
+    assert first == "export the data"
+    assert answer.endswith("Excel")  # "alice wrote:\nExcel": a group thread names the sender
+    texts = bot_texts(fake_slack, root)
+    assert len(texts) == 2  # one question (its stream stopped with the buttons), one answer
+    assert texts[0].endswith("Which format?")
+    assert texts[-1] == f"echo: {answer}"  # the answer, in the same thread

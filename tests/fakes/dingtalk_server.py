@@ -267,6 +267,7 @@ class FakeDingTalk:
                 "type": form.get("type"),
                 "filename": name,
                 "size": len(data),
+                "data": data,
                 "query": dict(request.query),
             }
         text = await request.text()

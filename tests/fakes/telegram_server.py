@@ -364,7 +364,7 @@ async def _read_body(request: web.Request) -> dict[str, Any]:
     for key, value in form.items():
         if isinstance(value, web.FileField):
             data = value.file.read()
-            body[key] = {"filename": value.filename, "size": len(data)}
+            body[key] = {"filename": value.filename, "size": len(data), "data": data}
         else:
             try:
                 body[key] = json.loads(value)

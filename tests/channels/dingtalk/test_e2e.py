@@ -3,16 +3,15 @@ DingTalk channel on the real dingtalk-stream SDK against the fake DingTalk serve
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-from agent.events import Artifact, TextDelta
-from bot.replies import ReplyStreamer
 from tests.fakes.dingtalk_server import FakeDingTalk
-from tests.fakes.openai_server import FakeOpenAI, Reply
+from tests.fakes.openai_server import FakeOpenAI, Reply, ToolCall
 from tests.harness import ServiceHarness
 
 ANSWER = "DingTalk streams this answer into an AI card, word by word, like a typewriter does."
@@ -145,33 +144,35 @@ async def test_picture_in_reaches_the_agent(
     assert "image-mpic0001.png" in str(fake_openai.requests[-1].body)
 
 
-async def test_file_out_is_uploaded_and_sent(
+async def test_presented_files_are_uploaded_and_sent_after_the_answer(
     tmp_path: Path, fake_openai: FakeOpenAI, fake_dingtalk: FakeDingTalk
 ) -> None:
-    report = tmp_path / "report.pdf"
-    report.write_bytes(b"%PDF-1.4 fake")
+    csv, png = "/mnt/user-data/outputs/table.csv", "/mnt/user-data/outputs/chart.png"
+    fake_openai.script(
+        Reply(tool_calls=[ToolCall("write_file", {"path": csv, "content": "a,b\n1,2\n"}),
+                          ToolCall("write_file", {"path": png, "content": "not really a png"})]),
+        Reply(tool_calls=[ToolCall("present_files", {"filepaths": [csv, png]})]),
+        Reply(text="Here are your files."),
+    )
     async with _service(tmp_path, fake_openai, fake_dingtalk) as svc:
-        channel = svc.channel("dingtalk")
-        collected: list[Any] = []
-        original = channel.ctx.publish
-
-        async def keep(msg: Any) -> Any:
-            collected.append(msg)
-            return await original(msg)
-
-        channel.ctx.publish = keep  # type: ignore[method-assign]
-        await _ask(svc, fake_dingtalk, fake_dingtalk.webhook_messages, text="report please")
-        assert svc.app is not None
-        streamer = ReplyStreamer(channel, collected[0], svc.app.pacer)
-        await streamer.open()
-        streamer.on_event(TextDelta(text="Here is the report."))
-        streamer.on_event(Artifact(path=report))
-        await streamer.finish()
-    [upload] = fake_dingtalk.uploads
-    assert (upload["type"], upload["filename"]) == ("file", "report.pdf")
-    sent = [m for m in fake_dingtalk.robot_messages() if m["msgKey"] == "sampleFile"]
-    assert len(sent) == 1
-    assert sent[0]["userIds"] == ["staff-1"]
+        await _ask(svc, fake_dingtalk, lambda: len(fake_dingtalk.robot_messages()) == 2,
+                   text="a table and a chart please")
+    [answer] = fake_dingtalk.requests("POST", "/robot/sendBySession")
+    assert answer.body["markdown"]["text"].endswith("Here are your files.")
+    uploads = fake_dingtalk.requests("POST", "/media/upload")
+    assert answer.at < min(u.at for u in uploads)  # the answer first, then the files
+    table, chart = fake_dingtalk.uploads
+    assert (table["type"], table["filename"], table["data"]) == ("file", "table.csv",
+                                                                  b"a,b\n1,2\n")
+    assert (chart["type"], chart["filename"], chart["data"]) == ("image", "chart.png",
+                                                                  b"not really a png")
+    file_msg, image_msg = fake_dingtalk.robot_messages()
+    assert file_msg["msgKey"] == "sampleFile"
+    assert json.loads(file_msg["msgParam"]) == {
+        "mediaId": table["media_id"], "fileName": "table.csv", "fileType": "csv"}
+    assert image_msg["msgKey"] == "sampleImageMsg"
+    assert json.loads(image_msg["msgParam"]) == {"photoURL": chart["media_id"]}
+    assert file_msg["userIds"] == image_msg["userIds"] == ["staff-1"]
 
 
 async def test_service_stop_leaves_no_thread_behind(

@@ -8,6 +8,7 @@ import pytest
 
 from channels.base import Button, ChatRef, InboundMessage, RateLimited, ReplyDoc, ToolStep, UserRef
 from channels.feishu import render
+from channels.text import split_text
 from tests.fakes.feishu_server import RATE_LIMITED
 
 
@@ -134,3 +135,22 @@ async def test_rapid_updates_stay_within_card_limit(fake, make_channel):
 
 def test_card_limits_declared(fake):
     assert render.CARD_MAX_TABLES == 5
+
+
+async def test_continuation_reuses_cards_the_stream_already_opened(fake, make_channel):
+    channel = await make_channel()
+    handle = await channel.open_reply(_msg(), ReplyDoc(status="working"))
+    text = ("长" * 2000 + "\n\n") * 6  # streamed whole, it fills three cards
+    await channel.update_reply(handle, ReplyDoc(text=text))
+    streamed = len(fake.replies_to("om_user", "interactive"))
+    first, *rest = split_text(text, channel.capabilities.max_text_len)  # as the service does
+    assert rest
+    await channel.finish_reply(handle, ReplyDoc(text=first, status="done"))
+    for part in rest:
+        await channel.send_continuation(handle, ReplyDoc(text=part, status="done"))
+    cards = [fake.card_of(m) for m in fake.replies_to("om_user", "interactive")]
+    assert len(cards) == streamed  # no card posted twice
+    assert not [c for c in cards if c.streaming]  # none left "working"
+    shown = "".join(c.elements["answer"] for c in cards)
+    assert shown.replace("\n", "") == text.replace("\n", "")
+    assert fake.violations == []

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
 
 from channels.base import Attachment, Button, FileTooLarge, RateLimited, ReplyDoc, ToolStep

@@ -208,6 +208,7 @@ async def test_send_file_as_photo_document_or_a_note(
     assert fake.calls_of("sendDocument")[0].body["document"] == {
         "filename": "report.csv",
         "size": 8,
+        "data": b"a,b\n1,2\n",
     }
     assert "50 MB" in fake.sent_texts(557)[-1]
     assert fake.violations == []

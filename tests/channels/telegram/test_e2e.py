@@ -10,7 +10,7 @@ from typing import Any
 import aiohttp
 
 from tests.fakes.openai_server import FakeOpenAI, text_of
-from tests.fakes.openai_wire import Reply
+from tests.fakes.openai_wire import Reply, ToolCall
 from tests.fakes.telegram_server import TOKEN, FakeTelegram
 from tests.harness import ServiceHarness
 
@@ -18,6 +18,9 @@ from tests.harness import ServiceHarness
 def service(tmp_path: Path, fake_openai: FakeOpenAI, fake: FakeTelegram, **cfg: Any):
     settings = {"enabled": True, "bot_token": TOKEN, "api_base": fake.api_base, "poll_timeout": 1}
     return ServiceHarness(tmp_path, fake_openai, {"telegram": {**settings, **cfg}})
+
+
+OUTPUTS = "/mnt/user-data/outputs"
 
 
 def prompt(request: Any) -> str:
@@ -161,3 +164,47 @@ async def test_same_update_after_restart_is_answered_once(tmp_path, fake_openai,
         await svc.idle()
     assert fake.sent_texts(555) == ["echo: only once", "echo: next"]
     assert len(fake_openai.requests) == 2
+
+
+async def test_presented_file_is_uploaded_after_the_answer(tmp_path, fake_openai, fake) -> None:
+    csv = f"{OUTPUTS}/table.csv"
+    fake_openai.script(
+        Reply(tool_calls=[ToolCall("write_file", {"path": csv, "content": "a,b\n1,2\n"})]),
+        Reply(tool_calls=[ToolCall("present_files", {"filepaths": [csv]})]),
+        Reply(text="Here is your table."),
+    )
+    async with service(tmp_path, fake_openai, fake) as svc:
+        fake.push_message(555, "make me a table")
+        await fake.wait_for(lambda: fake.calls_of("sendDocument"), timeout=10)
+        await svc.idle()
+    [final] = fake.calls_of("sendMessage")
+    [document] = fake.calls_of("sendDocument")
+    assert final.body["text"].endswith("\n\nHere is your table.")  # after the tool steps
+    assert final.at < document.at
+    assert document.body["chat_id"] == 555
+    assert document.body["document"]["filename"] == "table.csv"
+    assert document.body["document"]["data"] == b"a,b\n1,2\n"
+    assert fake.violations == []
+
+
+async def test_clarification_answered_with_an_inline_button(tmp_path, fake_openai, fake) -> None:
+    fake_openai.script(Reply(tool_calls=[ToolCall("ask_clarification", {
+        "question": "Which format?", "options": ["CSV", "Excel"]})]))
+    async with service(tmp_path, fake_openai, fake) as svc:
+        fake.push_message(555, "export the data")
+        await fake.wait_for(lambda: fake.sent_texts(555), timeout=10)
+        await svc.idle()
+        [asked] = fake.calls_of("sendMessage")
+        keyboard = asked.body["reply_markup"]["inline_keyboard"]
+        buttons = {b["text"]: b["callback_data"] for row in keyboard for b in row}
+        assert list(buttons) == ["CSV", "Excel"]
+        question_id = next(m for (chat, m) in fake.messages if chat == 555)
+        fake.push_callback(555, question_id, buttons["Excel"])
+        await fake.wait_for(lambda: fake.calls_of("answerCallbackQuery"))
+        await fake_openai.wait_requests(2)
+        await svc.idle()
+    assert asked.body["text"] == "Which format?"  # no tool-step line: the question is the answer
+    assert len(fake_openai.requests) == 2
+    assert FakeOpenAI.user_texts(fake_openai.requests[1]) == ["export the data", "Excel"]
+    assert fake.sent_texts(555)[-1] == "echo: Excel"
+    assert fake.violations == []

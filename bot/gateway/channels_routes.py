@@ -1,0 +1,44 @@
+"""`GET /api/channels` (state and counters of each channel) and `POST .../{name}/restart`."""
+
+from __future__ import annotations
+
+from bot.context import ChannelState
+from bot.gateway.errors import ApiError
+from bot.gateway.registry import Call, Registry
+from bot.gateway.schemas import ChannelInfo, ChannelRestart, ChannelsResponse
+from bot.gateway.service import Gateway
+
+api = Registry()
+TAG = "channels"
+
+
+def channel_info(name: str, state: ChannelState) -> ChannelInfo:
+    counters = {"inbound": state.inbound, "duplicates": state.duplicates,
+                "reconnects": state.reconnects, **state.counters}
+    return ChannelInfo(name=name, enabled=state.enabled, running=state.running,
+                       connected=state.connected, connected_since=state.connected_since,
+                       last_event_at=state.last_event_at, last_error=state.last_error,
+                       counters=counters)
+
+
+@api.route("GET", "/api/channels", summary="Every channel's state and counters", tag=TAG,
+           response=ChannelsResponse)
+async def list_channels(call: Call) -> ChannelsResponse:
+    gw: Gateway = call.gw
+    contexts = gw.app.contexts
+    return ChannelsResponse(
+        service_running=not gw.app.bus.closed,
+        channels={name: channel_info(name, ctx.state) for name, ctx in contexts.items()})
+
+
+@api.route("POST", "/api/channels/{name}/restart", summary="Stop and start a channel", tag=TAG,
+           response=ChannelRestart, errors=(404, 422))
+async def restart_channel(call: Call) -> ChannelRestart:
+    gw: Gateway = call.gw
+    name = call.path["name"]
+    if name not in gw.app.contexts:
+        raise ApiError(404, f"channel {name!r} is not configured")
+    ok = await gw.app.restart_channel(name)
+    state = gw.app.contexts[name].state
+    message = "restarted" if ok else f"restart failed: {state.last_error}"
+    return ChannelRestart(success=ok, message=message, channel=channel_info(name, state))

@@ -1,0 +1,169 @@
+"""`GET|PUT /api/mcp/config`: the MCP servers in `extensions_config.json` (DeerFlow's file).
+
+Reads mask secrets (env and header values become `***`, OAuth secrets null, secret-looking
+extra keys `***`). A write validates stdio servers (a bare allow-listed launcher, no eval
+flags, no loader env vars), keeps stored secrets where the client sent `***`, keeps the file's
+other top-level keys, and replaces the file atomically (temp file, fsync, rename).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import tempfile
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from bot.gateway.errors import ApiError
+from bot.gateway.registry import Call, Registry
+from bot.gateway.service import Gateway
+
+api = Registry()
+TAG = "mcp"
+MASK = "***"
+FILE_NAME = "extensions_config.json"
+STDIO_COMMANDS = {"npx", "uvx"}
+ALLOWLIST_ENV = "ANTLER_MCP_STDIO_COMMAND_ALLOWLIST"
+BAD_ARGS = {"-c", "--call", "-e", "--eval", "--print", "--shell", "--node-arg", "--node-options"}
+BAD_ENV = {"LD_PRELOAD", "LD_AUDIT", "DYLD_INSERT_LIBRARIES", "NODE_OPTIONS", "PYTHONPATH",
+           "PYTHONHOME", "PYTHONSTARTUP", "BASH_ENV", "ENV", "PERL5OPT", "RUBYOPT"}
+_SECRETISH = re.compile(r"api[_-]?key|token|secret|password|passwd|credential", re.I)
+_BAD_CHARS = re.compile(r"[\s/;|&`$<>]")
+config_lock = asyncio.Lock()  # every writer of extensions_config.json holds it
+
+
+class McpServer(BaseModel):
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+    enabled: bool = True
+    type: Literal["stdio", "sse", "http"] = Field(default="stdio", alias="transport")
+    command: str | None = None
+    args: list[str] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict)
+    url: str | None = None
+    headers: dict[str, str] = Field(default_factory=dict)
+    oauth: dict[str, Any] | None = None
+    description: str = ""
+
+
+class McpConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    mcp_servers: dict[str, McpServer] = Field(default_factory=dict)
+
+
+def config_path(gw: Gateway) -> Path:
+    """`agent.extensions_config` (the file the agent re-reads when it changes)."""
+    configured = getattr(gw.app.settings.agent, "extensions_config", None)
+    return Path(configured) if configured else gw.app.data_dir / FILE_NAME
+
+
+def read_raw(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    except ValueError as exc:
+        raise ApiError(500, f"{path.name} is not valid JSON: {exc}") from None
+    return data if isinstance(data, dict) else {}
+
+
+def mask(server: dict[str, Any]) -> dict[str, Any]:
+    out = dict(server)
+    for key in ("env", "headers"):
+        if isinstance(out.get(key), dict):
+            out[key] = dict.fromkeys(out[key], MASK)
+    if isinstance(out.get("oauth"), dict):
+        out["oauth"] = {**out["oauth"], "client_secret": None, "refresh_token": None}
+    for key, value in out.items():
+        if key not in ("env", "headers", "oauth") and _SECRETISH.search(key) and value:
+            out[key] = MASK
+    return out
+
+
+def validate_stdio(name: str, server: McpServer) -> None:
+    if server.type != "stdio" or not server.enabled:
+        return
+    allowed = STDIO_COMMANDS | {c.strip() for c in os.environ.get(ALLOWLIST_ENV, "").split(",")
+                                if c.strip()}
+    command = server.command or ""
+    if not command or _BAD_CHARS.search(command):
+        raise ApiError(400, f"{name}: command must be one bare executable name")
+    if command not in allowed:
+        raise ApiError(400, f"{name}: command {command!r} is not allowed "
+                            f"(allowed: {', '.join(sorted(allowed))}; extend with {ALLOWLIST_ENV})")
+    bad = [a for a in server.args if a.split("=", 1)[0] in BAD_ARGS]
+    if bad:
+        raise ApiError(400, f"{name}: arguments not allowed: {', '.join(bad)}")
+    bad_env = sorted(set(server.env) & BAD_ENV)
+    if bad_env:
+        raise ApiError(400, f"{name}: environment variables not allowed: {', '.join(bad_env)}")
+
+
+def merge_secrets(new: dict[str, Any], old: dict[str, Any]) -> dict[str, Any]:
+    """Keep the stored value wherever the client sent back the mask."""
+    out = dict(new)
+    for key in ("env", "headers"):
+        if isinstance(out.get(key), dict):
+            stored = old.get(key) if isinstance(old.get(key), dict) else {}
+            out[key] = {k: stored.get(k, "") if v == MASK else v for k, v in out[key].items()}
+    for key, value in list(out.items()):
+        if value == MASK:
+            out[key] = old.get(key)
+    if isinstance(out.get("oauth"), dict) and isinstance(old.get("oauth"), dict):
+        for key in ("client_secret", "refresh_token"):
+            if out["oauth"].get(key) is None:
+                out["oauth"][key] = old["oauth"].get(key)
+    return out
+
+
+def write_atomic(path: Path, data: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            json.dump(data, out, indent=2, ensure_ascii=False)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _masked(raw: dict[str, Any]) -> dict[str, Any]:
+    servers = raw.get("mcpServers") or {}
+    return {"mcp_servers": {n: mask(s) for n, s in servers.items() if isinstance(s, dict)}}
+
+
+@api.route("GET", "/api/mcp/config", summary="The MCP servers (secrets masked)", tag=TAG,
+           response=McpConfig)
+async def get_mcp_config(call: Call) -> dict[str, Any]:
+    return _masked(read_raw(config_path(call.gw)))
+
+
+@api.route("PUT", "/api/mcp/config", summary="Replace the MCP servers (validated, atomic)",
+           tag=TAG, body=McpConfig, response=McpConfig, errors=(400, 422, 500))
+async def put_mcp_config(call: Call) -> dict[str, Any]:
+    body: McpConfig = call.body
+    for name, server in body.mcp_servers.items():
+        validate_stdio(name, server)
+    path = config_path(call.gw)
+    async with config_lock:
+        raw = read_raw(path)
+        old = raw.get("mcpServers") or {}
+        servers = {}
+        for name, server in body.mcp_servers.items():
+            data = server.model_dump(exclude_none=True)
+            servers[name] = merge_secrets(data, old.get(name) or {})
+        raw["mcpServers"] = servers
+        try:
+            await asyncio.to_thread(write_atomic, path, raw)
+        except OSError as exc:
+            raise ApiError(500, f"could not write {path.name}: {exc}") from None
+    reload = getattr(call.gw.app, "reload_mcp", None)
+    if reload is not None:
+        await reload()
+    return _masked(raw)

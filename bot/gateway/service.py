@@ -1,0 +1,47 @@
+"""What the admin API's routes share: the running App and the API's own stores."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from bot.gateway.errors import ApiError
+from bot.gateway.run_manager import RunManager
+from bot.gateway.thread_store import ThreadRow, ThreadStore
+
+if TYPE_CHECKING:
+    from bot.app import App
+
+
+@dataclass
+class Gateway:
+    app: App
+    threads: ThreadStore
+    runs: RunManager
+
+    @classmethod
+    def for_app(cls, app: App) -> Gateway:
+        threads = ThreadStore(app.db, app.conversations)
+        runs = RunManager(app.runner, app.metrics,
+                          chat_running=lambda tid: chat_is_replying(app, tid))
+        runs.on_finish.append(lambda rec: threads.touch(rec.thread_id))
+        return cls(app, threads, runs)
+
+    def thread(self, thread_id: str) -> ThreadRow:
+        row = self.threads.get(thread_id)
+        if row is None:
+            raise ApiError(404, f"thread {thread_id} not found")
+        return row
+
+    def status(self, thread_id: str) -> str:
+        if self.runs.is_busy(thread_id) or chat_is_replying(self.app, thread_id):
+            return "busy"
+        runs = self.runs.list(thread_id)
+        if runs and runs[0].status == "error":
+            return "error"
+        return "idle"
+
+
+def chat_is_replying(app: App, thread_id: str) -> bool:
+    conv = app.conversations.by_thread(thread_id)
+    return conv is not None and app.dispatcher.is_running(conv.key)

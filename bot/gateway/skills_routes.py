@@ -1,0 +1,165 @@
+"""Skills: `GET /api/skills`, `GET|PUT /api/skills/{name}`, `POST /api/skills/install`.
+
+Enabled state lives in `extensions_config.json` as `{"skills": {"<name>": {"enabled": bool}}}`
+(DeerFlow's format), written atomically with the file's other keys kept; the agent re-reads the
+file when it changes. Installing takes a `.skill` zip (multipart or the raw body); see
+skill_archive.py for what is refused.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from aiohttp import BodyPartReader
+from aiohttp.http_exceptions import HttpProcessingError
+from pydantic import BaseModel, ConfigDict
+
+from agent.skills.loader import Skill
+from agent.skills.registry import SkillRegistry
+from bot.gateway import skill_archive
+from bot.gateway.errors import ApiError
+from bot.gateway.mcp_config import config_lock, config_path, read_raw, write_atomic
+from bot.gateway.registry import Call, Registry
+
+api = Registry()
+TAG = "skills"
+_install_lock = asyncio.Lock()
+
+
+class SkillInfo(BaseModel):
+    name: str
+    description: str
+    license: str
+    category: str
+    enabled: bool
+    path: str  # the agent's path of SKILL.md, never the host path
+
+
+class SkillList(BaseModel):
+    skills: list[SkillInfo]
+
+
+class SkillUpdate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    enabled: bool
+
+
+class SkillInstallResponse(BaseModel):
+    success: bool
+    skill_name: str
+    message: str
+    skill: SkillInfo
+
+
+def registry(call: Call) -> SkillRegistry:
+    skills: SkillRegistry = call.gw.app.hands.skills
+    return skills
+
+
+def info(reg: SkillRegistry, skill: Skill) -> SkillInfo:
+    return SkillInfo(name=skill.name, description=skill.description, license=skill.license,
+                     category=skill.category, enabled=reg.is_enabled(skill.name),
+                     path=skill.virtual_path)
+
+
+def find(reg: SkillRegistry, name: str) -> Skill:
+    skill = next((s for s in reg.skills if s.name == name), None)
+    if skill is None:
+        raise ApiError(404, f"skill {name} not found")
+    return skill
+
+
+@api.route("GET", "/api/skills", summary="Every loaded skill and whether it is enabled", tag=TAG,
+           response=SkillList)
+async def list_skills(call: Call) -> SkillList:
+    reg = registry(call)
+    return SkillList(skills=[info(reg, s) for s in reg.skills])
+
+
+@api.route("GET", "/api/skills/{name}", summary="One skill", tag=TAG, response=SkillInfo,
+           errors=(404, 422))
+async def get_skill(call: Call) -> SkillInfo:
+    reg = registry(call)
+    return info(reg, find(reg, call.path["name"]))
+
+
+@api.route("PUT", "/api/skills/{name}", summary="Enable or disable a skill (atomic write)",
+           tag=TAG, body=SkillUpdate, response=SkillInfo, errors=(404, 422, 500))
+async def put_skill(call: Call) -> SkillInfo:
+    reg = registry(call)
+    skill = find(reg, call.path["name"])
+    body: SkillUpdate = call.body
+    path = config_path(call.gw)
+    async with config_lock:
+        raw = read_raw(path)
+        skills = raw.get("skills") if isinstance(raw.get("skills"), dict) else {}
+        entry = skills.get(skill.name)
+        skills[skill.name] = {**(entry if isinstance(entry, dict) else {}),
+                              "enabled": body.enabled}
+        raw["skills"] = skills
+        try:
+            await asyncio.to_thread(write_atomic, path, raw)
+        except OSError as exc:
+            raise ApiError(500, f"could not write {path.name}: {exc}") from None
+    return info(reg, skill)
+
+
+@api.route("POST", "/api/skills/install",
+           summary="Install a .skill zip (multipart field `files`/`file`, or the raw body)",
+           tag=TAG, response=SkillInstallResponse, multipart=True,
+           errors=(400, 409, 413, 422))
+async def install_skill(call: Call) -> SkillInstallResponse:
+    data = await _archive_bytes(call)
+    reg = registry(call)
+    async with _install_lock:
+        taken = {s.name for s in reg.skills}
+        try:
+            skill = await asyncio.to_thread(skill_archive.install, data, reg.root, taken)
+        except skill_archive.ArchiveRefused as exc:
+            raise ApiError(400, str(exc)) from None
+        except skill_archive.SkillExists as exc:
+            raise ApiError(409, f"skill {exc} already exists") from None
+        await asyncio.to_thread(reg.reload)
+    return SkillInstallResponse(success=True, skill_name=skill.name,
+                                message=f"skill {skill.name} installed",
+                                skill=info(reg, find(reg, skill.name)))
+
+
+
+async def _archive_bytes(call: Call) -> bytes:
+    request = call.request
+    limit = skill_archive.MAX_ARCHIVE
+    if not request.content_type.startswith("multipart/"):
+        data = await _read_limited(request.content, limit)
+        if not data:
+            raise ApiError(400, "send the .skill archive as the body or multipart field 'files'")
+        return data
+    try:
+        reader = await request.multipart()
+        while (part := await reader.next()) is not None:
+            if isinstance(part, BodyPartReader) and part.name in ("files", "file"):
+                data = await _read_part(part, limit)
+                if data:
+                    return data
+    except (HttpProcessingError, ValueError, AssertionError) as exc:
+        raise ApiError(400, f"malformed multipart body: {exc}") from None
+    raise ApiError(400, "no archive in the multipart field 'files'")
+
+
+async def _read_part(part: BodyPartReader, limit: int) -> bytes:
+    out = bytearray()
+    while chunk := await part.read_chunk(64 * 1024):
+        out += chunk
+        if len(out) > limit:
+            raise ApiError(413, f"the archive is larger than {limit} bytes")
+    return bytes(out)
+
+
+async def _read_limited(stream: Any, limit: int) -> bytes:
+    out = bytearray()
+    while chunk := await stream.read(64 * 1024):
+        out += chunk
+        if len(out) > limit:
+            raise ApiError(413, f"the archive is larger than {limit} bytes")
+    return bytes(out)
