@@ -240,9 +240,11 @@ async def test_channels_and_restart(api: Api) -> None:
     assert (await api.call("POST", "/api/channels/bad%20name/restart"))[0] == 422
 
 
-async def test_metrics_exposition(api: Api) -> None:
+async def test_metrics_exposition(api: Api, fake_openai: FakeOpenAI) -> None:
     channel = api.svc.channel("test")
     assert isinstance(channel, RecordingChannel)
+    # paced so the reply has streamed updates before its final
+    fake_openai.script(Reply(text="streamed " * 20, tokens_per_second=100))
     await channel.inject("hi", event_id="e1")
     await channel.inject("hi", event_id="e1")
     await api.svc.idle()
