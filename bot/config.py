@@ -200,10 +200,3 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host.strip("[]")).is_loopback
     except ValueError:
         return False
-
-
-def unset_env_notes(raw: dict[str, Any]) -> dict[str, str]:
-    """YAML paths whose `$VAR` is not set (for start-up hints)."""
-    unset: dict[str, str] = {}
-    _substitute(raw, "", unset)
-    return unset

@@ -62,7 +62,6 @@ class ReplyStreamer:
         self.handle = handle
         self.doc = ReplyDoc(status="working")
         self.files: list[Path] = []
-        self.updates_sent = 0
         self._key = f"{msg.chat.key}#{msg.event_id}"
         self._budgets = channel.capabilities.budgets_for(msg.chat)
         self._dirty = asyncio.Event()
@@ -143,7 +142,6 @@ class ReplyStreamer:
         try:
             doc = self.doc
             await self.channel.update_reply(self.handle, doc)
-            self.updates_sent += 1
             self.metrics.updates_sent.inc(channel=self.channel.name)
             self._visible(doc)
         except RateLimited as exc:

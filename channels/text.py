@@ -19,13 +19,13 @@ def split_text(text: str, limit: int) -> list[str]:
     parts: list[str] = []
     rest = text
     while len(rest) > limit:
-        fence = _open_fence_at(rest, limit - 4)
+        fence = _open_fence(rest[: limit - 4])
         budget = limit - 4 if fence else limit
         cut = _cut_point(rest, budget)
         head, rest = rest[:cut], rest[cut:]
         fence = _open_fence(head)
         if fence:
-            head = head.rstrip("\n") + "\n```"
+            head = head.rstrip("\n") + "\n" + fence[:3]
             rest = fence + "\n" + rest.lstrip("\n")
         else:
             rest = rest.lstrip("\n")
@@ -52,9 +52,6 @@ def _open_fence(text: str) -> str | None:
             opener = None if opener else line.strip()
     return opener
 
-
-def _open_fence_at(text: str, budget: int) -> str | None:
-    return _open_fence(text[:budget])
 
 
 def truncate(text: str, limit: int, marker: str = "…") -> str:

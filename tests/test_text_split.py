@@ -36,3 +36,13 @@ def test_unbreakable_text_is_cut_hard() -> None:
 def test_truncate() -> None:
     assert truncate("abcdef", 4) == "abc…"
     assert truncate("abc", 4) == "abc"
+
+
+def test_tilde_fence_is_closed_with_tildes() -> None:
+    code = "~~~\n" + "\n".join(f"line {i}" for i in range(80)) + "\n~~~"
+    parts = split_text(code, 200)
+    assert len(parts) > 1
+    for part in parts:
+        assert part.startswith("~~~")
+        assert part.rstrip().endswith("~~~")
+        assert "```" not in part

@@ -16,10 +16,6 @@ class DynamicRoutes:
     def add(self, method: str, path: str, handler: Handler) -> None:
         self._routes[(method.upper(), path)] = handler
 
-    def remove_prefix(self, prefix: str) -> None:
-        for key in [k for k in self._routes if k[1].startswith(prefix)]:
-            del self._routes[key]
-
     async def handle(self, request: web.Request) -> web.StreamResponse:
         handler = self._routes.get((request.method, request.path))
         if handler is None:

@@ -9,7 +9,7 @@ skill_archive.py for what is refused.
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from collections.abc import Awaitable, Callable
 
 from aiohttp import BodyPartReader
 from aiohttp.http_exceptions import HttpProcessingError
@@ -131,7 +131,7 @@ async def _archive_bytes(call: Call) -> bytes:
     request = call.request
     limit = skill_archive.MAX_ARCHIVE
     if not request.content_type.startswith("multipart/"):
-        data = await _read_limited(request.content, limit)
+        data = await _read_limited(request.content.read, limit)
         if not data:
             raise ApiError(400, "send the .skill archive as the body or multipart field 'files'")
         return data
@@ -139,7 +139,7 @@ async def _archive_bytes(call: Call) -> bytes:
         reader = await request.multipart()
         while (part := await reader.next()) is not None:
             if isinstance(part, BodyPartReader) and part.name in ("files", "file"):
-                data = await _read_part(part, limit)
+                data = await _read_limited(part.read_chunk, limit)
                 if data:
                     return data
     except (HttpProcessingError, ValueError, AssertionError) as exc:
@@ -147,18 +147,10 @@ async def _archive_bytes(call: Call) -> bytes:
     raise ApiError(400, "no archive in the multipart field 'files'")
 
 
-async def _read_part(part: BodyPartReader, limit: int) -> bytes:
+async def _read_limited(read: Callable[[int], Awaitable[bytes]], limit: int) -> bytes:
+    """Read chunks with `read(size)` until exhausted; 413 once past `limit` bytes."""
     out = bytearray()
-    while chunk := await part.read_chunk(64 * 1024):
-        out += chunk
-        if len(out) > limit:
-            raise ApiError(413, f"the archive is larger than {limit} bytes")
-    return bytes(out)
-
-
-async def _read_limited(stream: Any, limit: int) -> bytes:
-    out = bytearray()
-    while chunk := await stream.read(64 * 1024):
+    while chunk := await read(64 * 1024):
         out += chunk
         if len(out) > limit:
             raise ApiError(413, f"the archive is larger than {limit} bytes")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,12 +27,12 @@ from channels.dingtalk.outbox import Outbox
 from channels.dingtalk.parse import MalformedEvent, is_command, parse_message, webhook_of
 from channels.dingtalk.render import adapt_markdown, card_text, markdown_text
 from channels.dingtalk.stream import StreamLink
+from channels.files import free_path
 
 REFUSAL = "Sorry, you are not allowed to use this bot."
 UPLOAD_LIMIT = 20 * 1024 * 1024
 APP_QPS = 15.0
 """Stay under DingTalk's ~20 QPS per app across every card of the bot."""
-_UNSAFE_NAME = re.compile(r"[^\w.\- ]+")
 
 
 @dataclass(eq=False)
@@ -155,7 +154,7 @@ class DingTalkChannel(Channel):
         await self.outbox.send_file(handle.chat, path)
 
     async def fetch_file(self, msg: InboundMessage, att: Attachment, dest_dir: Path) -> Path:
-        dest = unique_path(dest_dir, safe_name(att.name))
+        dest = free_path(dest_dir, att.name)
         return await self.api.download(att.ref, dest, self.config.max_file_bytes)
 
 
@@ -176,22 +175,9 @@ def capabilities_for(config: DingTalkConfig) -> Capabilities:
     )
 
 
-def safe_name(name: str) -> str:
-    cleaned = _UNSAFE_NAME.sub("_", Path(name).name).strip(" .")
-    return cleaned or "file"
 
 
 def file_size(path: Path) -> int:
     return path.stat().st_size
 
 
-def unique_path(folder: Path, name: str) -> Path:
-    """A path in `folder` (created) that is not taken yet: `name`, `name-1`, ..."""
-    folder.mkdir(parents=True, exist_ok=True)
-    candidate = folder / name
-    stem, suffix = Path(name).stem, Path(name).suffix
-    n = 1
-    while candidate.exists() or candidate.is_symlink():
-        candidate = folder / f"{stem}-{n}{suffix}"
-        n += 1
-    return candidate

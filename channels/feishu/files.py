@@ -3,33 +3,20 @@
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 from channels._threads import call_blocking
 from channels.base import Attachment, ChannelError, FileTooLarge, InboundMessage
 from channels.feishu.api import FeishuApi
+from channels.files import free_path
 
 IMAGE_LIMIT = 10 * 1024 * 1024
 FILE_LIMIT = 30 * 1024 * 1024
 IMAGE_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".gif", ".webp", ".bmp", ".tiff", ".ico"})
 _FILE_TYPES = {".pdf": "pdf", ".doc": "doc", ".docx": "doc", ".xls": "xls", ".xlsx": "xls",
                ".csv": "xls", ".ppt": "ppt", ".pptx": "ppt", ".mp4": "mp4", ".opus": "opus"}
-_UNSAFE = re.compile(r"[^\w.\- ]+")
 
 
-def safe_name(name: str, fallback: str) -> str:
-    cleaned = _UNSAFE.sub("_", Path(name or "").name).strip(" .")
-    return cleaned or fallback
-
-
-def _free_path(dest_dir: Path, name: str) -> Path:
-    path = dest_dir / name
-    stem, suffix, n = path.stem, path.suffix, 1
-    while path.exists():
-        path = dest_dir / f"{stem}-{n}{suffix}"
-        n += 1
-    return path
 
 
 async def fetch(
@@ -45,12 +32,11 @@ async def fetch(
     if len(data) > limit:
         raise FileTooLarge(name or att.name, len(data), limit)
     return await call_blocking(
-        _write, dest_dir, safe_name(name or att.name, f"feishu_{key[-12:]}.bin"), data)
+        _write, dest_dir, name or att.name, f"feishu_{key[-12:]}.bin", data)
 
 
-def _write(dest_dir: Path, name: str, data: bytes) -> Path:
-    dest_dir.mkdir(parents=True, exist_ok=True)
-    path = _free_path(dest_dir, name)
+def _write(dest_dir: Path, name: str, fallback: str, data: bytes) -> Path:
+    path = free_path(dest_dir, name, fallback)
     path.write_bytes(data)
     return path
 

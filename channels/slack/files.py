@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -11,14 +10,8 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from channels._threads import call_blocking
 from channels.base import Attachment, ChannelError, FileTooLarge
+from channels.files import free_path
 from channels.slack.api import call
-
-_UNSAFE = re.compile(r"[^\w.\-]+")
-
-
-def safe_name(name: str) -> str:
-    cleaned = _UNSAFE.sub("_", Path(name).name).strip("._")
-    return cleaned or "file"
 
 
 def token_allowed(url: str, api_base: str) -> bool:
@@ -42,8 +35,7 @@ async def download(
         raise FileTooLarge(att.name, att.size, limit)
     if not token_allowed(att.ref, api_base):
         raise ChannelError(f"refusing to fetch {att.name} from an unknown host")
-    await call_blocking(dest_dir.mkdir, parents=True, exist_ok=True)
-    dest = dest_dir / safe_name(att.name)
+    dest = await call_blocking(free_path, dest_dir, att.name)
     headers = {"Authorization": f"Bearer {token}"}
     async with session.get(att.ref, headers=headers) as resp:
         if resp.status != 200 or resp.content_type.startswith("text/html"):

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import logging
-import re
 from pathlib import Path
 from typing import Any
 
 from channels._threads import call_blocking
 from channels.base import Attachment, ChannelError, ChatRef, FileTooLarge
+from channels.files import free_path
 from channels.telegram.api import Sender, guarded, where
 
 log = logging.getLogger("channels.telegram")
@@ -20,21 +20,6 @@ DOCUMENT_LIMIT = 50 * MB
 PHOTO_SUFFIXES = {".jpg", ".jpeg", ".png", ".gif", ".webp"}
 
 
-def safe_name(name: str) -> str:
-    """A file name that stays inside its directory."""
-    cleaned = re.sub(r"[^\w.\- ]+", "_", Path(name).name).strip(". ")
-    return cleaned or "file"
-
-
-def free_path(dest_dir: Path, name: str) -> Path:
-    """`dest_dir/name`, numbered if taken (creates `dest_dir`)."""
-    dest_dir.mkdir(parents=True, exist_ok=True)
-    path = dest_dir / safe_name(name)
-    stem, suffix, n = path.stem, path.suffix, 1
-    while path.exists():
-        path = dest_dir / f"{stem}-{n}{suffix}"
-        n += 1
-    return path
 
 
 async def fetch(sender: Sender, att: Attachment, dest_dir: Path) -> Path:
