@@ -1,21 +1,28 @@
 FROM python:3.11-slim
 
-ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1
+ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1 \
+    ANTLER_HEALTH_URL=http://127.0.0.1:8001/health
 WORKDIR /app
 
+# Dependencies first, in their own layer: a code change does not reinstall them.
 COPY pyproject.toml README.md ./
+RUN python -c "import tomllib; deps = tomllib.load(open('pyproject.toml', 'rb'))['project']['dependencies']; print(chr(10).join(deps))" > /tmp/requirements.txt \
+    && pip install -r /tmp/requirements.txt && rm /tmp/requirements.txt
+
 COPY bot ./bot
 COPY agent ./agent
 COPY channels ./channels
 COPY skills ./skills
-COPY config.example.yaml ./
-RUN pip install . && useradd --create-home --uid 10001 antler && mkdir -p /data \
-    && chown antler /data
+COPY config.example.yaml extensions_config.example.json ./
+RUN pip install --no-deps . && useradd --create-home --uid 10001 antler \
+    && mkdir -p /data && chown antler /data && ln -s /data /app/.antler
 
 USER antler
-# Mount your config at /app/config.yaml. The working directory is the /data volume, so the default
-# storage.data_dir (.antler) lands on it.
-WORKDIR /data
+# Mount your config at /app/config.yaml. Relative paths in it resolve against its folder, /app:
+# the bundled skills (`agent.skills.path: skills`) are /app/skills, and the default
+# `storage.data_dir` (.antler) is /app/.antler, a link to the /data volume.
 VOLUME ["/data"]
 EXPOSE 8001
+HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
+    CMD python -c "import os, urllib.request; urllib.request.urlopen(os.environ['ANTLER_HEALTH_URL'], timeout=4)"
 CMD ["antler", "serve", "--config", "/app/config.yaml"]

@@ -19,15 +19,25 @@ $(DEVSTAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $@ $(STAMP)
 
+# The JS client DeerFlow's web UI uses, for tests/gateway/test_js_sdk.py (needs Node 20+ and npm).
+JSDIR := $(VENV)/js
+JSSDK := $(JSDIR)/node_modules/@langchain/langgraph-sdk
+
+$(JSSDK):
+	@mkdir -p $(JSDIR)
+	@if command -v npm >/dev/null; then \
+		cd $(JSDIR) && npm install --silent --no-audit --no-fund @langchain/langgraph-sdk@1.6.5 >/dev/null; \
+	else echo "npm not found: the JS client test will be skipped"; fi
+
 config.yaml:
 	cp config.example.yaml config.yaml
 
 run: $(STAMP) config.yaml
 	$(BIN)/antler serve --config config.yaml
 
-test: $(DEVSTAMP)
+test: $(DEVSTAMP) $(JSSDK)
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest -q
+	ANTLER_JS_SDK_DIR=$(CURDIR)/$(JSDIR) $(BIN)/python -m pytest -q
 
 bench: $(DEVSTAMP)
 	$(BIN)/python -m bench

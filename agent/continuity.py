@@ -1,8 +1,8 @@
 """What happens around a run so the agent keeps its footing across turns and conversations.
 
 Before the graph runs: uploaded documents are converted, images marked for vision models, and
-the person's memory block is looked up. After it: the first exchange of a thread gets a title,
-and the exchange is queued for the memory pass.
+the person's memory block is looked up. After it: the exchange is queued for the memory pass; the
+first exchange of a thread gets a title, after its answer went out.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agent.config import AgentConfig, ModelConfig
-from agent.events import AgentEvent, Title, Turn
+from agent.events import Turn
 from agent.memory import MemoryService
 from agent.models import create_chat_model
 from agent.paths import ThreadDirs
@@ -51,31 +51,33 @@ class Continuity:
         content = human_content(turn, files.block if turn.files else None)
         message = HumanMessage(content=content, additional_kwargs={"antler": meta})
         first = self.config.title.enabled and not await self._answered_before(thread_id)
-        return PreparedTurn(message, self._memory_block(turn), first)
+        return PreparedTurn(message, await self._memory_block(turn), first)
 
-    def _memory_block(self, turn: Turn) -> str:
+    async def _memory_block(self, turn: Turn) -> str:
         name = turn.user_name if turn.chat_type != "dm" else ""
         try:
-            return self.memory.context_for(turn.user_id, turn.text, name)
+            return await self.memory.context_for(turn.user_id, turn.text, name)
         except Exception:  # memory is a help, never a reason to fail the turn
             log.exception("memory lookup for %s failed", turn.user_id)
             return ""
 
-    async def after(self, thread_id: str, turn: Turn, answer: str, prepared: PreparedTurn,
-                    model: ModelConfig, models: list[ModelConfig]) -> list[AgentEvent]:
+    async def remember(self, thread_id: str, turn: Turn, answer: str) -> None:
+        """Queue the exchange for the memory pass (which runs later, off the reply path)."""
         try:
-            self.memory.record(turn.user_id, thread_id, turn.text, answer)
+            await self.memory.record(turn.user_id, thread_id, turn.text, answer)
         except Exception:
             log.exception("could not queue the exchange of %s for memory", turn.user_id)
-        if not prepared.first_exchange or not answer.strip():
-            return []
+
+    async def title(self, turn: Turn, answer: str, model: ModelConfig,
+                    models: list[ModelConfig]) -> str:
+        """A short title for a thread's first exchange ("" when none could be made)."""
         cfg = self.config.title
         title_model = next((m for m in models if cfg.model_name and m.name == cfg.model_name),
                            model)
         chat = create_chat_model(title_model, self.config, thinking=False)
         title = await make_title(chat, turn.text, answer, cfg,
                                  timeout=min(30.0, self.config.request_timeout_seconds))
-        return [Title(title)] if title else []
+        return title or ""
 
     async def _answered_before(self, thread_id: str) -> bool:
         return any(getattr(m, "type", "") == "ai" for m in await self._history(thread_id))

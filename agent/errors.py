@@ -31,11 +31,26 @@ def describe_failure(exc: BaseException) -> Failed:
     status = _status_of(exc)
     if status is not None:
         return _from_status(status, exc)
+    refused = _refused_connection(exc)
+    if refused is not None:  # aiohttp's transport reports a refused connect as a timeout
+        return Failed("unreachable", f"The model is not reachable: {refused}")
     if "Timeout" in name:
         return Failed("timeout", "The model took too long to answer. Please try again.")
     if "Connection" in name or isinstance(exc, OSError):
         return Failed("unreachable", f"The model is not reachable: {_reason(exc)}")
-    return Failed("internal", f"Something went wrong while answering ({name}).")
+    return Failed("internal", "Something went wrong while answering. Please try again.")
+
+
+def _refused_connection(exc: BaseException) -> str | None:
+    """The reason of a refused or reset connection behind `exc` (its cause chain), if any."""
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    while cause is not None and id(cause) not in seen:
+        seen.add(id(cause))
+        if isinstance(cause, ConnectionError):
+            return _reason(cause)
+        cause = cause.__cause__ or cause.__context__
+    return None
 
 
 def _from_status(status: int, exc: BaseException) -> Failed:
@@ -64,5 +79,5 @@ def _reason(exc: BaseException, limit: int = 200) -> str:
         if isinstance(message, str) and message:
             return message[:limit]
     cause = exc.__cause__ or exc.__context__
-    text = str(exc) or (str(cause) if cause else "") or type(exc).__name__
+    text = str(exc) or (str(cause) if cause else "") or "no details"
     return text.splitlines()[0][:limit]

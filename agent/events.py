@@ -53,11 +53,6 @@ class Artifact:
 
 
 @dataclass(frozen=True, slots=True)
-class Title:
-    text: str
-
-
-@dataclass(frozen=True, slots=True)
 class Final:
     """The run finished; `text` is the whole answer."""
 
@@ -79,7 +74,6 @@ AgentEvent = (
     | Progress
     | Clarification
     | Artifact
-    | Title
     | Final
     | Failed
 )

@@ -6,6 +6,7 @@ import importlib
 import os
 from typing import TYPE_CHECKING, Any
 
+from agent import http
 from agent.config import AgentConfig, ModelConfig
 
 if TYPE_CHECKING:
@@ -18,6 +19,9 @@ _KEY_ENV = {
     "langchain_anthropic:ChatAnthropic": "ANTHROPIC_API_KEY",
     "langchain_deepseek:ChatDeepSeek": "DEEPSEEK_API_KEY",
 }
+
+# Built on the shared aiohttp pool with dict chunks (agent/http.py).
+_LEAN_CLASS = "langchain_openai:ChatOpenAI"
 
 
 class ModelError(Exception):
@@ -66,10 +70,18 @@ def deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]
 
 def create_chat_model(model: ModelConfig, agent: AgentConfig, *, thinking: bool) -> BaseChatModel:
     cls = import_class(model.use)
+    kwargs = model_kwargs(model, agent, thinking=thinking)
+    lean = model.use == _LEAN_CLASS and http.wants_shared_client(kwargs)
+    if lean:
+        client = http.shared_client(str(kwargs.get("base_url", "")), kwargs["timeout"])
+        lean = client is not None
+        if lean:
+            kwargs["http_async_client"] = client
     try:
-        return cls(**model_kwargs(model, agent, thinking=thinking))
+        built = cls(**kwargs)
     except Exception as exc:  # pydantic validation and friends: name the model, keep it short
         raise ModelError(f"model {model.name!r} ({model.use}): {exc}") from exc
+    return http.streams_dicts(built) if lean else built
 
 
 def model_warnings(models: list[ModelConfig]) -> list[str]:

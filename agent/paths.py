@@ -10,7 +10,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 VIRTUAL_ROOT = "/mnt/user-data"
-_SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$")
+# The one thread-id rule (DeerFlow's): the admin API validates against it and the runner
+# refuses anything else, so an id the API accepts always works. No `.` or `/`: a thread id is a
+# directory name that can never climb out of `<data_dir>/threads`.
+THREAD_ID_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
+_SAFE_ID = re.compile(THREAD_ID_PATTERN)
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,8 +28,8 @@ class ThreadDirs:
 
 
 def check_thread_id(thread_id: str) -> str:
-    """Thread ids become directory names: letters, digits and `._:-` only, no `..`."""
-    if not _SAFE_ID.fullmatch(thread_id) or ".." in thread_id:
+    """Thread ids become directory names: 1-64 letters, digits, `_` and `-`."""
+    if not _SAFE_ID.fullmatch(thread_id):
         raise ValueError(f"invalid thread id: {thread_id!r}")
     return thread_id
 

@@ -8,6 +8,7 @@ The deltas, concatenated, always equal `Final.text`.
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -174,3 +175,20 @@ def tool_label(call: dict[str, Any]) -> str:
     shown = ", ".join(f"{key}={value!r}" for key, value in list(args.items())[:3])
     label = f"{call['name']}({shown})"
     return label if len(label) <= 80 else label[:77] + "..."
+
+
+def coalesce_deltas(
+    event: AgentEvent, queue: asyncio.Queue[AgentEvent]
+) -> tuple[AgentEvent, AgentEvent | None]:
+    """Join the text deltas already waiting behind `event` into one (when the consumer is
+    behind, it wakes once for them, not once per model chunk); the first other event waiting
+    comes back as the next one. The text, concatenated, is unchanged."""
+    if not isinstance(event, TextDelta) or queue.empty():
+        return event, None
+    parts = [event.text]
+    while not queue.empty():
+        following = queue.get_nowait()
+        if not isinstance(following, TextDelta):
+            return TextDelta("".join(parts)), following
+        parts.append(following.text)
+    return TextDelta("".join(parts)), None

@@ -2,30 +2,35 @@
 
 `stream(thread_id, turn, settings)` runs one turn and yields `AgentEvent`s, ending with exactly
 one `Final` or `Failed`. One run per thread at a time; cancel by cancelling the task iterating
-the stream (or `cancel(thread_id)`). Checkpoints live in `<data_dir>/checkpoints.db`.
+the stream (or `cancel(thread_id)`). Checkpoints live where the caller's `checkpoints` says
+(default `<data_dir>/checkpoints.db`, see agent/checkpoints.py).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import logging
 import shutil
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from agent.after_answer import AfterAnswer
+from agent.checkpoints import Checkpoints, SqliteCheckpoints
 from agent.config import AgentConfig, ModelConfig
 from agent.context import BuildContext, RunContext
 from agent.continuity import Continuity
 from agent.errors import describe_failure
 from agent.events import AgentEvent, Failed, Final, RunSettings, Turn
 from agent.features import context_middlewares
-from agent.memory import MemoryService
+from agent.http import hold_pools, release_pools
+from agent.memory import MemoryService, MemoryStore
 from agent.models import create_chat_model, model_warnings
 from agent.paths import ThreadDirs, check_thread_id, thread_dirs
-from agent.relay import EventRelay
+from agent.relay import EventRelay, coalesce_deltas
 from agent.tools import DEFAULT_TOOL_PROVIDERS, MiddlewareProvider, ToolProvider
 
 if TYPE_CHECKING:
@@ -36,7 +41,7 @@ log = logging.getLogger(__name__)
 BUSY = "I'm still working on the previous message in this conversation."
 CANCELLED = "Stopped."
 # Checkpoint once, when the run ends (finished, failed or cancelled), not after every step:
-# a turn interrupted by a crash is answered again from its start (bot ledger), so the
+# a turn interrupted by a crash is answered again from its start (the delivery journal), so the
 # steps in between are never resumed, and each write costs a serialization of the history.
 DURABILITY = "exit"
 
@@ -67,6 +72,8 @@ class AgentRunner:
         data_dir: Path,
         tool_providers: Sequence[ToolProvider] = DEFAULT_TOOL_PROVIDERS,
         middleware_providers: Sequence[MiddlewareProvider] = (),
+        checkpoints: Checkpoints | None = None,
+        memory_store: MemoryStore | None = None,
     ) -> None:
         if not models:
             raise ValueError("at least one model must be configured (models[])")
@@ -76,22 +83,26 @@ class AgentRunner:
         self.data_dir = Path(data_dir)
         self.tool_providers = list(tool_providers)
         self.middleware_providers = [context_middlewares, *middleware_providers]
-        self.memory = MemoryService(config.memory, self.data_dir, self._memory_model)
+        self.checkpoint_store = checkpoints or SqliteCheckpoints(self.data_dir / "checkpoints.db")
+        self.memory = MemoryService(config.memory, self.data_dir, self._memory_model,
+                                    store=memory_store)
         self.continuity = Continuity(config, self.memory, self.history)
         self._graphs: dict[tuple[str, bool, bool], Any] = {}
         self._runs: dict[str, _Run] = {}
         self._dirs_made: set[str] = set()
         self._saver: Any = None
+        self._after = AfterAnswer()
+        self.on_title: Callable[[str, str], Awaitable[None] | None] = lambda _id, _title: None
 
     # lifecycle -------------------------------------------------------------------------------
 
     async def start(self) -> None:
-        from agent.checkpoints import InlineSqliteSaver
         from agent.tracing import inline_untraced_bookkeeping
 
         self.data_dir.mkdir(parents=True, exist_ok=True)
-        self._saver = InlineSqliteSaver.open(self.data_dir / "checkpoints.db")
+        self._saver = await self.checkpoint_store.open()
         inline_untraced_bookkeeping()
+        hold_pools()
         await self.memory.start()
         await asyncio.to_thread(self._warm_imports)
 
@@ -103,7 +114,10 @@ class AgentRunner:
         """
         import langchain.agents  # noqa: F401
 
+        from agent.http import warm
         from agent.models import import_class
+
+        warm()
 
         for model in self.models:
             try:
@@ -118,10 +132,12 @@ class AgentRunner:
         for task in tasks:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
+        await self._after.close()
         self._graphs.clear()
         await self.memory.stop()
+        await release_pools()
         if self._saver is not None:
-            self._saver.close()
+            await self.checkpoint_store.close()
         self._saver = None
 
     # models ----------------------------------------------------------------------------------
@@ -172,9 +188,22 @@ class AgentRunner:
             return []
         return list(checkpoint.checkpoint["channel_values"].get("messages", []))
 
-    async def checkpoint(self, thread_id: str) -> Any:
-        """The thread's newest `CheckpointTuple`, or None when it has none."""
-        return await self._require_saver().aget_tuple(_config(thread_id))
+    async def checkpoint(self, thread_id: str, checkpoint_id: str | None = None) -> Any:
+        """The thread's newest `CheckpointTuple` (or the one named), or None when none."""
+        return await self._require_saver().aget_tuple(_config(thread_id, checkpoint_id))
+
+    async def update_state(self, thread_id: str, values: dict[str, Any],
+                           as_node: str | None = None, checkpoint_id: str | None = None) -> Any:
+        """LangGraph's `update_state`: the new checkpoint's config; ThreadBusy while it runs."""
+        check_thread_id(thread_id)
+        if thread_id in self._runs:
+            raise ThreadBusy(BUSY)
+        graph = self._graph(RunSettings())
+        unknown = sorted(set(values) - set(graph.channels))
+        if unknown:
+            raise ValueError(f"the state has no {', '.join(map(repr, unknown))}")
+        return await graph.aupdate_state(_config(thread_id, checkpoint_id), values,
+                                         as_node=as_node)
 
     async def checkpoints(self, thread_id: str, limit: int, before: str | None = None) -> list[Any]:
         """The thread's checkpoints, newest first (`CheckpointTuple`s)."""
@@ -202,8 +231,11 @@ class AgentRunner:
         modes: list[str],
         *,
         user_id: str = "",
+        checkpoint_id: str | None = None,
     ) -> AsyncIterator[tuple[str, Any]]:
         """Run one turn yielding LangGraph's own `(mode, payload)` stream (the LangGraph API).
+
+        With `checkpoint_id` the run continues from that checkpoint (an older one forks).
 
         Raises ThreadBusy when the thread runs, ValueError on a bad thread id or model, and
         RunCancelled when `cancel(thread_id)` stops it; other graph errors propagate as is.
@@ -217,7 +249,8 @@ class AgentRunner:
         queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
         turn = Turn(text="", user_id=user_id)
         run.task = asyncio.create_task(
-            self._produce_raw(graph, thread_id, messages, turn, settings, modes, queue),
+            self._produce_raw(graph, _config(thread_id, checkpoint_id), messages, turn, settings,
+                              modes, queue),
             name=f"agent-graph-run:{thread_id}",
         )
         try:
@@ -234,17 +267,18 @@ class AgentRunner:
     async def _produce_raw(
         self,
         graph: Any,
-        thread_id: str,
+        config: dict[str, Any],
         messages: list[Any],
         turn: Turn,
         settings: RunSettings,
         modes: list[str],
         queue: asyncio.Queue[tuple[str, Any]],
     ) -> None:
+        thread_id = config["configurable"]["thread_id"]
         try:
             async for mode, payload in graph.astream(
                 {"messages": messages},
-                config={**_config(thread_id), "recursion_limit": self.config.recursion_limit},
+                config={**config, "recursion_limit": self.config.recursion_limit},
                 context=self._context(thread_id, turn, settings),
                 stream_mode=modes,
             ):
@@ -293,8 +327,10 @@ class AgentRunner:
         run.task = asyncio.create_task(
             self._produce(graph, thread_id, turn, settings, queue), name=f"agent-run:{thread_id}"
         )
+        pending: AgentEvent | None = None
         while True:
-            event = await queue.get()
+            event = pending or await queue.get()
+            event, pending = coalesce_deltas(event, queue)
             yield event
             if isinstance(event, Final | Failed):
                 return
@@ -321,9 +357,6 @@ class AgentRunner:
             ):
                 for event in relay.feed(mode, payload):
                     queue.put_nowait(event)
-            for event in await self.continuity.after(thread_id, turn, relay.text, prepared,
-                                                     model, self.models):
-                queue.put_nowait(event)
         except asyncio.CancelledError:
             queue.put_nowait(Failed("cancelled", CANCELLED))
             raise
@@ -332,6 +365,19 @@ class AgentRunner:
             queue.put_nowait(describe_failure(exc))
             return
         queue.put_nowait(relay.final())
+        # after the answer, not before; a task of its own, so the end of the stream (which
+        # cancels this producer) does not cut the write short on a database server
+        self._after.spawn(self.continuity.remember(thread_id, turn, relay.text), finish=True)
+        if prepared.first_exchange and relay.text.strip():
+            self._after.spawn(self._title(thread_id, turn, relay.text, model))
+
+    async def _title(self, thread_id: str, turn: Turn, answer: str, model: ModelConfig) -> None:
+        """Title the thread after its first answer went out; never on the answer's path."""
+        title = await self.continuity.title(turn, answer, model, self.models)
+        if title:
+            done = self.on_title(thread_id, title)
+            if inspect.isawaitable(done):
+                await done
 
     def _graph(self, settings: RunSettings) -> Any:
         from agent.graph import build_agent
@@ -378,8 +424,9 @@ class AgentRunner:
         return self._saver
 
 
-def _config(thread_id: str) -> dict[str, Any]:
-    return {"configurable": {"thread_id": thread_id}}
+def _config(thread_id: str, checkpoint_id: str | None = None) -> dict[str, Any]:
+    at = {"checkpoint_ns": "", "checkpoint_id": checkpoint_id} if checkpoint_id else {}
+    return {"configurable": {"thread_id": thread_id, **at}}
 
 
 def _setup_failure(exc: Exception) -> Failed:

@@ -6,7 +6,6 @@ Each module exposes `async def run() -> dict`.
 
 from __future__ import annotations
 
-import asyncio
 import importlib
 import json
 import os
@@ -38,13 +37,15 @@ def main(argv: list[str]) -> int:
     os.environ["NO_PROXY"] = "127.0.0.1,localhost"
     sys.path.insert(0, str(HERE.parent))
     from bench.support import raise_fd_limit
+    from bot.runtime import run, tune_gc
 
     raise_fd_limit()
+    tune_gc()  # as `antler serve` runs
     RESULTS.mkdir(exist_ok=True)
     for name in _names(argv):
         module = importlib.import_module(f"bench.{name}_bench")
         started, load_before = time.time(), os.getloadavg()[0]
-        figures = asyncio.run(module.run())
+        figures = run(module.run())  # on the loop `antler serve` uses
         _print(name, figures)
         record = {"benchmark": name, "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                   "seconds": round(time.time() - started, 1), "machine": _machine(load_before),

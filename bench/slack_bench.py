@@ -106,7 +106,7 @@ async def _many(native: bool) -> dict[str, Any]:
         with tempfile.TemporaryDirectory() as tmp:
             cfg = SlackConfig(enabled=True, bot_token=BOT_TOKEN, app_token=APP_TOKEN,
                               api_base=fake.api_base, native_stream=native,
-                              workspace_edits_per_second=8.0)
+                              workspace_edits_per_second=8.0, workspace_appends_per_second=15.0)
             channel = SlackChannel(cfg, _Ctx(Path(tmp)))
             await channel.start()
             t0 = time.monotonic()
@@ -122,6 +122,8 @@ async def _many(native: bool) -> dict[str, Any]:
             "chat_update_calls": len(fake.calls_of("chat.update")),
             "chat_update_max_per_1s": fake.max_in_window("chat.update", 1.0),
             "append_stream_calls": len(fake.calls_of("chat.appendStream")),
+            "stream_calls_max_per_1s": max(fake.max_in_window("chat.appendStream", 1.0),
+                                           fake.max_in_window("chat.startStream", 1.0)),
         }
     finally:
         fake.stop()
@@ -133,7 +135,8 @@ async def run() -> dict[str, Any]:
         with tempfile.TemporaryDirectory() as tmp:
             ctx = _Ctx(Path(tmp))
             cfg = SlackConfig(enabled=True, bot_token=BOT_TOKEN, app_token=APP_TOKEN,
-                              api_base=fake.api_base)
+                              api_base=fake.api_base, workspace_appends_per_second=1000.0,
+                              min_append_chars=1)
             channel = SlackChannel(cfg, ctx)
             await channel.start()
             latency = await _latency(fake, channel, ctx)
@@ -142,7 +145,7 @@ async def run() -> dict[str, Any]:
         fake.stop()
     return {
         **latency,
-        "native_50_threads": await _many(native=True),
+        "native_50_threads_appends_15_per_s_burst_5": await _many(native=True),
         "fallback_50_threads_budget_8_per_s_burst_3": await _many(native=False),
     }
 

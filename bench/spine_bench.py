@@ -31,6 +31,7 @@ from bench.support import (
 )
 from bot.app import App
 from bot.config import settings_from_dict
+from bot.runtime import freeze_startup_objects
 from channels.base import Capabilities, ChatRef, RateBudget
 
 ECHO = {"name": "echo", "model": "echo", "use": "tests.fakes.echo_model:EchoChatModel"}
@@ -44,13 +45,14 @@ def _fake(url: str) -> dict[str, Any]:
 
 
 def _app(models: list[dict[str, Any]], max_runs: int = 64,
-         capabilities: Capabilities | None = None, extras: bool = False) -> App:
+         capabilities: Capabilities | None = None, extras: bool = False,
+         storage: dict[str, Any] | None = None) -> App:
     """The service with the recording channel. `extras` keeps the agent's title and memory
     model calls (on by default in the product); without them one turn is one model call."""
     register_recording_channel()
     agent = {} if extras else {"title": {"enabled": False}, "memory": {"enabled": False}}
     settings = settings_from_dict({
-        "storage": {"data_dir": str(temp_dir())},
+        "storage": {"data_dir": str(temp_dir()), **(storage or {})},
         "gateway": {"enabled": False},
         "models": models,
         "agent": agent,
@@ -105,8 +107,9 @@ def _watch_first_events(app: App) -> dict[str, float]:
     return first
 
 
-async def dispatcher_overhead(samples: int = 300) -> dict[str, float]:
-    app = _app([ECHO])
+async def dispatcher_overhead(samples: int = 300,
+                              storage: dict[str, Any] | None = None) -> dict[str, float]:
+    app = _app([ECHO], storage=storage)
     await app.start(gateway=False)
     first = _watch_first_events(app)
     channel: Any = app.channels["test"]
@@ -114,7 +117,7 @@ async def dispatcher_overhead(samples: int = 300) -> dict[str, float]:
     latencies = []
     for i in range(samples):
         msg = channel.message(f"hi {i}", chat_id=f"lat{i}")
-        thread = app.conversations.get_or_create(msg.chat).thread_id
+        thread = (await app.conversations.get_or_create(msg.chat)).thread_id
         start = time.perf_counter()
         await app.bus.publish(msg)
         while thread not in first:
@@ -125,10 +128,11 @@ async def dispatcher_overhead(samples: int = 300) -> dict[str, float]:
     return summary("publish_to_first_event", latencies[20:])
 
 
-async def throughput(models: list[dict[str, Any]], turns: int = 1000,
-                     extras: bool = False) -> dict[str, float]:
-    app = _app(models, max_runs=64, extras=extras)
+async def throughput(models: list[dict[str, Any]], turns: int = 1000, extras: bool = False,
+                     storage: dict[str, Any] | None = None) -> dict[str, float]:
+    app = _app(models, max_runs=64, extras=extras, storage=storage)
     await app.start(gateway=False)
+    freeze_startup_objects()  # as `antler serve` does
     channel: Any = app.channels["test"]
     done = Finishes(channel)
     await channel.inject("warm up", chat_id="warm")
@@ -149,20 +153,22 @@ async def concurrent_streams(convs: int = 1000, timeout: float = 240) -> dict[st
     with FakeOpenAIProcess(tokens_per_second=STREAM_TPS, text=text) as url:
         app = _app([_fake(url)], max_runs=convs, capabilities=caps)
         await app.start(gateway=False)
+        freeze_startup_objects()  # as `antler serve` does
         channel: Any = app.channels["test"]
         done = Finishes(channel)
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), cpu_seconds()
         with LoopLag() as lag:
             for i in range(convs):
                 await channel.inject("stream please", chat_id=f"s{i}")
             await done.wait(convs, timeout)
-        elapsed = time.perf_counter() - start
+        elapsed, cpu = time.perf_counter() - start, cpu_seconds() - cpu
         await app.stop()
     figures = summary("loop_lag", lag.lags)
     figures.update({"streams_finished": done.done - done.failed, "streams_failed": done.failed,
                     "wall_seconds": round(elapsed, 1),
                     "ideal_seconds": round(STREAM_TOKENS / STREAM_TPS, 1),
-                    "peak_rss_mb": round(lag.peak_rss / 2**20, 1)})
+                    "peak_rss_mb": round(lag.peak_rss / 2**20, 1),
+                    "cpu_us_per_token": round(cpu / (convs * STREAM_TOKENS) * 1e6, 1)})
     return figures
 
 
@@ -179,7 +185,7 @@ async def idle_conversation_memory(stored: int = 10_000, turned: int = 2_000) ->
     tracemalloc.start()
     rss0, heap0 = rss_bytes(), tracemalloc.get_traced_memory()[0]
     for i in range(stored):
-        app.conversations.get_or_create(ChatRef(channel="test", chat_id=f"idle{i}"))
+        await app.conversations.get_or_create(ChatRef(channel="test", chat_id=f"idle{i}"))
     gc.collect()
     rss1, heap1 = rss_bytes(), tracemalloc.get_traced_memory()[0]
     target = done.done + turned
@@ -191,7 +197,7 @@ async def idle_conversation_memory(stored: int = 10_000, turned: int = 2_000) ->
     gc.collect()
     heap2 = tracemalloc.get_traced_memory()[0]  # RSS here moves with freed turn garbage
     tracemalloc.stop()
-    assert app.conversations.count() >= stored
+    assert await app.conversations.count() >= stored
     await app.stop()
     return {
         "stored_rss_bytes_per_conv": round((rss1 - rss0) / stored, 1),

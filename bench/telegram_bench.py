@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench.support import cpu_seconds
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.openai_wire import Reply, split_tokens
 from tests.fakes.telegram_server import TOKEN, FakeTelegram
@@ -103,18 +104,20 @@ async def load(tg: FakeTelegram, openai: FakeOpenAI, data_dir: Path) -> dict[str
     chats = [2000 + n for n in range(100)] + [-2000 - n for n in range(10)]
     openai.script(*[Reply(text=text, tokens_per_second=TPS) for _ in chats])
     async with harness(data_dir, openai, tg) as svc:
-        started = time.monotonic()
+        started, cpu = time.monotonic(), cpu_seconds()
         for chat_id in chats:
             tg.push_message(chat_id, ("@antler_bot " if chat_id < 0 else "") + "go")
         await openai.wait_requests(len(chats), timeout=30)
         await svc.idle(timeout=60)
-        elapsed = time.monotonic() - started
+        elapsed, cpu = time.monotonic() - started, cpu_seconds() - cpu
     finals = sum(1 for c in chats if text in tg.shown_texts(c) or text in tg.sent_texts(c))
     return {
         "load_chats": len(chats),
         "load_finals_delivered": finals,
         "load_visible_calls": len(tg.calls_of(*TEXT_CALLS)),
         "load_wall_s": round(elapsed, 2),
+        # the whole process: the service, and the fake Bot API and model servers (threads)
+        "load_cpu_ms_per_turn": round(cpu / len(chats) * 1000, 1),
         "load_rate_limit_violations": len(tg.violations),
     }
 

@@ -9,46 +9,66 @@ from typing import Any
 
 from agent.hands import Hands
 from agent.runner import AgentRunner
+from agent.tools import ToolProvider
+from agent.tools.schedules import schedule_tools
+from bot import texts
+from bot.access import AccessGate
 from bot.bus import MessageBus
 from bot.config import Settings
 from bot.context import ServiceContext
-from bot.conversations import ConversationStore
-from bot.db import open_db
 from bot.dispatcher import Dispatcher
 from bot.gateway.routes import DynamicRoutes
 from bot.gateway.server import GatewayServer, build_app
-from bot.ledger import Ledger
+from bot.journal import Entry, State
 from bot.metrics import Metrics, gauge_value
 from bot.pacing import Pacer
+from bot.schedules import build_schedules
+from bot.schedules.scheduler import EVENT_PREFIX as SCHEDULED_RUN
+from bot.schedules.scheduler import Clock
+from bot.stores import build_stores
+from bot.supervisor import ChannelSupervisor
 from bot.turns import TurnRunner
 from channels import channel_class, config_model
-from channels.base import Channel, ChannelConfig, InboundMessage
+from channels.backoff import BackoffPolicy
+from channels.base import Channel, ChannelConfig, ChannelError, ChatRef, InboundMessage
 
 log = logging.getLogger("bot.app")
 
-BUSY_TEXT = "I'm handling too many messages right now; please send that again in a minute."
 BOT_NAME = "Antler"
 
 
 class App:
     def __init__(self, settings: Settings, *, only: list[str] | None = None,
-                 channel_kwargs: dict[str, dict[str, Any]] | None = None) -> None:
+                 channel_kwargs: dict[str, dict[str, Any]] | None = None,
+                 backoff: BackoffPolicy | None = None,
+                 schedule_clock: Clock | None = None) -> None:
         self.settings = settings
         self.data_dir = settings.storage.data_dir
-        self.db = open_db(self.data_dir)
         ch = settings.channels
-        self.ledger = Ledger(self.db, ch.dedupe_window_hours)
-        self.conversations = ConversationStore(self.db)
+        self.stores = build_stores(settings)  # the storage backend is chosen there, only there
+        self.db = self.stores.db
+        self.stores.on_orphans = self._resume  # messages of another process that died
+        self.journal = self.stores.journal
+        self.conversations = self.stores.conversations
         self.metrics = Metrics()
-        self.bus = MessageBus(self.ledger, ch.inbound_queue_size, self._tell_busy, self.metrics)
+        self.bus = MessageBus(self.journal, ch.inbound_queue_size, self._tell_busy, self.metrics)
         self.metrics.queue_depth.read = lambda: gauge_value(self.bus.depth)
         self.routes = DynamicRoutes()
         self.pacer = Pacer()
+        self.gate = AccessGate({}, self.pacer, self._tell_refused)
         self.hands = Hands(settings.agent)
+        self.schedules = build_schedules(self.db, settings.schedules, publish=self.bus.publish,
+                                         notify=self._notify, outcome=self.journal.entry,
+                                         clock=schedule_clock)
+        tools: list[ToolProvider] = [self.hands.tools]
+        if settings.schedules.enabled:
+            tools.append(schedule_tools(self.schedules))
         self.runner = AgentRunner(models=settings.models, default_model=settings.default_model,
                                   config=settings.agent, data_dir=self.data_dir,
-                                  tool_providers=[self.hands.tools],
-                                  middleware_providers=[self.hands.middlewares])
+                                  tool_providers=tools,
+                                  middleware_providers=[self.hands.middlewares],
+                                  checkpoints=self.stores.checkpoints,
+                                  memory_store=self.stores.memory)
         self.contexts: dict[str, ServiceContext] = {}
         self.channels: dict[str, Channel] = {}
         self._channel_specs: dict[str, tuple[ChannelConfig, dict[str, Any]]] = {}
@@ -56,8 +76,10 @@ class App:
         for name in only if only is not None else list(enabled):
             cfg = enabled.get(name) or ch.platform(name) or config_model(name)(enabled=True)
             self._add_channel(name, cfg, (channel_kwargs or {}).get(name, {}))
+        self.supervisor = ChannelSupervisor(self.channels, self.contexts, self._build_channel,
+                                            backoff)
         self.turns = TurnRunner(runner=self.runner, conversations=self.conversations,
-                                ledger=self.ledger, pacer=self.pacer,
+                                journal=self.journal,
                                 max_upload_bytes=int(ch.max_upload_mb * 1024 * 1024),
                                 metrics=self.metrics)
         self.dispatcher = Dispatcher(channels=self.channels, turns=self.turns,
@@ -65,23 +87,35 @@ class App:
                                      max_concurrent_runs=ch.max_concurrent_runs,
                                      busy_policy=ch.busy_policy_for, bot_name=BOT_NAME)
         self.turns.chat_commands = self.hands.is_skill
+        self.runner.on_title = self._set_title
+        self.metrics.waiting_for_slot.read = lambda: gauge_value(self.dispatcher.waiting)
         self.dispatcher.status_notes = self.hands.status_notes
+        self.turns.thread_for = self.schedules.thread_for
+        if settings.schedules.enabled:
+            self.dispatcher.schedules = self.schedules
+        self._scheduler: asyncio.Task[None] | None = None
         self.gateway: GatewayServer | None = None
         self.started_at = 0.0
         self._consumer: asyncio.Task[None] | None = None
 
     def _add_channel(self, name: str, cfg: ChannelConfig, kwargs: dict[str, Any]) -> None:
         ctx = ServiceContext(name, bus=self.bus, routes=self.routes, data_dir=self.data_dir,
-                             bot_name=BOT_NAME)
+                             bot_name=BOT_NAME, gate=self.gate)
         self.contexts[name] = ctx
+        self.gate.configs[name] = cfg
         self._channel_specs[name] = (cfg, kwargs)
-        self.channels[name] = channel_class(name)(cfg, ctx, **kwargs)
+        self.channels[name] = self._build_channel(name)
+
+    def _build_channel(self, name: str) -> Channel:
+        cfg, kwargs = self._channel_specs[name]
+        return channel_class(name)(cfg, self.contexts[name], **kwargs)
 
     # ---------------------------------------------------------------- lifecycle
 
     async def start(self, *, gateway: bool = True) -> None:
         self.started_at = time.time()
-        self.ledger.prune()
+        await self.stores.open()  # StorageUnavailable (a ConfigError) when it cannot be reached
+        await self.journal.prune()
         await self.runner.start()
         self._consumer = asyncio.create_task(self._consume(), name="dispatcher")
         if gateway and self.settings.gateway.enabled:
@@ -90,50 +124,53 @@ class App:
             web_app = build_app(self.health, self.routes, service=self, auth_token=token)
             self.gateway = GatewayServer(web_app, gw.host, gw.port, has_token=bool(token))
             await self.gateway.start()
-        for name, channel in self.channels.items():
-            await self._start_channel(name, channel)
-        self._replay_pending()
-
-    async def _start_channel(self, name: str, channel: Channel) -> None:
-        state = self.contexts[name].state
-        try:
-            await channel.start()
-        except Exception as exc:
-            state.running, state.last_error = False, f"start failed: {exc}"
-            log.error("channel %s: failed to start: %s", name, exc)
-            return
-        state.running = True
-        log.info("channel %s: running", name)
+        for name in list(self.channels):
+            await self.supervisor.start(name)  # a failed start keeps retrying in the background
+        await self._resume_unsettled()
+        if self.settings.schedules.enabled:
+            self._scheduler = asyncio.create_task(self.schedules.scheduler.run(), name="schedules")
 
     async def restart_channel(self, name: str) -> bool:
-        """Stop the channel and start a fresh instance of it; False if it failed to start."""
-        old = self.channels[name]
-        state = self.contexts[name].state
-        try:
-            await old.stop()
-        except Exception as exc:
-            log.warning("channel %s: stop before restart failed: %s", name, exc)
-        state.running = state.connected = False
-        cfg, kwargs = self._channel_specs[name]
-        channel = channel_class(name)(cfg, self.contexts[name], **kwargs)
-        self.channels[name] = channel
-        state.last_error = None
-        await self._start_channel(name, channel)
-        return state.running
+        """Stop the channel and start a fresh instance; False if that start failed (it is then
+        retried with backoff, like a failed start at launch)."""
+        return await self.supervisor.restart(name)
 
-    def _replay_pending(self) -> None:
-        """Answer messages that were accepted but not answered before the last stop."""
-        for msg in self.ledger.pending():
-            if msg.chat.channel in self.channels:
-                log.info("answering %s:%s accepted before restart", msg.chat.channel, msg.event_id)
+    async def _resume_unsettled(self) -> None:
+        """Take up messages the last process accepted but did not settle (see the journal)."""
+        await self._resume(await self.journal.unsettled())
+
+    async def _resume(self, entries: list[Entry]) -> None:
+        for entry in entries:
+            msg = entry.msg
+            assert msg is not None
+            channel = self.channels.get(msg.chat.channel)
+            if channel is None:
+                log.warning("message for disabled channel %s settled unanswered", msg.chat.channel)
+                await self.journal.failed(msg, "channel not enabled", told=False)
+                continue
+            log.info("taking up %s:%s (%s before restart)", msg.chat.channel, msg.event_id,
+                     entry.state)
+            if entry.state is State.accepted and not entry.handle:
                 try:
                     self.bus.requeue(msg)
                 except asyncio.QueueFull:
                     log.warning("queue full; %s stays pending until next start", msg.event_id)
-                    return
-            else:
-                log.warning("pending message for disabled channel %s dropped", msg.chat.channel)
-                self.ledger.done(msg)
+                continue
+            self.dispatcher.resume(entry, self._restore_handle(channel, entry))
+
+    def _restore_handle(self, channel: Channel, entry: Entry) -> Any:
+        if not entry.handle or entry.msg is None:
+            return None
+        try:
+            return channel.restore_handle(entry.msg, entry.handle)
+        except Exception as exc:  # an old handle the channel cannot read: start afresh
+            log.warning("reply of %s not restored: %s", entry.key, exc)
+            return None
+
+    async def _set_title(self, thread_id: str, title: str) -> None:
+        conv = await self.conversations.by_thread(thread_id)
+        if conv is not None:
+            await self.conversations.update(conv.key, title=title[:60])
 
     async def _consume(self) -> None:
         while True:
@@ -145,35 +182,52 @@ class App:
 
     async def stop(self) -> None:
         """Stop intake, let running replies finish within the grace period, then shut down."""
+        if self._scheduler is not None:
+            self._scheduler.cancel()
+            await asyncio.gather(self._scheduler, return_exceptions=True)
         self.bus.close()
         await self.dispatcher.shutdown(self.settings.channels.shutdown_grace_seconds)
         if self._consumer is not None:
             self._consumer.cancel()
             await asyncio.gather(self._consumer, return_exceptions=True)
-        for name, channel in reversed(self.channels.items()):
-            try:
-                await channel.stop()
-            except Exception as exc:
-                log.warning("channel %s: stop failed: %s", name, exc)
-            self.contexts[name].state.running = False
+        await self.supervisor.stop_all()
         if self.gateway is not None:
             await self.gateway.stop()
         await self.runner.stop()
-        self.db.close()
+        await self.stores.close()
+
+    async def _notify(self, chat: ChatRef, text: str) -> None:
+        """A notice from the scheduler (a run late or skipped) into the schedule's chat."""
+        channel = self.channels.get(chat.channel)
+        if channel is None:
+            raise ChannelError(f"channel {chat.channel} is not running")
+        await channel.send_text(chat, text)
 
     async def _tell_busy(self, msg: InboundMessage) -> None:
+        if msg.event_id.startswith(SCHEDULED_RUN):
+            return  # nobody sent it: the scheduler publishes the run again on its next tick
         channel = self.channels.get(msg.chat.channel)
         if channel is not None:
             try:
-                await channel.send_text(msg.chat, BUSY_TEXT, reply_to=msg.message_id)
+                await channel.send_text(msg.chat, texts.BUSY, reply_to=msg.message_id)
             except Exception as exc:
                 log.warning("busy notice on %s failed: %s", msg.chat.channel, exc)
+
+    async def _tell_refused(self, msg: InboundMessage) -> None:
+        channel = self.channels.get(msg.chat.channel)
+        if channel is not None:
+            try:
+                await channel.send_text(msg.chat, texts.NOT_ALLOWED, reply_to=msg.message_id)
+            except Exception as exc:
+                log.warning("refusal notice on %s failed: %s", msg.chat.channel, exc)
 
     # ---------------------------------------------------------------- state
 
     def health(self) -> dict[str, Any]:
+        database = self.stores.status()
         return {
-            "status": "ok",
+            "status": "ok" if database.get("reachable") else "degraded",
+            "database": database,
             "uptime_seconds": round(time.time() - self.started_at, 1),
             "channels": {name: ctx.state.as_dict() for name, ctx in self.contexts.items()},
             "queue_depth": self.bus.depth,

@@ -1,8 +1,8 @@
 """The inbound message bus: bounded, durable admission between channels and the dispatcher.
 
-`publish` records the message in the ledger (so a redelivery is recognised and a crash loses
-nothing) and queues it. A full queue never drops silently: the ledger entry is released (so the
-platform's redelivery is taken later), the sender is told to retry, and the event is counted.
+`publish` records the message in the delivery journal (so a redelivery is recognised and a crash
+loses nothing) and queues it. A full queue never drops silently: the journal entry is released
+(so the platform's redelivery is taken later), the sender is told to retry, and it is counted.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from bot.ledger import Ledger
+from bot.journal import Journal
 from bot.metrics import Metrics
 from channels.base import InboundMessage, PublishResult
 
@@ -29,10 +29,10 @@ class BusCounters:
 
 
 class MessageBus:
-    def __init__(self, ledger: Ledger, maxsize: int, on_overflow: OverflowHandler,
+    def __init__(self, journal: Journal, maxsize: int, on_overflow: OverflowHandler,
                  metrics: Metrics | None = None) -> None:
         self.metrics = metrics or Metrics()
-        self.ledger = ledger
+        self.journal = journal
         self.queue: asyncio.Queue[InboundMessage] = asyncio.Queue(maxsize)
         self.on_overflow = on_overflow
         self.counters = BusCounters()
@@ -41,7 +41,7 @@ class MessageBus:
     async def publish(self, msg: InboundMessage) -> PublishResult:
         if self.closed:
             return PublishResult.closed
-        if not self.ledger.accept(msg):
+        if not await self.journal.accept(msg):
             self.counters.duplicates += 1
             self.metrics.duplicates.inc(channel=msg.chat.channel)
             log.info("duplicate %s:%s suppressed", msg.chat.channel, msg.event_id)
@@ -49,7 +49,7 @@ class MessageBus:
         try:
             self.queue.put_nowait(msg)
         except asyncio.QueueFull:
-            self.ledger.forget(msg)
+            await self.journal.forget(msg)
             self.counters.overflowed += 1
             self.metrics.overflowed.inc(channel=msg.chat.channel)
             log.warning("inbound queue full (%d); told the sender to retry", self.queue.maxsize)
@@ -60,7 +60,7 @@ class MessageBus:
         return PublishResult.accepted
 
     def requeue(self, msg: InboundMessage) -> None:
-        """Queue a message the ledger already holds (replay after restart)."""
+        """Queue a message the journal already holds (replay after restart)."""
         self.queue.put_nowait(msg)
 
     async def get(self) -> InboundMessage:

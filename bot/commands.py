@@ -7,6 +7,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from bot import texts
 from channels.base import Button, InboundMessage
 
 if TYPE_CHECKING:
@@ -95,22 +96,50 @@ COMMANDS = CommandTable()
 
 @COMMANDS.register("new", "start a new conversation (the agent forgets this chat's history)")
 async def _new(ctx: CommandContext, args: str) -> CommandReply:
-    ctx.dispatcher.conversations.new_thread(ctx.msg.chat)
+    if ctx.msg.in_main_chat:
+        return CommandReply(texts.NEW_IN_MAIN_CHAT)
+    await ctx.dispatcher.conversations.new_thread(ctx.msg.chat)
     return CommandReply("New conversation started.")
 
 
 @COMMANDS.register("stop", "stop the reply that is being written", ordered=False)
 async def _stop(ctx: CommandContext, args: str) -> CommandReply:
+    if ctx.msg.in_main_chat:
+        return await _stop_in_chat(ctx, args.strip())
     stopped = await ctx.dispatcher.stop_run(ctx.msg.chat.key)
-    return CommandReply("Stopped the running reply." if stopped else "Nothing is running.")
+    return CommandReply(texts.stopped(1) if stopped else texts.NOTHING_RUNNING)
+
+
+async def _stop_in_chat(ctx: CommandContext, args: str) -> CommandReply:
+    """In a main chat: the sender's running replies in any of the chat's threads."""
+    d = ctx.dispatcher
+    runs = d.runs_in_chat(ctx.msg.chat, ctx.msg.sender.id)
+    if args and args != "all":
+        runs = [m for m in runs if (m.chat.topic_id or _MAIN) == args]
+    if not runs:
+        return CommandReply(texts.NOTHING_RUNNING_IN_CHAT)
+    if len(runs) > 1 and not args:
+        buttons = [Button(label=texts.stop_label(m.text), value=f"/stop {m.chat.topic_id or _MAIN}")
+                   for m in runs]
+        buttons.append(Button(label=texts.STOP_ALL, value="/stop all"))
+        return CommandReply(texts.choose_reply_to_stop(len(runs)), tuple(buttons))
+    count = sum([await d.stop_run(m.chat.key) for m in runs])
+    return CommandReply(texts.stopped(count) if count else texts.NOTHING_RUNNING_IN_CHAT)
+
+
+_MAIN = "main"  # /stop's name for the chat-level conversation of a main chat
 
 
 @COMMANDS.register("status", "show this conversation's thread, model and activity",
                    ordered=False)
 async def _status(ctx: CommandContext, args: str) -> CommandReply:
     d, conv = ctx.dispatcher, ctx.conversation
+    if ctx.msg.in_main_chat:  # the chat-level settings, and the sender's replies in the chat
+        conv = await d.conversations.get_or_create(ctx.msg.chat.with_topic(None))
     model = d.runner.resolve_model(conv.model)
     running = "yes" if d.is_running(conv.key) else "no"
+    if ctx.msg.in_main_chat:
+        running = str(len(d.runs_in_chat(ctx.msg.chat, ctx.msg.sender.id)))
     lines = [
         f"Thread: {conv.thread_id}",
         f"Title: {conv.title or '(none yet)'}",
@@ -118,6 +147,8 @@ async def _status(ctx: CommandContext, args: str) -> CommandReply:
         f"Thinking: {_on(conv.thinking)} · Plan mode: {_on(conv.plan_mode)}",
         f"Reply running: {running} · Queued messages: {d.queued(conv.key)}",
     ]
+    if d.schedules is not None and (line := await d.schedules.status_line(ctx.msg.chat)):
+        lines.append(line)
     lines += d.status_notes()
     return CommandReply("\n".join(lines))
 
@@ -128,25 +159,37 @@ def _on(flag: bool) -> str:
 
 @COMMANDS.register("models", "list models, or switch this conversation's model", "/models [NAME]")
 async def _models(ctx: CommandContext, args: str) -> CommandReply:
-    runner, conv = ctx.dispatcher.runner, ctx.conversation
-    names = runner.model_names()
-    if args:
-        if args in names:
-            ctx.dispatcher.conversations.update(conv.key, model=args)
-            return CommandReply(f"Model for this conversation: {runner.resolve_model(args).label}.")
-        return _model_list(ctx, f"Unknown model {args!r}. Choose one of:", conv.model)
-    return _model_list(ctx, "Models (current marked with *):", conv.model)
+    """In a main chat the chat-level setting: the model new conversations there start with."""
+    d, main = ctx.dispatcher, ctx.msg.in_main_chat
+    target = await d.conversations.get_or_create(ctx.msg.chat.with_topic(None)) if main else (
+        ctx.conversation)
+    if not args:
+        return _model_list(ctx, None, target.model, main)
+    if args not in d.runner.model_names():
+        return _model_list(ctx, texts.unknown_model(args), target.model, main)
+    await d.conversations.update(target.key, model=args)
+    label = d.runner.resolve_model(args).label
+    if main:
+        running = len(d.runs_in_chat(ctx.msg.chat, ctx.msg.sender.id))
+        text = texts.chat_default_model(label, running)
+    else:
+        text = texts.model_switched(label)
+    if not ctx.msg.is_button:
+        return CommandReply(text)
+    listing = _model_list(ctx, None, args, main)  # the pressed keyboard, its ✓ moved
+    return CommandReply(f"{text}\n\n{listing.text}", listing.buttons)
 
 
-def _model_list(ctx: CommandContext, heading: str, current: str | None) -> CommandReply:
+def _model_list(ctx: CommandContext, heading: str | None, current: str | None,
+                main: bool) -> CommandReply:
     runner = ctx.dispatcher.runner
-    active = runner.resolve_model(current).name
-    lines, buttons = [heading], []
+    active = runner.resolve_model(current)
+    lines = [heading or texts.model_list(active.label, chat_default=main), ""]
+    buttons = []
     for name in runner.model_names():
         model = runner.resolve_model(name)
-        mark = "*" if name == active else " "
-        lines.append(f"{mark} {name} — {model.label}")
-        buttons.append(Button(label=("✓ " if name == active else "") + model.label,
+        lines.append(texts.model_line(name, model.label, name == active.name))
+        buttons.append(Button(label=("✓ " if name == active.name else "") + model.label,
                               value=f"/models {name}"))
     return CommandReply("\n".join(lines), tuple(buttons))
 
@@ -161,12 +204,12 @@ async def _memory(ctx: CommandContext, args: str) -> CommandReply:
     user_id = f"{ctx.msg.chat.channel}:{ctx.msg.sender.id}"
     words = args.split()
     if words[:1] == ["clear"]:
-        removed = memory.clear(user_id)
+        removed = await memory.clear(user_id)
         return CommandReply(f"Done: I forgot everything I remembered about you ({removed} facts).")
     if words[:1] == ["forget"]:
         if len(words) != 2 or not words[1].isdigit():
             return CommandReply("Usage: /memory forget N (N is a number from /memory).")
-        fact = memory.forget(user_id, int(words[1]))
+        fact = await memory.forget(user_id, int(words[1]))
         if fact is None:
             return CommandReply(f"There is no fact number {words[1]}; /memory lists them.")
         return CommandReply(f"Forgotten: {fact.content}")
@@ -175,7 +218,7 @@ async def _memory(ctx: CommandContext, args: str) -> CommandReply:
     if ctx.msg.chat.chat_type != "dm":
         return CommandReply("What I remember about you is private: send /memory to me in a "
                             "direct message.")
-    return CommandReply(_memory_text(memory.listing(user_id)))
+    return CommandReply(_memory_text(await memory.listing(user_id)))
 
 
 _CONTEXT_LABELS = {"work": "Work", "personal": "Personal", "top_of_mind": "Current focus"}
@@ -196,12 +239,12 @@ def _memory_text(view: MemoryView) -> str:
 @COMMANDS.register("plan", "plan mode: the agent keeps a visible todo list for longer tasks",
                    "/plan on|off")
 async def _plan(ctx: CommandContext, args: str) -> CommandReply:
-    return _toggle(ctx, args, "plan_mode", "Plan mode")
+    return await _toggle(ctx, args, "plan_mode", "Plan mode")
 
 
 @COMMANDS.register("think", "extended thinking on models that support it", "/think on|off")
 async def _think(ctx: CommandContext, args: str) -> CommandReply:
-    reply = _toggle(ctx, args, "thinking", "Thinking")
+    reply = await _toggle(ctx, args, "thinking", "Thinking")
     model = ctx.dispatcher.runner.resolve_model(ctx.conversation.model)
     if args.strip().lower() == "on" and not model.supports_thinking:
         return CommandReply(f"{reply.text} ({model.label} does not support thinking; it applies "
@@ -209,13 +252,41 @@ async def _think(ctx: CommandContext, args: str) -> CommandReply:
     return reply
 
 
-def _toggle(ctx: CommandContext, args: str, column: str, label: str) -> CommandReply:
+async def _toggle(ctx: CommandContext, args: str, column: str, label: str) -> CommandReply:
     choice = args.strip().lower()
     if choice not in ("on", "off"):
         current = _on(bool(getattr(ctx.conversation, column)))
         return CommandReply(f"{label} is {current} for this conversation. Use on or off.")
-    ctx.dispatcher.conversations.update(ctx.conversation.key, **{column: choice == "on"})
+    await ctx.dispatcher.conversations.update(ctx.conversation.key, **{column: choice == "on"})
     return CommandReply(f"{label} {choice} for this conversation.")
+
+
+@COMMANDS.register("schedule", "run a task later or repeatedly; list, pause or cancel them",
+                   "/schedule WHEN TASK | list | cancel N | pause N | resume N", ordered=False)
+async def _schedule(ctx: CommandContext, args: str) -> CommandReply:
+    schedules = ctx.dispatcher.schedules
+    if schedules is None:
+        return CommandReply(texts.SCHEDULES_DISABLED)
+    chat, sender = ctx.msg.chat, ctx.msg.sender
+    words = args.split()
+    action = words[0].lower() if words else ""
+    if action == "list" and len(words) == 1:
+        answer = await schedules.listing(chat)
+        return CommandReply(answer.text, answer.buttons)
+    if action in ("cancel", "pause", "resume") and len(words) == 2:
+        return CommandReply(await schedules.change(chat, sender, action, words[1].lstrip("#")))
+    if not words or action in ("list", "cancel", "pause", "resume"):
+        return CommandReply(texts.SCHEDULE_USAGE)
+    return CommandReply(await schedules.create(chat, sender, args))
+
+
+@COMMANDS.register("timezone", "show or set this conversation's time zone for schedules",
+                   "/timezone [Area/City]", ordered=False)
+async def _timezone(ctx: CommandContext, args: str) -> CommandReply:
+    schedules = ctx.dispatcher.schedules
+    if schedules is None:
+        return CommandReply(texts.SCHEDULES_DISABLED)
+    return CommandReply(await schedules.timezone_command(ctx.msg.chat, args))
 
 
 @COMMANDS.register("help", "show this help", ordered=False)

@@ -6,17 +6,19 @@ print one line per problem and exit 2.
 
 from __future__ import annotations
 
+import enum
 import ipaddress
 import os
 import re
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, create_model
 
 from agent.config import AgentConfig, ModelConfig
+from bot.schedules.config import SchedulesConfig
 from channels import REGISTRY, config_model
 from channels.base import BusyPolicy, ChannelConfig
 
@@ -31,9 +33,30 @@ class ConfigError(Exception):
         self.problems = problems
 
 
+class StorageBackend(enum.StrEnum):
+    sqlite = "sqlite"
+    postgres = "postgres"
+
+
+class PostgresConfig(BaseModel):
+    """Where the shared state lives when `storage.backend` is `postgres` (see docs/scale-out.md)."""
+
+    model_config = ConfigDict(extra="forbid")
+    dsn: SecretStr | None = None  # postgresql://user:password@host:5432/db, from the environment
+    pool_min: int = Field(default=2, ge=1)
+    pool_max: int = Field(default=10, ge=2)  # checkpoint setup holds one while using another
+    connect_timeout_seconds: float = Field(default=5, gt=0)
+    statement_timeout_seconds: float = Field(default=30, gt=0)
+    # off: a commit survives a crash of Antler, not of the database server (like SQLite's WAL
+    # with synchronous=NORMAL); on: every commit waits for the server's disk
+    synchronous_commit: bool = False
+
+
 class StorageConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
     data_dir: Path = Path(".antler")
+    backend: StorageBackend = StorageBackend.sqlite
+    postgres: PostgresConfig = Field(default_factory=PostgresConfig)
 
 
 class GatewayConfig(BaseModel):
@@ -42,6 +65,11 @@ class GatewayConfig(BaseModel):
     host: str = "127.0.0.1"
     port: int = Field(default=8001, ge=0, le=65535)
     auth_token: SecretStr | None = None
+
+
+class LoggingConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    level: Literal["debug", "info", "warning", "error"] = "info"
 
 
 class ChannelsShared(BaseModel):
@@ -80,10 +108,12 @@ class Settings(BaseModel):
     model_config = ConfigDict(extra="forbid")
     storage: StorageConfig = Field(default_factory=StorageConfig)
     gateway: GatewayConfig = Field(default_factory=GatewayConfig)
+    logging: LoggingConfig = Field(default_factory=LoggingConfig)
     models: list[ModelConfig] = Field(default_factory=list)
     default_model: str | None = None
     agent: AgentConfig = Field(default_factory=AgentConfig)
     channels: ChannelsShared = Field(default_factory=ChannelsShared)
+    schedules: SchedulesConfig = Field(default_factory=SchedulesConfig)
     config_path: Path | None = Field(default=None, exclude=True)
 
 
@@ -93,13 +123,43 @@ def load_settings(path: Path) -> Settings:
         raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     except FileNotFoundError as exc:
         raise ConfigError([f"{path}: file not found (copy config.example.yaml)"]) from exc
+    except IsADirectoryError as exc:
+        raise ConfigError([f"{path}: is a folder; give the path of the config file"]) from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError([f"{path}: not UTF-8 text (byte {exc.start}); save it as UTF-8"]) \
+            from exc
+    except OSError as exc:
+        raise ConfigError([f"{path}: cannot be read ({exc.strerror or exc})"]) from exc
     except yaml.YAMLError as exc:
         raise ConfigError([f"{path}: not valid YAML: {exc}"]) from exc
     if not isinstance(raw, dict):
         raise ConfigError([f"{path}: the top level must be a mapping"])
     settings = settings_from_dict(raw)
     settings.config_path = path
+    resolve_paths(settings, path.absolute().parent)
     return settings
+
+
+def resolve_paths(model: BaseModel, base: Path) -> None:
+    """Make every relative path in the settings tree relative to `base` (the config's folder)."""
+    for name in type(model).model_fields:
+        value = getattr(model, name, None)
+        if isinstance(value, Path) and name != "config_path":
+            value = value.expanduser()
+            # not setattr: that would count the field as set in the YAML (model_fields_set)
+            model.__dict__[name] = value if value.is_absolute() else base / value
+        elif isinstance(value, BaseModel):
+            resolve_paths(value, base)
+
+
+def path_warnings(settings: Settings) -> list[str]:
+    """Configured paths that do not exist: the service starts, but without what they hold."""
+    found: list[str] = []
+    skills = settings.agent.skills.path
+    if not skills.is_dir():
+        found.append(f"agent.skills.path: {skills} does not exist; no skills are loaded "
+                     "(relative paths are relative to the config file's folder)")
+    return found  # extensions_config may be missing: it is optional and written by the API
 
 
 def settings_from_dict(raw: dict[str, Any]) -> Settings:
@@ -125,10 +185,18 @@ def settings_from_dict(raw: dict[str, Any]) -> Settings:
     return settings
 
 
+_FIELD_MESSAGE = re.compile(r"^(\w+): (.+)$", re.DOTALL)
+
+
 def _problems(exc: ValidationError, unset: dict[str, str], prefix: str) -> list[str]:
     lines = []
     for err in exc.errors():
         path = prefix + _yaml_path(err["loc"])
+        text = str(err["msg"]).removeprefix("Value error, ")
+        named = _FIELD_MESSAGE.match(text) if err["type"] == "value_error" else None
+        if named:  # a section's check names its field: `bot_token: required when ...`
+            path = f"{path}.{named.group(1)}" if path else named.group(1)
+            err = {**err, "msg": named.group(2)}
         lines.append(f"{path}: {_message(err, unset.get(path))}")
     return lines
 
@@ -142,7 +210,7 @@ def _yaml_path(loc: tuple[Any, ...]) -> str:
 
 def _message(err: Any, unset_var: str | None) -> str:
     if unset_var:
-        return f"environment variable {unset_var} is not set"
+        return f"${unset_var} is not set"
     kind = err["type"]
     if kind == "missing":
         return "field required"
@@ -175,12 +243,15 @@ def _substitute(value: Any, path: str, unset: dict[str, str]) -> Any:
 
 def _cross_checks(settings: Settings) -> list[str]:
     problems = []
+    if not settings.models:
+        problems.append("models: at least one model is required (see config.example.yaml)")
     names = [m.name for m in settings.models]
     for i, name in enumerate(names):
         if names.index(name) != i:
             problems.append(f"models[{i}].name: duplicate model name {name!r}")
     if settings.default_model and settings.default_model not in names:
         problems.append(f"default_model: {settings.default_model!r} is not one of models[].name")
+    problems += _storage_checks(settings.storage)
     gw = settings.gateway
     token = gw.auth_token.get_secret_value() if gw.auth_token else ""
     if gw.enabled and not token and not is_loopback(gw.host):
@@ -189,6 +260,24 @@ def _cross_checks(settings: Settings) -> list[str]:
             "address; without a token the admin API is open to anyone who can reach it "
             "(set gateway.auth_token or bind gateway.host to 127.0.0.1)"
         )
+    return problems
+
+
+def _storage_checks(storage: StorageConfig) -> list[str]:
+    if storage.backend is not StorageBackend.postgres:
+        return []
+    pg = storage.postgres
+    dsn = pg.dsn.get_secret_value().strip() if pg.dsn else ""
+    problems = []
+    if not dsn:
+        problems.append("storage.postgres.dsn: required when storage.backend is postgres "
+                        "(postgresql://user:password@host:5432/dbname, e.g. $ANTLER_PG_DSN)")
+    elif not dsn.startswith(("postgresql://", "postgres://")) and "=" not in dsn:
+        problems.append("storage.postgres.dsn: not a PostgreSQL connection string "
+                        "(postgresql://user:password@host:5432/dbname)")
+    if pg.pool_min > pg.pool_max:
+        problems.append(f"storage.postgres.pool_min: {pg.pool_min} is more than "
+                        f"storage.postgres.pool_max ({pg.pool_max})")
     return problems
 
 

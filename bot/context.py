@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from bot.access import AccessGate, Verdict
 from bot.bus import MessageBus
 from bot.gateway.routes import DynamicRoutes
+from channels.backoff import RetryState
 from channels.base import Handler, InboundMessage, PublishResult
+from channels.text import clean_input
 
 
 @dataclass
@@ -19,6 +22,11 @@ class ChannelState:
     enabled: bool = True
     running: bool = False
     connected: bool = False
+    status: str = "stopped"
+    """stopped, connecting, connected, or retrying (after a failed start or connection)."""
+    attempts: int = 0
+    """Failed attempts in the current outage (start or connection)."""
+    next_retry_at: float | None = None
     connected_since: float | None = None
     last_event_at: float | None = None
     last_error: str | None = None
@@ -30,14 +38,23 @@ class ChannelState:
     def as_dict(self) -> dict[str, Any]:
         return {k: v for k, v in self.__dict__.items() if k != "counters"} | self.counters
 
+    def retrying(self, retry: RetryState) -> None:
+        self.status, self.attempts = "retrying", retry.attempts
+        self.next_retry_at, self.last_error = retry.next_retry_at, retry.last_error
+
+    def settled(self, status: str) -> None:
+        """Out of an outage: `status` is connecting, connected or stopped."""
+        self.status, self.attempts, self.next_retry_at = status, 0, None
+
 
 class ServiceContext:
     """The `ChannelContext` the service hands to one channel."""
 
     def __init__(self, name: str, *, bus: MessageBus, routes: DynamicRoutes, data_dir: Path,
-                 bot_name: str) -> None:
+                 bot_name: str, gate: AccessGate | None = None) -> None:
         self.name = name
         self.bus = bus
+        self.gate = gate
         self.routes = routes
         self.data_dir = data_dir / "channels" / name
         self.data_dir.mkdir(parents=True, exist_ok=True)
@@ -46,7 +63,10 @@ class ServiceContext:
 
     async def publish(self, msg: InboundMessage) -> PublishResult:
         self.state.last_event_at = time.time()
-        result = await self.bus.publish(msg)
+        verdict = await self.gate.screen(msg) if self.gate is not None else Verdict.admit
+        if verdict is not Verdict.admit:
+            return PublishResult.refused if verdict is Verdict.refuse else PublishResult.ignored
+        result = await self.bus.publish(_cleaned(msg))
         if result is PublishResult.accepted:
             self.state.inbound += 1
         elif result is PublishResult.duplicate:
@@ -56,7 +76,8 @@ class ServiceContext:
     def add_route(self, method: str, path: str, handler: Handler) -> None:
         self.routes.add(method, path, handler)
 
-    def report(self, *, connected: bool | None = None, error: str | None = None) -> None:
+    def report(self, *, connected: bool | None = None, error: str | None = None,
+               retry: RetryState | None = None) -> None:
         if connected is not None:
             if connected and not self.state.connected:
                 if self.state.connected_since is not None:
@@ -66,3 +87,15 @@ class ServiceContext:
             self.state.connected = connected
         if error is not None:
             self.state.last_error = error
+        if retry is not None:
+            self.state.retrying(retry)
+        elif connected is not None:
+            self.state.settled("connected" if connected else "connecting")
+
+
+def _cleaned(msg: InboundMessage) -> InboundMessage:
+    """Lone surrogates and NULs never reach the journal or the model."""
+    text, quoted = clean_input(msg.text), msg.quoted_text and clean_input(msg.quoted_text)
+    if text == msg.text and quoted == msg.quoted_text:
+        return msg
+    return replace(msg, text=text, quoted_text=quoted)

@@ -1,6 +1,8 @@
-"""The service's SQLite database (conversations, ledger). One connection, WAL, used from the loop.
+"""The service's SQLite database (conversations, delivery journal, schedules): one connection, WAL.
 
 Statements here take microseconds; a thread hop per statement would cost more than it saves.
+The schema is versioned with `PRAGMA user_version`: each migration runs once, in order, inside a
+transaction, so a database from any earlier release is brought up to date at start.
 """
 
 from __future__ import annotations
@@ -8,7 +10,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-SCHEMA = """
+V1_BASE = """
 CREATE TABLE IF NOT EXISTS conversations (
     key TEXT PRIMARY KEY,
     thread_id TEXT NOT NULL,
@@ -29,8 +31,75 @@ CREATE TABLE IF NOT EXISTS inbox (
     received_at REAL NOT NULL,
     payload TEXT NOT NULL
 );
-CREATE INDEX IF NOT EXISTS inbox_state ON inbox(state);
 """
+
+V2_JOURNAL = """
+CREATE TABLE journal (
+    key TEXT PRIMARY KEY,
+    channel TEXT NOT NULL,
+    state TEXT NOT NULL,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    handle TEXT NOT NULL DEFAULT '',
+    final TEXT NOT NULL DEFAULT '',
+    parts_done INTEGER NOT NULL DEFAULT 0,
+    sending INTEGER NOT NULL DEFAULT 0,
+    reason TEXT NOT NULL DEFAULT '',
+    told INTEGER NOT NULL DEFAULT 0,
+    received_at REAL NOT NULL,
+    updated_at REAL NOT NULL,
+    payload TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX journal_state ON journal(state, received_at);
+INSERT INTO journal(key, channel, state, received_at, updated_at, payload)
+    SELECT key, channel, CASE state WHEN 'done' THEN 'delivered' ELSE 'accepted' END,
+           received_at, received_at, payload FROM inbox;
+DROP TABLE inbox;
+"""
+
+V3_SCHEDULES = """
+CREATE TABLE schedules (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    conv_key TEXT NOT NULL,
+    chat_key TEXT NOT NULL,
+    chat TEXT NOT NULL,
+    creator_key TEXT NOT NULL,
+    creator TEXT NOT NULL,
+    prompt TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    expr TEXT NOT NULL DEFAULT '',
+    tz TEXT NOT NULL,
+    label TEXT NOT NULL,
+    next_run REAL,
+    last_run REAL,
+    state TEXT NOT NULL,
+    missed TEXT NOT NULL,
+    fresh_thread INTEGER NOT NULL DEFAULT 0,
+    reason TEXT NOT NULL DEFAULT '',
+    created_at REAL NOT NULL,
+    updated_at REAL NOT NULL
+);
+CREATE INDEX schedules_due ON schedules(state, next_run);
+CREATE INDEX schedules_chat ON schedules(chat_key);
+CREATE INDEX schedules_creator ON schedules(creator_key);
+CREATE TABLE schedule_runs (
+    schedule_id INTEGER NOT NULL,
+    due_at REAL NOT NULL,
+    state TEXT NOT NULL,
+    late INTEGER NOT NULL DEFAULT 0,
+    reason TEXT NOT NULL DEFAULT '',
+    created_at REAL NOT NULL,
+    updated_at REAL NOT NULL,
+    PRIMARY KEY (schedule_id, due_at)
+);
+CREATE INDEX schedule_runs_state ON schedule_runs(state);
+CREATE TABLE chat_timezones (
+    conv_key TEXT PRIMARY KEY,
+    tz TEXT NOT NULL,
+    updated_at REAL NOT NULL
+);
+"""
+
+MIGRATIONS = (V1_BASE, V2_JOURNAL, V3_SCHEDULES)
 
 
 def open_db(data_dir: Path) -> sqlite3.Connection:
@@ -38,5 +107,13 @@ def open_db(data_dir: Path) -> sqlite3.Connection:
     conn = sqlite3.connect(data_dir / "antler.db", isolation_level=None, check_same_thread=False)
     conn.execute("PRAGMA journal_mode=WAL")
     conn.execute("PRAGMA synchronous=NORMAL")
-    conn.executescript(SCHEMA)
+    migrate(conn)
     return conn
+
+
+def migrate(conn: sqlite3.Connection) -> int:
+    """Apply the migrations this database has not seen; returns the schema version."""
+    (version,) = conn.execute("PRAGMA user_version").fetchone()
+    for number, script in enumerate(MIGRATIONS[version:], start=version + 1):
+        conn.executescript(f"BEGIN;\n{script}\nPRAGMA user_version = {number};\nCOMMIT;")
+    return len(MIGRATIONS)

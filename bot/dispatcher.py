@@ -3,21 +3,30 @@
 Each conversation has a lane that handles its messages strictly in order. Lanes run concurrently
 up to `max_concurrent_runs`; a lane waiting for a slot is just a suspended task, so queued
 messages hold no worker. A message arriving while its conversation is busy is queued (the user
-sees so) or interrupts the running reply, by the channel's busy policy.
+sees so) or interrupts the running reply, by the channel's busy policy; a message that has to
+wait for a free slot gets a queued notice at admission, so every message shows a sign of life
+at once whatever the load.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
+from bot import texts
 from bot.commands import COMMANDS, CommandContext, CommandTable, ParsedCommand, parse_command
 from bot.conversations import ConversationStore
+from bot.journal import Entry, State
 from bot.turns import TurnRunner
-from channels.base import BusyPolicy, Channel, InboundMessage, ReplyHandle
+from channels.base import BusyPolicy, Channel, ChatRef, InboundMessage, ReplyDoc, ReplyHandle
+
+if TYPE_CHECKING:
+    from bot.schedules.service import Schedules
 
 log = logging.getLogger("bot.dispatcher")
 
@@ -27,6 +36,8 @@ class _Job:
     msg: InboundMessage
     handle: ReplyHandle | None = None
     command: ParsedCommand | None = None
+    entry: Entry | None = None  # set when a restart resumes the message
+    notice: asyncio.Task[ReplyHandle | None] | None = None  # the queued notice on its way
 
 
 @dataclass
@@ -35,6 +46,7 @@ class _Lane:
     task: asyncio.Task[None] | None = None
     run: asyncio.Task[None] | None = None
     stop_reason: str = ""
+    running: InboundMessage | None = None  # the message whose reply is being written
 
 
 class Dispatcher:
@@ -50,19 +62,26 @@ class Dispatcher:
         self.bot_name = bot_name
         self.busy_policy = busy_policy
         self.slots = asyncio.Semaphore(max_concurrent_runs)
+        self.max_runs = max_concurrent_runs
+        self.waiting = 0  # lanes waiting for a slot
+        self.working_lanes = 0  # lanes with a job admitted and not done (known at admission)
         self.lanes: dict[str, _Lane] = {}
         self._side_tasks: set[asyncio.Task[None]] = set()
         self._idle = asyncio.Event()
         self._idle.set()
         self.status_notes: Callable[[], list[str]] = list
+        self.schedules: Schedules | None = None  # set by the app when schedules are enabled
 
     # ---------------------------------------------------------------- intake
 
     async def dispatch(self, msg: InboundMessage) -> None:
         channel = self.channels.get(msg.chat.channel)
         if channel is None:
-            log.warning("message for unknown channel %s dropped", msg.chat.channel)
-            self.turns.ledger.done(msg)
+            log.warning("message for unknown channel %s settled unanswered", msg.chat.channel)
+            await self.turns.journal.failed(msg, "channel not running", told=False)
+            return
+        if msg.unsupported:  # a sticker, a poll ...: say what we can read instead
+            self._spawn(self._reply(channel, msg, texts.cannot_read(msg.unsupported)))
             return
         command = parse_command(msg.text) if not msg.attachments else None
         if command is not None and (cmd := self.commands.get(command.name)):
@@ -82,8 +101,22 @@ class Dispatcher:
             if self.busy_policy(msg.chat.channel) is BusyPolicy.interrupt:
                 self._interrupt(lane)
             else:
-                job.handle = await self._mark_queued(channel, msg)
+                job.notice = self._notice(channel, msg, None)
+        elif self.working_lanes >= self.max_runs:
+            ahead = self.working_lanes - self.max_runs + 1
+            doc = ReplyDoc(status="queued", text=texts.queued_behind(ahead))
+            job.notice = self._notice(channel, msg, doc)
         self._enqueue(job)
+
+    def _notice(self, channel: Channel, msg: InboundMessage,
+                doc: ReplyDoc | None) -> asyncio.Task[ReplyHandle | None]:
+        """Send the queued notice beside intake: a slow platform never holds other messages."""
+        return asyncio.create_task(self._mark_queued(channel, msg, doc), name="queued notice")
+
+    def resume(self, entry: Entry, handle: ReplyHandle | None) -> None:
+        """Continue a message a previous process left `running` or `delivering`."""
+        assert entry.msg is not None
+        self._enqueue(_Job(entry.msg, handle=handle, entry=entry))
 
     def _enqueue(self, job: _Job) -> None:
         key = job.msg.chat.key
@@ -91,19 +124,27 @@ class Dispatcher:
         self._idle.clear()
         lane.jobs.append(job)
         if lane.task is None:
+            self.working_lanes += 1
             lane.task = asyncio.create_task(self._drain(key, lane), name=f"lane {key}")
 
     def _interrupt(self, lane: _Lane) -> None:
         if lane.run is not None and not lane.run.done():
-            lane.stop_reason = "Interrupted by a newer message."
+            lane.stop_reason = texts.INTERRUPTED_BY_NEWER
             lane.run.cancel()
 
-    async def _mark_queued(self, channel: Channel, msg: InboundMessage) -> ReplyHandle | None:
+    async def _mark_queued(self, channel: Channel, msg: InboundMessage,
+                           doc: ReplyDoc | None = None) -> ReplyHandle | None:
         try:
-            return await channel.mark_queued(msg)
+            handle = await channel.mark_queued(msg, doc)
         except Exception as exc:  # a notice that failed must not lose the message
             log.warning("queued notice failed on %s: %s", channel.name, exc)
             return None
+        if msg.received_at:
+            self.turns.metrics.first_visible.observe(max(0.0, time.time() - msg.received_at),
+                                                     channel=channel.name)
+        if handle is not None and (state := channel.handle_state(handle)) is not None:
+            await self.turns.journal.keep_handle(msg, state)  # a restart reuses the notice
+        return handle
 
     # ---------------------------------------------------------------- lanes
 
@@ -115,13 +156,22 @@ class Dispatcher:
                     channel = self.channels[job.msg.chat.channel]
                     await self._run_command(channel, job.msg, job.command.name, job.command.args)
                     continue
-                async with self.slots:
+                self.waiting += 1
+                try:
+                    await self.slots.acquire()
+                finally:
+                    self.waiting -= 1
+                try:
                     lane.stop_reason = ""
                     lane.run = asyncio.create_task(self._run_job(job, lane), name=f"run {key}")
+                    lane.running = job.msg
                     await asyncio.wait({lane.run})
-                    lane.run = None
+                    lane.run = lane.running = None
+                finally:
+                    self.slots.release()
         finally:
             lane.task = None
+            self.working_lanes -= 1
             if not lane.jobs:
                 self.lanes.pop(key, None)
             self._check_idle()
@@ -129,11 +179,18 @@ class Dispatcher:
     async def _run_job(self, job: _Job, lane: _Lane) -> None:
         channel = self.channels[job.msg.chat.channel]
         try:
-            await self.turns.run(channel, job.msg, job.handle, lambda: lane.stop_reason)
+            if job.notice is not None:
+                job.handle = await job.notice
+            if job.entry is not None and job.entry.state is State.delivering:
+                await self.turns.resume_delivery(channel, job.msg, job.entry, job.handle)
+            else:
+                await self.turns.run(channel, job.msg, job.handle, lambda: lane.stop_reason,
+                                     resumed=job.entry is not None)
         except asyncio.CancelledError:
             pass
-        except Exception:
+        except Exception:  # logged once and settled: never re-run at every restart
             log.exception("turn failed for %s", job.msg.chat.key)
+            await self.turns.journal.failed(job.msg, "failed unexpectedly", told=False)
 
     # ---------------------------------------------------------------- commands
 
@@ -141,12 +198,12 @@ class Dispatcher:
                            args: str) -> None:
         cmd = self.commands.get(name)
         assert cmd is not None
-        conv = self.conversations.get_or_create(msg.chat)
+        conv = await self.conversations.get_or_create(msg.chat)
         try:
             reply = await cmd.handler(CommandContext(msg, conv, self), args)
         except Exception:
             log.exception("command /%s failed", name)
-            await self._reply(channel, msg, f"/{name} failed; please try again.")
+            await self._reply(channel, msg, texts.command_failed(name))
             return
         await self.turns.send_command_reply(channel, msg, reply.text, reply.buttons)
 
@@ -169,10 +226,22 @@ class Dispatcher:
         lane = self.lanes.get(key)
         if lane is None or lane.run is None or lane.run.done():
             return False
-        lane.stop_reason = "Stopped."
+        lane.stop_reason = texts.STOPPED
         lane.run.cancel()
         await asyncio.wait({lane.run}, timeout=5)
         return True
+
+    def runs_in_chat(self, chat: ChatRef, sender_id: str) -> list[InboundMessage]:
+        """The messages of `sender_id` whose replies are being written anywhere in `chat`
+        (the chat itself and each of its threads or topics)."""
+        top = chat.with_topic(None)
+        return [
+            lane.running
+            for lane in self.lanes.values()
+            if lane.run is not None and lane.running is not None
+            and lane.running.chat.with_topic(None) == top
+            and lane.running.sender.id == sender_id
+        ]
 
     def is_running(self, key: str) -> bool:
         lane = self.lanes.get(key)
@@ -200,7 +269,8 @@ class Dispatcher:
     async def shutdown(self, grace: float) -> None:
         """Let running replies finish for `grace` seconds, then cancel what is left.
 
-        Messages that never finished stay pending in the ledger and are answered after restart.
+        Messages that never finished stay `running` in the journal and are answered after
+        restart, in the reply the user already sees.
         """
         for lane in self.lanes.values():
             lane.jobs.clear()
@@ -208,7 +278,7 @@ class Dispatcher:
         runs = []
         for lane in list(self.lanes.values()):
             if lane.run is not None:
-                lane.stop_reason = "The service is restarting; this message will be answered again."
+                lane.stop_reason = texts.RESTARTING
                 self.turns.keep_pending(lane.run)
                 lane.run.cancel()
                 runs.append(lane.run)  # awaited below: each still marks its reply cancelled

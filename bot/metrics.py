@@ -137,10 +137,19 @@ class Metrics:
                                     "Reply edits/updates delivered to a channel.")
         self.rate_limited = Counter("antler_rate_limited_total",
                                     "Rate-limit responses received from a platform.")
+        self.deliveries_given_up = Counter("antler_deliveries_given_up_total",
+                                           "Reply deliveries ended without success, by reason "
+                                           "(the platform's definitive refusal, or unreachable).")
         self.reconnects = Counter("antler_channel_reconnects_total",
                                   "Times a channel connection came back after a drop.")
         self.queue_depth = Gauge("antler_inbound_queue_depth",
                                  "Messages waiting in the inbound queue.")
+        self.waiting_for_slot = Gauge("antler_messages_waiting_for_slot",
+                                      "Accepted messages waiting for a free run slot.")
+        self.first_visible = Histogram("antler_admission_to_first_visible_seconds",
+                                       "From the platform event's arrival to the first sign of "
+                                       "life the user sees (typing, placeholder, queued notice).",
+                                       LATENCY_BUCKETS)
 
     def all(self) -> list[Metric]:
         return [m for m in vars(self).values() if isinstance(m, Counter | Gauge | Histogram)]

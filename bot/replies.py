@@ -2,8 +2,10 @@
 
 Updates are coalesced: whatever arrives while the channel's budget is spent is folded into the next
 update, so a slow platform sees fewer, fuller updates and never more than its budget allows. The
-final answer always goes out: rate limits are waited out and the same document resent; a long
-answer is split into continuation messages.
+final answer always goes out: rate limits are waited out as often as the platform asks (nothing
+is sent to the blocked scope before the time is up) and the same document resent; only a
+definitive refusal (`DeliveryRefused`) ends a delivery. A long answer is split into continuation
+messages. Budgets and blocks live in the channel's own `Pacer` (channels/pacing.py).
 """
 
 from __future__ import annotations
@@ -27,12 +29,15 @@ from agent.events import (
     ToolFinished,
     ToolStarted,
 )
+from bot import texts
+from bot.delivery import DeliveryTrack, FinalPlan
 from bot.metrics import Metrics
 from bot.pacing import Pacer
 from channels.base import (
     Button,
     Channel,
     ChannelError,
+    DeliveryRefused,
     InboundMessage,
     RateLimited,
     ReplyDoc,
@@ -44,21 +49,24 @@ from channels.text import split_text
 
 log = logging.getLogger("bot.replies")
 
-MAX_DELIVERY_ATTEMPTS = 6
-MAX_RATE_WAIT = 300.0
+MAX_TRANSIENT_ATTEMPTS = 6
+"""Attempts for a call that failed without an answer (network); rate limits are not counted."""
 
 
 class ReplyStreamer:
     """One reply to one message, from placeholder to final."""
 
-    def __init__(self, channel: Channel, msg: InboundMessage, pacer: Pacer,
-                 handle: ReplyHandle | None = None, metrics: Metrics | None = None) -> None:
+    def __init__(self, channel: Channel, msg: InboundMessage, pacer: Pacer | None = None,
+                 handle: ReplyHandle | None = None, metrics: Metrics | None = None,
+                 track: DeliveryTrack | None = None) -> None:
         self.metrics = metrics or Metrics()
+        self.track = track or DeliveryTrack(None, msg, channel)
+        self._in_final = False
         self._started = time.monotonic()
         self._first_seen = False
         self.channel = channel
         self.msg = msg
-        self.pacer = pacer
+        self.pacer = channel.pacer  # one pacer per channel: `pacer` is no longer needed
         self.handle = handle
         self.doc = ReplyDoc(status="working")
         self.files: list[Path] = []
@@ -69,13 +77,15 @@ class ReplyStreamer:
         self._sending = asyncio.Lock()  # held while an update is on its way to the platform
         self._final_seen = False
 
-    async def open(self) -> None:
-        """Show the placeholder (or turn the queued notice into one)."""
-        working = ReplyDoc(status="working")
+    async def open(self, note: str = "") -> None:
+        """Show the placeholder (or turn the queued notice, or the reply a restart interrupted,
+        into one; `note` says why it starts again)."""
+        working = ReplyDoc(status="working", note=note)
         if self.handle is None:
             self.handle = await self._deliver(self.channel.open_reply, self.msg, working)
         else:
             await self._deliver(self.channel.update_reply, self.handle, working)
+        await self.track.seen(self.handle)
         self._flusher = asyncio.create_task(self._flush_loop(), name=f"flush {self._key}")
 
     def on_event(self, event: AgentEvent) -> None:
@@ -103,24 +113,57 @@ class ReplyStreamer:
             self.doc = doc
             self._dirty.set()
 
-    async def finish(self, status: ReplyStatus | None = None, note: str = "") -> None:
-        """Deliver the final document, continuation parts and files."""
+    async def finish(self, status: ReplyStatus | None = None, note: str = "", *,
+                     record: bool = True) -> ReplyStatus:
+        """Deliver the final document, continuation parts and files; returns the final status.
+
+        With `record` the final is written to the journal first and each part as it goes out;
+        without (a reply cut short by shutdown) the message stays `running` for the restart.
+        """
         await self._stop_flusher()
         final_status = status or ("failed" if self.doc.status == "failed" else "done")
         doc = replace(self.doc, status=final_status, note=note or self.doc.note)
         if final_status == "done" and not doc.text.strip() and not doc.buttons:
-            doc = replace(doc, text="(no answer)")
+            doc = replace(doc, text=texts.NO_ANSWER)
         parts = split_text(doc.text, self.channel.capabilities.max_text_len) if doc.text else [""]
-        first = replace(doc, text=parts[0], buttons=doc.buttons if len(parts) == 1 else ())
-        await self._paced_deliver(self.channel.finish_reply, self.handle, first)
-        self._visible(first)
-        for i, part in enumerate(parts[1:], start=2):
-            last = i == len(parts)
-            extra = replace(doc, text=part, progress=(), buttons=doc.buttons if last else ())
-            await self._paced_deliver(self.channel.send_continuation, self.handle, extra)
-        for path in self.files:
-            await self._send_file(path)
-        self.pacer.forget_reply(self.channel.name, self._key)
+        plan = FinalPlan(doc=doc, parts=tuple(parts), files=tuple(str(p) for p in self.files))
+        if record:
+            await self.track.delivering(plan)
+        await self._send_plan(plan, 0, record)
+        return final_status
+
+    async def resume_final(self, plan: FinalPlan, steps_done: int, in_doubt: bool) -> None:
+        """Send what a previous process did not finish of `plan`.
+
+        A step that was on its way when the process died is sent again only when repeating it
+        cannot show anything twice (the first part, as an edit of the reply); otherwise it is
+        taken as delivered: at most once, never twice.
+        """
+        start = steps_done
+        if in_doubt and not (start == 0 and self.handle is not None
+                             and self.channel.finish_is_replayable(self.handle)):
+            start += 1
+        if start == 0 and self.handle is None:
+            self.handle = await self._deliver(self.channel.open_reply, self.msg,
+                                              ReplyDoc(status="working"))
+        await self._send_plan(plan, start, True)
+
+    async def _send_plan(self, plan: FinalPlan, start: int, record: bool) -> None:
+        self._in_final = record
+        for step in range(start, plan.steps):
+            if step < len(plan.parts):
+                send = self.channel.finish_reply if step == 0 else self.channel.send_continuation
+                doc = plan.part_doc(step)
+                await self._paced_deliver(send, self.handle, doc)
+                self._visible(doc)
+            else:
+                await self._send_file(plan.file(step))
+            if record:
+                await self.track.done(step + 1, self.handle)
+        if not record:  # a reply cut short: the restart continues in it, as it now is
+            await self.track.seen(self.handle)
+        self._in_final = False
+        self.pacer.forget_reply(self._key)
 
     async def _send_file(self, path: Path) -> None:
         try:
@@ -128,20 +171,22 @@ class ReplyStreamer:
         except ChannelError as exc:
             log.warning("file %s not delivered: %s", path.name, exc)
             await self._deliver(self.channel.send_text, self.msg.chat,
-                                f"Could not send {path.name}: {exc}", reply_to=self.msg.message_id)
+                                texts.file_not_sent(path.name, exc), reply_to=self.msg.message_id)
 
     async def _flush_loop(self) -> None:
         while True:
             await self._dirty.wait()
-            await self.pacer.acquire(self.channel.name, self.msg.chat, self._budgets, self._key)
+            await self.pacer.acquire(self.msg.chat, self._budgets, self._key)
             self._dirty.clear()
             async with self._sending:
                 await self._send_update()
 
     async def _send_update(self) -> None:
+        """One update; a rate limit blocks its scope and the newest doc goes out after it."""
         try:
             doc = self.doc
             await self.channel.update_reply(self.handle, doc)
+            await self.track.seen(self.handle)
             self.metrics.updates_sent.inc(channel=self.channel.name)
             self._visible(doc)
         except RateLimited as exc:
@@ -149,6 +194,10 @@ class ReplyStreamer:
             self._dirty.set()
         except ChannelError as exc:
             log.warning("update of %s skipped: %s", self._key, exc)
+
+    async def abandon(self) -> None:
+        """Stop updating this reply (the turn ends without a final from this streamer)."""
+        await self._stop_flusher()
 
     async def _stop_flusher(self) -> None:
         """Stop updating, but never mid-call: a cancelled call loses what the platform answered
@@ -160,22 +209,46 @@ class ReplyStreamer:
             self._flusher = None
 
     async def _paced_deliver(self, fn: Callable[..., Awaitable[Any]], *args: Any) -> Any:
-        await self.pacer.acquire(self.channel.name, self.msg.chat, self._budgets, self._key)
-        return await self._deliver(fn, *args)
+        return await self._deliver(fn, *args, paced=True)
 
-    async def _deliver(self, fn: Callable[..., Awaitable[Any]], *args: Any, **kw: Any) -> Any:
-        """Call the channel until it succeeds: rate limits are waited out, not hammered."""
-        for attempt in range(1, MAX_DELIVERY_ATTEMPTS + 1):
+    async def _deliver(self, fn: Callable[..., Awaitable[Any]], *args: Any, paced: bool = False,
+                       **kw: Any) -> Any:
+        """Call the channel until it succeeds or is refused for good.
+
+        Rate limits are waited out as often as the platform asks, and nothing is sent before
+        the blocked scope opens again. Calls that got no answer are retried a few times with
+        backoff. A `DeliveryRefused` (chat gone, bot blocked) ends the delivery at once.
+        """
+        transient = 0
+        while True:
+            if paced:
+                await self.pacer.acquire(self.msg.chat, self._budgets, self._key)
+            else:
+                await self.pacer.wait_unblocked(self.msg.chat, self._key)
             try:
+                if self._in_final:
+                    await self.track.sending()
                 return await fn(*args, **kw)
             except RateLimited as exc:
+                if self._in_final:
+                    await self.track.sending(False)
                 self._block(exc)
-                await asyncio.sleep(min(exc.retry_after, MAX_RATE_WAIT))
+                await self.pacer.wait_unblocked(self.msg.chat, self._key, (exc.method,))
+            except DeliveryRefused as exc:
+                self._given_up(exc.reason, exc)
+                raise
             except ChannelError as exc:
-                if not exc.retryable or attempt == MAX_DELIVERY_ATTEMPTS:
+                transient += 1
+                if not exc.retryable:
                     raise
-                await asyncio.sleep(min(2.0**attempt / 4, 8.0))
-        raise ChannelError(f"gave up after {MAX_DELIVERY_ATTEMPTS} rate-limited attempts")
+                if transient >= MAX_TRANSIENT_ATTEMPTS:
+                    self._given_up("unreachable", exc)
+                    raise
+                await self.pacer.sleep(min(2.0**transient / 4, 8.0))
+
+    def _given_up(self, reason: str, exc: ChannelError) -> None:
+        log.warning("delivery to %s given up (%s): %s", self._key, reason, exc)
+        self.metrics.deliveries_given_up.inc(channel=self.channel.name, reason=reason)
 
     def _visible(self, doc: ReplyDoc) -> None:
         """Record the time to the first update that shows the user something of the answer."""
@@ -186,7 +259,7 @@ class ReplyStreamer:
 
     def _block(self, exc: RateLimited) -> None:
         self.metrics.rate_limited.inc(channel=self.channel.name)
-        self.pacer.block(self.channel.name, exc.scope, self.msg.chat, self._key, exc.retry_after)
+        self.pacer.block_for(exc, self.msg.chat, self._key)
 
 
 def _finish_step(steps: tuple[ToolStep, ...], event: ToolFinished) -> tuple[ToolStep, ...]:

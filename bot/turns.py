@@ -1,8 +1,10 @@
-"""One chat turn: from an accepted message to a delivered answer.
+"""One chat turn: from an accepted message to a settled entry in the delivery journal.
 
-Fetches attachments into the thread's uploads, runs the agent, streams the reply and marks the
-message answered in the ledger — or, when the service stops mid-answer, leaves it pending so it
-is answered after restart.
+Fetches attachments into the thread's uploads, runs the agent, streams the reply, and settles
+the message: delivered, or failed with the reason and whether the user was told. A turn that
+fails unexpectedly is tried once more; a message that failed twice (across restarts too) gets
+a plain failure notice. When the service stops mid-answer the message stays `running`, and the
+restart continues in the reply the user already sees.
 """
 
 from __future__ import annotations
@@ -13,67 +15,124 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from agent.events import Failed, RunSettings, Title, Turn
+from agent.events import Failed, RunSettings, Turn
 from agent.runner import AgentRunner
+from bot import texts
 from bot.commands import parse_command
 from bot.conversations import Conversation, ConversationStore
-from bot.ledger import Ledger
+from bot.delivery import DeliveryTrack, FinalPlan
+from bot.journal import Entry, Journal
 from bot.metrics import Metrics
-from bot.pacing import Pacer
 from bot.replies import ReplyStreamer
 from channels.base import (
     Button,
     Channel,
     ChannelError,
+    DeliveryRefused,
     FileTooLarge,
     InboundMessage,
     ReplyDoc,
     ReplyHandle,
+    ReplyStatus,
 )
 
 log = logging.getLogger("bot.turns")
 
 AGENT_UPLOADS = "/mnt/user-data/uploads"
+MAX_ATTEMPTS = 2
 
 
 class TurnRunner:
-    def __init__(self, *, runner: AgentRunner, conversations: ConversationStore, ledger: Ledger,
-                 pacer: Pacer, max_upload_bytes: int, metrics: Metrics | None = None) -> None:
+    def __init__(self, *, runner: AgentRunner, conversations: ConversationStore, journal: Journal,
+                 max_upload_bytes: int, metrics: Metrics | None = None) -> None:
         self.metrics = metrics or Metrics()
         self.runner = runner
         self.conversations = conversations
-        self.ledger = ledger
-        self.pacer = pacer
+        self.journal = journal
         self.max_upload_bytes = max_upload_bytes
         self._keep_pending: set[asyncio.Task[None]] = set()
         self.chat_commands: Callable[[str], bool] = lambda name: False
+        # which thread a turn runs in (schedules give some runs a fresh one); set by the app
+        self.thread_for: Callable[[InboundMessage, Conversation], Conversation] = \
+            lambda msg, conv: conv
 
     def is_chat_command(self, name: str) -> bool:
         """True when `/name` is meant for the agent (a skill), not the command table."""
         return self.chat_commands(name)
 
     def keep_pending(self, task: asyncio.Task[None]) -> None:
-        """The run in `task` is cancelled by shutdown: leave its message pending in the ledger."""
+        """The run in `task` is cancelled by shutdown: leave its message `running` for restart."""
         self._keep_pending.add(task)
 
+    # ---------------------------------------------------------------- a turn
+
     async def run(self, channel: Channel, msg: InboundMessage, handle: ReplyHandle | None,
-                  stop_reason: Callable[[], str]) -> None:
-        conv = self.conversations.get_or_create(msg.chat)
-        streamer = ReplyStreamer(channel, msg, self.pacer, handle, metrics=self.metrics)
+                  stop_reason: Callable[[], str], *, resumed: bool = False) -> None:
+        attempts = await self.journal.start(msg)
+        if attempts > MAX_ATTEMPTS:
+            await self.give_up(channel, msg, handle)
+            return
+        conv = self.thread_for(msg, await self.conversations.get_or_create(msg.chat))
+        streamer = self._streamer(channel, msg, handle)
         try:
-            await streamer.open()
+            await streamer.open(texts.ANSWERING_AGAIN if resumed or attempts > 1 else "")
+            if handle is None:  # otherwise a queued notice or the restored reply showed it
+                self._sign_of_life(msg)
             files, notes = await self._fetch_files(channel, msg, conv)
             for note in notes:
                 await channel.send_text(msg.chat, note, reply_to=msg.message_id)
             await self._stream(streamer, conv, self._turn(msg, files))
-            await streamer.finish()
+            status = await streamer.finish()
         except asyncio.CancelledError:
-            await self._finish_cancelled(streamer, stop_reason())
-            self._settle(msg)
+            await self._finish_cancelled(streamer, msg, stop_reason())
             raise
         except ChannelError as exc:
-            log.warning("reply to %s not delivered: %s", msg.chat.key, exc)
-        self._settle(msg)
+            await streamer.abandon()
+            await self._undeliverable(channel, msg, exc)
+            return
+        except Exception:
+            log.exception("turn failed for %s (attempt %d)", msg.chat.key, attempts)
+            await streamer.abandon()
+            if attempts >= MAX_ATTEMPTS:
+                await self.give_up(channel, msg, streamer.handle)
+            else:
+                await self.run(channel, msg, streamer.handle, stop_reason, resumed=True)
+            return
+        await self._settle(msg, status, streamer.doc.note)
+
+    async def resume_delivery(self, channel: Channel, msg: InboundMessage, entry: Entry,
+                              handle: ReplyHandle | None) -> None:
+        """Finish sending a final that a previous process had started (journal `delivering`)."""
+        plan = FinalPlan.from_json(entry.final or {})
+        streamer = self._streamer(channel, msg, handle)
+        try:
+            await streamer.resume_final(plan, entry.parts_done, entry.sending)
+        except ChannelError as exc:
+            await self._undeliverable(channel, msg, exc)
+            return
+        await self._settle(msg, plan.doc.status, plan.doc.note)
+
+    async def give_up(self, channel: Channel, msg: InboundMessage,
+                      handle: ReplyHandle | None) -> None:
+        """A message that failed twice: say so in plain words and settle it."""
+        log.warning("message %s:%s failed twice; giving up", msg.chat.channel, msg.event_id)
+        told = True
+        try:
+            if handle is not None:
+                await channel.finish_reply(handle, ReplyDoc(status="failed",
+                                                            note=texts.TURN_FAILED))
+            else:
+                await channel.send_text(msg.chat, texts.TURN_FAILED, reply_to=msg.message_id)
+        except ChannelError as exc:
+            log.warning("failure notice for %s not delivered: %s", msg.chat.key, exc)
+            told = False
+        self.metrics.deliveries_given_up.inc(channel=channel.name, reason="failed twice")
+        await self.journal.failed(msg, "failed twice", told=told)
+
+    def _streamer(self, channel: Channel, msg: InboundMessage,
+                  handle: ReplyHandle | None) -> ReplyStreamer:
+        track = DeliveryTrack(self.journal, msg, channel)
+        return ReplyStreamer(channel, msg, handle=handle, metrics=self.metrics, track=track)
 
     async def _stream(self, streamer: ReplyStreamer, conv: Conversation, turn: Turn) -> None:
         settings = RunSettings(model=conv.model, thinking=conv.thinking, plan_mode=conv.plan_mode)
@@ -82,8 +141,6 @@ class TurnRunner:
         self.metrics.runs_started.inc(channel=channel)
         try:
             async for event in self.runner.stream(conv.thread_id, turn, settings):
-                if isinstance(event, Title):
-                    self.conversations.update(conv.key, title=event.text[:60])
                 streamer.on_event(event)
                 if isinstance(event, Failed):
                     outcome = "cancelled" if event.code == "cancelled" else "failed"
@@ -93,36 +150,46 @@ class TurnRunner:
         finally:
             self.metrics.run_finished(channel, outcome, time.monotonic() - started)
 
-    async def _finish_cancelled(self, streamer: ReplyStreamer, reason: str) -> None:
+    async def _finish_cancelled(self, streamer: ReplyStreamer, msg: InboundMessage,
+                                reason: str) -> None:
+        task = asyncio.current_task()
+        restarting = task in self._keep_pending
+        self._keep_pending.discard(task)  # type: ignore[arg-type]
         try:
-            await asyncio.wait_for(streamer.finish("cancelled", reason or "Stopped."), 10)
+            await asyncio.wait_for(
+                streamer.finish("cancelled", reason or texts.STOPPED, record=not restarting), 10)
         except (ChannelError, TimeoutError) as exc:
             log.warning("could not mark reply cancelled: %s", exc)
+        if not restarting:
+            await self.journal.delivered(msg, "stopped")
 
-    def _settle(self, msg: InboundMessage) -> None:
-        task = asyncio.current_task()
-        if task in self._keep_pending:
-            self._keep_pending.discard(task)  # type: ignore[arg-type]
+    # ---------------------------------------------------------------- settling
+
+    async def _settle(self, msg: InboundMessage, status: ReplyStatus, note: str) -> None:
+        if status == "failed":
+            await self.journal.failed(msg, note or "the agent failed", told=True)
+        else:
+            await self.journal.delivered(msg, "stopped" if status == "cancelled" else "")
+
+    async def _undeliverable(self, channel: Channel, msg: InboundMessage,
+                             exc: ChannelError) -> None:
+        """Settle a message whose reply the platform would not take (the streamer counted
+        refusals and unreachable platforms in `antler_deliveries_given_up_total`)."""
+        log.warning("reply to %s not delivered: %s", msg.chat.key, exc)
+        if isinstance(exc, DeliveryRefused):
+            await self.journal.failed(msg, exc.reason, told=False)
             return
-        self.ledger.done(msg)
+        if not exc.retryable:
+            self.metrics.deliveries_given_up.inc(channel=channel.name, reason="refused")
+        await self.journal.failed(msg, str(exc), told=False)
 
-    async def _fetch_files(self, channel: Channel, msg: InboundMessage,
-                           conv: Conversation) -> tuple[list[str], list[str]]:
-        if not msg.attachments:
-            return [], []
-        uploads = self.runner.thread_dirs(conv.thread_id).uploads
-        files, notes = [], []
-        for att in msg.attachments:
-            try:
-                if att.size is not None and att.size > self.max_upload_bytes:
-                    raise FileTooLarge(att.name, att.size, self.max_upload_bytes)
-                path = await channel.fetch_file(msg, att, uploads)
-                files.append(_agent_path(path, uploads))
-            except FileTooLarge as exc:
-                notes.append(f"{att.name} was not read: {exc}.")
-            except ChannelError as exc:
-                notes.append(f"{att.name} could not be downloaded: {exc}.")
-        return files, notes
+    def _sign_of_life(self, msg: InboundMessage) -> None:
+        """Admission → first visible sign (typing or placeholder), from the event's arrival."""
+        if msg.received_at:
+            self.metrics.first_visible.observe(max(0.0, time.time() - msg.received_at),
+                                               channel=msg.chat.channel)
+
+    # ---------------------------------------------------------------- commands and files
 
     async def send_command_reply(self, channel: Channel, msg: InboundMessage, text: str,
                                  buttons: tuple[Button, ...]) -> None:
@@ -136,8 +203,27 @@ class TurnRunner:
                 await channel.send_text(msg.chat, text, reply_to=msg.message_id)
         except ChannelError as exc:
             log.warning("command reply on %s failed: %s", channel.name, exc)
-        finally:
-            self.ledger.done(msg)
+            await self.journal.failed(msg, str(exc), told=False)
+            return
+        await self.journal.delivered(msg)
+
+    async def _fetch_files(self, channel: Channel, msg: InboundMessage,
+                           conv: Conversation) -> tuple[list[str], list[str]]:
+        if not msg.attachments:
+            return [], []
+        uploads = self.runner.thread_dirs(conv.thread_id).uploads
+        files, notes = [], []
+        for att in msg.attachments:
+            try:
+                if att.size is not None and att.size > self.max_upload_bytes:
+                    raise FileTooLarge(att.name, att.size, self.max_upload_bytes)
+                path = await channel.fetch_file(msg, att, uploads, limit=self.max_upload_bytes)
+                files.append(_agent_path(path, uploads))
+            except FileTooLarge as exc:
+                notes.append(texts.file_not_read(att.name, exc))
+            except ChannelError as exc:
+                notes.append(texts.file_not_downloaded(att.name, exc))
+        return files, notes
 
     def _turn(self, msg: InboundMessage, files: list[str]) -> Turn:
         """The agent's view of the message; `/<skill> task` becomes Turn(skill=..., text=task)."""

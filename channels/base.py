@@ -12,11 +12,17 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from channels.backoff import RetryState
+
+if TYPE_CHECKING:
+    from channels.pacing import Pacer
 
 ChatType = Literal["dm", "group"]
+Scope = Literal["reply", "chat", "workspace", "bot"]
 
 
 # --------------------------------------------------------------------------- value types
@@ -67,7 +73,15 @@ class InboundMessage:
     """One user message (or button press) as the platform delivered it.
 
     `event_id` is the platform's own id (dedupe keys on it). `raw` holds platform leftovers that
-    only the originating channel reads back (e.g. a reply token).
+    only the originating channel reads back (e.g. a reply token). `mentions_bot` and
+    `replies_to_bot` (a reply to the bot, or a message in a thread the bot answers in) are what
+    the service's access gate reads to decide whether a group message is meant for the bot.
+    `unsupported` names what was sent when Antler cannot read it ("a sticker"): the service
+    answers with what it can read instead of running the agent.
+    only the originating channel reads back (e.g. a reply token). `in_main_chat`: sent in the main
+    chat of a chat whose top-level messages start their own threads (Slack channels, Feishu groups
+    in per-topic mode); commands there act on the chat (`chat.with_topic(None)`), not on the
+    thread the message itself starts (docs/channels/README.md, "Scope").
     """
 
     event_id: str
@@ -76,11 +90,14 @@ class InboundMessage:
     text: str
     attachments: tuple[Attachment, ...] = ()
     mentions_bot: bool = False
+    replies_to_bot: bool = False
     reply_to: str | None = None
     quoted_text: str | None = None
     message_id: str | None = None
     received_at: float = 0.0
     is_button: bool = False
+    unsupported: str = ""
+    in_main_chat: bool = False
     raw: Mapping[str, Any] = field(default_factory=dict)
 
 
@@ -121,21 +138,29 @@ class ReplyDoc:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RateBudget:
-    """A token bucket the platform imposes on sends and edits.
+    """A token bucket the platform imposes on one kind of call; `channels.pacing` enforces it.
 
     `scope` says what the bucket is shared by: one reply, one chat, one workspace or the whole
-    bot. `chat_type` limits the bucket to DMs or groups (None: both).
+    bot. `method` names the calls it counts: "update" is the service's reply updates (and the
+    final), anything else a platform call the channel paces itself ("chat.update", "draft").
+    `chat_type` limits the bucket to DMs or groups (None: both). `serial`: calls run one at a
+    time and the interval counts from the end of the previous call.
     """
 
-    scope: Literal["reply", "chat", "workspace", "bot"]
+    scope: Scope
     per_second: float
     burst: int = 1
+    method: str = "update"
     chat_type: ChatType | None = None
+    serial: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Capabilities:
-    """What a channel can do; the service reads this and never asks which platform it is."""
+    """What a channel can do; the service reads this and never asks which platform it is.
+
+    `edit_budget` holds every rate budget of the platform, each declared once (see RateBudget).
+    """
 
     max_text_len: int = 4000
     can_edit: bool = True
@@ -149,8 +174,11 @@ class Capabilities:
     max_file_in: int = 20 * 1024 * 1024
     edit_budget: tuple[RateBudget, ...] = ()
 
-    def budgets_for(self, chat: ChatRef) -> tuple[RateBudget, ...]:
-        return tuple(b for b in self.edit_budget if b.chat_type in (None, chat.chat_type))
+    def budgets_for(self, chat: ChatRef, method: str = "update") -> tuple[RateBudget, ...]:
+        return tuple(
+            b for b in self.edit_budget
+            if b.method == method and b.chat_type in (None, chat.chat_type)
+        )
 
 
 # --------------------------------------------------------------------------- errors
@@ -165,14 +193,23 @@ class ChannelError(Exception):
 
 
 class RateLimited(ChannelError):
-    """The platform said slow down. Wait `retry_after` seconds; `scope` is what is blocked."""
+    """The platform said slow down. Wait `retry_after` seconds; `scope` is what is blocked
+    (for `method` only, when the platform limits that method alone; "" blocks every call)."""
 
-    def __init__(
-        self, retry_after: float, *, scope: Literal["reply", "chat", "workspace", "bot"] = "chat"
-    ) -> None:
+    def __init__(self, retry_after: float, *, scope: Scope = "chat", method: str = "") -> None:
         super().__init__(f"rate limited for {retry_after:.1f}s", retryable=True)
         self.retry_after = float(retry_after)
         self.scope = scope
+        self.method = method
+
+
+class DeliveryRefused(ChannelError):
+    """A definitive no: the chat is gone, the bot was blocked or removed, or it may not post
+    there. Retrying cannot help; `reason` is a short plain-words label for the journal."""
+
+    def __init__(self, reason: str, detail: str = "") -> None:
+        super().__init__(f"delivery refused: {reason}" + (f" ({detail})" if detail else ""))
+        self.reason = reason
 
 
 class FileTooLarge(ChannelError):
@@ -190,8 +227,15 @@ class BusyPolicy(enum.StrEnum):
     interrupt = "interrupt"
 
 
+GroupTrigger = Literal["mention", "all"]
+
+
 class ChannelConfig(BaseModel):
-    """Settings every channel shares. Platform configs subclass this in `<platform>/config.py`."""
+    """Settings every channel shares. Platform configs subclass this in `<platform>/config.py`.
+
+    Allowlists and the group trigger are read by the service's one access gate (bot/access.py);
+    ids may be written as numbers or strings (`allowed_users: [1001]`).
+    """
 
     model_config = ConfigDict(extra="forbid")
 
@@ -199,24 +243,48 @@ class ChannelConfig(BaseModel):
     allowed_users: list[str] = Field(default_factory=list)
     allowed_chats: list[str] = Field(default_factory=list)
     busy_policy: BusyPolicy | None = None
-    group_trigger: Literal["mention", "all"] = "mention"
+    group_trigger: GroupTrigger = "mention"
+    group_trigger_chats: dict[str, GroupTrigger] = Field(default_factory=dict)
 
-    def allows(self, msg: InboundMessage) -> bool:
-        users_ok = not self.allowed_users or msg.sender.id in self.allowed_users
-        chats_ok = not self.allowed_chats or msg.chat.chat_id in self.allowed_chats
-        return users_ok and chats_ok
+    @field_validator("allowed_users", "allowed_chats", mode="before")
+    @classmethod
+    def _ids_as_text(cls, value: object) -> object:
+        if isinstance(value, (str, int)) and not isinstance(value, bool):
+            value = [value]  # a single id written without brackets
+        if isinstance(value, list):
+            return [_id_text(v) for v in value]
+        return value
+
+    @field_validator("group_trigger_chats", mode="before")
+    @classmethod
+    def _chat_keys_as_text(cls, value: object) -> object:
+        if isinstance(value, dict):
+            return {_id_text(k): v for k, v in value.items()}
+        return value
+
+
+def _id_text(value: object) -> object:
+    """Platform ids are text; YAML reads `1001` and `-100123` as numbers."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    return value
 
 
 # --------------------------------------------------------------------------- context
 
 
 class PublishResult(enum.StrEnum):
-    """What became of a published message. `accepted` means it is durably recorded."""
+    """What became of a published message. `accepted` means it is durably recorded.
+
+    `refused`: the sender or chat is not allowed (the service told them); `ignored`: a group
+    message not addressed to the bot. Either way the channel is done with the event.
+    """
 
     accepted = "accepted"
     duplicate = "duplicate"
     busy = "busy"
     refused = "refused"
+    ignored = "ignored"
     closed = "closed"
 
 
@@ -237,8 +305,10 @@ class ChannelContext(Protocol):
         """Serve a webhook route on the service's HTTP server (aiohttp handler)."""
         ...
 
-    def report(self, *, connected: bool | None = None, error: str | None = None) -> None:
-        """Report connection state and errors for /health and the admin API."""
+    def report(self, *, connected: bool | None = None, error: str | None = None,
+               retry: RetryState | None = None) -> None:
+        """Report connection state and errors for /health and the admin API; `retry` while a
+        connection is failing (attempts, last error, next retry)."""
         ...
 
 
@@ -254,11 +324,15 @@ class Channel(abc.ABC):
 
     name: str = "channel"
     capabilities: Capabilities = Capabilities()
+    pacer: Pacer
 
     def __init__(self, config: ChannelConfig, ctx: ChannelContext) -> None:
         self.config = config
         self.ctx = ctx
         self.log = logging.getLogger(f"channels.{self.name}")
+        from channels.pacing import Pacer  # pacing builds on the types above
+
+        self.pacer = Pacer()  # every budget and rate-limit block of this channel
 
     @abc.abstractmethod
     async def start(self) -> None:
@@ -292,13 +366,46 @@ class Channel(abc.ABC):
         """Send a file the agent produced, after the reply's text."""
         raise ChannelError(f"{self.name} cannot send files")
 
-    async def fetch_file(self, msg: InboundMessage, att: Attachment, dest_dir: Path) -> Path:
-        """Download an attachment of `msg` into `dest_dir`; raise FileTooLarge over the limit."""
+    async def fetch_file(self, msg: InboundMessage, att: Attachment, dest_dir: Path, *,
+                         limit: int | None = None) -> Path:
+        """Download an attachment of `msg` into `dest_dir`.
+
+        The limit (the service's `max_upload_mb`, or the platform's own if lower) is enforced
+        while downloading, whether or not the event declared a size: over it, the partial file
+        is removed and FileTooLarge raised (the service tells the user the limit).
+        """
         raise ChannelError(f"{self.name} cannot receive files")
 
-    async def mark_queued(self, msg: InboundMessage) -> ReplyHandle | None:
-        """Show that `msg` waits behind a running reply. Default: open a 'queued' reply."""
-        return await self.open_reply(msg, ReplyDoc(status="queued"))
+    async def mark_queued(self, msg: InboundMessage,
+                          doc: ReplyDoc | None = None) -> ReplyHandle | None:
+        """Show that `msg` waits (behind a running reply, or for a free slot: `doc` then says
+        so). Default: open a 'queued' reply."""
+        return await self.open_reply(msg, doc or ReplyDoc(status="queued"))
+
+    # ------------------------------------------------------------------ surviving a restart
+
+    def handle_state(self, handle: ReplyHandle) -> dict[str, Any] | None:
+        """The ids a new process needs to find this reply again (JSON-able), or None.
+
+        The service writes it to the delivery journal after every call that may change it, so a
+        restart continues in the message the user already sees instead of posting another.
+        """
+        return None
+
+    def restore_handle(self, msg: InboundMessage, state: Mapping[str, Any]) -> ReplyHandle | None:
+        """Rebuild the handle `handle_state` described, in a new process; None: start afresh."""
+        return None
+
+    def finish_is_replayable(self, handle: ReplyHandle) -> bool:
+        """True when `finish_reply` on `handle` rewrites what is already shown (an edit), so
+        repeating an interrupted final cannot show the answer twice. Default False: a final
+        whose send was interrupted is assumed delivered (at most once)."""
+        return False
+
+
+def effective_limit(own: int, limit: int | None) -> int:
+    """The lower of a channel's own download limit and the service's."""
+    return own if limit is None else min(own, limit)
 
 
 def handle_chat(handle: ReplyHandle) -> ChatRef:

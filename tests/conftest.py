@@ -18,6 +18,18 @@ def _no_proxy(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
 
 
+@pytest.fixture(autouse=True)
+def _fresh_openai_http_clients() -> None:
+    """langchain-openai caches its httpx client per (base_url, timeout), across event loops: a
+    fake server on a port an earlier test used would get that test's client, bound to a closed
+    loop ("Event loop is closed"). Each test starts without the cache."""
+    from langchain_openai.chat_models import _client_utils
+
+    cached = getattr(_client_utils, "_cached_async_httpx_client", None)
+    if cached is not None:
+        cached.cache_clear()
+
+
 @pytest.fixture
 def fake_openai() -> Iterator[FakeOpenAI]:
     """A fresh fake OpenAI-compatible server for one test (`fake_openai.base_url` ends in /v1)."""
@@ -46,3 +58,41 @@ def test_channel_registered(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     channels_model.cache_clear()
     yield
     channels_model.cache_clear()
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[str]:
+    """A PostgreSQL server's DSN (see tests/pg_server.py)."""
+    from tests import pg_server as pg
+
+    dsn, throwaway = pg.find_server()
+    if dsn is None:
+        if pg.required():
+            pytest.fail(pg.INSTALL_HINT)
+        pytest.skip(pg.INSTALL_HINT)
+    try:
+        yield dsn
+    finally:
+        if throwaway is not None:
+            throwaway.stop()
+
+
+@pytest.fixture
+def pg_dsn(pg_server: str) -> Iterator[str]:
+    """A DSN on a schema of its own for this test (dropped afterwards)."""
+    from tests import pg_server as pg
+
+    name, dsn = pg.new_schema(pg_server)
+    try:
+        yield dsn
+    finally:
+        pg.drop_schema(pg_server, name)
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def storage(request: pytest.FixtureRequest) -> dict[str, object]:
+    """The `storage` config section for each backend (data_dir is the harness's own)."""
+    if request.param == "sqlite":
+        return {"backend": "sqlite"}
+    dsn = request.getfixturevalue("pg_dsn")
+    return {"backend": "postgres", "postgres": {"dsn": dsn}}

@@ -10,6 +10,7 @@ from typing import Any
 
 from bot.app import App
 from bot.config import Settings, settings_from_dict
+from channels.backoff import BackoffPolicy
 from channels.base import Channel
 
 
@@ -62,11 +63,15 @@ class ServiceHarness:
         *,
         only: list[str] | None = None,
         channel_kwargs: dict[str, dict[str, Any]] | None = None,
+        backoff: BackoffPolicy | None = None,
+        schedule_clock: Any = None,
         **extra: Any,
     ) -> None:
         self.raw = service_config(data_dir, fake_openai, channels, **extra)
+        self.schedule_clock = schedule_clock
         self.only = only
         self.channel_kwargs = channel_kwargs
+        self.backoff = backoff
         self.app: App | None = None
 
     def settings(self) -> Settings:
@@ -80,7 +85,8 @@ class ServiceHarness:
         await self.stop()
 
     async def start(self) -> None:
-        self.app = App(self.settings(), only=self.only, channel_kwargs=self.channel_kwargs)
+        self.app = App(self.settings(), only=self.only, channel_kwargs=self.channel_kwargs,
+                       backoff=self.backoff, schedule_clock=self.schedule_clock)
         await self.app.start()
 
     async def stop(self) -> None:

@@ -46,3 +46,30 @@ def test_tilde_fence_is_closed_with_tildes() -> None:
         assert part.startswith("~~~")
         assert part.rstrip().endswith("~~~")
         assert "```" not in part
+
+
+def test_a_cut_never_leaves_emphasis_or_links_open() -> None:
+    sentence = "plain words here and **bold words that go on** and [a link](https://x.io/a_(b)) "
+    parts = split_text(sentence * 40, 300)
+    assert len(parts) > 5
+    for part in parts:
+        assert len(part) <= 300
+        assert part.count("**") % 2 == 0, part
+        assert part.count("[") == part.count("](https"), part
+
+
+def test_whole_blocks_stay_together() -> None:
+    table = "| a | b |\n|---|---|\n" + "\n".join(f"| {i} | x |" for i in range(8))
+    text = "intro " * 20 + "\n\n" + table + "\n\n" + "outro " * 20
+    parts = split_text(text, len(table) + 10)
+    assert table in parts
+
+
+def test_a_fence_line_with_a_language_does_not_close_a_code_block() -> None:
+    # CommonMark: only a bare fence closes; "```py" inside a block is code (the old splitter
+    # toggled on it, and a fence line longer than the limit made it loop forever)
+    code = "```md\n" + "\n".join(["```py", "x = 1"] * 30) + "\n```"
+    parts = split_text(code, 100)
+    assert all(len(p) <= 100 for p in parts)
+    assert all(p.startswith("```md") and p.endswith("```") for p in parts)
+    assert split_text("```" + "x" * 200 + "\n" + "y " * 100, 64)  # terminates

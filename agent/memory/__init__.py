@@ -1,6 +1,7 @@
-"""Long-term memory per person: a SQLite store, a debounced LLM extraction pass, injection."""
+"""Long-term memory per person: a store (SQLite or PostgreSQL), a debounced LLM extraction pass,
+injection."""
 
 from agent.memory.service import MemoryService, MemoryView
-from agent.memory.store import Fact, MemoryStore
+from agent.memory.store import Fact, MemoryStore, SqliteMemoryStore
 
-__all__ = ["Fact", "MemoryService", "MemoryStore", "MemoryView"]
+__all__ = ["Fact", "MemoryService", "MemoryStore", "MemoryView", "SqliteMemoryStore"]

@@ -21,7 +21,7 @@ from typing import Any
 from agent.config_context import MemoryConfig
 from agent.memory.extract import extraction_messages, parse_update
 from agent.memory.inject import memory_block
-from agent.memory.store import Fact, MemoryStore, PendingExchange
+from agent.memory.store import Fact, MemoryStore, PendingExchange, SqliteMemoryStore
 from agent.relay import content_text
 
 log = logging.getLogger(__name__)
@@ -39,11 +39,14 @@ class MemoryView:
 
 
 class MemoryService:
-    def __init__(self, config: MemoryConfig, data_dir: Path, model: ModelFactory) -> None:
+    def __init__(self, config: MemoryConfig, data_dir: Path, model: ModelFactory,
+                 store: MemoryStore | None = None) -> None:
+        """`store`: where memory lives (given by the caller); default `<data_dir>/memory.db`."""
         self.config = config
         self.path = Path(data_dir) / "memory.db"
         self._model = model
-        self._store: MemoryStore | None = None
+        self._given = store
+        self._store: MemoryStore | None = store
         self._timer: asyncio.Task[None] | None = None
         self._first: float | None = None
         self._due = 0.0
@@ -56,11 +59,11 @@ class MemoryService:
     @property
     def store(self) -> MemoryStore:
         if self._store is None:
-            self._store = MemoryStore(self.path)
+            self._store = self._given or SqliteMemoryStore(self.path)
         return self._store
 
     async def start(self) -> None:
-        if self.enabled and self.store.has_pending():
+        if self.enabled and await self.store.has_pending():
             self._schedule()
 
     async def stop(self) -> None:
@@ -70,47 +73,53 @@ class MemoryService:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self._timer
             self._timer = None
-        if self._store is not None:
+        if self._store is not None and self._store is not self._given:
             self._store.close()
             self._store = None
 
     # the turn's side -------------------------------------------------------------------------
 
-    def context_for(self, user_id: str, query: str, name: str = "") -> str:
+    async def context_for(self, user_id: str, query: str, name: str = "") -> str:
         """The `<memory>` block for this person's turn ("" when disabled or nothing known)."""
         if not self.enabled or not user_id:
             return ""
-        person = self.store.person(user_id)
+        person = await self.store.person(user_id)
         return memory_block(
-            self.store.contexts(person), self.store.facts(person), query,
+            await self.store.contexts(person), await self.store.facts(person), query,
             self.config.max_injection_tokens, name,
         )
 
-    def record(self, user_id: str, thread_id: str, user_text: str, answer: str) -> None:
+    async def record(self, user_id: str, thread_id: str, user_text: str, answer: str) -> None:
         if not self.enabled or not user_id or not user_text.strip():
             return
-        self.store.add_pending(self.store.person(user_id), thread_id, user_text, answer)
+        person = await self.store.person(user_id)
+        await self.store.add_pending(person, thread_id, user_text, answer)
         self._schedule()
 
     # /memory -----------------------------------------------------------------------------------
 
-    def listing(self, user_id: str) -> MemoryView:
-        person = self.store.person(user_id)
-        return MemoryView(self.store.contexts(person), tuple(self.store.facts(person)))
+    async def listing(self, user_id: str) -> MemoryView:
+        person = await self.store.person(user_id)
+        facts = await self.store.facts(person)
+        return MemoryView(await self.store.contexts(person), tuple(facts))
 
-    def forget(self, user_id: str, number: int) -> Fact | None:
+    async def forget(self, user_id: str, number: int) -> Fact | None:
         """Forget the fact shown as `number` (1-based) by `listing`."""
-        facts = self.listing(user_id).facts
+        facts = (await self.listing(user_id)).facts
         if not 1 <= number <= len(facts):
             return None
         fact = facts[number - 1]
-        return fact if self.store.forget(self.store.person(user_id), fact.id) else None
+        forgotten = await self.store.forget(await self.store.person(user_id), fact.id)
+        return fact if forgotten else None
 
-    def clear(self, user_id: str) -> int:
-        return self.store.clear(self.store.person(user_id))
+    async def clear(self, user_id: str) -> int:
+        return await self.store.clear(await self.store.person(user_id))
 
     def reload(self) -> None:
-        """Reopen the database (after it was replaced on disk); a pass under way is retried."""
+        """Reopen the database (after it was replaced on disk); a pass under way is retried.
+        A store given by the caller (a database server) has nothing to reopen."""
+        if self._given is not None:
+            return
         old, self._store = self._store, None
         if old is not None:
             old.close()
@@ -139,13 +148,13 @@ class MemoryService:
             await self.flush()
         except Exception:
             log.exception("memory flush failed")
-        if self._store is not None and self.store.has_pending() and self._first is not None:
+        if self._store is not None and await self.store.has_pending() and self._first is not None:
             self._timer = asyncio.create_task(self._wait_and_flush(), name="memory-flush")
 
     async def flush(self) -> None:
         """Process every pending exchange now: one extraction call per person."""
         by_person: dict[str, list[PendingExchange]] = defaultdict(list)
-        for exchange in self.store.pending():
+        for exchange in await self.store.pending():
             by_person[exchange.person].append(exchange)
         for person, exchanges in by_person.items():
             await self._extract(person, exchanges)
@@ -154,7 +163,7 @@ class MemoryService:
     async def _extract(self, person: str, exchanges: list[PendingExchange]) -> None:
         store, ids = self.store, [ex.id for ex in exchanges]
         messages = extraction_messages(
-            exchanges, store.facts(person), store.contexts(person),
+            exchanges, await store.facts(person), await store.contexts(person),
             self.config.fact_confidence_threshold,
         )
         try:
@@ -164,11 +173,11 @@ class MemoryService:
             raise
         except Exception as exc:  # ExtractionError, provider errors: count the attempt
             log.warning("memory extraction for %s failed: %s", person, exc)
-            store.failed_pending(ids)
+            await store.failed_pending(ids)
             return
         if self._store is not store:  # stopped or reloaded meanwhile; try again later
             return
-        store.apply(
+        await store.apply(
             person, update, source=exchanges[-1].thread_id,
             max_facts=self.config.max_facts, threshold=self.config.fact_confidence_threshold,
             done=ids,

@@ -1,4 +1,6 @@
-"""MemoryStore: what the agent remembers about each person, in `<data_dir>/memory.db` (SQLite).
+"""What the agent remembers about each person: the `MemoryStore` interface (async, so a database
+server fits behind it) and `SqliteMemoryStore`, in `<data_dir>/memory.db` (statements take
+microseconds: they run inline on the loop). The PostgreSQL store is agent/memory/pg_store.py.
 
 A *person* is a platform-qualified user id (`telegram:42`) unless `person_links` maps that id
 onto another person (an admin linking one human's accounts across platforms). Every change is
@@ -12,6 +14,7 @@ import sqlite3
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 CONTEXT_KINDS = ("work", "personal", "top_of_mind")
 
@@ -59,6 +62,7 @@ class Fact:
     confidence: float
     source: str = ""
     created_at: float = 0.0
+    updated_at: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,7 +90,65 @@ class PendingExchange:
     answer: str
 
 
-class MemoryStore:
+class MemoryStore(Protocol):
+    async def person(self, user_id: str) -> str:
+        """The person `user_id` counts as (itself unless linked)."""
+        ...
+
+    async def link(self, user_id: str, person: str) -> None: ...
+
+    async def facts(self, person: str) -> list[Fact]: ...
+
+    async def contexts(self, person: str) -> dict[str, str]: ...
+
+    async def context_times(self, person: str) -> dict[str, tuple[str, float]]:
+        """Each context summary with the time it was last written."""
+        ...
+
+    async def people(self) -> list[tuple[str, int, float]]:
+        """(person, facts, last change) for everyone remembered, most recent first."""
+        ...
+
+    async def counts(self) -> tuple[int, int, int]:
+        """(people remembered, facts, exchanges waiting for extraction)."""
+        ...
+
+    async def apply(self, person: str, update: MemoryUpdate, *, source: str, max_facts: int,
+                    threshold: float, done: list[int] | None = None) -> None:
+        """Merge an update in one transaction (see SqliteMemoryStore.apply)."""
+        ...
+
+    async def add_fact(self, person: str, fact: NewFact, *, source: str) -> Fact | None:
+        """Remember one fact as given (an admin's edit); None when it is already known."""
+        ...
+
+    async def edit_fact(self, person: str, fact_id: int, content: str | None = None,
+                        category: str | None = None, confidence: float | None = None) -> bool:
+        """Change a fact of `person`; False when the person has no such fact."""
+        ...
+
+    async def replace(self, person: str, contexts: dict[str, str], facts: list[NewFact], *,
+                      source: str) -> None:
+        """Make `contexts` and `facts` all that is remembered of `person` (one transaction)."""
+        ...
+
+    async def forget(self, person: str, fact_id: int) -> bool: ...
+
+    async def clear(self, person: str) -> int: ...
+
+    async def add_pending(self, person: str, thread_id: str, user_text: str,
+                          answer: str) -> None: ...
+
+    async def has_pending(self) -> bool: ...
+
+    async def pending(self) -> list[PendingExchange]: ...
+
+    async def failed_pending(self, ids: list[int], max_attempts: int = 3) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class SqliteMemoryStore:
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.db = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
@@ -99,13 +161,13 @@ class MemoryStore:
 
     # people ----------------------------------------------------------------------------------
 
-    def person(self, user_id: str) -> str:
+    async def person(self, user_id: str) -> str:
         row = self.db.execute(
             "SELECT person FROM person_links WHERE user_id = ?", (user_id,)
         ).fetchone()
         return str(row[0]) if row else user_id
 
-    def link(self, user_id: str, person: str) -> None:
+    async def link(self, user_id: str, person: str) -> None:
         """Treat `user_id` as `person` from now on (its own memory stays under its own id)."""
         self.db.execute(
             "INSERT OR REPLACE INTO person_links(user_id, person, linked_at) VALUES (?, ?, ?)",
@@ -114,21 +176,36 @@ class MemoryStore:
 
     # reading ---------------------------------------------------------------------------------
 
-    def facts(self, person: str) -> list[Fact]:
+    async def facts(self, person: str) -> list[Fact]:
         rows = self.db.execute(
-            "SELECT id, content, category, confidence, source, created_at FROM facts"
+            "SELECT id, content, category, confidence, source, created_at, updated_at FROM facts"
             " WHERE person = ? ORDER BY id",
             (person,),
         )
-        return [Fact(int(i), str(c), str(k), float(p), str(s), float(t))
-                for i, c, k, p, s, t in rows]
+        return [Fact(int(i), str(c), str(k), float(p), str(s), float(t), float(u))
+                for i, c, k, p, s, t, u in rows]
 
-    def contexts(self, person: str) -> dict[str, str]:
+    async def context_times(self, person: str) -> dict[str, tuple[str, float]]:
+        """Each context summary with the time it was last written."""
+        rows = self.db.execute(
+            "SELECT kind, summary, updated_at FROM contexts WHERE person = ?", (person,))
+        return {str(k): (str(s), float(t)) for k, s, t in rows if k in CONTEXT_KINDS and s}
+
+    async def people(self) -> list[tuple[str, int, float]]:
+        """(person, facts, last change) for everyone remembered, most recent first."""
+        rows = self.db.execute(
+            "SELECT person, SUM(n), MAX(t) FROM ("
+            " SELECT person, 1 AS n, updated_at AS t FROM facts"
+            " UNION ALL SELECT person, 0, updated_at FROM contexts)"
+            " GROUP BY person ORDER BY MAX(t) DESC")
+        return [(str(p), int(n), float(t)) for p, n, t in rows]
+
+    async def contexts(self, person: str) -> dict[str, str]:
         rows = self.db.execute("SELECT kind, summary FROM contexts WHERE person = ?", (person,))
         found = {str(kind): str(summary) for kind, summary in rows}
         return {kind: found[kind] for kind in CONTEXT_KINDS if found.get(kind)}
 
-    def counts(self) -> tuple[int, int, int]:
+    async def counts(self) -> tuple[int, int, int]:
         """(people remembered, facts, exchanges waiting for extraction)."""
         people = self.db.execute(
             "SELECT COUNT(*) FROM (SELECT person FROM facts UNION SELECT person FROM contexts)"
@@ -139,14 +216,14 @@ class MemoryStore:
 
     # writing ---------------------------------------------------------------------------------
 
-    def apply(self, person: str, update: MemoryUpdate, *, source: str, max_facts: int,
+    async def apply(self, person: str, update: MemoryUpdate, *, source: str, max_facts: int,
               threshold: float, done: list[int] | None = None) -> None:
         """Merge an update in one transaction; keep at most `max_facts`, dropping the weakest.
 
         `done` names the pending exchanges the update came from; they go in the same transaction.
         """
         now = time.time()
-        known = {_normal(f.content): f.id for f in self.facts(person)}
+        known = {normal(f.content): f.id for f in await self.facts(person)}
         with _transaction(self.db):
             for kind, summary in update.contexts.items():
                 if kind in CONTEXT_KINDS and summary.strip():
@@ -158,7 +235,7 @@ class MemoryStore:
             for fact_id in update.remove:
                 self.db.execute("DELETE FROM facts WHERE person = ? AND id = ?", (person, fact_id))
             for fact in update.facts:
-                key = _normal(fact.content)
+                key = normal(fact.content)
                 if fact.confidence < threshold or not key or key in known:
                     continue
                 known[key] = 0
@@ -169,7 +246,7 @@ class MemoryStore:
                      now, now),
                 )
             self._trim(person, max_facts)
-            self.done_pending(done or [])
+            self._done_pending(done or [])
 
     def _trim(self, person: str, max_facts: int) -> None:
         self.db.execute(
@@ -178,11 +255,52 @@ class MemoryStore:
             (person, max_facts),
         )
 
-    def forget(self, person: str, fact_id: int) -> bool:
+    async def add_fact(self, person: str, fact: NewFact, *, source: str) -> Fact | None:
+        """Remember one fact as given (an admin's edit); None when it is already known."""
+        key = normal(fact.content)
+        if not key or any(normal(f.content) == key for f in await self.facts(person)):
+            return None
+        now = time.time()
+        cur = self.db.execute(
+            "INSERT INTO facts(person, content, category, confidence, source, created_at,"
+            " updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (person, fact.content.strip(), fact.category, fact.confidence, source, now, now))
+        return Fact(int(cur.lastrowid or 0), fact.content.strip(), fact.category,
+                    fact.confidence, source, now, now)
+
+    async def edit_fact(self, person: str, fact_id: int, content: str | None = None,
+                  category: str | None = None, confidence: float | None = None) -> bool:
+        """Change a fact of `person`; False when the person has no such fact."""
+        cur = self.db.execute(
+            "UPDATE facts SET content = COALESCE(?, content), category = COALESCE(?, category),"
+            " confidence = COALESCE(?, confidence), updated_at = ? WHERE person = ? AND id = ?",
+            (content.strip() if content else None, category, confidence, time.time(), person,
+             fact_id))
+        return cur.rowcount > 0
+
+    async def replace(self, person: str, contexts: dict[str, str], facts: list[NewFact], *,
+                source: str) -> None:
+        """Make `contexts` and `facts` all that is remembered of `person` (one transaction)."""
+        now = time.time()
+        with _transaction(self.db):
+            self.db.execute("DELETE FROM facts WHERE person = ?", (person,))
+            self.db.execute("DELETE FROM contexts WHERE person = ?", (person,))
+            for kind, summary in contexts.items():
+                if kind in CONTEXT_KINDS and summary.strip():
+                    self.db.execute(
+                        "INSERT INTO contexts(person, kind, summary, updated_at)"
+                        " VALUES (?, ?, ?, ?)", (person, kind, summary.strip(), now))
+            self.db.executemany(
+                "INSERT INTO facts(person, content, category, confidence, source, created_at,"
+                " updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [(person, f.content.strip(), f.category, f.confidence, source, now, now)
+                 for f in facts if f.content.strip()])
+
+    async def forget(self, person: str, fact_id: int) -> bool:
         cur = self.db.execute("DELETE FROM facts WHERE person = ? AND id = ?", (person, fact_id))
         return cur.rowcount > 0
 
-    def clear(self, person: str) -> int:
+    async def clear(self, person: str) -> int:
         """Forget the person entirely: facts, summaries and exchanges not yet processed."""
         with _transaction(self.db):
             removed = self.db.execute("DELETE FROM facts WHERE person = ?", (person,)).rowcount
@@ -192,26 +310,26 @@ class MemoryStore:
 
     # the queue of exchanges waiting for extraction -------------------------------------------
 
-    def add_pending(self, person: str, thread_id: str, user_text: str, answer: str) -> None:
+    async def add_pending(self, person: str, thread_id: str, user_text: str, answer: str) -> None:
         self.db.execute(
             "INSERT INTO pending(person, thread_id, user_text, answer, created_at)"
             " VALUES (?, ?, ?, ?, ?)",
             (person, thread_id, user_text, answer, time.time()),
         )
 
-    def has_pending(self) -> bool:
+    async def has_pending(self) -> bool:
         return self.db.execute("SELECT 1 FROM pending LIMIT 1").fetchone() is not None
 
-    def pending(self) -> list[PendingExchange]:
+    async def pending(self) -> list[PendingExchange]:
         rows = self.db.execute(
             "SELECT id, person, thread_id, user_text, answer FROM pending ORDER BY id"
         )
         return [PendingExchange(int(i), str(p), str(t), str(u), str(a)) for i, p, t, u, a in rows]
 
-    def done_pending(self, ids: list[int]) -> None:
+    def _done_pending(self, ids: list[int]) -> None:
         self.db.executemany("DELETE FROM pending WHERE id = ?", [(i,) for i in ids])
 
-    def failed_pending(self, ids: list[int], max_attempts: int = 3) -> None:
+    async def failed_pending(self, ids: list[int], max_attempts: int = 3) -> None:
         """Count a failed pass; exchanges that failed `max_attempts` times are given up."""
         with _transaction(self.db):
             self.db.executemany(
@@ -234,5 +352,5 @@ class _transaction:
 _SPACE = re.compile(r"\s+")
 
 
-def _normal(text: str) -> str:
+def normal(text: str) -> str:
     return _SPACE.sub(" ", text).strip().lower().rstrip(".")

@@ -52,7 +52,7 @@ def resolve_artifact(root: Path, virtual: str) -> Path:
 async def get_artifact(call: Call) -> web.FileResponse:
     gw: Gateway = call.gw
     thread_id = call.path["thread_id"]
-    gw.thread(thread_id)
+    await gw.thread(thread_id)
     root = thread_dirs(gw.app.runner.data_dir, thread_id, create=False).root
     path = resolve_artifact(root, call.path["path"])
     ctype = mimetypes.guess_type(path.name)[0] or "application/octet-stream"

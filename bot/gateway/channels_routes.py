@@ -16,7 +16,9 @@ def channel_info(name: str, state: ChannelState) -> ChannelInfo:
     counters = {"inbound": state.inbound, "duplicates": state.duplicates,
                 "reconnects": state.reconnects, **state.counters}
     return ChannelInfo(name=name, enabled=state.enabled, running=state.running,
-                       connected=state.connected, connected_since=state.connected_since,
+                       connected=state.connected, status=state.status,
+                       attempts=state.attempts, next_retry_at=state.next_retry_at,
+                       connected_since=state.connected_since,
                        last_event_at=state.last_event_at, last_error=state.last_error,
                        counters=counters)
 
@@ -40,5 +42,5 @@ async def restart_channel(call: Call) -> ChannelRestart:
         raise ApiError(404, f"channel {name!r} is not configured")
     ok = await gw.app.restart_channel(name)
     state = gw.app.contexts[name].state
-    message = "restarted" if ok else f"restart failed: {state.last_error}"
+    message = "restarted" if ok else f"start failed: {state.last_error}; retrying with backoff"
     return ChannelRestart(success=ok, message=message, channel=channel_info(name, state))

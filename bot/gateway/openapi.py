@@ -67,9 +67,12 @@ def _operation(route: Route, schemas: _Schemas, secured: bool) -> dict[str, Any]
         op["requestBody"] = {"required": False, "content": {
             "application/json": {"schema": schemas.of(route.body, "validation")}}}
     if route.multipart:
-        op["requestBody"] = {"required": True, "content": {"multipart/form-data": {"schema": {
+        content = {"multipart/form-data": {"schema": {
             "type": "object", "properties": {"files": {
-                "type": "array", "items": {"type": "string", "format": "binary"}}}}}}}
+                "type": "array", "items": {"type": "string", "format": "binary"}}}}}}
+        if route.body is not None:  # a JSON alternative (skills install from a thread file)
+            content["application/json"] = {"schema": schemas.of(route.body, "validation")}
+        op["requestBody"] = {"required": True, "content": content}
     op["responses"] = _responses(route, schemas, secured)
     if secured and route.path != "/health":
         op["security"] = [{"bearer": []}]

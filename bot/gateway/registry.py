@@ -16,11 +16,13 @@ from typing import Any
 from aiohttp import web
 from pydantic import BaseModel, ValidationError
 
+from agent.paths import THREAD_ID_PATTERN
+
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 GATEWAY_KEY: web.AppKey[Any] = web.AppKey("gateway", object)
 OPENAPI_KEY: web.AppKey[dict[str, Any]] = web.AppKey("openapi", dict)
 
-THREAD_ID = r"^[A-Za-z0-9_-]{1,64}$"
+THREAD_ID = THREAD_ID_PATTERN  # the runner's own rule (agent/paths.py)
 RUN_ID = r"^[A-Za-z0-9_-]{1,64}$"
 NAME = r"^[A-Za-z0-9_.:-]{1,128}$"
 
@@ -28,6 +30,7 @@ NAME = r"^[A-Za-z0-9_.:-]{1,128}$"
 PATH_PARAMS: dict[str, str] = {
     "thread_id": THREAD_ID,
     "run_id": RUN_ID,
+    "assistant_id": NAME,
     "name": NAME,
     "filename": r"^[^/\\]{1,255}$",
     "path": r"^.{1,1024}$",
@@ -91,8 +94,12 @@ class Registry:
         return register
 
     def mount(self, app: web.Application) -> None:
+        """Mount every route, and its trailing-slash twin (DeerFlow answers both spellings)."""
         for route in self.routes:
-            app.router.add_route(route.method, route.path, _wrap(route))
+            handler = _wrap(route)
+            app.router.add_route(route.method, route.path, handler)
+            if not re.search(r"{\w+:[^}]*}$", route.path):
+                app.router.add_route(route.method, route.path + "/", handler)
 
 
 def _wrap(route: Route) -> Handler:
@@ -108,7 +115,7 @@ def _wrap(route: Route) -> Handler:
         call = Call(request, path)
         if route.query is not None:
             call.query = route.query.model_validate(_query_dict(request))
-        if route.body is not None:
+        if route.body is not None and (not route.multipart or "json" in request.content_type):
             call.body = route.body.model_validate(await _json_body(request))
         result = await route.fn(call)
         return _respond(result, route.status)

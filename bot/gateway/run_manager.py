@@ -118,6 +118,11 @@ class RunRequest:
     kwargs: dict[str, Any]
     multitask_strategy: str
     on_disconnect: str
+    checkpoint_id: str | None = None  # fork from this checkpoint (None: the thread's head)
+
+
+async def _no_chat_running(thread_id: str) -> bool:
+    return False
 
 
 class RunManager:
@@ -125,7 +130,7 @@ class RunManager:
                  chat_running: Any = None, interrupt_timeout: float = 10.0) -> None:
         self.runner = runner
         self.metrics = metrics
-        self.chat_running = chat_running or (lambda thread_id: False)
+        self.chat_running = chat_running or _no_chat_running
         self.interrupt_timeout = interrupt_timeout
         self.heartbeat_seconds = 15.0
         self._runs: dict[str, RunRecord] = {}
@@ -152,7 +157,7 @@ class RunManager:
     # ---------------------------------------------------------------- admission
 
     async def start(self, req: RunRequest) -> RunRecord:
-        if self.chat_running(req.thread_id):
+        if await self.chat_running(req.thread_id):
             raise RunRefused(409, "a chat is replying on this thread; try again when it is done")
         current = self._active.get(req.thread_id)
         if current is not None:
@@ -240,7 +245,8 @@ class RunManager:
             if graph_mode not in graph_modes:
                 graph_modes.append(graph_mode)
         async for mode, payload in self.runner.stream_graph(
-                req.thread_id, req.messages, req.settings, graph_modes, user_id="api"):
+                req.thread_id, req.messages, req.settings, graph_modes, user_id="api",
+                checkpoint_id=req.checkpoint_id):
             if mode == "values":
                 rec.final_values = state_values(payload)
                 if "values" in req.modes:

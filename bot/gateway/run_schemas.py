@@ -52,7 +52,7 @@ class RunCreate(Strict):
     interrupt_after: list[str] | Literal["*"] | None = None
     stream_mode: StreamMode | list[StreamMode] = "values"
     stream_subgraphs: bool = False
-    stream_resumable: Literal[False] | None = None
+    stream_resumable: bool | None = None  # the replay buffer serves Last-Event-ID either way
     on_disconnect: Literal["cancel", "continue"] = "cancel"
     multitask_strategy: MultitaskStrategy = "reject"
     if_not_exists: Literal["create", "reject"] | None = None

@@ -8,14 +8,17 @@ A run's input is `{"messages": [...]}` as LangGraph clients send it; the assista
 from __future__ import annotations
 
 import asyncio
+import re
 import uuid
+from dataclasses import replace
 from typing import Any
 
 from aiohttp import web
 
 from agent.events import RunSettings
 from bot.gateway.errors import ApiError
-from bot.gateway.registry import Call, Registry
+from bot.gateway.registry import THREAD_ID, Call, Registry
+from bot.gateway.run_input import convert, fork_point, with_files
 from bot.gateway.run_manager import RunRecord, RunRefused, RunRequest
 from bot.gateway.run_schemas import (
     ASSISTANT_ID,
@@ -43,12 +46,15 @@ async def _start(call: Call, thread_id: str | None = None) -> RunRecord:
     gw: Gateway = call.gw
     body: RunCreate = call.body
     thread_id = thread_id or _thread_of(body)
-    if gw.threads.get(thread_id) is None:
+    if await gw.threads.get(thread_id) is None:
         if body.if_not_exists != "create" and "thread_id" in call.path:
             raise ApiError(404, f"thread {thread_id} not found")
-        gw.threads.create(thread_id, {})
+        await gw.threads.create(thread_id, {})
+    request = await _request(gw, thread_id, body)
+    messages = await with_files(gw, thread_id, request.messages, request.settings)
+    fork = await fork_point(gw, thread_id, body)
     try:
-        return await gw.runs.start(_request(gw, thread_id, body))
+        return await gw.runs.start(replace(request, messages=messages, checkpoint_id=fork))
     except RunRefused as exc:
         raise ApiError(exc.status, exc.detail) from None
 
@@ -58,13 +64,12 @@ def _thread_of(body: RunCreate) -> str:
     thread_id = configurable.get("thread_id")
     if thread_id is None:
         return str(uuid.uuid4())
-    if not isinstance(thread_id, str) or not thread_id or len(thread_id) > 64 or any(
-            not (c.isascii() and (c.isalnum() or c in "-_")) for c in thread_id):
-        raise ApiError(422, "config.configurable.thread_id must match ^[A-Za-z0-9_-]{1,64}$")
+    if not isinstance(thread_id, str) or not re.fullmatch(THREAD_ID, thread_id):
+        raise ApiError(422, f"config.configurable.thread_id must match {THREAD_ID}")
     return thread_id
 
 
-def _request(gw: Gateway, thread_id: str, body: RunCreate) -> RunRequest:
+async def _request(gw: Gateway, thread_id: str, body: RunCreate) -> RunRequest:
     if body.assistant_id != ASSISTANT_ID:
         raise ApiError(404, f"assistant {body.assistant_id!r} not found; use {ASSISTANT_ID!r}")
     if body.command is not None:
@@ -72,35 +77,25 @@ def _request(gw: Gateway, thread_id: str, body: RunCreate) -> RunRequest:
     if body.input is None:
         raise ApiError(422, [{"loc": ["body", "input"], "type": "missing",
                               "msg": 'input {"messages": [...]} is required'}])
-    if body.checkpoint_id or body.checkpoint or body.interrupt_before or body.interrupt_after:
-        raise ApiError(501, "checkpoint and interrupt_before/after are not supported")
+    if body.interrupt_before or body.interrupt_after:
+        raise ApiError(501, "interrupt_before/after are not supported")
     if body.multitask_strategy == "rollback":
         raise ApiError(501, "multitask_strategy 'rollback' is not implemented; use 'interrupt'")
     return RunRequest(
         thread_id=thread_id, assistant_id=body.assistant_id,
-        messages=_messages(body.input.messages), settings=_settings(gw, thread_id, body),
+        messages=convert(body.input.messages), settings=await _settings(gw, thread_id, body),
         modes=body.modes(), metadata=body.metadata,
         kwargs={"input": body.input.model_dump(), "stream_mode": body.modes(),
                 "config": body.config.model_dump() if body.config else {}},
         multitask_strategy=body.multitask_strategy, on_disconnect=body.on_disconnect)
 
 
-def _messages(raw: list[Any]) -> list[Any]:
-    from langchain_core.messages import convert_to_messages
-
-    try:
-        return list(convert_to_messages(raw))
-    except (ValueError, TypeError, NotImplementedError, KeyError) as exc:
-        raise ApiError(422, [{"loc": ["body", "input", "messages"], "type": "value_error",
-                              "msg": f"not a list of chat messages: {exc}"}]) from None
-
-
-def _settings(gw: Gateway, thread_id: str, body: RunCreate) -> RunSettings:
+async def _settings(gw: Gateway, thread_id: str, body: RunCreate) -> RunSettings:
     ctx = body.context
     configurable = body.config.configurable if body.config else {}
     model = (ctx.model_name or ctx.model) if ctx else None
     model = model or configurable.get("model_name") or configurable.get("model")
-    conv = gw.app.conversations.by_thread(thread_id)
+    conv = await gw.app.conversations.by_thread(thread_id)
     if model is not None and model not in gw.app.runner.model_names():
         raise ApiError(400, f"model {model!r} is not configured; see GET /api/models")
     thinking = ctx.thinking_enabled if ctx and ctx.thinking_enabled is not None else None
@@ -171,9 +166,9 @@ def _final(rec: RunRecord) -> dict[str, Any]:
 # ---------------------------------------------------------------- existing runs
 
 
-def _run(call: Call) -> RunRecord:
+async def _run(call: Call) -> RunRecord:
     gw: Gateway = call.gw
-    gw.thread(call.path["thread_id"])
+    await gw.thread(call.path["thread_id"])
     rec = gw.runs.get(call.path["thread_id"], call.path["run_id"])
     if rec is None:
         raise ApiError(404, f"run {call.path['run_id']} not found")
@@ -184,7 +179,7 @@ def _run(call: Call) -> RunRecord:
            query=RunListQuery, response=list[RunResponse], errors=(404, 422))
 async def list_runs(call: Call) -> list[dict[str, Any]]:
     gw: Gateway = call.gw
-    gw.thread(call.path["thread_id"])
+    await gw.thread(call.path["thread_id"])
     q: RunListQuery = call.query
     runs = [r for r in gw.runs.list(call.path["thread_id"]) if q.status in (None, r.status)]
     return [RunResponse(**r.as_dict()).model_dump(mode="json")
@@ -193,19 +188,19 @@ async def list_runs(call: Call) -> list[dict[str, Any]]:
 
 @api.route("GET", RUN, summary="Get a run", tag=TAG, response=RunResponse, errors=(404, 422))
 async def get_run(call: Call) -> RunResponse:
-    return RunResponse(**_run(call).as_dict())
+    return RunResponse(**(await _run(call)).as_dict())
 
 
 @api.route("POST", RUN + "/cancel", summary="Cancel a run (202; 204 with wait=true)", tag=TAG,
            query=CancelQuery, errors=(404, 409, 422, 501))
 async def cancel_run(call: Call) -> web.Response:
     gw: Gateway = call.gw
-    rec = _run(call)
+    rec = await _run(call)
     q: CancelQuery = call.query
     if q.action == "rollback":
         raise ApiError(501, "action 'rollback' is not implemented; use 'interrupt'")
-    if not gw.runs.cancel(rec):
-        raise ApiError(409, f"run {rec.run_id} is not active ({rec.status})")
+    if not gw.runs.cancel(rec):  # DeerFlow's UI recognises exactly this text
+        raise ApiError(409, f"Run {rec.run_id} is not cancellable (status: {rec.status})")
     if q.wait:
         await asyncio.wait_for(rec.done.wait(), 30)
         return web.Response(status=204)
@@ -215,7 +210,7 @@ async def cancel_run(call: Call) -> web.Response:
 @api.route("GET", RUN + "/join", summary="Wait for a run and return its final values (JSON)",
            tag=TAG, response=WaitResult, errors=(404, 422))
 async def join_run(call: Call) -> dict[str, Any]:
-    rec = _run(call)
+    rec = await _run(call)
     await rec.done.wait()
     return _final(rec)
 
@@ -234,7 +229,7 @@ async def cancel_and_join(call: Call) -> web.StreamResponse:
 
 async def _join(call: Call, *, cancel_first: bool) -> web.StreamResponse:
     gw: Gateway = call.gw
-    rec = _run(call)
+    rec = await _run(call)
     q: JoinStreamQuery = call.query
     if cancel_first and q.action is not None:
         gw.runs.cancel(rec)

@@ -121,6 +121,20 @@ class ThreadState(BaseModel):
     interrupts: list[Any] = Field(default_factory=list)
 
 
+class StateUpdate(Strict):
+    """LangGraph's `threads.update_state` body (DeerFlow's UI renames with `{values: {title}}`)."""
+
+    values: dict[str, Any] | None = None
+    as_node: str | None = Field(default=None, min_length=1, max_length=128)
+    checkpoint: dict[str, Any] | None = None
+    checkpoint_id: str | None = None
+    task_id: None = None
+
+
+class StateUpdateResponse(BaseModel):
+    checkpoint: CheckpointRef
+
+
 class HistoryRequest(Strict):
     limit: int = Field(default=10, ge=1, le=100)
     before: str | dict[str, Any] | None = None
@@ -138,9 +152,11 @@ class UploadedFile(BaseModel):
     extension: str | None = None
     modified: float | None = None
     original_filename: str | None = None
+    path: str  # DeerFlow sends the host path here; Antler the agent's path (no host layout)
     virtual_path: str
     artifact_url: str
     markdown_file: str | None = None  # a converted document's markdown (`report.pdf.md`)
+    markdown_path: str | None = None
     markdown_virtual_path: str | None = None
     markdown_artifact_url: str | None = None
 
@@ -175,6 +191,9 @@ class ChannelInfo(BaseModel):
     enabled: bool
     running: bool
     connected: bool
+    status: Literal["stopped", "connecting", "connected", "retrying"] = "stopped"
+    attempts: int = Field(0, description="failed attempts in the current outage")
+    next_retry_at: float | None = Field(None, description="unix time of the next attempt")
     connected_since: float | None = None
     last_event_at: float | None = None
     last_error: str | None = None

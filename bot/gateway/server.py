@@ -26,20 +26,24 @@ def api_routes() -> list[Route]:
     """Every admin API route, in mount order."""
     from bot.gateway import (
         artifacts,
+        assistants,
         channels_routes,
         mcp_config,
+        memory_people,
         memory_routes,
         metrics_routes,
         models_routes,
         openapi,
         runs,
+        schedules_routes,  # scheduled tasks (bot/schedules)
         skills_routes,
         threads,
         uploads,
     )
 
-    modules = (metrics_routes, openapi, models_routes, mcp_config, threads, runs, uploads,
-               artifacts, channels_routes, skills_routes, memory_routes)
+    modules = (metrics_routes, openapi, models_routes, mcp_config, assistants, threads, runs,
+               uploads, artifacts, channels_routes, skills_routes, memory_routes, memory_people,
+               schedules_routes)
     return [route for module in modules for route in module.api.routes]
 
 
@@ -63,8 +67,25 @@ def build_app(health: HealthFn, routes: DynamicRoutes, *, service: App | None = 
         registry = Registry(api_routes())
         app[OPENAPI_KEY] = build_openapi(registry.routes, secured=bool(auth_token))
         registry.mount(app)
-    app.router.add_route("*", "/{tail:.*}", routes.handle)
+    app.router.add_route("*", "/{tail:.*}", _fallback(routes))
     return app
+
+
+def _fallback(routes: DynamicRoutes) -> Callable[[web.Request], Any]:
+    """Channels' webhook routes; a known path asked with the wrong method answers 405."""
+
+    async def handle(request: web.Request) -> web.StreamResponse:
+        allowed: set[str] = set()
+        for resource in request.app.router.resources():
+            match, methods = await resource.resolve(request)
+            if match is None:
+                allowed |= methods
+        allowed.discard("*")
+        if allowed:
+            raise web.HTTPMethodNotAllowed(request.method, sorted(allowed))
+        return await routes.handle(request)
+
+    return handle
 
 
 class GatewayServer:

@@ -27,14 +27,14 @@ class Gateway:
         runs.on_finish.append(lambda rec: threads.touch(rec.thread_id))
         return cls(app, threads, runs)
 
-    def thread(self, thread_id: str) -> ThreadRow:
-        row = self.threads.get(thread_id)
+    async def thread(self, thread_id: str) -> ThreadRow:
+        row = await self.threads.get(thread_id)
         if row is None:
             raise ApiError(404, f"thread {thread_id} not found")
         return row
 
-    def status(self, thread_id: str) -> str:
-        if self.runs.is_busy(thread_id) or chat_is_replying(self.app, thread_id):
+    async def status(self, thread_id: str) -> str:
+        if self.runs.is_busy(thread_id) or await chat_is_replying(self.app, thread_id):
             return "busy"
         runs = self.runs.list(thread_id)
         if runs and runs[0].status == "error":
@@ -42,6 +42,6 @@ class Gateway:
         return "idle"
 
 
-def chat_is_replying(app: App, thread_id: str) -> bool:
-    conv = app.conversations.by_thread(thread_id)
+async def chat_is_replying(app: App, thread_id: str) -> bool:
+    conv = await app.conversations.by_thread(thread_id)
     return conv is not None and app.dispatcher.is_running(conv.key)

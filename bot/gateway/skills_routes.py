@@ -2,8 +2,9 @@
 
 Enabled state lives in `extensions_config.json` as `{"skills": {"<name>": {"enabled": bool}}}`
 (DeerFlow's format), written atomically with the file's other keys kept; the agent re-reads the
-file when it changes. Installing takes a `.skill` zip (multipart or the raw body); see
-skill_archive.py for what is refused.
+file when it changes. Installing takes a `.skill` zip: DeerFlow's JSON `{thread_id, path}` (a
+file in the thread's directories, e.g. one the agent wrote to outputs), multipart or the raw
+body; see skill_archive.py for what is refused.
 """
 
 from __future__ import annotations
@@ -13,14 +14,16 @@ from collections.abc import Awaitable, Callable
 
 from aiohttp import BodyPartReader
 from aiohttp.http_exceptions import HttpProcessingError
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
+from agent.paths import thread_dirs
 from agent.skills.loader import Skill
 from agent.skills.registry import SkillRegistry
 from bot.gateway import skill_archive
+from bot.gateway.artifacts import resolve_artifact
 from bot.gateway.errors import ApiError
 from bot.gateway.mcp_config import config_lock, config_path, read_raw, write_atomic
-from bot.gateway.registry import Call, Registry
+from bot.gateway.registry import THREAD_ID, Call, Registry
 
 api = Registry()
 TAG = "skills"
@@ -33,6 +36,7 @@ class SkillInfo(BaseModel):
     license: str
     category: str
     enabled: bool
+    editable: bool  # DeerFlow's: only custom (installed) skills
     path: str  # the agent's path of SKILL.md, never the host path
 
 
@@ -43,6 +47,14 @@ class SkillList(BaseModel):
 class SkillUpdate(BaseModel):
     model_config = ConfigDict(extra="forbid")
     enabled: bool
+
+
+class SkillInstallFromThread(BaseModel):
+    """DeerFlow's install body: a `.skill` file the agent produced in a thread."""
+
+    model_config = ConfigDict(extra="forbid")
+    thread_id: str = Field(pattern=THREAD_ID)
+    path: str = Field(min_length=1, max_length=1024)  # e.g. mnt/user-data/outputs/x.skill
 
 
 class SkillInstallResponse(BaseModel):
@@ -60,7 +72,7 @@ def registry(call: Call) -> SkillRegistry:
 def info(reg: SkillRegistry, skill: Skill) -> SkillInfo:
     return SkillInfo(name=skill.name, description=skill.description, license=skill.license,
                      category=skill.category, enabled=reg.is_enabled(skill.name),
-                     path=skill.virtual_path)
+                     editable=skill.category == "custom", path=skill.virtual_path)
 
 
 def find(reg: SkillRegistry, name: str) -> Skill:
@@ -106,11 +118,12 @@ async def put_skill(call: Call) -> SkillInfo:
 
 
 @api.route("POST", "/api/skills/install",
-           summary="Install a .skill zip (multipart field `files`/`file`, or the raw body)",
-           tag=TAG, response=SkillInstallResponse, multipart=True,
-           errors=(400, 409, 413, 422))
+           summary="Install a .skill zip: JSON {thread_id, path} of a thread's file, multipart "
+                   "field `files`/`file`, or the raw body",
+           tag=TAG, body=SkillInstallFromThread, response=SkillInstallResponse, multipart=True,
+           errors=(400, 403, 404, 409, 413, 422))
 async def install_skill(call: Call) -> SkillInstallResponse:
-    data = await _archive_bytes(call)
+    data = await (_thread_file(call) if call.body is not None else _archive_bytes(call))
     reg = registry(call)
     async with _install_lock:
         taken = {s.name for s in reg.skills}
@@ -125,6 +138,16 @@ async def install_skill(call: Call) -> SkillInstallResponse:
                                 message=f"skill {skill.name} installed",
                                 skill=info(reg, find(reg, skill.name)))
 
+
+
+async def _thread_file(call: Call) -> bytes:
+    body: SkillInstallFromThread = call.body
+    await call.gw.thread(body.thread_id)
+    root = thread_dirs(call.gw.app.runner.data_dir, body.thread_id, create=False).root
+    path = resolve_artifact(root, body.path)
+    if path.stat().st_size > skill_archive.MAX_ARCHIVE:
+        raise ApiError(413, f"the archive is larger than {skill_archive.MAX_ARCHIVE} bytes")
+    return await asyncio.to_thread(path.read_bytes)
 
 
 async def _archive_bytes(call: Call) -> bytes:

@@ -36,26 +36,26 @@ class ThreadStore:
         self.conversations = conversations
         db.executescript(SCHEMA)
 
-    def get(self, thread_id: str) -> ThreadRow | None:
+    async def get(self, thread_id: str) -> ThreadRow | None:
         row = self.db.execute(
             "SELECT thread_id, metadata, created_at, updated_at FROM api_threads"
             " WHERE thread_id = ?", (thread_id,)).fetchone()
-        conv = self.conversations.by_thread(thread_id)
+        conv = await self.conversations.by_thread(thread_id)
         if row is None and conv is None:
             return None
         return _merge(row, conv)
 
-    def create(self, thread_id: str, metadata: dict[str, Any]) -> ThreadRow:
+    async def create(self, thread_id: str, metadata: dict[str, Any]) -> ThreadRow:
         now = time.time()
         self.db.execute(
             "INSERT OR IGNORE INTO api_threads(thread_id, metadata, created_at, updated_at)"
             " VALUES (?, ?, ?, ?)", (thread_id, json.dumps(metadata), now, now))
-        found = self.get(thread_id)
+        found = await self.get(thread_id)
         assert found is not None
         return found
 
-    def patch(self, thread_id: str, metadata: dict[str, Any]) -> ThreadRow:
-        current = self.get(thread_id)
+    async def patch(self, thread_id: str, metadata: dict[str, Any]) -> ThreadRow:
+        current = await self.get(thread_id)
         if current is None:
             raise KeyError(thread_id)
         own = self._own_metadata(thread_id)
@@ -66,7 +66,7 @@ class ThreadStore:
             " VALUES (?, ?, ?, ?) ON CONFLICT(thread_id) DO UPDATE SET"
             " metadata = excluded.metadata, updated_at = excluded.updated_at",
             (thread_id, json.dumps(merged), current.created_at, now))
-        found = self.get(thread_id)
+        found = await self.get(thread_id)
         assert found is not None
         return found
 
@@ -77,13 +77,13 @@ class ThreadStore:
     def delete(self, thread_id: str) -> None:
         self.db.execute("DELETE FROM api_threads WHERE thread_id = ?", (thread_id,))
 
-    def all(self) -> list[ThreadRow]:
+    async def all(self) -> list[ThreadRow]:
         """Every thread, newest first (chats and API threads)."""
         rows = self.db.execute(
             "SELECT thread_id, metadata, created_at, updated_at FROM api_threads").fetchall()
         by_id = {r[0]: r for r in rows}
         out = []
-        for conv in self.conversations.all(limit=100_000):
+        for conv in await self.conversations.all(limit=100_000):
             out.append(_merge(by_id.pop(conv.thread_id, None), conv))
         out.extend(_merge(row, None) for row in by_id.values())
         out.sort(key=lambda t: t.updated_at, reverse=True)

@@ -6,11 +6,15 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+from langgraph.errors import InvalidUpdateError
+
 from agent.runner import ThreadBusy
 from bot.gateway.errors import ApiError
 from bot.gateway.registry import Call, Registry
 from bot.gateway.schemas import (
     HistoryRequest,
+    StateUpdate,
+    StateUpdateResponse,
     SuccessResponse,
     ThreadCreate,
     ThreadPatch,
@@ -18,8 +22,8 @@ from bot.gateway.schemas import (
     ThreadSearch,
     ThreadState,
 )
-from bot.gateway.serialize import iso, state_from_checkpoint
-from bot.gateway.service import Gateway
+from bot.gateway.serialize import checkpoint_ref, iso, state_from_checkpoint
+from bot.gateway.service import Gateway, chat_is_replying
 from bot.gateway.thread_store import ThreadRow
 
 api = Registry()
@@ -27,14 +31,22 @@ TAG = "threads"
 TID = "/api/threads/{thread_id}"
 
 
+def titled(state: dict[str, Any], row: ThreadRow) -> dict[str, Any]:
+    """The state with the thread's title among its values, as DeerFlow's state carries it."""
+    title = row.metadata.get("title")
+    if title and "title" not in state["values"]:
+        state["values"]["title"] = title
+    return state
+
+
 async def thread_response(gw: Gateway, row: ThreadRow, *, full: bool = True) -> ThreadResponse:
     values: dict[str, Any] = {}
     if full:
         tup = await gw.app.runner.checkpoint(row.thread_id)
-        values = state_from_checkpoint(row.thread_id, tup)["values"]
+        values = titled(state_from_checkpoint(row.thread_id, tup), row)["values"]
     elif row.metadata.get("title"):
         values = {"title": row.metadata["title"]}
-    return ThreadResponse(thread_id=row.thread_id, status=gw.status(row.thread_id),  # type: ignore[arg-type]
+    return ThreadResponse(thread_id=row.thread_id, status=await gw.status(row.thread_id),  # type: ignore[arg-type]
                           created_at=iso(row.created_at), updated_at=iso(row.updated_at),
                           metadata=row.metadata, values=values)
 
@@ -45,7 +57,7 @@ async def create_thread(call: Call) -> ThreadResponse:
     body: ThreadCreate = call.body
     gw: Gateway = call.gw
     thread_id = body.thread_id or str(uuid.uuid4())
-    existing = gw.threads.get(thread_id)
+    existing = await gw.threads.get(thread_id)
     if existing is not None and body.if_exists == "raise":
         raise ApiError(409, f"thread {thread_id} already exists")
     metadata = dict(body.metadata)
@@ -53,7 +65,7 @@ async def create_thread(call: Call) -> ThreadResponse:
         metadata.setdefault("graph_id", body.graph_id)
     if body.assistant_id:
         metadata.setdefault("assistant_id", body.assistant_id)
-    row = existing or gw.threads.create(thread_id, metadata)
+    row = existing or await gw.threads.create(thread_id, metadata)
     return await thread_response(gw, row)
 
 
@@ -61,7 +73,7 @@ async def create_thread(call: Call) -> ThreadResponse:
            response=ThreadResponse, errors=(404, 422))
 async def get_thread(call: Call) -> ThreadResponse:
     gw: Gateway = call.gw
-    return await thread_response(gw, gw.thread(call.path["thread_id"]))
+    return await thread_response(gw, await gw.thread(call.path["thread_id"]))
 
 
 @api.route("PATCH", TID, summary="Merge metadata into a thread", tag=TAG, body=ThreadPatch,
@@ -69,8 +81,8 @@ async def get_thread(call: Call) -> ThreadResponse:
 async def patch_thread(call: Call) -> ThreadResponse:
     gw: Gateway = call.gw
     thread_id = call.path["thread_id"]
-    gw.thread(thread_id)
-    return await thread_response(gw, gw.threads.patch(thread_id, call.body.metadata))
+    await gw.thread(thread_id)
+    return await thread_response(gw, await gw.threads.patch(thread_id, call.body.metadata))
 
 
 @api.route("DELETE", TID, summary="Delete a thread, its checkpoints and files", tag=TAG,
@@ -78,7 +90,7 @@ async def patch_thread(call: Call) -> ThreadResponse:
 async def delete_thread(call: Call) -> SuccessResponse:
     gw: Gateway = call.gw
     thread_id = call.path["thread_id"]
-    row = gw.thread(thread_id)
+    row = await gw.thread(thread_id)
     if row.conversation is not None:
         raise ApiError(409, f"thread {thread_id} belongs to the chat {row.conversation}; "
                             "start a new conversation there with /new instead")
@@ -99,12 +111,12 @@ async def search_threads(call: Call) -> list[dict[str, Any]]:
     body: ThreadSearch = call.body
     gw: Gateway = call.gw
     found = []
-    for row in gw.threads.all():
+    for row in await gw.threads.all():
         if body.ids is not None and row.thread_id not in body.ids:
             continue
         if any(row.metadata.get(k) != v for k, v in body.metadata.items()):
             continue
-        if body.status is not None and gw.status(row.thread_id) != body.status:
+        if body.status is not None and await gw.status(row.thread_id) != body.status:
             continue
         found.append(row)
     if body.sort_by in ("created_at", "thread_id"):
@@ -120,8 +132,44 @@ async def search_threads(call: Call) -> list[dict[str, Any]]:
 async def get_state(call: Call) -> dict[str, Any]:
     gw: Gateway = call.gw
     thread_id = call.path["thread_id"]
-    gw.thread(thread_id)
-    return state_from_checkpoint(thread_id, await gw.app.runner.checkpoint(thread_id))
+    row = await gw.thread(thread_id)
+    return titled(state_from_checkpoint(thread_id, await gw.app.runner.checkpoint(thread_id)),
+                  row)
+
+
+@api.route("POST", TID + "/state", summary="Write values as a new checkpoint (update_state)",
+           tag=TAG, body=StateUpdate, response=StateUpdateResponse, errors=(400, 404, 409, 422))
+async def update_state(call: Call) -> StateUpdateResponse:
+    gw: Gateway = call.gw
+    body: StateUpdate = call.body
+    thread_id = call.path["thread_id"]
+    row = await gw.thread(thread_id)
+    checkpoint_id = body.checkpoint_id or (body.checkpoint or {}).get("checkpoint_id")
+    if gw.runs.is_busy(thread_id) or await chat_is_replying(gw.app, thread_id):
+        raise ApiError(409, f"thread {thread_id} has an active run; try again when it is done")
+    if checkpoint_id and await gw.app.runner.checkpoint(thread_id, str(checkpoint_id)) is None:
+        raise ApiError(404, f"checkpoint {checkpoint_id} not found in thread {thread_id}")
+    values = dict(body.values or {})
+    title = values.pop("title", None)
+    if title is not None and not isinstance(title, str):
+        raise ApiError(422, "values.title must be a string")
+    if values or body.as_node:
+        try:
+            config = await gw.app.runner.update_state(
+                thread_id, values, body.as_node, str(checkpoint_id) if checkpoint_id else None)
+        except ThreadBusy:
+            raise ApiError(409, f"thread {thread_id} has an active run") from None
+        except (InvalidUpdateError, ValueError, KeyError, TypeError,
+                NotImplementedError) as exc:
+            raise ApiError(400, f"cannot update the state: {exc}") from None
+    else:
+        head = await gw.app.runner.checkpoint(thread_id)
+        config = head.config if head else {"configurable": {"thread_id": thread_id}}
+    if title is not None:  # the title is thread metadata (the graph has no title channel)
+        await gw.threads.patch(thread_id, {"title": title})
+        if row.conversation is not None:
+            await gw.app.conversations.update(row.conversation, title=title)
+    return StateUpdateResponse(checkpoint=checkpoint_ref(config))  # type: ignore[arg-type]
 
 
 @api.route("POST", TID + "/history", summary="The thread's checkpoints, newest first", tag=TAG,
@@ -130,10 +178,10 @@ async def get_history(call: Call) -> list[dict[str, Any]]:
     gw: Gateway = call.gw
     body: HistoryRequest = call.body
     thread_id = call.path["thread_id"]
-    gw.thread(thread_id)
+    row = await gw.thread(thread_id)
     before = body.before
     if isinstance(before, dict):
         before = before.get("checkpoint_id") or (before.get("configurable") or {}).get(
             "checkpoint_id")
     tuples = await gw.app.runner.checkpoints(thread_id, body.limit, before or None)
-    return [state_from_checkpoint(thread_id, tup) for tup in tuples]
+    return [titled(state_from_checkpoint(thread_id, tup), row) for tup in tuples]

@@ -1,5 +1,6 @@
 """Thread uploads: `POST .../uploads` (multipart `files`, several at once), `GET .../list`,
-`GET .../limits`, `DELETE .../{filename}`. Files land in the thread's uploads directory (the
+`GET .../limits`, `DELETE .../{filename}`. Uploading to a thread that does not exist creates
+it, as DeerFlow does. Files land in the thread's uploads directory (the
 agent sees `/mnt/user-data/uploads/<name>`); unsafe names are skipped, duplicates renamed
 `name_1.ext`, and each file is staged as `.upload-*.part` and renamed into place. Documents
 (PDF, Word, Excel, PowerPoint) are converted to markdown next to the original, as chat uploads
@@ -69,11 +70,11 @@ def file_info(thread_id: str, path: Path, original: str | None = None,
     stat = path.stat()
     info = UploadedFile(
         filename=path.name, size=stat.st_size, extension=path.suffix or None,
-        modified=stat.st_mtime, original_filename=original, virtual_path=f"{VIRTUAL}/{path.name}",
-        artifact_url=_artifact_url(thread_id, path.name))
+        modified=stat.st_mtime, original_filename=original, path=f"{VIRTUAL}/{path.name}",
+        virtual_path=f"{VIRTUAL}/{path.name}", artifact_url=_artifact_url(thread_id, path.name))
     if markdown is not None:
         info.markdown_file = markdown.name
-        info.markdown_virtual_path = f"{VIRTUAL}/{markdown.name}"
+        info.markdown_path = info.markdown_virtual_path = f"{VIRTUAL}/{markdown.name}"
         info.markdown_artifact_url = _artifact_url(thread_id, markdown.name)
     return info
 
@@ -93,19 +94,22 @@ async def convert(path: Path, enabled: bool) -> Path | None:
         return None
 
 
-def _uploads_dir(call: Call) -> Path:
+async def _uploads_dir(call: Call, *, create: bool = False) -> Path:
+    """The thread's uploads directory; with `create`, a missing thread is created (DeerFlow)."""
     gw: Gateway = call.gw
     thread_id = call.path["thread_id"]
-    gw.thread(thread_id)
+    if create and await gw.threads.get(thread_id) is None:
+        await gw.threads.create(thread_id, {})
+    await gw.thread(thread_id)
     return gw.app.runner.thread_dirs(thread_id).uploads
 
 
 @api.route("POST", BASE, summary="Upload files (multipart field `files`)", tag=TAG,
            response=UploadResponse, multipart=True, errors=(400, 404, 413, 422))
 async def upload(call: Call) -> UploadResponse:
-    uploads = _uploads_dir(call)
     if not call.request.content_type.startswith("multipart/"):
         raise ApiError(400, "send the files as multipart/form-data in the field 'files'")
+    uploads = await _uploads_dir(call, create=True)
     saved: list[tuple[Path, str]] = []
     skipped: list[str] = []
     total = 0
@@ -169,7 +173,7 @@ async def _save(part: BodyPartReader, uploads: Path, name: str,
 @api.route("GET", BASE + "/list", summary="List the thread's uploaded files", tag=TAG,
            response=UploadList, errors=(404, 422))
 async def list_uploads(call: Call) -> UploadList:
-    uploads = _uploads_dir(call)
+    uploads = await _uploads_dir(call)
     paths = sorted(p for p in uploads.iterdir() if p.is_file() and not p.name.startswith("."))
     files = [file_info(call.path["thread_id"], p) for p in paths]
     return UploadList(files=files, count=len(files))
@@ -185,7 +189,7 @@ async def upload_limits(call: Call) -> UploadLimits:
 @api.route("DELETE", BASE + "/{filename}", summary="Delete an uploaded file", tag=TAG,
            response=SuccessResponse, errors=(400, 404, 422))
 async def delete_upload(call: Call) -> SuccessResponse:
-    uploads = _uploads_dir(call)
+    uploads = await _uploads_dir(call)
     name = call.path["filename"]
     if safe_name(name) != name:
         raise ApiError(400, f"invalid file name {name!r}")

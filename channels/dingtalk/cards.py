@@ -1,26 +1,28 @@
 """AI cards: create + deliver, stream the whole text (coalesced), set the finished state.
 
 `PUT /v1.0/card/streaming` replaces the card's `content_key` with the whole text (`isFull`) at
-most every `stream_interval`; the last PUT carries `isFinalize` (or `isError` on failure), then
-`PUT /v1.0/card/instances` sets `flowStatus` so the card stops showing "generating".
+most every `stream_interval` (the "card.stream" budget, per card, in the channel's Pacer); the
+last PUT carries `isFinalize` (or `isError` on failure), then `PUT /v1.0/card/instances` sets
+`flowStatus` so the card stops showing "generating". A 429 blocks every call of the app until
+its Retry-After has passed; the newest text is shown after it (coalesced, never dropped).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import time
 import uuid
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from channels.base import ChannelError, ChatRef, RateLimited
+from channels.base import ChannelError, ChatRef, RateBudget, RateLimited
 from channels.dingtalk.api import DingTalkApi
 from channels.dingtalk.config import DingTalkConfig
+from channels.pacing import Pacer
 
 log = logging.getLogger("channels.dingtalk.cards")
 
 FLOW_PROCESSING, FLOW_FINISHED, FLOW_FAILED = "1", "3", "5"
+CARD_STREAM = "card.stream"
 
 
 @dataclass(eq=False)
@@ -32,47 +34,49 @@ class CardState:
     card_id: str = field(default_factory=lambda: f"antler-{uuid.uuid4().hex}")
     wanted: str = ""
     shown: str = ""
-    last_put: float = 0.0
     flush: asyncio.Task[None] | None = None
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
 
 class CardStreamer:
-    """Card calls for one channel, with the per-card coalescing to `stream_interval`."""
+    """Card calls for one channel, coalesced per card to its "card.stream" budget."""
 
-    def __init__(
-        self, api: DingTalkApi, config: DingTalkConfig, clock: Callable[[], float] = time.monotonic
-    ) -> None:
+    def __init__(self, api: DingTalkApi, config: DingTalkConfig, pacer: Pacer,
+                 budgets: tuple[RateBudget, ...]) -> None:
         self.api = api
         self.config = config
-        self._clock = clock
+        self.pacer = pacer
+        self._budgets = tuple(b for b in budgets if b.method == CARD_STREAM)
 
     async def create(self, card: CardState, text: str) -> None:
         """Create the card instance and deliver it to the DM or group; raise on failure."""
         params = {self.config.card_content_key: text, "flowStatus": FLOW_PROCESSING}
-        await self.api.call(
-            "POST",
-            "/v1.0/card/instances",
-            {
-                "cardTemplateId": self.config.card_template_id,
-                "outTrackId": card.card_id,
-                "cardData": {"cardParamMap": params},
-                "callbackType": "STREAM",
-                "imGroupOpenSpaceModel": {"supportForward": True},
-                "imRobotOpenSpaceModel": {"supportForward": True},
-            },
-        )
-        deliver = _deliver_body(card, self.config)
-        await self.api.call("POST", "/v1.0/card/instances/deliver", deliver)
+        async with self.pacer.slot(card.chat, (), card.card_id):
+            await self.api.call(
+                "POST",
+                "/v1.0/card/instances",
+                {
+                    "cardTemplateId": self.config.card_template_id,
+                    "outTrackId": card.card_id,
+                    "cardData": {"cardParamMap": params},
+                    "callbackType": "STREAM",
+                    "imGroupOpenSpaceModel": {"supportForward": True},
+                    "imRobotOpenSpaceModel": {"supportForward": True},
+                },
+            )
+        deliver = deliver_body(card.card_id, card.chat, card.sender_id, self.config)
+        async with self.pacer.slot(card.chat, self._budgets, card.card_id):
+            await self.api.call("POST", "/v1.0/card/instances/deliver", deliver)
         card.shown = text
-        card.last_put = self._clock()
 
     async def update(self, card: CardState, text: str) -> None:
-        """Show `text` now if the interval allows, else once it does (latest text wins)."""
+        """Show `text` now if the card's budget allows, else once it does (latest text wins).
+
+        Inside a 429's Retry-After nothing is sent: the text waits and goes out after it."""
         card.wanted = text
         if card.flush is not None and not card.flush.done():
             return
-        wait = card.last_put + self.config.stream_interval - self._clock()
+        wait = self._wait(card)
         if wait <= 0:
             await self._put_wanted(card)
             return
@@ -82,25 +86,26 @@ class CardStreamer:
         """The final PUT (isFinalize / isError) and the card's finished state; raise on failure."""
         await self.cancel_flush(card)
         card.wanted = text
-        async with card.lock:
+        # The final waits for 429 blocks only: the per-card interval is ours, not DingTalk's.
+        async with card.lock, self.pacer.slot(card.chat, (), card.card_id):
             await self._stream(card, text, final=True, error=failed)
         status = FLOW_FAILED if failed else FLOW_FINISHED
         try:
-            await self.api.call(
-                "PUT",
-                "/v1.0/card/instances",
-                {
-                    "outTrackId": card.card_id,
-                    "cardData": {
-                        "cardParamMap": {self.config.card_content_key: text, "flowStatus": status}
-                    },
-                    "cardUpdateOptions": {"updateCardDataByKey": True},
-                },
-            )
+            async with self.pacer.slot(card.chat, (), card.card_id):
+                await self._set_state(card, text, status)
         except ChannelError as exc:
             if isinstance(exc, RateLimited):
                 raise
             log.warning("dingtalk: card %s final state not set: %s", card.card_id, exc)
+
+    async def _set_state(self, card: CardState, text: str, status: str) -> None:
+        params = {self.config.card_content_key: text, "flowStatus": status}
+        body = {
+            "outTrackId": card.card_id,
+            "cardData": {"cardParamMap": params},
+            "cardUpdateOptions": {"updateCardDataByKey": True},
+        }
+        await self.api.call("PUT", "/v1.0/card/instances", body)
 
     async def cancel_flush(self, card: CardState) -> None:
         task, card.flush = card.flush, None
@@ -109,20 +114,30 @@ class CardStreamer:
             await asyncio.gather(task, return_exceptions=True)
 
     async def _flush_later(self, card: CardState, wait: float) -> None:
-        await asyncio.sleep(wait)
-        card.flush = None
+        """Show the newest text once the budget (and any 429 block) allows; until it is shown."""
         try:
-            await self._put_wanted(card)
+            while True:
+                await self.pacer.sleep(wait)
+                try:
+                    await self._put_wanted(card)
+                except RateLimited:
+                    pass  # the block is in the pacer: the next round waits it out
+                if card.wanted == card.shown:
+                    return
+                wait = max(self._wait(card), 0.0)
         except ChannelError as exc:
             log.warning("dingtalk: card %s streaming update failed: %s", card.card_id, exc)
 
     async def _put_wanted(self, card: CardState) -> None:
         async with card.lock:
             if card.wanted != card.shown:
-                await self._stream(card, card.wanted, final=False, error=False)
+                async with self.pacer.slot(card.chat, self._budgets, card.card_id):
+                    await self._stream(card, card.wanted, final=False, error=False)
+
+    def _wait(self, card: CardState) -> float:
+        return self.pacer.wait_time(card.chat, self._budgets, card.card_id)
 
     async def _stream(self, card: CardState, text: str, *, final: bool, error: bool) -> None:
-        card.last_put = self._clock()
         await self.api.call(
             "PUT",
             "/v1.0/card/streaming",
@@ -139,12 +154,15 @@ class CardStreamer:
         card.shown = text
 
 
-def _deliver_body(card: CardState, config: DingTalkConfig) -> dict[str, object]:
-    body: dict[str, object] = {"outTrackId": card.card_id, "userIdType": 1}
-    if card.chat.chat_type == "group":
-        body["openSpaceId"] = f"dtv1.card//IM_GROUP.{card.chat.chat_id}"
+def deliver_body(
+    card_id: str, chat: ChatRef, sender_id: str, config: DingTalkConfig
+) -> dict[str, object]:
+    """Where `POST /v1.0/card/instances/deliver` shows a card: the group, or the sender's DM."""
+    body: dict[str, object] = {"outTrackId": card_id, "userIdType": 1}
+    if chat.chat_type == "group":
+        body["openSpaceId"] = f"dtv1.card//IM_GROUP.{chat.chat_id}"
         body["imGroupOpenDeliverModel"] = {"robotCode": config.robot}
     else:
-        body["openSpaceId"] = f"dtv1.card//IM_ROBOT.{card.sender_id}"
+        body["openSpaceId"] = f"dtv1.card//IM_ROBOT.{sender_id}"
         body["imRobotOpenDeliverModel"] = {"spaceType": "IM_ROBOT", "robotCode": config.robot}
     return body

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from channels.backoff import BackoffPolicy, RetryState
 from channels.base import (
     Attachment,
     Capabilities,
@@ -19,17 +21,19 @@ from channels.base import (
     RateBudget,
     RateLimited,
     ReplyDoc,
+    effective_limit,
 )
 from channels.dingtalk.api import DingTalkApi
-from channels.dingtalk.cards import CardState, CardStreamer
+from channels.dingtalk.buttons import ButtonCards
+from channels.dingtalk.cards import CARD_STREAM, CardState, CardStreamer
 from channels.dingtalk.config import DingTalkConfig
 from channels.dingtalk.outbox import Outbox
-from channels.dingtalk.parse import MalformedEvent, is_command, parse_message, webhook_of
+from channels.dingtalk.parse import MalformedEvent, parse_message, webhook_of
 from channels.dingtalk.render import adapt_markdown, card_text, markdown_text
 from channels.dingtalk.stream import StreamLink
 from channels.files import free_path
 
-REFUSAL = "Sorry, you are not allowed to use this bot."
+CHOOSE = "Choose:"  # the label above the buttons of a reply shown in an AI card
 UPLOAD_LIMIT = 20 * 1024 * 1024
 APP_QPS = 15.0
 """Stay under DingTalk's ~20 QPS per app across every card of the bot."""
@@ -47,30 +51,34 @@ class DingTalkReply:
 class DingTalkChannel(Channel):
     name = "dingtalk"
 
-    def __init__(self, config: DingTalkConfig, ctx: ChannelContext) -> None:
+    def __init__(
+        self, config: DingTalkConfig, ctx: ChannelContext, backoff: BackoffPolicy | None = None
+    ) -> None:
         super().__init__(config, ctx)
         self.config: DingTalkConfig = config
         self.capabilities = capabilities_for(config)
         self.api = DingTalkApi(config)
         self.outbox = Outbox(self.api, config)
-        self.cards = CardStreamer(self.api, config)
-        self.link = StreamLink(config, self._on_callback, self._on_state)
+        self.cards = CardStreamer(self.api, config, self.pacer, self.capabilities.edit_budget)
+        self.buttons = ButtonCards(self.api, config, self.pacer)
+        self.link = StreamLink(config, self._on_callback, self._on_state, backoff, self._on_press)
 
     # ------------------------------------------------------------------ lifecycle
 
     async def start(self) -> None:
         await self.api.start()
-        if not await self.link.start(timeout=10.0):
-            self.log.warning("dingtalk stream not connected yet; still trying in the background")
-            self.ctx.report(connected=False, error="stream not connected")
+        if not await self.link.start(timeout=10.0):  # the link reports its retry state itself
+            self.log.info("dingtalk stream not connected yet; retrying in the background")
 
     async def stop(self) -> None:
         if not await self.link.stop():
             self.log.error("dingtalk stream thread did not stop in time")
         await self.api.close()
 
-    async def _on_state(self, connected: bool, error: str | None) -> None:
-        self.ctx.report(connected=connected, error=error)
+    async def _on_state(
+        self, connected: bool, error: str | None, retry: RetryState | None = None
+    ) -> None:
+        self.ctx.report(connected=connected, error=error, retry=retry)
 
     # ------------------------------------------------------------------ inbound
 
@@ -88,20 +96,17 @@ class DingTalkChannel(Channel):
             self.log.warning("dingtalk: skipped a malformed message: %s", exc)
             return
         self.outbox.remember_webhook(msg.chat, *webhook_of(data))
-        if not self.config.allows(msg):
-            self.log.info("dingtalk: refused %s in %s", msg.sender.id, msg.chat.key)
-            await self.outbox.send_markdown(msg.chat, REFUSAL)
-            return
-        if not self._triggers(msg):
-            return
-        await self.ctx.publish(msg)
+        if msg.text or msg.attachments or msg.unsupported:
+            await self.ctx.publish(msg)
 
-    def _triggers(self, msg: InboundMessage) -> bool:
-        if not msg.text and not msg.attachments:
-            return False
-        if msg.chat.chat_type == "dm" or self.config.group_trigger == "all":
-            return True
-        return msg.mentions_bot or is_command(msg.text)
+    async def _on_press(self, data: dict[str, Any]) -> None:
+        """A press on a button card, on the service loop. Never raises."""
+        try:
+            msg = await self.buttons.press(data, channel=self.name, received_at=time.time())
+            if msg is not None:
+                await self.ctx.publish(msg)
+        except Exception:
+            self.log.exception("dingtalk: failed to handle a card button press")
 
     # ------------------------------------------------------------------ replies
 
@@ -125,13 +130,46 @@ class DingTalkChannel(Channel):
         if handle.card is not None:
             try:
                 await self.cards.finish(handle.card, card_text(doc), failed=doc.status == "failed")
+                if doc.buttons:
+                    await self._button_card(handle, doc, CHOOSE)
                 return
             except RateLimited:
                 raise
             except ChannelError as exc:
                 self.log.warning("dingtalk: final card update failed (%s); markdown", exc)
                 handle.card = None
+        if doc.buttons:
+            await self._button_card(handle, doc, card_text(doc))
+            return
         await self.outbox.send_markdown(handle.chat, markdown_text(doc))
+
+    # ------------------------------------------------------------------ surviving a restart
+    # Card updates replace the whole content, so a restored card is streamed and finalized again
+    # in place; without a card, replies are markdown messages that cannot be edited.
+
+    def handle_state(self, handle: DingTalkReply) -> dict[str, Any]:
+        card = handle.card
+        return {"card_id": card.card_id, "sender_id": card.sender_id} if card else {}
+
+    def restore_handle(self, msg: InboundMessage, state: Mapping[str, Any]) -> DingTalkReply:
+        reply = DingTalkReply(chat=msg.chat, msg=msg)
+        if state.get("card_id"):
+            reply.card = CardState(chat=msg.chat, sender_id=str(state.get("sender_id") or ""),
+                                   card_id=str(state["card_id"]))
+        return reply
+
+    def finish_is_replayable(self, handle: DingTalkReply) -> bool:
+        return handle.card is not None
+
+    async def _button_card(self, handle: DingTalkReply, doc: ReplyDoc, text: str) -> None:
+        """The buttons on an interactive card; if DingTalk refuses it, markdown with links."""
+        try:
+            await self.buttons.send(handle.chat, handle.msg.sender.id, text, doc.buttons)
+        except RateLimited:
+            raise
+        except ChannelError as exc:
+            self.log.warning("dingtalk: button card refused (%s); buttons as links", exc)
+            await self.outbox.send_markdown(handle.chat, markdown_text(doc, links=True))
 
     async def send_continuation(self, handle: DingTalkReply, doc: ReplyDoc) -> None:
         await self.outbox.send_markdown(handle.chat, markdown_text(doc))
@@ -139,11 +177,12 @@ class DingTalkChannel(Channel):
     async def send_text(self, chat: ChatRef, text: str, *, reply_to: str | None = None) -> None:
         await self.outbox.send_markdown(chat, adapt_markdown(text))
 
-    async def mark_queued(self, msg: InboundMessage) -> DingTalkReply | None:
+    async def mark_queued(self, msg: InboundMessage,
+                          doc: ReplyDoc | None = None) -> DingTalkReply | None:
         """Markdown replies cannot be edited, so only an AI card shows the queued state."""
         if not self.config.card_template_id:
             return None
-        return await self.open_reply(msg, ReplyDoc(status="queued"))
+        return await self.open_reply(msg, doc or ReplyDoc(status="queued"))
 
     # ------------------------------------------------------------------ files
 
@@ -153,9 +192,11 @@ class DingTalkChannel(Channel):
             raise FileTooLarge(path.name, size, UPLOAD_LIMIT)
         await self.outbox.send_file(handle.chat, path)
 
-    async def fetch_file(self, msg: InboundMessage, att: Attachment, dest_dir: Path) -> Path:
+    async def fetch_file(self, msg: InboundMessage, att: Attachment, dest_dir: Path, *,
+                         limit: int | None = None) -> Path:
         dest = free_path(dest_dir, att.name)
-        return await self.api.download(att.ref, dest, self.config.max_file_bytes)
+        own = self.config.max_file_bytes
+        return await self.api.download(att.ref, dest, effective_limit(own, limit))
 
 
 def capabilities_for(config: DingTalkConfig) -> Capabilities:
@@ -169,9 +210,12 @@ def capabilities_for(config: DingTalkConfig) -> Capabilities:
         files_out=True,
         markdown="dingtalk",
         max_file_in=config.max_file_bytes,
-        # Per card the channel itself coalesces to `stream_interval` (a second per-reply bucket
-        # in the service would add up to one interval of lag); the service paces the app's QPS.
-        edit_budget=(RateBudget(scope="bot", per_second=APP_QPS, burst=20),),
+        # The service paces the app's QPS; per card the channel coalesces to `stream_interval`
+        # itself (a second per-reply bucket in the service would add up to one interval of lag).
+        edit_budget=(
+            RateBudget(scope="bot", per_second=APP_QPS, burst=20),
+            RateBudget(scope="reply", method=CARD_STREAM, per_second=1 / config.stream_interval),
+        ),
     )
 
 

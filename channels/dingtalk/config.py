@@ -22,6 +22,8 @@ class DingTalkConfig(ChannelConfig):
     robot_code: str = ""
     card_template_id: str = ""
     card_content_key: str = "content"
+    # the interactive card buttons are shown on (DingTalk's built-in standard card by default)
+    button_card_template_id: str = "StandardCard"
     api_base: str = DEFAULT_API_BASE
     upload_base: str = ""
     stream_interval: float = Field(default=0.5, ge=0.05, le=10.0)
@@ -42,8 +44,10 @@ class DingTalkConfig(ChannelConfig):
 
     @model_validator(mode="after")
     def _credentials_when_enabled(self) -> DingTalkConfig:
-        if self.enabled and not (self.client_id and self.client_secret.get_secret_value()):
-            raise ValueError("client_id and client_secret are required when enabled")
+        if self.enabled and not self.client_id:
+            raise ValueError("client_id: required when channels.dingtalk.enabled is true")
+        if self.enabled and not self.client_secret.get_secret_value():
+            raise ValueError("client_secret: required when channels.dingtalk.enabled is true")
         return self
 
     @property

@@ -1,5 +1,10 @@
 """One-off robot messages: markdown via the session webhook while it is valid, else the robot
-send API; images and files through an upload and the robot send API."""
+send API; images and files through an upload and the robot send API.
+
+A session webhook that answers an error (an errcode such as 300001, an HTTP error, no answer) is
+treated like an expired one: it is forgotten and the message goes through the robot send API.
+A throttled webhook (`RateLimited`) is not bypassed: the caller waits out its retry-after.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +13,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from channels.base import ChatRef
+from channels.base import ChannelError, ChatRef, RateLimited
 from channels.dingtalk.api import DingTalkApi
 from channels.dingtalk.config import DingTalkConfig
 from channels.dingtalk.render import title_of
@@ -51,12 +56,24 @@ class Outbox:
     async def _send_one(self, chat: ChatRef, text: str) -> None:
         title = title_of(text, self.config.markdown_title)
         webhook = self.webhook_for(chat)
-        if webhook:
-            body = {"msgtype": "markdown", "markdown": {"title": title, "text": text}}
-            await self.api.post_webhook(webhook, body)
+        if webhook and await self._via_webhook(chat, webhook, title, text):
             return
         param = {"title": title, "text": text}
         await self.api.robot_send(chat.chat_type, chat.chat_id, "sampleMarkdown", param)
+
+    async def _via_webhook(self, chat: ChatRef, webhook: str, title: str, text: str) -> bool:
+        """Send through the session webhook; False (and the webhook forgotten) if it failed."""
+        body = {"msgtype": "markdown", "markdown": {"title": title, "text": text}}
+        try:
+            await self.api.post_webhook(webhook, body)
+        except RateLimited:
+            raise
+        except ChannelError as exc:
+            log.warning("dingtalk: session webhook of %s failed (%s); using the robot send API",
+                        chat.key, exc)
+            self._webhooks.pop(chat.key, None)
+            return False
+        return True
 
     async def send_file(self, chat: ChatRef, path: Path) -> None:
         """Upload `path` and send it as an image or a file message."""

@@ -14,8 +14,11 @@ from typing import Any
 from channels.base import Attachment, ChatRef, InboundMessage, UserRef
 
 CHATBOT_TOPIC = "/v1.0/im/bot/messages/get"
+CARD_CALLBACK_TOPIC = "/v1.0/card/instances/callback"  # card button presses (Stream mode)
 _LEADING_MENTIONS = re.compile(r"^(?:\s*@\S+)+\s*")
 _COMMAND_AT = re.compile(r"^(/[A-Za-z0-9_]+)@\S+")
+_UNSUPPORTED = {"interactiveCard": "a card", "chatRecord": "forwarded chat records",
+                "location": "a location", "sticker": "a sticker", "emotion": "a sticker"}
 
 
 class MalformedEvent(ValueError):
@@ -28,7 +31,11 @@ def parse_message(data: Mapping[str, Any], *, channel: str, received_at: float) 
     if not msg_id:
         raise MalformedEvent("chatbot message without msgId")
     chat = _chat_of(data, channel)
-    text, attachments = _content_of(data, msg_id)
+    kind = _str(data.get("msgtype")) or "text"
+    if kind in _UNSUPPORTED:
+        text, attachments, unsupported = "", (), _UNSUPPORTED[kind]
+    else:
+        (text, attachments), unsupported = _content_of(data, msg_id), ""
     sender = UserRef(
         id=_str(data.get("senderStaffId")) or _str(data.get("senderId")),
         name=_str(data.get("senderNick")),
@@ -40,6 +47,7 @@ def parse_message(data: Mapping[str, Any], *, channel: str, received_at: float) 
         text=clean_text(text),
         attachments=attachments,
         mentions_bot=bool(data.get("isInAtList")),
+        unsupported=unsupported or _nothing_read(kind, text, attachments),
         message_id=msg_id,
         received_at=received_at,
         raw=dict(data),
@@ -77,7 +85,7 @@ def _content_of(data: Mapping[str, Any], msg_id: str) -> tuple[str, tuple[Attach
     if kind == "video":
         ext = _str(content.get("videoType")) or "mp4"
         return "", _attachment(content, "video", f"video-{msg_id[:12]}.{ext}")
-    raise MalformedEvent(f"unsupported msgtype {kind!r}")
+    return "", ()  # a kind Antler does not read: reported as unsupported
 
 
 def _rich_text(content: Mapping[str, Any], msg_id: str) -> tuple[str, tuple[Attachment, ...]]:
@@ -107,8 +115,8 @@ def clean_text(text: str) -> str:
     return _COMMAND_AT.sub(r"\1", text.strip())
 
 
-def is_command(text: str) -> bool:
-    return text.startswith("/")
+def _nothing_read(kind: str, text: str, attachments: tuple[Attachment, ...]) -> str:
+    return "" if text or attachments or kind == "text" else "this kind of message"
 
 
 def webhook_of(data: Mapping[str, Any]) -> tuple[str, int]:

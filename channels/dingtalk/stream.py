@@ -5,7 +5,8 @@ opens the gateway with blocking `requests` without a timeout. So Antler runs its
 on an `SdkThread` and uses the SDK's pieces for the rest: the client's frame routing, its system
 handler (ping acks, disconnect) and its callback-handler ack. The gateway is opened with aiohttp
 (timeout, cancellable), at the SDK's `OPEN_CONNECTION_API` (set by `endpoint.apply_sdk_endpoint`).
-Drops reconnect with backoff; a `disconnect` frame reconnects at once.
+A failed open or a dropped socket, at start as later, is retried with the one backoff
+(`channels/backoff.py`); a `disconnect` frame (a clean close) reconnects at once.
 """
 
 from __future__ import annotations
@@ -26,15 +27,18 @@ from dingtalk_stream.frames import AckMessage, CallbackMessage
 from dingtalk_stream.version import VERSION_STRING
 
 from channels._threads import SdkThread, post_to_loop
+from channels.backoff import Backoff, BackoffPolicy, RetryState, describe
 from channels.base import ChannelError
 from channels.dingtalk.config import DingTalkConfig
 from channels.dingtalk.endpoint import apply_sdk_endpoint, open_connection_url
-from channels.dingtalk.parse import CHATBOT_TOPIC
+from channels.dingtalk.parse import CARD_CALLBACK_TOPIC, CHATBOT_TOPIC
 
 log = logging.getLogger("channels.dingtalk.stream")
 
 OnMessage = Callable[[dict[str, Any]], Coroutine[Any, Any, None]]
-OnState = Callable[[bool, str | None], Coroutine[Any, Any, None]]
+OnState = Callable[[bool, str | None, RetryState | None], Coroutine[Any, Any, None]]
+CLEAN_CLOSE_PAUSE = 0.2
+"""Seconds before reconnecting after the server closed the socket cleanly (`disconnect`)."""
 
 
 class _ChatbotCallback(dingtalk_stream.CallbackHandler):
@@ -55,18 +59,25 @@ class _ChatbotCallback(dingtalk_stream.CallbackHandler):
 class StreamLink:
     """Connects, reconnects and stops the Stream-mode websocket."""
 
-    RECONNECT_DELAYS: tuple[float, ...] = (0.2, 1.0, 2.0, 5.0, 10.0, 30.0)
-    """Seconds before reconnecting: index 0 after a clean close, then per consecutive failure."""
-
-    def __init__(self, config: DingTalkConfig, on_message: OnMessage, on_state: OnState) -> None:
+    def __init__(
+        self,
+        config: DingTalkConfig,
+        on_message: OnMessage,
+        on_state: OnState,
+        backoff: BackoffPolicy | None = None,
+        on_card_press: OnMessage | None = None,
+    ) -> None:
         self.config = config
         self._on_message = on_message
         self._on_state = on_state
+        self._on_card_press = on_card_press
+        self.backoff = Backoff("dingtalk stream", log, backoff)
         credential = dingtalk_stream.Credential(
             config.client_id, config.client_secret.get_secret_value()
         )
         self.client = dingtalk_stream.DingTalkStreamClient(credential, logger=log)
         self.client.register_callback_handler(CHATBOT_TOPIC, _ChatbotCallback(self._deliver))
+        self.client.register_callback_handler(CARD_CALLBACK_TOPIC, _ChatbotCallback(self._press))
         self.connected = False
         self.connections = 0
         self._home: asyncio.AbstractEventLoop | None = None
@@ -77,14 +88,17 @@ class StreamLink:
     # ------------------------------------------------------------------ lifecycle (service loop)
 
     async def start(self, timeout: float = 10.0) -> bool:
-        """Start the thread and the connect loop; True once connected within `timeout`."""
+        """Start the thread and the connect loop; True once connected. Returns False as soon as
+        the first attempt failed (the loop goes on retrying) or after `timeout`."""
         apply_sdk_endpoint(self.config.api_base)
         self._home = asyncio.get_running_loop()
         self._thread = SdkThread("dingtalk-stream")
         self._thread.start()
         self._serving = self._thread.submit(self._serve())
         deadline = time.monotonic() + timeout
-        while not self.connected and time.monotonic() < deadline and not self._serving.done():
+        while not (self.connected or self.backoff.attempts or self._serving.done()):
+            if time.monotonic() >= deadline:
+                break
             await asyncio.sleep(0.01)
         return self.connected
 
@@ -108,28 +122,30 @@ class StreamLink:
         if self._home is not None:
             post_to_loop(self._home, self._on_message(data))
 
-    def _state(self, connected: bool, error: str | None) -> None:
+    def _press(self, data: dict[str, Any]) -> None:
+        """A card button press (channels/dingtalk/buttons.py), acked like a message."""
+        if self._home is not None and self._on_card_press is not None:
+            post_to_loop(self._home, self._on_card_press(data))
+
+    def _state(self, connected: bool, error: str | None, retry: RetryState | None = None) -> None:
         self.connected = connected
         if self._home is not None and not self._home.is_closed():
-            post_to_loop(self._home, self._on_state(connected, error))
+            post_to_loop(self._home, self._on_state(connected, error, retry))
 
     async def _serve(self) -> None:
         self.client.pre_start()
-        failures = 0
         while True:
             try:
                 await self._connect_once()
-                failures = 0
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
-                failures += 1
-                log.warning("dingtalk stream dropped (%s); reconnecting", exc)
-                self._state(False, f"{type(exc).__name__}: {exc}")
+                retry = self.backoff.failure(describe(exc))
+                self._state(False, f"dingtalk stream: {retry.last_error}", retry)
+                await self.backoff.wait()
             else:
                 self._state(False, None)
-            delays = self.RECONNECT_DELAYS
-            await asyncio.sleep(delays[min(failures, len(delays) - 1)])
+                await self.backoff.policy.sleep(CLEAN_CLOSE_PAUSE)
 
     async def _connect_once(self) -> None:
         ticket = await self._open_gateway()
@@ -139,6 +155,7 @@ class StreamLink:
         ) as ws:
             self.client.websocket = ws
             self.connections += 1
+            self.backoff.success()
             self._state(True, None)
             async for raw in ws:
                 self._dispatch(raw)

@@ -43,10 +43,14 @@ from lark_oapi.api.im.v1 import (
 )
 
 from channels._threads import call_blocking
-from channels.base import ChannelError, RateLimited
+from channels.base import ChannelError, DeliveryRefused, RateLimited
 from channels.feishu.config import FeishuConfig
 
 RATE_LIMIT_CODES = frozenset({99991400})
+REFUSAL_CODES = {  # the bot cannot post there, whatever it retries
+    230002: "bot removed from the chat",  # the bot is not in the chat
+    230013: "forbidden",  # the user is outside the bot's availability
+}
 log = logging.getLogger("channels.feishu")
 
 
@@ -86,6 +90,8 @@ def check(op: str, resp: Any) -> Any:
         return resp
     if code in RATE_LIMIT_CODES:
         raise RateLimited(_retry_after(resp), scope="reply")
+    if code in REFUSAL_CODES:
+        raise DeliveryRefused(REFUSAL_CODES[code], f"feishu {op}: code {code}")
     raise FeishuApiError(op, -1 if code is None else int(code), str(getattr(resp, "msg", "")))
 
 

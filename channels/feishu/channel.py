@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-import json
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
+from channels.backoff import BackoffPolicy, RetryState
 from channels.base import (
     Attachment,
     Capabilities,
@@ -17,13 +19,14 @@ from channels.base import (
     RateBudget,
     ReplyDoc,
     ReplyHandle,
+    effective_limit,
 )
-from channels.feishu import files, render
+from channels.feishu import files, render, resume
 from channels.feishu.api import FeishuApi, build_client
 from channels.feishu.config import FeishuConfig
 from channels.feishu.inbound import Inbound
 from channels.feishu.parse import BotIdentity
-from channels.feishu.stream import CardStreamer, FeishuReply
+from channels.feishu.stream import CARD_BUDGETS, CardStreamer, FeishuReply
 from channels.feishu.webhook import webhook_route
 from channels.feishu.ws import LongConnection
 
@@ -34,18 +37,23 @@ MAX_FILE_IN = 100 * 1024 * 1024
 class FeishuChannel(Channel):
     name = "feishu"
 
-    def __init__(self, config: FeishuConfig, ctx: ChannelContext) -> None:
+    def __init__(
+        self, config: FeishuConfig, ctx: ChannelContext, backoff: BackoffPolicy | None = None
+    ) -> None:
         super().__init__(config, ctx)
         self.config: FeishuConfig = config
+        self.backoff = backoff
         self.capabilities = Capabilities(
             max_text_len=render.CARD_MAX_CHARS, can_edit=True, native_stream=True, cards=True,
             buttons=True, files_in=True, files_out=True, threads=True, markdown="feishu",
             max_file_in=MAX_FILE_IN,
-            edit_budget=(RateBudget(scope="reply", per_second=1 / config.stream_interval),),
+            edit_budget=(RateBudget(scope="reply", per_second=1 / config.stream_interval),
+                         *CARD_BUDGETS),
         )
         self.api = FeishuApi(build_client(config))
-        self.streamer = CardStreamer(self.api, config.card_mode)
-        self.inbound = Inbound(config, ctx, self._refuse, self.name)
+        self.streamer = CardStreamer(self.api, self.pacer, config.card_mode,
+                                     self.capabilities.edit_budget)
+        self.inbound = Inbound(config, ctx, self.name)
         self.connection: LongConnection | None = None
         self._side_tasks: set[asyncio.Task[None]] = set()
 
@@ -60,10 +68,13 @@ class FeishuChannel(Channel):
             self.ctx.report(connected=True)
             return
 
-        def on_state(connected: bool, error: str | None) -> None:
-            loop.call_soon_threadsafe(lambda: self.ctx.report(connected=connected, error=error))
+        def on_state(connected: bool, error: str | None, retry: RetryState | None) -> None:
+            loop.call_soon_threadsafe(
+                lambda: self.ctx.report(connected=connected, error=error, retry=retry))
 
-        self.connection = LongConnection(self.config, self.inbound.handler(verify=False), on_state)
+        # A failed connect does not fail the start: the connection keeps retrying with backoff.
+        self.connection = LongConnection(self.config, self.inbound.handler(verify=False), on_state,
+                                         self.backoff)
         await self.connection.start()
 
     async def stop(self) -> None:
@@ -96,6 +107,7 @@ class FeishuChannel(Channel):
             task.add_done_callback(self._side_tasks.discard)
         reply = await self.streamer.open(msg.chat, msg.message_id, doc,
                                          in_thread=self._in_thread(msg.chat))
+        reply.main_chat = msg.in_main_chat
         self._remember(reply)
         return reply
 
@@ -117,6 +129,16 @@ class FeishuChannel(Channel):
         await self.streamer.update(handle, doc)
         self._remember(handle)
 
+    def handle_state(self, handle: FeishuReply) -> dict[str, Any]:
+        return resume.reply_state(handle)
+
+    def restore_handle(self, msg: InboundMessage, state: Mapping[str, Any]) -> FeishuReply | None:
+        reply = resume.restore_reply(msg, state)
+        return self.streamer.taken_over(reply) if reply is not None else None
+
+    def finish_is_replayable(self, handle: FeishuReply) -> bool:
+        return resume.finish_replayable(handle)
+
     async def send_continuation(self, handle: ReplyHandle, doc: ReplyDoc) -> None:
         await self.streamer.continuation(handle, doc)
         self._remember(handle)
@@ -132,15 +154,6 @@ class FeishuChannel(Channel):
                 mid = await self.api.send(chat.chat_id, "interactive", content)
             self.inbound.ours.add(mid)
 
-    async def _refuse(self, msg: InboundMessage, text: str) -> None:
-        try:
-            if msg.message_id and not msg.is_button:
-                await self.api.reply(msg.message_id, "text", json.dumps({"text": text}))
-            else:
-                await self.api.send(msg.chat.chat_id, "text", json.dumps({"text": text}))
-        except ChannelError as exc:
-            self.log.warning("feishu: refusal not delivered: %s", exc)
-
     # ------------------------------------------------------------------ files
     async def send_file(self, handle: ReplyHandle, path: Path) -> None:
         reply: FeishuReply = handle
@@ -152,5 +165,7 @@ class FeishuChannel(Channel):
             mid = await self.api.send(reply.chat.chat_id, msg_type, content)
         self.inbound.ours.add(mid)
 
-    async def fetch_file(self, msg: InboundMessage, att: Attachment, dest_dir: Path) -> Path:
-        return await files.fetch(self.api, msg, att, dest_dir, self.capabilities.max_file_in)
+    async def fetch_file(self, msg: InboundMessage, att: Attachment, dest_dir: Path, *,
+                         limit: int | None = None) -> Path:
+        own = self.capabilities.max_file_in
+        return await files.fetch(self.api, msg, att, dest_dir, effective_limit(own, limit))

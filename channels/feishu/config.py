@@ -47,11 +47,13 @@ class FeishuConfig(ChannelConfig):
 
     @model_validator(mode="after")
     def _credentials(self) -> FeishuConfig:
-        if self.enabled and not (self.app_id and self.app_secret.get_secret_value()):
-            raise ValueError("app_id and app_secret are required when feishu is enabled")
+        if self.enabled and not self.app_id:
+            raise ValueError("app_id: required when channels.feishu.enabled is true")
+        if self.enabled and not self.app_secret.get_secret_value():
+            raise ValueError("app_secret: required when channels.feishu.enabled is true")
         webhook = self.enabled and self.mode == "webhook"
         if webhook and not self.verification_token.get_secret_value():
-            raise ValueError("verification_token is required in webhook mode")
+            raise ValueError("verification_token: required when channels.feishu.mode is webhook")
         return self
 
     @property

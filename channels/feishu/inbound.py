@@ -1,4 +1,7 @@
-"""From Feishu events to `ctx.publish`: dedupe, group gating, access control, button presses.
+"""From Feishu events to `ctx.publish`: dedupe of redeliveries, replies to the bot, button presses.
+
+Access and the group trigger are decided by the service's gate; this module reports what it
+parsed (`mentions_bot`, `replies_to_bot`: a reply to one of the bot's messages or topics).
 
 lark-oapi calls the handlers synchronously (on the long-connection thread, or inline in webhook
 mode). They only schedule `accept*` on the service loop and return at once, so the SDK acks the
@@ -12,7 +15,8 @@ import json
 import logging
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Coroutine
+from collections.abc import Coroutine
+from dataclasses import replace
 from typing import Any
 
 import lark_oapi as lark
@@ -38,7 +42,6 @@ IGNORED_EVENTS = (
     "im.chat.member.bot.added_v1",
     "im.chat.member.bot.deleted_v1",
 )
-REFUSAL = "Sorry, I am not available to you here. Ask an admin to add you to the allowlist."
 
 
 class Recent:
@@ -70,10 +73,9 @@ class Inbound:
         self,
         config: FeishuConfig,
         ctx: ChannelContext,
-        refuse: Callable[[InboundMessage, str], Coroutine[Any, Any, None]],
         name: str = "feishu",
     ) -> None:
-        self.config, self.ctx, self.refuse, self.name = config, ctx, refuse, name
+        self.config, self.ctx, self.name = config, ctx, name
         self.bot = BotIdentity()
         self.seen = Recent()
         self.ours = Recent()  # message ids the bot sent, and topics it answered in
@@ -108,13 +110,6 @@ class Inbound:
         return P2CardActionTriggerResponse({"toast": {"type": "info", "content": "Got it"}})
 
     # ------------------------------------------------------------------ service loop
-    def _triggered(self, msg: InboundMessage) -> bool:
-        if msg.chat.chat_type == "dm" or self.config.group_trigger == "all":
-            return True
-        if msg.mentions_bot or msg.text.startswith("/"):
-            return True
-        return msg.reply_to in self.ours
-
     async def accept(self, envelope: dict[str, Any]) -> None:
         try:
             msg = parse_message(envelope, bot=self.bot, channel=self.name,
@@ -127,9 +122,9 @@ class Inbound:
             return
         self.seen.add(msg.event_id)
         self.seen.add(event_id)
-        if msg.sender.is_bot or not self._triggered(msg):
+        if msg.sender.is_bot:
             return
-        await self._publish(msg)
+        await self._publish(replace(msg, replies_to_bot=msg.reply_to in self.ours))
 
     async def accept_button(self, envelope: dict[str, Any]) -> None:
         try:
@@ -143,13 +138,10 @@ class Inbound:
         await self._publish(msg)
 
     async def _publish(self, msg: InboundMessage) -> None:
-        if not self.config.allows(msg):
-            await self.refuse(msg, REFUSAL)
-            return
         try:
             result = await self.ctx.publish(msg)
         except Exception:
             log.exception("feishu: publish failed for %s", msg.event_id)
             return
-        if result not in (PublishResult.accepted, PublishResult.duplicate, PublishResult.busy):
+        if result is PublishResult.closed:
             log.info("feishu: message %s not accepted: %s", msg.event_id, result.value)

@@ -114,6 +114,15 @@ def _body(msg_type: str, content: Mapping[str, Any]) -> tuple[str, list[Attachme
     return "", []
 
 
+_LABELS = {"sticker": "a sticker", "location": "a location", "share_chat": "a shared chat",
+           "share_user": "a contact card", "merge_forward": "forwarded messages",
+           "interactive": "a card", "todo": "a task", "vote": "a poll", "hongbao": "a red packet"}
+
+
+def _label(msg_type: str) -> str:
+    return _LABELS.get(msg_type, "this kind of message")
+
+
 def _resolve_mentions(
     text: str, mentions: list[Mapping[str, Any]], bot: BotIdentity
 ) -> tuple[str, bool]:
@@ -145,6 +154,13 @@ def _chat_ref(message: Mapping[str, Any], channel: str, group_scope: str) -> Cha
     )
 
 
+def _starts_topic(message: Mapping[str, Any], group_scope: str) -> bool:
+    """A top-level message of a group in per-topic mode: it starts a topic of its own."""
+    is_group = message.get("chat_type") in ("group", "topic_group")
+    in_topic = message.get("root_id") or message.get("thread_id")
+    return is_group and group_scope == "topic" and not in_topic
+
+
 def parse_message(
     envelope: Mapping[str, Any],
     *,
@@ -161,10 +177,12 @@ def parse_message(
     sender_id = _dig(sender, "sender_id", "open_id") or _dig(sender, "sender_id", "user_id")
     if not sender_id:
         raise MalformedEvent("message has no sender")
-    text, files = _body(str(message.get("message_type", "")), _content(message))
+    msg_type = str(message.get("message_type", ""))
+    text, files = _body(msg_type, _content(message))
     mentions = [m for m in message.get("mentions") or [] if isinstance(m, Mapping)]
     text, mentioned = _resolve_mentions(text, mentions, bot)
-    if not text and not files:
+    unsupported = "" if text or files or msg_type in ("text", "post") else _label(msg_type)
+    if not text and not files and not unsupported:
         return None
     return InboundMessage(
         event_id=str(message["message_id"]),
@@ -173,9 +191,11 @@ def parse_message(
         text=text,
         attachments=tuple(files),
         mentions_bot=mentioned,
+        unsupported=unsupported,
         reply_to=message.get("parent_id") or None,
         message_id=str(message["message_id"]),
         received_at=received_at,
+        in_main_chat=_starts_topic(message, group_scope),
         raw={k: message.get(k) for k in ("root_id", "parent_id", "thread_id", "chat_type")}
         | {"event_id": _dig(envelope, "header", "event_id")},
     )
@@ -205,5 +225,6 @@ def parse_card_action(
         mentions_bot=True,
         message_id=_dig(event, "context", "open_message_id"),
         received_at=received_at,
+        in_main_chat=bool(value.get("main")),
         raw={"reply_to": value.get("reply_to"), "root_id": value.get("topic")},
     )

@@ -8,12 +8,12 @@ Both show a header with the reply's state, the tool progress, the answer and any
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from channels.base import Button, ChatRef, ReplyDoc, ToolStep
+from channels.markdown import parser
 from channels.text import split_text
 
 PROGRESS_ID = "progress"
@@ -21,7 +21,6 @@ ANSWER_ID = "answer"
 CARD_MAX_BYTES = 24_000  # Feishu allows ~30 KB of card JSON; leave room for the frame
 CARD_MAX_TABLES = 5
 CARD_MAX_CHARS = 12_000
-_TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)+\|?\s*$")
 
 _HEADERS = {
     "queued": ("Queued", "grey"),
@@ -39,6 +38,7 @@ class ButtonScope:
 
     chat_type: str
     topic: str | None
+    main: bool = False  # the reply answers a command sent in the main chat
 
 
 def header(doc: ReplyDoc, part: int = 0) -> dict[str, Any]:
@@ -64,11 +64,12 @@ def answer_md(doc: ReplyDoc, text: str) -> str:
 
 
 def _button_value(button: Button, scope: ButtonScope) -> dict[str, Any]:
-    return {"cmd": button.value, "chat_type": scope.chat_type, "topic": scope.topic or ""}
+    value = {"cmd": button.value, "chat_type": scope.chat_type, "topic": scope.topic or ""}
+    return value | {"main": True} if scope.main else value
 
 
-def scope_of(chat: ChatRef) -> ButtonScope:
-    return ButtonScope(chat_type=chat.chat_type, topic=chat.topic_id)
+def scope_of(chat: ChatRef, main: bool = False) -> ButtonScope:
+    return ButtonScope(chat_type=chat.chat_type, topic=chat.topic_id, main=main)
 
 
 def _buttons_v2(buttons: tuple[Button, ...], scope: ButtonScope) -> list[dict[str, Any]]:
@@ -126,21 +127,19 @@ def dumps(card: Mapping[str, Any]) -> str:
     return json.dumps(card, ensure_ascii=False, separators=(",", ":"))
 
 
-def _table_count(text: str) -> int:
-    return sum(1 for line in text.splitlines() if _TABLE_RULE.match(line))
+def _table_starts(text: str) -> list[int]:
+    """The first source line of each table (parsed, so a `|---|` in code is no table)."""
+    return [tok.map[0] for tok in parser().parse(text) if tok.type == "table_open" and tok.map]
 
 
 def _cut_before_table(text: str, keep: int) -> tuple[str, str]:
-    """Cut `text` just before the header row of table number `keep + 1`."""
+    """Cut `text` just before table number `keep + 1`."""
+    starts = _table_starts(text)
+    if len(starts) <= keep:
+        return text, ""
     lines = text.splitlines(keepends=True)
-    seen = 0
-    for i, line in enumerate(lines):
-        if _TABLE_RULE.match(line):
-            seen += 1
-            if seen > keep:
-                start = max(i - 1, 0)
-                return "".join(lines[:start]).rstrip(), "".join(lines[start:])
-    return text, ""
+    at = starts[keep]
+    return "".join(lines[:at]).rstrip(), "".join(lines[at:])
 
 
 def _by_bytes(part: str) -> list[str]:
@@ -156,7 +155,7 @@ def split_for_cards(text: str) -> list[str]:
     parts: list[str] = []
     for chunk in split_text(text, CARD_MAX_CHARS):
         for part in _by_bytes(chunk):
-            while _table_count(part) > CARD_MAX_TABLES:
+            while len(_table_starts(part)) > CARD_MAX_TABLES:
                 head, part = _cut_before_table(part, CARD_MAX_TABLES)
                 parts.append(head)
             parts.append(part)

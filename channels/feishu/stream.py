@@ -2,9 +2,10 @@
 
 A reply is one or more cards ("parts"): the answer is split with `render.split_for_cards`, and
 when it outgrows a card the card is closed and the rest streams on in a further card. Each reply
-has its own token bucket so no card ever sees more than Feishu's limits (10 CardKit operations/s
-per card, we stay at ~5; 5 patches/s per message). Every update carries the whole document and
-only changed elements are sent, so a retried update (after `RateLimited`) is harmless.
+has its own budget in the channel's Pacer (`CARD_BUDGETS`, declared in the capabilities) so no
+card ever sees more than Feishu's limits (10 CardKit operations/s per card, we stay at ~5; 5
+patches/s per message, we stay at 4). Every update carries the whole document and only changed
+elements are sent, so a retried update (after `RateLimited`) is harmless.
 """
 
 from __future__ import annotations
@@ -12,35 +13,23 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
-import time
+import uuid
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
-from channels.base import ChatRef, ReplyDoc
+from channels.base import ChatRef, RateBudget, ReplyDoc
 from channels.feishu import render
 from channels.feishu.api import FeishuApi, FeishuApiError
+from channels.pacing import Pacer
 
 log = logging.getLogger("channels.feishu")
 Mode = Literal["cardkit", "patch"]
 
 
-class Bucket:
-    """A token bucket; `take()` waits for a token. At most burst + rate ops in any second."""
-
-    def __init__(self, rate: float, burst: int) -> None:
-        self.rate, self.burst = rate, burst
-        self._tokens = float(burst)
-        self._at = time.monotonic()
-
-    async def take(self) -> None:
-        while True:
-            now = time.monotonic()
-            self._tokens = min(self.burst, self._tokens + (now - self._at) * self.rate)
-            self._at = now
-            if self._tokens >= 1:
-                self._tokens -= 1
-                return
-            await asyncio.sleep((1 - self._tokens) / self.rate)
+CARD_BUDGETS = (
+    RateBudget(scope="reply", method="cardkit", per_second=5.0, burst=5),
+    RateBudget(scope="reply", method="patch", per_second=4.0, burst=1),
+)
 
 
 @dataclass
@@ -66,11 +55,16 @@ class FeishuReply:
     reply_to: str | None
     in_thread: bool
     mode: Mode
-    bucket: Bucket
     parts: list[CardPart] = field(default_factory=list)
     finished: int = 0  # parts that show final text; the stream may have opened more
     delivered: set[str] = field(default_factory=set)
+    main_chat: bool = False  # answers a command sent in the main chat (its buttons say so)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    key: str = field(default_factory=lambda: f"feishu-reply-{uuid.uuid4().hex}")
+
+
+def _scope(reply: FeishuReply) -> render.ButtonScope:
+    return render.scope_of(reply.chat, reply.main_chat)
 
 
 def _digest(text: str) -> str:
@@ -80,18 +74,28 @@ def _digest(text: str) -> str:
 class CardStreamer:
     """Opens, streams and finishes card replies through `FeishuApi`."""
 
-    def __init__(self, api: FeishuApi, mode: Mode = "cardkit") -> None:
+    def __init__(self, api: FeishuApi, pacer: Pacer, mode: Mode = "cardkit",
+                 budgets: tuple[RateBudget, ...] = CARD_BUDGETS) -> None:
         self.api = api
+        self.pacer = pacer
         self.mode: Mode = mode
+        self._budgets = budgets
 
-    def _bucket(self, mode: Mode) -> Bucket:
-        return Bucket(5.0, 5) if mode == "cardkit" else Bucket(4.0, 1)
+    def taken_over(self, reply: FeishuReply) -> FeishuReply:
+        """A reply restored after a restart: its budget starts spent."""
+        self.pacer.spend(reply.chat, tuple(b for b in self._budgets if b.method == reply.mode),
+                         reply.key)
+        return reply
+
+    async def _take(self, reply: FeishuReply) -> None:
+        """One card operation within the reply's budget for its mode (and any 429 block)."""
+        budgets = tuple(b for b in self._budgets if b.method == reply.mode)
+        await self.pacer.acquire(reply.chat, budgets, reply.key)
 
     async def open(
         self, chat: ChatRef, reply_to: str | None, doc: ReplyDoc, *, in_thread: bool
     ) -> FeishuReply:
-        reply = FeishuReply(chat=chat, reply_to=reply_to, in_thread=in_thread, mode=self.mode,
-                            bucket=self._bucket(self.mode))
+        reply = FeishuReply(chat=chat, reply_to=reply_to, in_thread=in_thread, mode=self.mode)
         async with reply.lock:
             await self._add_part(reply, doc, "")
         return reply
@@ -136,17 +140,16 @@ class CardStreamer:
         self, reply: FeishuReply, doc: ReplyDoc, text: str, *, final: bool = False
     ) -> None:
         index = len(reply.parts)
-        scope = render.scope_of(reply.chat)
+        scope = _scope(reply)
         if reply.mode == "cardkit":
             try:
-                await reply.bucket.take()
+                await self._take(reply)
                 card = render.cardkit_card(doc, text, scope, streaming=not (final or doc.final),
                                            part=index)
                 card_id = await self.api.card_create(render.dumps(card))
             except FeishuApiError as exc:
                 log.warning("CardKit unavailable (%s); falling back to card patching", exc)
                 self.mode = reply.mode = "patch"
-                reply.bucket = self._bucket("patch")
             else:
                 mid = await self._post(reply, render.card_reference(card_id))
                 sent = {render.PROGRESS_ID: card["body"]["elements"][0]["content"],
@@ -167,14 +170,19 @@ class CardStreamer:
     async def _stream(
         self, reply: FeishuReply, part: CardPart, doc: ReplyDoc, text: str, index: int
     ) -> None:
-        if part.card_id is None or not part.streaming:
+        if part.card_id is None:
             await self._patch(reply, part, doc, text, index)
             return
+        if not part.streaming:  # a card closed by a restart: it streams again, in place
+            await self._take(reply)
+            await self.api.card_settings(part.card_id, {"config": {"streaming_mode": True}},
+                                         part.next_seq())
+            part.streaming = True
         wanted = {render.PROGRESS_ID: render.progress_md(doc.progress, doc.note),
                   render.ANSWER_ID: render.answer_md(doc, text)}
         for element_id, content in wanted.items():
             if part.sent.get(element_id) != content:
-                await reply.bucket.take()
+                await self._take(reply)
                 await self.api.element_content(part.card_id, element_id, content,
                                                part.next_seq())
                 part.sent[element_id] = content
@@ -186,23 +194,23 @@ class CardStreamer:
         if part.card_id is None:
             await self._patch(reply, part, doc, text, index)
             return
-        card = render.dumps(render.cardkit_card(doc, text, render.scope_of(reply.chat),
+        card = render.dumps(render.cardkit_card(doc, text, _scope(reply),
                                                 streaming=False, part=index))
         if part.streaming:
-            await reply.bucket.take()
+            await self._take(reply)
             await self.api.card_settings(part.card_id, {"config": {"streaming_mode": False}},
                                          part.next_seq())
             part.streaming = False
         if part.sent.get("card") != card:
-            await reply.bucket.take()
+            await self._take(reply)
             await self.api.card_update(part.card_id, card, part.next_seq())
             part.sent["card"] = card
 
     async def _patch(
         self, reply: FeishuReply, part: CardPart, doc: ReplyDoc, text: str, index: int
     ) -> None:
-        card = render.dumps(render.patch_card(doc, text, render.scope_of(reply.chat), part=index))
+        card = render.dumps(render.patch_card(doc, text, _scope(reply), part=index))
         if part.sent.get("card") != card:
-            await reply.bucket.take()
+            await self._take(reply)
             await self.api.patch(part.message_id, card)
             part.sent["card"] = card

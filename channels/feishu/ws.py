@@ -3,7 +3,9 @@
 lark-oapi's `ws.Client.start()` blocks forever on a module-global loop and has no stop. We never
 call it. Instead the client lives on an `SdkThread` loop: we connect, run its ping loop, and a
 supervisor reconnects when the connection closes or goes silent (no frame, not even a pong, for
-`silence_timeout`). `stop()` cancels all of it, closes the websocket and joins the thread.
+`silence_timeout`). A failed connect, the first one included, is retried with the one backoff
+(`channels/backoff.py`) for as long as it takes; `start()` returns after the first attempt either
+way. `stop()` cancels all of it, closes the websocket and joins the thread.
 
 The module-global `lark_oapi.ws.client.loop` is what the client schedules its receive and
 handler tasks on; we replace it once with a proxy that schedules on the *running* loop, so any
@@ -22,10 +24,12 @@ import lark_oapi as lark
 from lark_oapi.ws import client as lark_ws_client
 
 from channels._threads import SdkThread, call_blocking
+from channels.backoff import Backoff, BackoffPolicy, RetryState, describe
 from channels.feishu.config import FeishuConfig
 
 log = logging.getLogger("channels.feishu")
-StateFn = Callable[[bool, str | None], None]
+StateFn = Callable[[bool, str | None, RetryState | None], None]
+LOST = "feishu long connection lost; reconnecting"
 
 
 class _RunningLoop:
@@ -62,16 +66,25 @@ class LongConnection:
     """One supervised lark ws client on a thread of its own."""
 
     def __init__(
-        self, config: FeishuConfig, handler: lark.EventDispatcherHandler, on_state: StateFn
+        self,
+        config: FeishuConfig,
+        handler: lark.EventDispatcherHandler,
+        on_state: StateFn,
+        backoff: BackoffPolicy | None = None,
     ) -> None:
         self.config = config
         self.handler = handler
         self.on_state = on_state
+        self.backoff = Backoff("feishu long connection", log, backoff)
         self.thread: SdkThread | None = None
         self.client: lark.ws.Client | None = None
         self.last_frame = 0.0
-        self.reconnects = 0
+        self.connections = 0
         self._tasks: list[asyncio.Task[Any]] = []
+
+    @property
+    def reconnects(self) -> int:
+        return max(0, self.connections - 1)
 
     async def start(self) -> None:
         _install_loop_proxy()
@@ -109,16 +122,25 @@ class LongConnection:
             await original(msg)
 
         self.client._handle_message = handle_and_note  # type: ignore[method-assign]
-        await self._connect()
+        await self._attempt()
         loop = asyncio.get_running_loop()
         self._tasks = [loop.create_task(self.client._ping_loop()),
                        loop.create_task(self._supervise())]
 
-    async def _connect(self) -> None:
+    async def _attempt(self) -> bool:
+        """One connect; a failure is counted and reported (the supervisor waits and retries)."""
         assert self.client is not None
-        await self.client._connect()
+        try:
+            await self.client._connect()
+        except Exception as exc:
+            retry = self.backoff.failure(describe(exc))
+            self.on_state(False, f"feishu long connection: {retry.last_error}", retry)
+            return False
         self.last_frame = time.monotonic()
-        self.on_state(True, None)
+        self.connections += 1
+        self.backoff.success()
+        self.on_state(True, None, None)
+        return True
 
     def _silence_limit(self) -> float:
         assert self.client is not None
@@ -132,23 +154,16 @@ class LongConnection:
 
     async def _supervise(self) -> None:
         assert self.client is not None
-        backoff = 0.5
         while True:
-            await asyncio.sleep(0.1)
-            if self._healthy():
-                continue
-            self.on_state(False, "feishu long connection lost; reconnecting")
-            await self.client._disconnect()
-            try:
-                await self._connect()
-            except Exception as exc:
-                log.warning("feishu reconnect failed: %s", exc)
-                self.on_state(False, f"feishu reconnect failed: {exc}")
-                await asyncio.sleep(backoff)
-                backoff = min(backoff * 2, 30.0)
+            if self.backoff.attempts:  # in an outage: wait out the backoff, then try again
+                await self.backoff.wait()
             else:
-                self.reconnects += 1
-                backoff = 0.5
+                await asyncio.sleep(0.1)
+                if self._healthy():
+                    continue
+                self.on_state(False, LOST, None)
+            await self.client._disconnect()
+            await self._attempt()
 
     async def _close(self) -> None:
         for task in self._tasks:
@@ -156,4 +171,4 @@ class LongConnection:
         await asyncio.gather(*self._tasks, return_exceptions=True)
         if self.client is not None:
             await self.client._disconnect()
-        self.on_state(False, None)
+        self.on_state(False, None, None)

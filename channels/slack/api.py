@@ -8,9 +8,19 @@ from typing import Any, Literal
 import aiohttp
 from slack_sdk.errors import SlackApiError
 
-from channels.base import ChannelError, RateLimited
+from channels.base import ChannelError, ChatRef, DeliveryRefused, RateLimited
+from channels.pacing import Pacer
 
 Scope = Literal["reply", "chat", "workspace", "bot"]
+REFUSALS = {  # Slack error codes that mean the bot cannot post there, whatever it retries
+    "channel_not_found": "chat not found",
+    "not_in_channel": "bot removed from the chat",
+    "is_archived": "chat archived",
+    "account_inactive": "bot deactivated",
+    "user_disabled": "user deactivated",
+    "cannot_dm_bot": "forbidden",
+    "restricted_action": "forbidden",
+}
 
 
 def error_code(exc: SlackApiError) -> str:
@@ -35,16 +45,31 @@ def retry_after(exc: SlackApiError) -> float | None:
 
 
 async def call(
-    request: Awaitable[Any], *, scope: Scope = "chat", what: str = "slack call"
+    request: Awaitable[Any],
+    *,
+    scope: Scope = "chat",
+    what: str = "slack call",
+    pacer: tuple[Pacer, ChatRef] | None = None,
+    method: str = "",
 ) -> Any:
-    """Await a Web API call: 429 -> RateLimited(Retry-After, scope), errors -> ChannelError."""
+    """Await a Web API call: 429 -> RateLimited(Retry-After, scope), errors -> ChannelError.
+
+    With `pacer` the call is one the channel paces itself: Slack limits each method apart, so
+    its 429 blocks only that method (`method`, default `what`) in `scope`, and the block goes
+    into the pacer at once."""
     try:
         return await request
     except SlackApiError as exc:
         wait = retry_after(exc)
         if wait is not None:
-            raise RateLimited(wait, scope=scope) from exc
-        raise SlackCallFailed(what, error_code(exc)) from exc
+            limited = RateLimited(wait, scope=scope, method=(method or what) if pacer else "")
+            if pacer is not None:
+                pacer[0].block_for(limited, pacer[1])
+            raise limited from exc
+        code = error_code(exc)
+        if code in REFUSALS:
+            raise DeliveryRefused(REFUSALS[code], f"{what}: {code}") from exc
+        raise SlackCallFailed(what, code) from exc
     except (TimeoutError, aiohttp.ClientError) as exc:
         raise ChannelError(f"{what} failed: {exc!r}", retryable=True) from exc
 

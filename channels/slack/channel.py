@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -23,26 +23,29 @@ from channels.base import (
     InboundMessage,
     RateBudget,
     ReplyDoc,
+    effective_limit,
 )
-from channels.slack import files, parse, render
+from channels.slack import files, parse, render, resume
 from channels.slack.api import SlackCallFailed, call
-from channels.slack.budget import WorkspaceBudgets
 from channels.slack.config import SlackConfig
 from channels.slack.follow import FollowedThreads
-from channels.slack.inbound import REFUSAL, Inbound
-from channels.slack.stream import ReplyWriter, SlackReply
+from channels.slack.inbound import Inbound
+from channels.slack.stream import APPEND, UPDATE, ReplyWriter, SlackReply
 
 MAX_TEXT_LEN = 11_000  # leaves room in a 12,000-char markdown block / stream call
-REFUSAL_INTERVAL = 3600.0
 
 
 def capabilities_for(config: SlackConfig) -> Capabilities:
-    """Native streams are paced per reply; without them chat.update shares a workspace bucket."""
-    budgets = [RateBudget(scope="reply", per_second=2.0, burst=2)]
-    if not config.native_stream:
-        budgets.append(
-            RateBudget(scope="workspace", per_second=config.workspace_edits_per_second, burst=3)
-        )
+    """Every Slack budget, once. The service paces each reply's updates (2/s); the channel
+    itself keeps the workspace's chat.update (Tier 3, ~50/min) and chat.appendStream (Tier 4,
+    100+/min; chat.startStream counts in it) budgets, shared by every reply in the workspace."""
+    budgets = (
+        RateBudget(scope="reply", per_second=2.0, burst=2),
+        RateBudget(scope="workspace", method=UPDATE,
+                   per_second=config.workspace_edits_per_second, burst=3),
+        RateBudget(scope="workspace", method=APPEND,
+                   per_second=config.workspace_appends_per_second, burst=5),
+    )
     return Capabilities(
         max_text_len=MAX_TEXT_LEN,
         can_edit=True,
@@ -54,8 +57,11 @@ def capabilities_for(config: SlackConfig) -> Capabilities:
         threads=True,
         markdown="commonmark",
         max_file_in=config.max_file_bytes,
-        edit_budget=tuple(budgets),
+        edit_budget=budgets,
     )
+
+
+REJECTED = "unauthorized"
 
 
 class SlackChannel(Channel):
@@ -68,16 +74,15 @@ class SlackChannel(Channel):
         self.client = AsyncWebClient(
             token=config.token, base_url=config.api_base
         )
-        self.budgets = WorkspaceBudgets(config.workspace_edits_per_second)
         self.writer = ReplyWriter(
-            self.client, self.budgets, native=config.native_stream, stream_cap=MAX_TEXT_LEN
+            self.client, self.pacer, self.capabilities.edit_budget, native=config.native_stream,
+            stream_cap=MAX_TEXT_LEN, min_append_chars=config.min_append_chars,
         )
         self.followed = FollowedThreads(Path(ctx.data_dir) / "slack" / "followed_threads.sqlite")
         self.me = parse.BotIdentity(user_id="")
         self.app: AsyncApp | None = None
         self._socket: AsyncSocketModeHandler | None = None
         self._session: aiohttp.ClientSession | None = None
-        self._refused: dict[tuple[str, str], float] = {}
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -113,14 +118,24 @@ class SlackChannel(Channel):
             request_verification_enabled=self.config.mode == "http",
             process_before_response=False,
         )
-        Inbound(self.config, self.ctx, self.me, self.followed, self._refuse).register(app)
+        Inbound(self.config, self.ctx, self.me, self.followed).register(app)
         return app
 
     async def _http_events(self, request: web.Request) -> web.StreamResponse:
         """HTTP Events API: bolt verifies the signature (401), answers url_verification, acks."""
         assert self.app is not None
-        bolt_response = await self.app.async_dispatch(await to_bolt_request(request))
+        try:
+            bolt_request = await to_bolt_request(request)
+        except ValueError:  # a body that is neither JSON nor a form: not from Slack
+            return self._reject(request, "unreadable body")
+        bolt_response = await self.app.async_dispatch(bolt_request)
+        if bolt_response.status in (401, 403):
+            return self._reject(request, "bad or missing signature")
         return await to_aiohttp_response(bolt_response)
+
+    def _reject(self, request: web.Request, reason: str) -> web.Response:
+        self.log.warning("slack http: rejected a request from %s (%s)", request.remote, reason)
+        return web.Response(status=401, text=REJECTED)
 
     async def stop(self) -> None:
         if self._socket is not None:
@@ -135,6 +150,10 @@ class SlackChannel(Channel):
     # ------------------------------------------------------------------ replies
 
     async def open_reply(self, msg: InboundMessage, doc: ReplyDoc) -> SlackReply:
+        if user := parse.ephemeral_user(msg.message_id):
+            return SlackReply(chat=msg.chat, channel_id=msg.chat.chat_id, thread_ts=None,
+                              team=msg.chat.workspace or self.me.team_id, user=user,
+                              source_ts=None, mode="edit", ephemeral=True)
         reply = SlackReply(
             chat=msg.chat,
             channel_id=msg.chat.chat_id,
@@ -156,16 +175,33 @@ class SlackChannel(Channel):
         return reply
 
     async def update_reply(self, handle: SlackReply, doc: ReplyDoc) -> None:
+        if handle.ephemeral:
+            return  # an ephemeral message cannot be edited: the final is posted once
         if handle.queued_reaction and doc.status != "queued":
             await self._react(handle, "remove")
         await self.writer.update(handle, doc)
 
     async def finish_reply(self, handle: SlackReply, doc: ReplyDoc) -> None:
+        if handle.ephemeral:
+            await self._ephemeral(handle.chat, handle.user, render.message_payload(doc))
+            return
         if handle.queued_reaction:
             await self._react(handle, "remove")
         await self.writer.finish(handle, doc)
 
+    def handle_state(self, handle: SlackReply) -> dict[str, Any]:
+        return resume.reply_state(handle)
+
+    def restore_handle(self, msg: InboundMessage, state: Mapping[str, Any]) -> SlackReply | None:
+        return resume.restore_reply(msg, state)
+
+    def finish_is_replayable(self, handle: SlackReply) -> bool:
+        return resume.finish_replayable(handle)
+
     async def send_continuation(self, handle: SlackReply, doc: ReplyDoc) -> None:
+        if handle.ephemeral:
+            await self._ephemeral(handle.chat, handle.user, render.message_payload(doc))
+            return
         await call(
             self.client.chat_postMessage(
                 channel=handle.channel_id, thread_ts=handle.thread_ts, **render.message_payload(doc)
@@ -174,7 +210,12 @@ class SlackChannel(Channel):
         )
 
     async def send_text(self, chat: ChatRef, text: str, *, reply_to: str | None = None) -> None:
-        thread = reply_to or (chat.topic_id if chat.chat_type == "group" else None)
+        if user := parse.ephemeral_user(reply_to):
+            for part in render.split_for_slack(text):
+                await self._ephemeral(chat, user, render.text_payload(part))
+            return
+        # a thread's root, never a reply's ts (Slack: "use its parent instead")
+        thread = (chat.topic_id if chat.chat_type == "group" else None) or reply_to
         for part in render.split_for_slack(text):
             await call(
                 self.client.chat_postMessage(
@@ -186,7 +227,8 @@ class SlackChannel(Channel):
     async def send_file(self, handle: SlackReply, path: Path) -> None:
         await files.upload(self.client, path, channel=handle.channel_id, thread_ts=handle.thread_ts)
 
-    async def fetch_file(self, msg: InboundMessage, att: Attachment, dest_dir: Path) -> Path:
+    async def fetch_file(self, msg: InboundMessage, att: Attachment, dest_dir: Path, *,
+                         limit: int | None = None) -> Path:
         if self._session is None:
             raise ChannelError("slack channel is not started")
         return await files.download(
@@ -195,10 +237,17 @@ class SlackChannel(Channel):
             dest_dir,
             token=self.config.token,
             api_base=self.config.api_base,
-            limit=self.config.max_file_bytes,
+            limit=effective_limit(self.config.max_file_bytes, limit),
         )
 
     # ------------------------------------------------------------------ helpers
+
+    async def _ephemeral(self, chat: ChatRef, user: str, payload: dict[str, Any]) -> None:
+        """A message only `user` sees (the answer to their slash command)."""
+        await call(
+            self.client.chat_postEphemeral(channel=chat.chat_id, user=user, **payload),
+            what="chat.postEphemeral",
+        )
 
     async def _react(self, reply: SlackReply, op: str) -> None:
         if reply.source_ts is None:
@@ -212,21 +261,3 @@ class SlackChannel(Channel):
         except (SlackCallFailed, ChannelError) as exc:
             self.log.debug("reaction not changed: %s", exc)
         reply.queued_reaction = op == "add"
-
-    async def _refuse(self, msg: InboundMessage) -> None:
-        """One short refusal per user and chat (per hour), in the message's thread."""
-        key = (msg.chat.chat_id, msg.sender.id)
-        now = time.monotonic()
-        if now - self._refused.get(key, -REFUSAL_INTERVAL) < REFUSAL_INTERVAL:
-            return
-        self._refused[key] = now
-        thread = msg.raw.get("thread_ts") if msg.chat.chat_type == "group" else None
-        try:
-            await call(
-                self.client.chat_postMessage(
-                    channel=msg.chat.chat_id, thread_ts=thread, text=REFUSAL
-                ),
-                what="chat.postMessage",
-            )
-        except ChannelError as exc:
-            self.log.info("refusal not sent: %s", exc)

@@ -32,6 +32,8 @@ class SlackConfig(ChannelConfig):
     max_file_mb: float = 20.0
     thread_context_messages: int = 30
     workspace_edits_per_second: float = 0.8
+    workspace_appends_per_second: float = 1.5
+    min_append_chars: int = Field(default=40, ge=1)
 
     @field_validator("api_base")
     @classmethod
@@ -52,11 +54,11 @@ class SlackConfig(ChannelConfig):
         if not self.enabled:
             return self
         if self.bot_token is None:
-            raise ValueError("bot_token (xoxb-...) is required when enabled")
+            raise ValueError("bot_token: required (xoxb-...) when channels.slack.enabled is true")
         if self.mode == "socket" and self.app_token is None:
-            raise ValueError("app_token (xapp-...) is required when mode is 'socket'")
+            raise ValueError("app_token: required (xapp-...) when channels.slack.mode is socket")
         if self.mode == "http" and self.signing_secret is None:
-            raise ValueError("signing_secret is required when mode is 'http'")
+            raise ValueError("signing_secret: required when channels.slack.mode is http")
         return self
 
     @property

@@ -23,10 +23,6 @@ from channels.slack.follow import FollowedThreads
 
 log = logging.getLogger("channels.slack")
 
-REFUSAL = "Sorry, you are not allowed to use this assistant here."
-
-Refuse = Callable[[InboundMessage], Awaitable[None]]
-
 
 class Inbound:
     """Decides which Slack events become messages for the service and publishes them."""
@@ -37,11 +33,9 @@ class Inbound:
         ctx: ChannelContext,
         me: parse.BotIdentity,
         followed: FollowedThreads,
-        refuse: Refuse,
     ) -> None:
         self.config, self.ctx, self.me = config, ctx, me
         self.followed = followed
-        self.refuse = refuse
         self.app: AsyncApp | None = None
 
     def register(self, app: AsyncApp) -> None:
@@ -60,10 +54,12 @@ class Inbound:
         except (KeyError, TypeError, ValueError, AttributeError):
             log.warning("malformed slack event skipped: %s", body.get("event_id"))
             return
-        if msg is None or not self._triggers(msg):
+        if msg is None or not self._wanted(msg):
             return
         if msg.chat.chat_type == "group" and msg.raw.get("in_thread"):
-            msg = await self._with_thread_context(msg)
+            msg = replace(msg, replies_to_bot=self._followed(msg))
+            if msg.mentions_bot and not msg.replies_to_bot:
+                msg = await self._with_thread_context(msg)
         await self._publish(msg)
 
     async def on_command(self, ack: Callable[..., Awaitable[Any]], body: dict[str, Any]) -> None:
@@ -87,28 +83,22 @@ class Inbound:
 
     # ------------------------------------------------------------------ decisions
 
-    def _triggers(self, msg: InboundMessage) -> bool:
-        """Which events reach the service (the other event type of a message is dropped)."""
+    def _wanted(self, msg: InboundMessage) -> bool:
+        """One event per message: Slack sends a mention as `app_mention` and as `message`."""
         kind = msg.raw.get("event_type")
         if msg.chat.chat_type == "dm":
             return kind == "message"
-        if kind == "app_mention":
-            return True
-        if msg.mentions_bot:
-            return False  # the app_mention event of the same message is the one we take
-        if self.config.group_trigger == "all":
-            return True
+        return kind == "app_mention" or not msg.mentions_bot
+
+    def _followed(self, msg: InboundMessage) -> bool:
+        """A message in a thread the bot answers in counts as a reply to the bot."""
         thread = str(msg.raw.get("thread_ts"))
-        return (
-            self.config.thread_follow
-            and bool(msg.raw.get("in_thread"))
-            and (msg.chat.chat_id, thread) in self.followed
-        )
+        return self.config.thread_follow and (msg.chat.chat_id, thread) in self.followed
 
     async def _with_thread_context(self, msg: InboundMessage) -> InboundMessage:
         """Summoned mid-thread (a thread we do not follow yet): earlier messages as context."""
         thread = str(msg.raw.get("thread_ts"))
-        if (msg.chat.chat_id, thread) in self.followed or self.app is None:
+        if self.app is None:
             return msg
         try:
             resp = await self.app.client.conversations_replies(
@@ -126,9 +116,7 @@ class Inbound:
         return replace(msg, quoted_text=context) if context else msg
 
     async def _publish(self, msg: InboundMessage) -> None:
-        if not self.config.allows(msg):
-            await self.refuse(msg)
-            return
         result = await self.ctx.publish(msg)
-        if result not in (PublishResult.accepted, PublishResult.duplicate):
+        if result not in (PublishResult.accepted, PublishResult.duplicate,
+                          PublishResult.ignored, PublishResult.refused):
             log.info("slack message %s not accepted: %s", msg.event_id, result.value)

@@ -15,6 +15,8 @@ USER_SUBTYPES = frozenset({"file_share", "thread_broadcast"})
 # Words that act as commands when they are the whole message after a mention ("@Antler new").
 COMMAND_WORDS = frozenset({"new", "stop", "status", "models", "memory", "help"})
 BUTTON_PREFIX = "antler_btn_"
+# The message id of a slash command: answers to it go to its sender only (chat.postEphemeral).
+EPHEMERAL_PREFIX = "ephemeral:"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -121,6 +123,7 @@ def parse_event(
         reply_to=str(thread_ts) if thread_ts and thread_ts != ts else None,
         message_id=str(ts),
         received_at=received_at,
+        in_main_chat=chat_type == "group" and not (thread_ts and thread_ts != ts),
         raw={
             "event_type": event.get("type"),
             "ts": str(ts),
@@ -155,9 +158,19 @@ def parse_slash_command(
         sender=UserRef(id=str(body["user_id"]), name=str(body.get("user_name") or "")),
         text=text,
         mentions_bot=True,
+        message_id=f"{EPHEMERAL_PREFIX}{body['user_id']}",
         received_at=received_at,
-        raw={"event_type": "slash_command", "thread_ts": None, "team": chat.workspace},
+        in_main_chat=chat_type == "group",  # Slack allows no slash command inside a thread
+        raw={"event_type": "slash_command", "thread_ts": None, "team": chat.workspace,
+             "response_url": body.get("response_url")},
     )
+
+
+def ephemeral_user(message_id: str | None) -> str | None:
+    """The user a reply to `message_id` is shown to alone (a slash command's sender)."""
+    if message_id and message_id.startswith(EPHEMERAL_PREFIX):
+        return message_id[len(EPHEMERAL_PREFIX) :]
+    return None
 
 
 def parse_block_action(
@@ -191,8 +204,12 @@ def parse_block_action(
         text=str(action.get("value") or ""),
         mentions_bot=True,
         is_button=True,
+        # a press on a message only its user saw (a command's answer) is answered the same way
+        message_id=f"{EPHEMERAL_PREFIX}{user}" if container.get("is_ephemeral") else None,
         received_at=received_at,
-        raw={"event_type": "block_actions", "thread_ts": thread_ts, "team": team},
+        in_main_chat=chat_type == "group" and not thread_ts,
+        raw={"event_type": "block_actions", "thread_ts": thread_ts, "team": team,
+             "ephemeral": bool(container.get("is_ephemeral"))},
     )
 
 

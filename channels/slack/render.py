@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from channels.base import Button, ReplyDoc, ToolStep
+from channels.slack.mrkdwn import to_mrkdwn
 from channels.text import split_text, truncate
 
 # A markdown block holds 12,000 chars (cumulative per message); a streaming call the same.
@@ -22,21 +22,8 @@ _NOTE_STATUS = {"failed": ":warning:", "cancelled": ":no_entry_sign:", "queued":
 
 
 def md_to_mrkdwn(text: str) -> str:
-    """CommonMark -> Slack mrkdwn for the `text` fallback: bold, links, headings, escapes."""
-    parts = re.split(r"(```.*?```|`[^`\n]*`)", text, flags=re.S)
-    out = []
-    for i, part in enumerate(parts):
-        if i % 2:
-            out.append(part)
-            continue
-        part = part.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-        part = re.sub(r"^&gt;", ">", part, flags=re.M)
-        part = re.sub(r"\[([^\]]+)\]\((\S+?)\)", r"<\2|\1>", part)
-        part = re.sub(r"^#{1,6}\s+(.+)$", r"*\1*", part, flags=re.M)
-        part = re.sub(r"\*\*(.+?)\*\*|__(.+?)__", lambda m: f"*{m[1] or m[2]}*", part)
-        part = re.sub(r"~~(.+?)~~", r"~\1~", part)
-        out.append(part)
-    return "".join(out)
+    """The model's markdown as Slack mrkdwn (parsed once, channels/markdown.py)."""
+    return to_mrkdwn(text)
 
 
 def progress_lines(steps: tuple[ToolStep, ...]) -> str:
@@ -102,7 +89,9 @@ def text_payload(text: str) -> dict[str, Any]:
 
 
 def fallback_text(markdown: str) -> str:
-    mrkdwn = md_to_mrkdwn(markdown)
+    """The notification text: the head of the reply as mrkdwn (only the head is parsed, since
+    it is redrawn with every update and cut to FALLBACK_LIMIT anyway)."""
+    mrkdwn = md_to_mrkdwn(markdown[: FALLBACK_LIMIT * 2])
     return mrkdwn if len(mrkdwn) <= FALLBACK_LIMIT else mrkdwn[: FALLBACK_LIMIT - 1] + "…"
 
 

@@ -1,9 +1,13 @@
 """One reply on Slack: native streaming first, chat.postMessage + chat.update as fallback.
 
 A native stream (chat.startStream / appendStream / stopStream) is append-only, so text is sent
-as deltas of what was already streamed. When streaming is unavailable or the stream expires
+as deltas of what was already streamed. Appends are coalesced: at least `min_append_chars` new
+characters (or `APPEND_MAX_HOLD` seconds' worth) per call, and within the workspace's shared
+"chat.appendStream" budget. When streaming is unavailable or the stream expires
 (`message_not_in_streaming_state`, e.g. during a long tool call) the rest of the reply goes into
-a new message that is edited with chat.update, within the workspace's shared budget.
+a new message that is edited with chat.update, within the workspace's "chat.update" budget.
+Both budgets are declared in the capabilities and kept in the channel's Pacer; an update that
+finds no token is held and the newest document shown when one frees up.
 """
 
 from __future__ import annotations
@@ -15,10 +19,10 @@ from typing import Any, Literal
 
 from slack_sdk.web.async_client import AsyncWebClient
 
-from channels.base import ChatRef, RateLimited, ReplyDoc
+from channels.base import ChannelError, ChatRef, RateBudget, ReplyDoc
+from channels.pacing import Pacer
 from channels.slack import render
 from channels.slack.api import SlackCallFailed, call
-from channels.slack.budget import WorkspaceBudgets
 
 log = logging.getLogger("channels.slack")
 
@@ -37,6 +41,9 @@ STREAM_FALLBACK_ERRORS = frozenset(
 )
 # Errors that mean the workspace cannot stream at all: stop trying for later replies too.
 STREAM_UNSUPPORTED = frozenset({"unknown_method", "not_allowed_token_type", "feature_not_enabled"})
+APPEND, UPDATE = "chat.appendStream", "chat.update"
+APPEND_MAX_HOLD = 2.0
+"""A shorter delta than `min_append_chars` is still appended once it has waited this long."""
 
 
 @dataclass(eq=False)
@@ -52,14 +59,17 @@ class SlackReply:
     mode: Literal["stream", "edit"] = "stream"
     stream_ts: str | None = None
     streamed: str = ""
+    appended_at: float = 0.0
     stream_stopped: bool = False
     edit_ts: str | None = None
     edit_offset: int = 0
     shown: dict[str, Any] | None = None
     status: str = ""
     queued_reaction: bool = False
+    ephemeral: bool = False  # an answer to a slash command: shown to its sender only
     finished: bool = False
     pending: ReplyDoc | None = None
+    in_call: bool = False  # the deferred update is on its way to Slack
     flusher: asyncio.Task[None] | None = field(default=None, repr=False)
 
 
@@ -69,15 +79,26 @@ class ReplyWriter:
     def __init__(
         self,
         client: AsyncWebClient,
-        budgets: WorkspaceBudgets,
+        pacer: Pacer,
+        budgets: tuple[RateBudget, ...],
         *,
         native: bool,
         stream_cap: int = render.MARKDOWN_BLOCK_LIMIT,
+        min_append_chars: int = 1,
     ) -> None:
         self.stream_cap = stream_cap
         self.client = client
+        self.pacer = pacer
         self.budgets = budgets
         self.native = native
+        self.min_append_chars = min_append_chars
+
+    def _budgets(self, reply: SlackReply, method: str) -> tuple[RateBudget, ...]:
+        return tuple(b for b in self.budgets
+                     if b.method == method and b.chat_type in (None, reply.chat.chat_type))
+
+    def _key(self, reply: SlackReply) -> str:
+        return f"{reply.channel_id}:{reply.thread_ts or reply.source_ts}"
 
     # ------------------------------------------------------------------ status line
 
@@ -93,25 +114,45 @@ class ReplyWriter:
                 ),
                 what="assistant.threads.setStatus",
             )
-        except (SlackCallFailed, RateLimited) as exc:
+        except ChannelError as exc:  # refusals too: the final says what matters
             log.debug("setStatus not shown: %s", exc)
 
     # ------------------------------------------------------------------ updates
 
     async def update(self, reply: SlackReply, doc: ReplyDoc) -> None:
         await self.set_status(reply, render.status_text(doc))
+        if reply.flusher is not None and not reply.flusher.done():
+            reply.pending = doc  # a held update is waiting for its token: it shows this one
+            return
         if reply.mode == "stream":
             text = doc.text[: self.stream_cap]  # the final is split by the service; stop here
             if not text.startswith(reply.streamed):
                 return  # a stream cannot be edited; the final reconciles
             delta = text[len(reply.streamed) :]
-            if not delta or await self._stream(reply, delta):
+            if not delta or not self._worth_appending(reply, delta):
+                return  # held: the next update (or the final) carries it
+            if not self._token(reply, APPEND):
+                self._defer(reply, doc)
+                return
+            if await self._stream(reply, delta):
                 return
         await self._edit(reply, doc, final=False)
 
+    def _worth_appending(self, reply: SlackReply, delta: str) -> bool:
+        """The first text at once; later ones in chunks of a few words, or after a while."""
+        if reply.stream_ts is None or len(delta) >= self.min_append_chars:
+            return True
+        return self.pacer.clock() - reply.appended_at >= APPEND_MAX_HOLD
+
+    def _token(self, reply: SlackReply, method: str) -> bool:
+        return self.pacer.try_take(reply.chat, self._budgets(reply, method), self._key(reply))
+
     async def finish(self, reply: SlackReply, doc: ReplyDoc) -> None:
         if reply.flusher is not None:
-            reply.flusher.cancel()
+            if reply.in_call:  # never cut a call off: Slack may have taken it already
+                await asyncio.gather(reply.flusher, return_exceptions=True)
+            else:
+                reply.flusher.cancel()
             reply.flusher = None
         if reply.mode == "stream" and reply.stream_ts is None:
             reply.mode = "edit"  # nothing streamed yet: one plain message is simpler
@@ -129,9 +170,14 @@ class ReplyWriter:
             self._fall_back(reply)
             return False
         try:
-            for piece in render.stream_pieces(delta):
+            for index, piece in enumerate(render.stream_pieces(delta)):
+                if index and reply.stream_ts is not None:
+                    await self.pacer.acquire(
+                        reply.chat, self._budgets(reply, APPEND), self._key(reply)
+                    )
                 await self._send_piece(reply, piece)
                 reply.streamed += piece
+                reply.appended_at = self.pacer.clock()
         except SlackCallFailed as exc:
             if exc.code not in STREAM_FALLBACK_ERRORS:
                 raise
@@ -153,8 +199,10 @@ class ReplyWriter:
                     recipient_user_id=reply.user or None,
                     chunks=chunks,
                 ),
-                scope="reply",
+                scope="workspace",
                 what="chat.startStream",
+                pacer=(self.pacer, reply.chat),
+                method=APPEND,  # a stream's start counts in the appendStream budget
             )
             reply.stream_ts = str(resp["ts"])
             return
@@ -162,8 +210,9 @@ class ReplyWriter:
             self.client.chat_appendStream(
                 channel=reply.channel_id, ts=reply.stream_ts, chunks=chunks
             ),
-            scope="reply",
-            what="chat.appendStream",
+            scope="workspace",
+            what=APPEND,
+            pacer=(self.pacer, reply.chat),
         )
 
     def _fall_back(self, reply: SlackReply) -> None:
@@ -173,6 +222,8 @@ class ReplyWriter:
     async def _finish_stream(self, reply: SlackReply, doc: ReplyDoc) -> None:
         if doc.text.startswith(reply.streamed):
             delta = doc.text[len(reply.streamed) :]
+            if delta:
+                await self.pacer.acquire(reply.chat, self._budgets(reply, APPEND), self._key(reply))
             if delta and not await self._stream(reply, delta):
                 await self._stop_stream(reply, None)
                 await self._edit(reply, doc, final=True)
@@ -206,6 +257,8 @@ class ReplyWriter:
     # ------------------------------------------------------------------ post + update
 
     async def _edit(self, reply: SlackReply, doc: ReplyDoc, *, final: bool) -> None:
+        if reply.edit_ts is not None and reply.edit_ts == reply.stream_ts:
+            await self._stop_stream(reply, None)  # a restored reply: its stream cannot be edited
         payload = render.message_payload(doc, offset=reply.edit_offset)
         if payload == reply.shown:
             return
@@ -213,25 +266,21 @@ class ReplyWriter:
             resp = await self._post(reply, payload)
             reply.edit_ts, reply.shown = str(resp["ts"]), payload
             return
-        bucket = self.budgets[reply.team]
         if final:
-            await bucket.take()
-        elif not bucket.try_take():
+            await self.pacer.acquire(reply.chat, self._budgets(reply, UPDATE), self._key(reply))
+        elif not self._token(reply, UPDATE):
             self._defer(reply, doc)
             return
         reply.pending = None
         await self._send_update(reply, payload)
 
     async def _send_update(self, reply: SlackReply, payload: dict[str, Any]) -> None:
-        try:
-            await call(
-                self.client.chat_update(channel=reply.channel_id, ts=reply.edit_ts, **payload),
-                scope="workspace",
-                what="chat.update",
-            )
-        except RateLimited as exc:
-            self.budgets[reply.team].block_for(exc.retry_after)
-            raise
+        await call(
+            self.client.chat_update(channel=reply.channel_id, ts=reply.edit_ts, **payload),
+            scope="workspace",
+            what=UPDATE,
+            pacer=(self.pacer, reply.chat),
+        )
         reply.shown = payload
 
     async def _post(self, reply: SlackReply, payload: dict[str, Any]) -> Any:
@@ -250,15 +299,29 @@ class ReplyWriter:
             reply.flusher = asyncio.create_task(self._flush(reply))
 
     async def _flush(self, reply: SlackReply) -> None:
+        """Show the newest held document once a token frees up, until none is held."""
         try:
-            await self.budgets[reply.team].take()
-            doc, reply.pending = reply.pending, None
-            if doc is None or reply.finished:
-                return
-            payload = render.message_payload(doc, offset=reply.edit_offset)
-            if payload != reply.shown:
-                await self._send_update(reply, payload)
-        except (SlackCallFailed, RateLimited) as exc:
+            while reply.pending is not None and not reply.finished:
+                method = APPEND if reply.mode == "stream" else UPDATE
+                await self.pacer.acquire(reply.chat, self._budgets(reply, method), self._key(reply))
+                doc, reply.pending = reply.pending, None
+                if doc is None or reply.finished:
+                    return
+                reply.in_call = True
+                await self._show_held(reply, doc)
+                reply.in_call = False
+        except ChannelError as exc:  # a rate limit or refusal: the final deals with it
             log.debug("deferred slack update dropped: %s", exc)
         finally:
+            reply.in_call = False
             reply.flusher = None
+
+    async def _show_held(self, reply: SlackReply, doc: ReplyDoc) -> None:
+        if reply.mode == "stream":
+            delta = doc.text[: self.stream_cap][len(reply.streamed) :]
+            fits = doc.text.startswith(reply.streamed) and delta
+            if fits and await self._stream(reply, delta):
+                return
+        payload = render.message_payload(doc, offset=reply.edit_offset)
+        if reply.edit_ts is not None and payload != reply.shown:
+            await self._send_update(reply, payload)

@@ -1,12 +1,14 @@
-"""Every Bot API call the channel makes goes through `Sender`: flood gate, chat pacing, errors.
+"""Every Bot API call the channel makes goes through `Sender`: budgets, 429 blocks, errors.
 
 PTB errors become the contract's errors here: RetryAfter blocks the whole bot and raises
 RateLimited(scope="bot"); "message is not modified" is success; "can't parse entities" makes
-the caller resend plain text; anything else is a ChannelError.
+the caller resend plain text; a definitive refusal (bot blocked by the user, kicked, chat not
+found) is DeliveryRefused; anything else is a ChannelError.
 """
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dtm
 import logging
 from collections.abc import Awaitable, Callable
@@ -15,14 +17,22 @@ from typing import Any, TypeVar
 from telegram import Bot
 from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, TelegramError
 
-from channels.base import ChannelError, ChatRef, RateLimited
-from channels.telegram.pacing import ChatPacer, EntitiesRejected, FloodGate
+from channels.base import ChannelError, ChatRef, DeliveryRefused, RateBudget, RateLimited
+from channels.pacing import Pacer
+from channels.telegram.pacing import MESSAGE, EntitiesRejected, FloodGate
 from channels.telegram.render import Part
 
 T = TypeVar("T")
 log = logging.getLogger("channels.telegram")
 
 _PARSE_ERRORS = ("can't parse entities", "can't find end", "unsupported start tag", "unclosed")
+_GONE = {  # BadRequest texts that mean the chat is not there for the bot any more
+    "chat not found": "chat not found",
+    "have no rights to send": "no rights to send messages",
+    "not enough rights to send": "no rights to send messages",
+    "topic_closed": "topic closed",
+    "topic_deleted": "topic deleted",
+}
 TextCall = Callable[[str, str | None], Awaitable[T]]
 
 
@@ -45,13 +55,27 @@ async def guarded(gate: FloodGate, call: Callable[[], Awaitable[T]]) -> T | None
             return None
         if any(marker in text for marker in _PARSE_ERRORS):
             raise EntitiesRejected(exc.message) from exc
+        for marker, reason in _GONE.items():
+            if marker in text:
+                raise DeliveryRefused(reason, exc.message) from exc
         raise ChannelError(f"telegram refused the call: {exc.message}") from exc
     except Forbidden as exc:
-        raise ChannelError(f"telegram forbids the call: {exc.message}") from exc
+        raise DeliveryRefused(_forbidden_reason(exc.message), exc.message) from exc
     except NetworkError as exc:
         raise ChannelError(f"telegram unreachable: {exc.message}", retryable=True) from exc
     except TelegramError as exc:
         raise ChannelError(f"telegram error: {exc.message}") from exc
+
+
+def _forbidden_reason(message: str) -> str:
+    text = message.lower()
+    if "blocked by the user" in text:
+        return "bot blocked by the user"
+    if "kicked" in text or "not a member" in text or "removed" in text:
+        return "bot removed from the chat"
+    if "deactivated" in text:
+        return "user deactivated"
+    return "forbidden"
 
 
 def where(chat: ChatRef) -> dict[str, Any]:
@@ -63,49 +87,61 @@ def where(chat: ChatRef) -> dict[str, Any]:
 
 
 class Sender:
-    """The bot plus the limits every call obeys."""
+    """The bot plus the limits every call obeys (budgets and blocks in the channel's Pacer)."""
 
-    def __init__(self, bot: Bot, *, dm_interval: float, group_interval: float) -> None:
+    def __init__(self, bot: Bot, pacer: Pacer, budgets: tuple[RateBudget, ...]) -> None:
         self.bot = bot
-        self.gate = FloodGate()
-        self.pacer = ChatPacer()
-        self._intervals = {"dm": dm_interval, "group": group_interval}
+        self.pacer = pacer
+        self.gate = FloodGate(pacer)
+        self._budgets = budgets
+        self._typing = asyncio.Lock()
 
-    def interval(self, chat: ChatRef) -> float:
-        return self._intervals[chat.chat_type]
-
-    async def visible(self, chat: ChatRef, call: Callable[[], Awaitable[T]]) -> T | None:
-        """A call the chat sees (send, edit, draft): paced per chat, refused while blocked."""
-        return await self.pacer.run(
-            chat.chat_id, self.interval(chat), self.gate, lambda: guarded(self.gate, call)
+    def budgets(self, chat: ChatRef, method: str = MESSAGE) -> tuple[RateBudget, ...]:
+        return tuple(
+            b for b in self._budgets
+            if b.method == method and b.chat_type in (None, chat.chat_type)
         )
 
-    async def text(self, chat: ChatRef, part: Part, call: TextCall[T]) -> T | None:
+    def ready_in(self, chat: ChatRef, method: str = MESSAGE) -> float:
+        """Seconds until a `method` call to `chat` may go out (blocks included)."""
+        return self.pacer.wait_time(chat, self.budgets(chat, method))
+
+    async def visible(self, chat: ChatRef, call: Callable[[], Awaitable[T]],
+                      method: str = MESSAGE) -> T | None:
+        """A call the chat sees (send, edit, draft): within its budgets, never while blocked."""
+        async with self.pacer.slot(chat, self.budgets(chat, method)):
+            return await guarded(self.gate, call)
+
+    async def text(self, chat: ChatRef, part: Part, call: TextCall[T],
+                   method: str = MESSAGE) -> T | None:
         """Send `part` as HTML; if Telegram rejects the entities, send its plain text."""
         try:
-            return await self.visible(chat, lambda: call(part.html, "HTML"))
+            return await self.visible(chat, lambda: call(part.html, "HTML"), method)
         except EntitiesRejected:
             log.info("telegram rejected the HTML of a message; sending plain text")
-            return await self.visible(chat, lambda: call(part.plain, None))
+            return await self.visible(chat, lambda: call(part.plain, None), method)
 
-    async def patiently(self, make: Callable[[], Awaitable[T]], attempts: int = 5) -> T:
-        """For one-off sends nobody retries: wait out 429 blocks and try again."""
-        for _ in range(attempts - 1):
+    async def patiently(self, make: Callable[[], Awaitable[T]]) -> T:
+        """For one-off sends nobody retries: wait out 429 blocks as often as Telegram asks."""
+        while True:
             await self.gate.wait()
             try:
                 return await make()
             except RateLimited:
                 continue
-        await self.gate.wait()
-        return await make()
 
     async def typing(self, chat: ChatRef) -> None:
-        """Show "typing…"; skipped while blocked, failures only logged."""
-        if self.gate.remaining() > 0:
-            return
-        try:
-            await guarded(
-                self.gate, lambda: self.bot.send_chat_action(action="typing", **where(chat))
-            )
-        except (ChannelError, EntitiesRejected) as exc:
-            log.debug("typing action failed: %s", exc)
+        """Show "typing…"; skipped while blocked, failures only logged.
+
+        One at a time over the bot, checked just before each: a burst of typing calls for many
+        chats would otherwise still be on its way after the first one met a 429.
+        """
+        async with self._typing:
+            if self.gate.remaining() > 0:
+                return
+            try:
+                await guarded(
+                    self.gate, lambda: self.bot.send_chat_action(action="typing", **where(chat))
+                )
+            except ChannelError as exc:
+                log.debug("typing action failed: %s", exc)

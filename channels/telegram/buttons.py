@@ -1,5 +1,6 @@
-"""Inline keyboards. A button's value travels as callback_data (1-64 bytes); longer values are
-kept here under a short token (lost on restart: the press then asks the user to type it)."""
+"""Inline keyboards. A button's value travels as callback_data (1-64 bytes) behind a marker that
+says it is ours; longer values are kept here under a short token (lost on restart: the press then
+asks the user to type it). Data without the marker (forged, or another bot's) is never a value."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from telegram import InlineKeyboardButton, InlineKeyboardMarkup
 from channels.base import Button
 
 TOKEN_PREFIX = "\x1fb:"
+VALUE_PREFIX = "\x1fv:"
 MAX_DATA = 64
 KEEP = 2048
 
@@ -23,8 +25,9 @@ class ButtonTokens:
         self._next = 0
 
     def data_for(self, value: str) -> str:
-        if len(value.encode()) <= MAX_DATA and not value.startswith(TOKEN_PREFIX):
-            return value
+        data = VALUE_PREFIX + value
+        if len(data.encode()) <= MAX_DATA:
+            return data
         self._next += 1
         token = f"{TOKEN_PREFIX}{self._next}"
         self._values[token] = value
@@ -33,10 +36,12 @@ class ButtonTokens:
         return token
 
     def value_of(self, data: str) -> str | None:
-        """The button's value; None for a token this process no longer knows."""
+        """The button's value; None for a token this process no longer knows or foreign data."""
         if data.startswith(TOKEN_PREFIX):
             return self._values.get(data)
-        return data
+        if data.startswith(VALUE_PREFIX):
+            return data.removeprefix(VALUE_PREFIX) or None
+        return None
 
     def keyboard(self, buttons: Sequence[Button]) -> InlineKeyboardMarkup:
         """Short labels two per row, long labels one per row."""

@@ -10,12 +10,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from telegram import Bot, BotCommand
 from telegram.error import InvalidToken, TelegramError
 from telegram.request import HTTPXRequest
 
+from channels.backoff import BackoffPolicy
 from channels.base import (
     Attachment,
     Capabilities,
@@ -24,16 +27,16 @@ from channels.base import (
     ChannelError,
     ChatRef,
     InboundMessage,
-    RateBudget,
     ReplyDoc,
 )
-from channels.telegram import files
+from channels.telegram import files, pacing
 from channels.telegram.api import Sender, where
 from channels.telegram.buttons import ButtonTokens
 from channels.telegram.config import TelegramConfig
 from channels.telegram.inbound import ALLOWED_UPDATES, Inbound, Poller, webhook_handler
 from channels.telegram.parse import BotIdentity
 from channels.telegram.render import render_parts
+from channels.telegram.resume import finish_replayable, reply_state, restore_reply
 from channels.telegram.stream import Replies, TelegramReply
 
 COMMANDS = (
@@ -49,9 +52,12 @@ COMMANDS = (
 class TelegramChannel(Channel):
     name = "telegram"
 
-    def __init__(self, config: TelegramConfig, ctx: ChannelContext) -> None:
+    def __init__(
+        self, config: TelegramConfig, ctx: ChannelContext, backoff: BackoffPolicy | None = None
+    ) -> None:
         super().__init__(config, ctx)
         self.config: TelegramConfig = config
+        self.backoff = backoff
         self.capabilities = _capabilities(config)
         self.bot = Bot(
             config.bot_token.get_secret_value(),
@@ -62,11 +68,7 @@ class TelegramChannel(Channel):
             ),
             get_updates_request=HTTPXRequest(connection_pool_size=2, read_timeout=10),
         )
-        self.sender = Sender(
-            self.bot,
-            dm_interval=config.stream_interval_dm,
-            group_interval=config.stream_interval_group,
-        )
+        self.sender = Sender(self.bot, self.pacer, self.capabilities.edit_budget)
         self.buttons = ButtonTokens()
         self.replies = Replies(self.sender, self.buttons)
         self.inbound = Inbound(config, ctx, self.sender, self.buttons, self.name)
@@ -91,7 +93,8 @@ class TelegramChannel(Channel):
             await self._start_webhook()
         else:
             await self.bot.delete_webhook()
-            self._poller = Poller(self.inbound, self.sender, self.ctx, self.config.poll_timeout)
+            self._poller = Poller(self.inbound, self.sender, self.ctx, self.config.poll_timeout,
+                                  self.backoff)
             self._poll_task = asyncio.create_task(self._poller.run(), name="telegram-poll")
         self.ctx.report(connected=True)
         self.log.info("telegram connected as @%s (%s)", me.username, self.config.mode)
@@ -100,7 +103,10 @@ class TelegramChannel(Channel):
         self.ctx.add_route(
             "POST", self.config.webhook_path, webhook_handler(self.config, self.inbound)
         )
-        secret = self.config.webhook_secret.get_secret_value() or None
+        secret = self.config.webhook_secret.get_secret_value()
+        if self.config.secret_generated:
+            self.log.warning("channels.telegram.webhook_secret is not set: generated one for this "
+                             "run and passed it to setWebhook (set it to keep it across restarts)")
         await self.bot.set_webhook(
             url=self.config.webhook_url, secret_token=secret, allowed_updates=list(ALLOWED_UPDATES)
         )
@@ -130,9 +136,9 @@ class TelegramChannel(Channel):
     async def open_reply(self, msg: InboundMessage, doc: ReplyDoc) -> TelegramReply:
         return await self.replies.open(msg, doc)
 
-    async def mark_queued(self, msg: InboundMessage) -> TelegramReply:
+    async def mark_queued(self, msg: InboundMessage, doc: ReplyDoc | None = None) -> TelegramReply:
         """A real message (drafts vanish after ~30 s) that the run later edits into its reply."""
-        return await self.replies.open(msg, ReplyDoc(status="queued"))
+        return await self.replies.open(msg, doc or ReplyDoc(status="queued"))
 
     async def update_reply(self, handle: TelegramReply, doc: ReplyDoc) -> None:
         await self.replies.update(handle, doc)
@@ -142,6 +148,15 @@ class TelegramChannel(Channel):
 
     async def send_continuation(self, handle: TelegramReply, doc: ReplyDoc) -> None:
         await self.replies.continuation(handle, doc)
+
+    def handle_state(self, handle: TelegramReply) -> dict[str, Any]:
+        return reply_state(handle)
+
+    def restore_handle(self, msg: InboundMessage, state: Mapping[str, Any]) -> TelegramReply | None:
+        return restore_reply(msg, state)
+
+    def finish_is_replayable(self, handle: TelegramReply) -> bool:
+        return finish_replayable(handle)
 
     async def send_text(self, chat: ChatRef, text: str, *, reply_to: str | None = None) -> None:
         for index, part in enumerate(render_parts(text)):
@@ -164,12 +179,12 @@ class TelegramChannel(Channel):
 
     # ------------------------------------------------------------------ files
 
-    async def fetch_file(self, msg: InboundMessage, att: Attachment, dest_dir: Path) -> Path:
-        return await files.fetch(self.sender, att, dest_dir)
+    async def fetch_file(self, msg: InboundMessage, att: Attachment, dest_dir: Path, *,
+                         limit: int | None = None) -> Path:
+        return await files.fetch(self.sender, att, dest_dir, limit)
 
     async def send_file(self, handle: TelegramReply, path: Path) -> None:
-        if not await files.send(self.sender, handle.chat, path, handle.reply_to):
-            await self.send_text(handle.chat, files.too_large_text(path))
+        await files.send(self.sender, handle.chat, path, handle.reply_to)
 
 
 def _capabilities(config: TelegramConfig) -> Capabilities:
@@ -183,10 +198,6 @@ def _capabilities(config: TelegramConfig) -> Capabilities:
         threads=True,
         markdown="telegram-html",
         max_file_in=files.DOWNLOAD_LIMIT,
-        edit_budget=(
-            RateBudget(scope="chat", per_second=1 / config.stream_interval_dm, chat_type="dm"),
-            RateBudget(
-                scope="chat", per_second=1 / config.stream_interval_group, chat_type="group"
-            ),
-        ),
+        # No "update" budget: the channel coalesces updates itself, per call kind.
+        edit_budget=pacing.budgets(config.stream_interval_dm, config.stream_interval_group),
     )

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import secrets
 from typing import Literal
 from urllib.parse import urlparse
 
-from pydantic import Field, SecretStr, field_validator, model_validator
+from pydantic import Field, PrivateAttr, SecretStr, field_validator, model_validator
 
 from channels.base import ChannelConfig
 
@@ -25,6 +26,7 @@ class TelegramConfig(ChannelConfig):
     poll_timeout: int = Field(default=30, ge=0, le=50)
     stream_interval_dm: float = Field(default=1.0, ge=1.0)
     stream_interval_group: float = Field(default=3.0, ge=3.0)
+    _secret_generated: bool = PrivateAttr(default=False)
 
     @field_validator("bot_token", "webhook_secret", mode="before")
     @classmethod
@@ -42,13 +44,22 @@ class TelegramConfig(ChannelConfig):
     @model_validator(mode="after")
     def _check_mode(self) -> TelegramConfig:
         if self.enabled and not self.bot_token.get_secret_value():
-            raise ValueError("bot_token is required when the channel is enabled")
+            raise ValueError("bot_token: required when channels.telegram.enabled is true")
         if self.mode == "webhook" and not self.webhook_url:
-            raise ValueError("webhook_url is required when mode is webhook")
+            raise ValueError("webhook_url: required when channels.telegram.mode is webhook")
         secret = self.webhook_secret.get_secret_value()
         if secret and not _secret_ok(secret):
-            raise ValueError("webhook_secret must be 1-256 characters of A-Z a-z 0-9 _ -")
+            raise ValueError("webhook_secret: must be 1-256 characters of A-Z a-z 0-9 _ -")
+        if self.mode == "webhook" and not secret:
+            # Never an open webhook: Telegram sends this secret with every update (setWebhook).
+            self.webhook_secret = SecretStr(secrets.token_urlsafe(32))
+            self._secret_generated = True
         return self
+
+    @property
+    def secret_generated(self) -> bool:
+        """True when no webhook_secret was configured and one was generated for this run."""
+        return self._secret_generated
 
     @property
     def file_base(self) -> str:

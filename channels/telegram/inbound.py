@@ -1,4 +1,4 @@
-"""Inbound updates: access control, group trigger, /start, button presses, then publish.
+"""Inbound updates: parse, answer button presses, publish (the service's gate decides access).
 
 `Inbound.handle(update)` returns once the update is done with (published, deduplicated, refused
 or skipped) and raises `ServiceClosed` when the service took nothing (the caller must not
@@ -16,10 +16,11 @@ from dataclasses import replace
 from typing import Any
 
 from aiohttp import web
-from telegram.error import InvalidToken, RetryAfter, TelegramError
+from telegram.error import RetryAfter, TelegramError
 
-from channels.base import ChannelContext, ChannelError, ChatRef, PublishResult
-from channels.telegram.api import Sender, retry_seconds, where
+from channels.backoff import Backoff, BackoffPolicy, describe
+from channels.base import ChannelContext, PublishResult
+from channels.telegram.api import Sender, retry_seconds
 from channels.telegram.buttons import ButtonTokens
 from channels.telegram.config import TelegramConfig
 from channels.telegram.parse import BotIdentity, MalformedUpdate, Parsed, parse_update
@@ -27,8 +28,7 @@ from channels.telegram.parse import BotIdentity, MalformedUpdate, Parsed, parse_
 log = logging.getLogger("channels.telegram")
 
 ALLOWED_UPDATES = ("message", "callback_query")
-REFUSAL = "Sorry, this bot is not available to you here."
-EXPIRED = "This button has expired; please type the command instead."
+EXPIRED = "This button has expired."
 SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
 MAX_ATTEMPTS = 5
 
@@ -69,27 +69,17 @@ class Inbound:
         return await self._message(parsed)
 
     async def _message(self, parsed: Parsed) -> bool:
-        msg = parsed.msg
         if parsed.for_other_bot:
-            return True
-        in_group = msg.chat.chat_type == "group"
-        if in_group and self.config.group_trigger == "mention" and not parsed.addressed:
-            return True
-        if not self.config.allows(msg):
-            await self._say(msg.chat, REFUSAL, msg.message_id)
-            return True
-        if parsed.command == "start":
-            await self._say(msg.chat, self._greeting(), msg.message_id)
             return True
         return await self._publish(parsed)
 
     async def _button(self, parsed: Parsed) -> bool:
+        """Answer the press at once; data that is not one of our buttons never becomes text."""
         msg = parsed.msg
         value = self.buttons.value_of(msg.text)
-        allowed = self.config.allows(msg)
-        notice = REFUSAL if not allowed else (EXPIRED if value is None else None)
-        await self._answer(parsed.callback_id or "", notice)
-        if notice is not None or value is None:
+        await self._answer(parsed.callback_id or "", EXPIRED if value is None else None)
+        if value is None:
+            log.info("button data that is not ours in %s answered as expired", msg.chat.key)
             return True
         return await self._publish(replace(parsed, msg=replace(msg, text=value)))
 
@@ -99,32 +89,6 @@ class Inbound:
             raise ServiceClosed(parsed.msg.event_id)
         log.debug("published %s: %s", parsed.msg.event_id, result.value)
         return True
-
-    # ------------------------------------------------------------------ small answers
-
-    def _greeting(self) -> str:
-        name = self.ctx.bot_name or self.me.username
-        return (
-            f"Hi! I'm {name}. Send me a message and I'll answer; in groups, mention me or reply "
-            "to me. /new starts a fresh conversation, /help lists the commands."
-        )
-
-    async def _say(self, chat: ChatRef, text: str, reply_to: str | None) -> None:
-        async def send() -> Any:
-            return await self.sender.visible(
-                chat,
-                lambda: self.sender.bot.send_message(
-                    text=text,
-                    reply_to_message_id=int(reply_to) if reply_to else None,
-                    allow_sending_without_reply=True,
-                    **where(chat),
-                ),
-            )
-
-        try:
-            await self.sender.patiently(send)
-        except ChannelError as exc:
-            log.warning("could not answer in %s: %s", chat.key, exc)
 
     async def _answer(self, callback_id: str, text: str | None) -> None:
         """Acknowledge a button press (skipped while the bot is blocked by a 429)."""
@@ -137,14 +101,19 @@ class Inbound:
 
 
 class Poller:
-    """getUpdates in a task; the offset moves past an update only once it is handled."""
+    """getUpdates in a task; the offset moves past an update only once it is handled.
 
-    def __init__(self, inbound: Inbound, sender: Sender, ctx: ChannelContext, timeout: int) -> None:
+    A failing getUpdates is retried with the backoff (at least retry_after after a 429).
+    """
+
+    def __init__(self, inbound: Inbound, sender: Sender, ctx: ChannelContext, timeout: int,
+                 backoff: BackoffPolicy | None = None) -> None:
         self.inbound = inbound
         self.sender = sender
         self.ctx = ctx
         self.timeout = timeout
         self.offset = 0
+        self.backoff = Backoff("telegram getUpdates", log, backoff)
         self._failures = 0
 
     async def run(self) -> None:
@@ -158,19 +127,21 @@ class Poller:
 
     async def _fetch(self) -> list[dict[str, Any]]:
         try:
-            return await self._get_updates()
-        except RetryAfter as exc:
-            await asyncio.sleep(retry_seconds(exc) + 0.1)
-        except InvalidToken as exc:
-            self.ctx.report(connected=False, error=f"telegram: {exc.message}")
-            await asyncio.sleep(30)
-        except TelegramError as exc:
-            self.ctx.report(connected=False, error=f"telegram getUpdates: {exc.message}")
-            await asyncio.sleep(1.0)
-        except Exception:
-            log.exception("getUpdates failed unexpectedly")
-            await asyncio.sleep(1.0)
-        return []
+            updates = await self._get_updates()
+        except Exception as exc:
+            await self._failed(exc)
+            return []
+        self.backoff.success()
+        self.ctx.report(connected=True)
+        return updates
+
+    async def _failed(self, exc: Exception) -> None:
+        """One failed getUpdates: report it, then wait the backoff (or retry_after, if longer)."""
+        wait = retry_seconds(exc) + 0.1 if isinstance(exc, RetryAfter) else 0.0
+        what = exc.message if isinstance(exc, TelegramError) else describe(exc)
+        retry = self.backoff.failure(what, at_least=wait)
+        self.ctx.report(connected=False, error=f"telegram getUpdates: {what}", retry=retry)
+        await self.backoff.wait()
 
     async def _get_updates(self) -> list[dict[str, Any]]:
         bot = self.sender.bot
@@ -191,9 +162,7 @@ class Poller:
                     "allowed_updates": list(ALLOWED_UPDATES),
                 },
             )
-            self.ctx.report(connected=True)
             return [u for u in raw if isinstance(u, dict)]
-        self.ctx.report(connected=True)
         return [u.to_dict() for u in updates]
 
     async def _handle_one(self, update: Mapping[str, Any]) -> bool:
@@ -221,20 +190,32 @@ class Poller:
                 log.info("could not confirm the update offset: %s", exc)
 
 
+FORBIDDEN = "forbidden"
+BAD_UPDATE = "bad request"
+
+
 def webhook_handler(config: TelegramConfig, inbound: Inbound) -> Any:
-    """The aiohttp handler for webhook mode: secret check (403), then handle the update."""
+    """The aiohttp handler for webhook mode: the secret header is required (403), then the update.
+
+    A rejected request gets a fixed body and one WARNING line, never a traceback.
+    """
     secret = config.webhook_secret.get_secret_value().encode()
+    if not secret:
+        raise ValueError("telegram webhook mode needs a webhook_secret")
 
     async def handler(request: web.Request) -> web.Response:
         given = request.headers.get(SECRET_HEADER, "").encode()
-        if secret and not hmac.compare_digest(given, secret):
-            return web.Response(status=403, text="forbidden")
+        if not hmac.compare_digest(given, secret):
+            log.warning("telegram webhook: rejected a request from %s without the right secret",
+                        request.remote)
+            return web.Response(status=403, text=FORBIDDEN)
         try:
             update = await request.json()
         except ValueError:
-            return web.Response(status=400, text="invalid json")
+            update = None
         if not isinstance(update, dict):
-            return web.Response(status=400, text="not an update")
+            log.warning("telegram webhook: rejected a request whose body is not an update")
+            return web.Response(status=400, text=BAD_UPDATE)
         try:
             done = await inbound.handle(update)
         except ServiceClosed:

@@ -70,8 +70,9 @@ def _parse_message(
         return None
     text = message.get("text") or message.get("caption") or ""
     attachments = tuple(_attachments(message))
-    if not text and not attachments:
-        return None
+    unsupported = "" if text or attachments else _unsupported_kind(message)
+    if not text and not attachments and not unsupported:
+        return None  # service messages: joins, pins, title changes ...
     mentions = _mentions(text, bot)
     command, target = _command(text)
     for_other = bool(target) and target.lower() != bot.username.lower()
@@ -84,6 +85,8 @@ def _parse_message(
         text=_clean_text(text, bot, command),
         attachments=attachments,
         mentions_bot=mentions,
+        replies_to_bot=replied_to_bot,
+        unsupported=unsupported,
         reply_to=str(reply["message_id"]) if reply else None,
         quoted_text=_quoted(message, reply),
         message_id=str(message["message_id"]),
@@ -98,8 +101,8 @@ def _parse_callback(
     query: Mapping[str, Any], bot: BotIdentity, channel: str, now: float
 ) -> Parsed | None:
     message = query.get("message")
-    data = query.get("data")
-    if not message or not data:
+    data = query.get("data") or ""  # no data: answered as an expired button
+    if not message:
         return None
     chat = chat_ref(message, channel)
     if chat is None:
@@ -120,6 +123,8 @@ def _parse_callback(
 def chat_ref(message: Mapping[str, Any], channel: str = "telegram") -> ChatRef | None:
     """The conversation of a message: the chat, or the forum topic inside it."""
     chat = message["chat"]
+    if not isinstance(chat["id"], int) or isinstance(chat["id"], bool):
+        raise ValueError(f"chat id {chat['id']!r} is not a number")
     chat_type = _CHAT_TYPES.get(chat["type"])
     if chat_type is None:
         return None
@@ -200,6 +205,21 @@ def _attachments(message: Mapping[str, Any]) -> list[Attachment]:
         if item:
             found.append(_file_attachment(item, kind, key))
     return found
+
+
+_UNSUPPORTED = {
+    "sticker": "a sticker", "location": "a location", "venue": "a location", "poll": "a poll",
+    "contact": "a contact", "dice": "a dice roll", "animation": "an animation",
+    "video_note": "a video message", "game": "a game", "story": "a story",
+}
+
+
+def _unsupported_kind(message: Mapping[str, Any]) -> str:
+    """What a user sent that Antler cannot read (empty: a service message, not for anyone)."""
+    for key, label in _UNSUPPORTED.items():
+        if key in message:
+            return label
+    return ""
 
 
 def _file_attachment(item: Mapping[str, Any], kind: Any, key: str) -> Attachment:

@@ -1,8 +1,11 @@
-"""ReplyDoc -> Telegram: markdown to Telegram HTML, splitting at 4096 after formatting (pure).
+"""ReplyDoc -> Telegram: the markdown tree rendered into Telegram HTML, split on the tree (pure).
 
-Telegram's HTML dialect knows b, i, s, u, code, pre (with `language-*` class), a, blockquote.
-Everything else is mapped onto those: headings become bold, list bullets become "•", tables
-become preformatted text with aligned columns.
+Telegram's HTML dialect knows b, i, s, u, code, pre (with a `language-*` code inside), a and
+blockquote; `pre` and `code` hold no other tag and quotes do not nest. The model's markdown is
+parsed once (channels/markdown.py) into styled spans; this module serialises them, opening and
+closing tags inside each part, so every part is valid on its own. Parts are at most 4,096
+visible characters (Telegram counts the text after entity parsing). A part's `plain` is its
+visible text: what the user gets when Telegram refuses the HTML anyway.
 """
 
 from __future__ import annotations
@@ -12,24 +15,12 @@ import re
 from dataclasses import dataclass
 
 from channels.base import ReplyDoc, ToolStep
-from channels.text import split_text, truncate
+from channels.markdown import Mark, Span, plain, spans, split_spans
 
 MAX_LEN = 4096
-_FENCE = re.compile(r"^\s*(```|~~~)\s*([\w+#.-]*)")
-_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$")
-_BULLET = re.compile(r"^(\s*)[-*+]\s+(.*)$")
-_NUMBERED = re.compile(r"^(\s*)(\d+[.)])\s+(.*)$")
-_RULE = re.compile(r"^\s{0,3}([-*_])(\s*\1){2,}\s*$")
-_TABLE_SEP = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
-_CODE_SPAN = re.compile(r"(`+)(.+?)\1")
-_LINK = re.compile(r"\[([^\]\n]+)\]\(([^)\s]+)\)")
-_INLINE = [
-    (re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*"), "b"),
-    (re.compile(r"(?<!\w)__(?=\S)(.+?)(?<=\S)__(?!\w)"), "b"),
-    (re.compile(r"~~(?=\S)(.+?)(?<=\S)~~"), "s"),
-    (re.compile(r"(?<![\w*])\*(?=[^\s*])(.+?)(?<=[^\s*])\*(?![\w*])"), "i"),
-    (re.compile(r"(?<!\w)_(?=\S)(.+?)(?<=\S)_(?!\w)"), "i"),
-]
+PREVIEW_SOURCE = 3
+_SCHEMES = re.compile(r"^(https?|tg|mailto|ftp):", re.I)
+_TAGS = {"bold": "b", "italic": "i", "strike": "s", "code": "code", "quote": "blockquote"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,139 +56,84 @@ def _step_line(step: ToolStep) -> str:
 
 
 def render_parts(markdown: str, limit: int = MAX_LEN) -> list[Part]:
-    """Render `markdown` into messages whose HTML fits `limit`, never cutting a code block."""
-    budget = limit
-    while True:
-        sources = split_text(markdown, budget) if len(markdown) > budget else [markdown]
-        parts = [Part(html=to_html(src), plain=src) for src in sources]
-        if all(len(p.html) <= limit for p in parts) or budget <= 256:
-            return [_fit(p, limit) for p in parts]
-        budget = int(budget * 0.85)
+    """Render `markdown` into messages of at most `limit` visible characters."""
+    return [_part(run) for run in split_spans(spans(markdown), limit)]
 
 
 def render_preview(markdown: str, limit: int = MAX_LEN) -> Part:
-    """A streaming preview: the first part only, marked as continuing when there is more."""
-    parts = render_parts(markdown, limit - 2)
+    """A streaming preview: the first part only, marked as continuing when there is more.
+
+    Only the head of a long text is parsed (PREVIEW_SOURCE source characters per visible one):
+    a preview is redrawn on every update and shows at most `limit` characters anyway.
+    """
+    head_source = markdown[: limit * PREVIEW_SOURCE]
+    parts = split_spans(spans(head_source), limit - 2)
+    if len(head_source) < len(markdown) and len(parts) == 1:
+        parts.append([])
+    head = _part(parts[0])
     if len(parts) == 1:
-        return parts[0]
-    head = parts[0]
+        return head
     return Part(html=head.html + "\n…", plain=head.plain + "\n…")
 
 
-def _fit(part: Part, limit: int) -> Part:
-    if len(part.html) <= limit:
-        return part
-    plain = truncate(part.plain, limit)
-    return Part(html=html.escape(plain, quote=False), plain=plain)
-
-
-# --------------------------------------------------------------------------- blocks
-
-
 def to_html(markdown: str) -> str:
-    """Convert the agent's markdown into Telegram HTML."""
+    """The whole of `markdown` as one Telegram HTML string (no length limit)."""
+    return serialise(spans(markdown))
+
+
+def _part(run: list[Span]) -> Part:
+    text = plain(run)
+    if not text.strip():
+        return Part(html="…", plain="…")
+    return Part(html=serialise(run), plain=text)
+
+
+# --------------------------------------------------------------------------- serialising
+
+
+def serialise(run: list[Span]) -> str:
+    """Spans -> Telegram HTML: tags opened and closed as the marks change, all closed at the end."""
     out: list[str] = []
-    lines = markdown.splitlines()
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        if _FENCE.match(line):
-            i = _code_block(lines, i, out)
-        elif _is_table_start(lines, i):
-            i = _table(lines, i, out)
-        elif line.lstrip().startswith(">"):
-            i = _quote(lines, i, out)
-        else:
-            out.append(_line(line))
-            i += 1
-    return "\n".join(out)
+    open_marks: list[Mark] = []
+    for span in run:
+        marks = _telegram_marks(span.marks)
+        keep = 0
+        while keep < min(len(open_marks), len(marks)) and open_marks[keep] == marks[keep]:
+            keep += 1
+        out += [_close(m) for m in reversed(open_marks[keep:])]
+        out += [_open(m) for m in marks[keep:]]
+        open_marks = list(marks)
+        out.append(html.escape(span.text, quote=False))
+    out += [_close(m) for m in reversed(open_marks)]
+    return "".join(out)
 
 
-def _code_block(lines: list[str], start: int, out: list[str]) -> int:
-    match = _FENCE.match(lines[start])
-    assert match is not None
-    fence, lang = match.group(1), match.group(2)
-    end = start + 1
-    while end < len(lines) and not lines[end].strip().startswith(fence):
-        end += 1
-    code = html.escape("\n".join(lines[start + 1 : end]), quote=False)
-    if lang:
-        out.append(f'<pre><code class="language-{html.escape(lang)}">{code}</code></pre>')
-    else:
-        out.append(f"<pre>{code}</pre>")
-    return end + 1
+def _telegram_marks(marks: tuple[Mark, ...]) -> tuple[Mark, ...]:
+    """Telegram's nesting rules: pre stands alone, code holds nothing, links need a scheme."""
+    pre = [m for m in marks if m.kind == "pre"]
+    if pre:
+        return (pre[0],)
+    out: list[Mark] = []
+    for mark in marks:
+        if mark.kind == "link" and not _SCHEMES.match(mark.value):
+            continue
+        out.append(mark)
+    code = [m for m in out if m.kind == "code"]
+    return tuple(m for m in out if m.kind != "code") + tuple(code[:1])
 
 
-def _quote(lines: list[str], start: int, out: list[str]) -> int:
-    end = start
-    body: list[str] = []
-    while end < len(lines) and lines[end].lstrip().startswith(">"):
-        body.append(_line(lines[end].lstrip()[1:].removeprefix(" ")))
-        end += 1
-    out.append("<blockquote>" + "\n".join(body) + "</blockquote>")
-    return end
+def _open(mark: Mark) -> str:
+    if mark.kind == "pre":
+        lang = html.escape(mark.value)
+        return f'<pre><code class="language-{lang}">' if lang else "<pre>"
+    if mark.kind == "link":
+        return f'<a href="{html.escape(mark.value, quote=True)}">'
+    return f"<{_TAGS[mark.kind]}>"
 
 
-def _is_table_start(lines: list[str], i: int) -> bool:
-    return (
-        "|" in lines[i]
-        and i + 1 < len(lines)
-        and "|" in lines[i + 1]
-        and bool(_TABLE_SEP.match(lines[i + 1]))
-    )
-
-
-def _table(lines: list[str], start: int, out: list[str]) -> int:
-    rows = [_cells(lines[start])]
-    end = start + 2
-    while end < len(lines) and "|" in lines[end] and lines[end].strip():
-        rows.append(_cells(lines[end]))
-        end += 1
-    width = max(len(r) for r in rows)
-    rows = [r + [""] * (width - len(r)) for r in rows]
-    sizes = [max(len(r[c]) for r in rows) for c in range(width)]
-    text = [" | ".join(cell.ljust(sizes[c]) for c, cell in enumerate(row)).rstrip() for row in rows]
-    text.insert(1, "-+-".join("-" * s for s in sizes))
-    out.append("<pre>" + html.escape("\n".join(text), quote=False) + "</pre>")
-    return end
-
-
-def _cells(line: str) -> list[str]:
-    return [c.strip() for c in line.strip().strip("|").split("|")]
-
-
-def _line(line: str) -> str:
-    if match := _HEADING.match(line):
-        return f"<b>{inline(match.group(1))}</b>"
-    if _RULE.match(line):
-        return "———"
-    if match := _BULLET.match(line):
-        return f"{match.group(1)}• {inline(match.group(2))}"
-    if match := _NUMBERED.match(line):
-        return f"{match.group(1)}{match.group(2)} {inline(match.group(3))}"
-    return inline(line)
-
-
-# --------------------------------------------------------------------------- inline
-
-
-def inline(text: str) -> str:
-    """Inline markdown (code spans, links, bold, italic, strike) -> escaped Telegram HTML."""
-    saved: list[str] = []
-
-    def keep(fragment: str) -> str:
-        saved.append(fragment)
-        return f"\x00{len(saved) - 1}\x00"
-
-    text = _CODE_SPAN.sub(lambda m: keep(f"<code>{html.escape(m.group(2).strip())}</code>"), text)
-    text = _LINK.sub(lambda m: keep(_link(m.group(1), m.group(2))), text)
-    text = html.escape(text, quote=False)
-    for pattern, tag in _INLINE:
-        text = pattern.sub(lambda m, t=tag: f"<{t}>{m.group(1)}</{t}>", text)
-    return re.sub(r"\x00(\d+)\x00", lambda m: saved[int(m.group(1))], text)
-
-
-def _link(label: str, url: str) -> str:
-    if not re.match(r"^(https?|tg|mailto):", url):
-        return html.escape(f"[{label}]({url})", quote=False)
-    return f'<a href="{html.escape(url)}">{html.escape(label, quote=False)}</a>'
+def _close(mark: Mark) -> str:
+    if mark.kind == "pre":
+        return "</code></pre>" if mark.value else "</pre>"
+    if mark.kind == "link":
+        return "</a>"
+    return f"</{_TAGS[mark.kind]}>"

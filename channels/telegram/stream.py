@@ -3,9 +3,12 @@
 Open:  "typing…" at once (renewed every 4.5 s while the reply runs).
 DM:    sendMessageDraft with the growing text, then sendMessage with the final.
 Group: the first text is sent as a message, then edited at most every `stream_interval_group`.
-If Telegram refuses drafts the DM falls back to the placeholder path for good.
+If Telegram refuses a draft that reply falls back to the placeholder path; only a server
+without the method turns drafts off for the bot. A refused final edit is sent as a new message;
+refused HTML is resent as its visible text (api.Sender.text): the user always gets the answer.
 Intermediate updates are coalesced: a doc that arrives before the chat's slot is held and the
-newest one is shown when the slot opens.
+newest one is shown when the slot opens. Drafts have a budget of their own (channels/telegram/
+pacing.py), so the final message is not held behind the last draft.
 """
 
 from __future__ import annotations
@@ -18,9 +21,17 @@ from typing import Any, Literal
 
 from telegram import InlineKeyboardMarkup, Message
 
-from channels.base import ChannelError, ChatRef, InboundMessage, RateLimited, ReplyDoc
+from channels.base import (
+    ChannelError,
+    ChatRef,
+    DeliveryRefused,
+    InboundMessage,
+    RateLimited,
+    ReplyDoc,
+)
 from channels.telegram.api import Sender, where
 from channels.telegram.buttons import ButtonTokens
+from channels.telegram.pacing import DRAFT, MESSAGE
 from channels.telegram.render import Part, doc_markdown, render_parts, render_preview
 
 log = logging.getLogger("channels.telegram")
@@ -38,8 +49,10 @@ class TelegramReply:
     message_id: int | None = None
     shown: str = ""
     parts_sent: int = 0
+    pressed: int | None = None  # the keyboard message a command button was pressed on
     finished: bool = False
     pending: ReplyDoc | None = None
+    in_call: bool = False  # a deferred update is on its way to Telegram
     flush_task: asyncio.Task[None] | None = field(default=None, repr=False)
     typing_task: asyncio.Task[None] | None = field(default=None, repr=False)
 
@@ -70,6 +83,8 @@ class Replies:
         )
         if use_draft:
             handle.draft_id = next(self._draft_ids)
+        if msg.is_button and msg.message_id and msg.text.startswith("/"):
+            handle.pressed = int(msg.message_id)
         if doc.status == "queued":
             try:
                 await self._show(handle, doc)
@@ -83,22 +98,30 @@ class Replies:
     async def update(self, handle: TelegramReply, doc: ReplyDoc) -> None:
         if handle.finished:
             return
+        handle.parts_sent = 0  # streaming (again, after a restart): none of its final is out
         if handle.typing_task is None and doc.status == "working":
             handle.typing_task = self._spawn(self._keep_typing(handle))  # a queued reply's turn
         handle.pending = doc
         if handle.flush_task and not handle.flush_task.done():
             return  # the scheduled flush will show the newest doc
         self.sender.gate.check()
-        wait = self.sender.pacer.ready_in(handle.chat.chat_id, self.sender.interval(handle.chat))
+        wait = self.sender.ready_in(handle.chat, DRAFT if handle.mode == "draft" else MESSAGE)
         if wait <= 0:
             await self._flush(handle)
         else:
             handle.flush_task = self._spawn(self._flush_later(handle, wait))
 
     async def finish(self, handle: TelegramReply, doc: ReplyDoc) -> None:
+        flush = handle.flush_task
+        if flush is not None and handle.in_call:  # never cut a call off: it may still land
+            await asyncio.gather(flush, return_exceptions=True)
         self._stop_tasks(handle)
         handle.pending = None
         parts = render_parts(doc_markdown(doc))
+        if handle.pressed and doc.buttons and len(parts) == 1 and not handle.shown:
+            # a command button answered with a new keyboard: update the pressed message in
+            # place, so no old keyboard keeps showing a stale choice (the ✓ moves)
+            handle.mode, handle.message_id = "edit", handle.pressed
         for index in range(handle.parts_sent, len(parts)):
             keyboard = self._keyboard(doc) if index == len(parts) - 1 else None
             if index == 0:
@@ -128,13 +151,13 @@ class Replies:
             return
         if handle.mode == "draft":
             try:
-                await self.sender.text(handle.chat, part, lambda t, pm: self._draft(handle, t, pm))
+                await self.sender.text(
+                    handle.chat, part, lambda t, pm: self._draft(handle, t, pm), DRAFT
+                )
             except ChannelError as exc:
-                if exc.retryable:
-                    raise
-                log.info("drafts refused (%s); streaming by editing a placeholder", exc)
-                self.drafts_ok = False
-                handle.mode = "edit"
+                if exc.retryable or isinstance(exc, DeliveryRefused):
+                    raise  # a blocked bot or a gone chat says nothing about drafts
+                self._drafts_refused(handle, exc)
                 await self._show(handle, doc)
                 return
         elif handle.message_id is None:
@@ -145,23 +168,44 @@ class Replies:
             await self._edit(handle, part, self._keyboard(doc))
         handle.shown = part.html
 
+    def _drafts_refused(self, handle: TelegramReply, exc: ChannelError) -> None:
+        """This reply streams by editing a message instead. Only a server without the
+        method (404 Not Found) switches drafts off for the bot; any other refusal is this
+        draft's own and every other reply keeps its drafts."""
+        handle.mode = "edit"
+        if _method_missing(exc):
+            log.info("drafts unavailable (%s); streaming by editing a placeholder", exc)
+            self.drafts_ok = False
+        else:
+            log.info("a draft was refused (%s); this reply streams by editing", exc)
+
     async def _flush(self, handle: TelegramReply) -> None:
         doc, handle.pending = handle.pending, None
         if doc is not None and not handle.finished:
             await self._show(handle, doc)
 
     async def _flush_later(self, handle: TelegramReply, wait: float) -> None:
-        await asyncio.sleep(wait)
+        await self.sender.pacer.sleep(wait)
+        handle.in_call = True
         try:
             await self._flush(handle)
         except ChannelError as exc:
             log.info("deferred update skipped: %s", exc)
+        finally:
+            handle.in_call = False
 
     async def _deliver_first(
         self, handle: TelegramReply, part: Part, keyboard: InlineKeyboardMarkup | None
     ) -> None:
         if handle.mode == "edit" and handle.message_id is not None:
-            await self._edit(handle, part, keyboard)
+            try:
+                await self._edit(handle, part, keyboard)
+                return
+            except ChannelError as exc:
+                if exc.retryable:
+                    raise
+                log.info("final edit refused (%s); sending the answer as a new message", exc)
+            handle.message_id = await self._send_new(handle.chat, part, keyboard, None)
         else:
             handle.message_id = await self._send_new(handle.chat, part, keyboard, handle.reply_to)
 
@@ -228,3 +272,8 @@ class Replies:
             if task and not task.done():
                 task.cancel()
         handle.flush_task = handle.typing_task = None
+
+
+def _method_missing(exc: ChannelError) -> bool:
+    text = str(exc).lower()
+    return "not found" in text or "method" in text

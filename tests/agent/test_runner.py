@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 from agent.config import AgentConfig
-from agent.events import Final, RunSettings, TextDelta
+from agent.events import Final, RunSettings, TextDelta, Turn
 from agent.runner import AgentRunner
 from tests.agent.conftest import MakeRunner, collect, model_config
 from tests.fakes.openai_server import FakeOpenAI, Reply
@@ -132,3 +133,21 @@ async def test_thread_dirs_created_under_data_dir(runner: AgentRunner, tmp_path:
     assert dirs.uploads == tmp_path / "data" / "threads" / "tg-42" / "user-data" / "uploads"
     assert dirs.workspace.is_dir()
     assert dirs.outputs.is_dir()
+
+
+async def test_deltas_waiting_behind_a_slow_consumer_arrive_joined(
+    runner: AgentRunner, fake_openai: FakeOpenAI
+) -> None:
+    text = "one two three four five six seven eight nine ten"
+    fake_openai.script(Reply(text=text))
+    stream = runner.stream("slow", Turn(text="hi"), RunSettings())
+    first = await anext(stream)
+    producer = runner._runs["slow"].task
+    assert producer is not None
+    while not producer.done():  # the consumer is behind: the whole answer is queued
+        await asyncio.sleep(0.01)
+    rest = [event async for event in stream]
+    deltas = [e.text for e in [first, *rest] if isinstance(e, TextDelta)]
+    assert rest[-1] == Final(text)
+    assert "".join(deltas) == text
+    assert len(deltas) <= 2  # one wake-up for the queued chunks, not one per chunk

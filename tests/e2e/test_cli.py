@@ -46,8 +46,8 @@ def test_piped_chat_prints_replies_in_order(tmp_path: Path, fake_openai: FakeOpe
     assert result.returncode == 0, result.stderr
     out = result.stdout
     assert out.index("echo: hello") < out.index("New conversation started.") < out.index("Models")
-    assert "* fast — Fast" in out
-    assert "  smart — Smart" in out
+    assert "- `fast` — Fast ✓" in out
+    assert "- `smart` — Smart\n" in out
 
 
 def free_port() -> int:

@@ -108,7 +108,7 @@ async def test_pdf_and_docx_become_markdown(tmp_path: Path, fake_openai: FakeOpe
             Attachment(name="report.pdf", ref="p"), Attachment(name="plan.docx", ref="d")))
         await svc.idle()
         assert svc.app is not None
-        conv = svc.app.conversations.get(ch.message("x").chat.key)
+        conv = await svc.app.conversations.get(ch.message("x").chat.key)
         assert conv is not None
         uploads = svc.app.runner.thread_dirs(conv.thread_id).uploads
     pdf_md = (uploads / "report.pdf.md").read_text()

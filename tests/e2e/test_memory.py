@@ -4,6 +4,7 @@ the extraction pass is one more request the fake answers with JSON."""
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -47,10 +48,12 @@ def learning(facts: dict[str, list[str]]) -> Callable[[dict[str, Any]], Reply]:
     return respond
 
 
-def harness(tmp_path: Path, fake: FakeOpenAI, debounce: float = 0.05) -> ServiceHarness:
+def harness(tmp_path: Path, fake: FakeOpenAI, debounce: float = 0.05,
+            storage: dict[str, Any] | None = None) -> ServiceHarness:
     return ServiceHarness(tmp_path, fake, {"test": {"enabled": True}},
                           agent={"memory": {"debounce_seconds": debounce},
-                                 "title": {"enabled": False}})
+                                 "title": {"enabled": False}},
+                          storage=storage or {})
 
 
 def memory_of(svc: ServiceHarness) -> MemoryService:
@@ -58,13 +61,22 @@ def memory_of(svc: ServiceHarness) -> MemoryService:
     return svc.app.runner.memory
 
 
-async def until(check: Callable[[], bool], timeout: float = 5.0) -> None:
+async def until(check: Callable[[], Any], timeout: float = 5.0) -> None:
+    """Wait until `check()` (a value or an awaitable of one) is true."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
-    while not check():
+    while not await _value(check()):
         if loop.time() > deadline:
             raise AssertionError("condition not reached")
         await asyncio.sleep(0.01)
+
+
+async def _value(found: Any) -> Any:
+    return await found if inspect.isawaitable(found) else found
+
+
+async def facts_of(svc: ServiceHarness, user_id: str) -> tuple[Any, ...]:
+    return (await memory_of(svc).listing(user_id)).facts
 
 
 def chat_requests(fake: FakeOpenAI, text: str) -> list[ChatRequest]:
@@ -84,13 +96,13 @@ async def test_fact_follows_the_person_not_the_group(tmp_path: Path,
         assert isinstance(ch, RecordingChannel)
         await ch.inject("I really love kumquat jam", chat_id="dm-alice", user="alice")
         await svc.idle()
-        await until(lambda: bool(memory_of(svc).listing("test:alice").facts))
+        await until(lambda: facts_of(svc, "test:alice"))
         for user, text in (("bob", "bob asks: which fruit?"), ("alice", "alice asks: which fruit?"),
                            ("bob", "bob again: and now?")):
-            await ch.inject(text, chat_id="team", user=user, chat_type="group")
+            await ch.inject(text, chat_id="team", user=user, chat_type="group", mentions_bot=True)
             await svc.idle()
-        await until(lambda: not memory_of(svc).store.has_pending())
-        bob_memory = memory_of(svc).listing("test:bob")
+        await until(lambda: _no_pending(svc))
+        bob_memory = await memory_of(svc).listing("test:bob")
     alice_in_group = chat_requests(fake_openai, "alice asks")[0]
     assert "Loves kumquats" in system_text(alice_in_group)
     assert "<memory>" in system_text(alice_in_group)
@@ -103,29 +115,38 @@ async def test_fact_follows_the_person_not_the_group(tmp_path: Path,
     assert all("alice asks" not in FakeOpenAI.user_texts(r)[-1] for r in bob_passes)
     assert all("kumquat" not in FakeOpenAI.user_texts(r)[-1] for r in bob_passes)
     # low-confidence facts are not kept
-    assert [f.content for f in memory_of_facts(tmp_path, "test:alice")] == ["Loves kumquats"]
+    facts = await memory_of_facts(tmp_path, "test:alice")
+    assert [f.content for f in facts] == ["Loves kumquats"]
 
 
-def memory_of_facts(tmp_path: Path, user_id: str) -> list[Any]:
-    from agent.memory import MemoryStore
+async def _count_is(svc: ServiceHarness, user_id: str, n: int) -> bool:
+    return len(await facts_of(svc, user_id)) == n
 
-    store = MemoryStore(tmp_path / "memory.db")
+
+async def _no_pending(svc: ServiceHarness) -> bool:
+    return not await memory_of(svc).store.has_pending()
+
+
+async def memory_of_facts(tmp_path: Path, user_id: str) -> list[Any]:
+    from agent.memory import SqliteMemoryStore
+
+    store = SqliteMemoryStore(tmp_path / "memory.db")
     try:
-        return store.facts(user_id)
+        return await store.facts(user_id)
     finally:
         store.close()
 
 
-async def test_memory_command_lists_forgets_and_clears(tmp_path: Path,
-                                                      fake_openai: FakeOpenAI) -> None:
+async def test_memory_command_lists_forgets_and_clears(
+        tmp_path: Path, fake_openai: FakeOpenAI, storage: dict[str, Any]) -> None:
     fake_openai.responder = learning({"tea": ["Drinks green tea", "Works night shifts"]})
-    async with harness(tmp_path, fake_openai) as svc:
+    async with harness(tmp_path, fake_openai, storage=storage) as svc:
         ch = svc.channel("test")
         assert isinstance(ch, RecordingChannel)
         await ch.inject("/memory")
         await ch.inject("I drink tea at night, I work night shifts")
         await svc.idle()
-        await until(lambda: len(memory_of(svc).listing("test:u1").facts) == 2)
+        await until(lambda: _count_is(svc, "test:u1", 2))
         for text in ("/memory", "/memory forget 1", "/memory forget 9", "/memory"):
             await ch.inject(text)
             await svc.idle()
@@ -167,10 +188,10 @@ async def test_debounce_batches_exchanges(tmp_path: Path, fake_openai: FakeOpenA
     assert "third note" not in ann
 
 
-async def test_pending_exchanges_survive_a_restart(tmp_path: Path,
-                                                   fake_openai: FakeOpenAI) -> None:
+async def test_pending_exchanges_survive_a_restart(
+        tmp_path: Path, fake_openai: FakeOpenAI, storage: dict[str, Any]) -> None:
     fake_openai.responder = learning({"kiwi": ["Grows kiwis"]})
-    svc = harness(tmp_path, fake_openai, debounce=0.3)
+    svc = harness(tmp_path, fake_openai, debounce=0.3, storage=storage)
     async with svc:
         ch = svc.channel("test")
         assert isinstance(ch, RecordingChannel)
@@ -178,8 +199,10 @@ async def test_pending_exchanges_survive_a_restart(tmp_path: Path,
         await svc.idle()
     assert not [r for r in fake_openai.requests if is_extraction(r)]
     async with svc:
-        await until(lambda: bool(memory_of(svc).listing("test:u1").facts))
-        assert memory_of(svc).listing("test:u1").facts[0].content == "Grows kiwis"
+        await until(lambda: facts_of(svc, "test:u1"))
+        assert (await facts_of(svc, "test:u1"))[0].content == "Grows kiwis"
+    # on PostgreSQL nothing of memory is kept in the data_dir
+    assert (tmp_path / "memory.db").exists() is (storage["backend"] == "sqlite")
 
 
 async def test_disabled_memory_learns_nothing(tmp_path: Path, fake_openai: FakeOpenAI) -> None:

@@ -82,11 +82,12 @@ async def test_mention_answered_in_thread_then_followed(svc, fake_slack):
 async def test_slash_command_new(svc, fake_slack):
     env = fake_slack.push_command("new")
     await asyncio.to_thread(fake_slack.wait_ack, env)
-    await fake_slack.until(lambda f: f.calls_of("chat.postMessage"), timeout=10)
+    await fake_slack.until(lambda f: f.calls_of("chat.postEphemeral"), timeout=10)
     await svc.idle()
-    texts = [c.body["text"] for c in fake_slack.calls_of("chat.postMessage")]
-    assert any("New conversation" in t for t in texts)
+    texts = [c.body["text"] for c in fake_slack.calls_of("chat.postEphemeral")]
+    assert any("New conversation" in t for t in texts)  # to its sender only
     assert not fake_slack.calls_of("chat.startStream")
+    assert not fake_slack.calls_of("chat.postMessage")
 
 
 async def test_redelivered_event_answered_once(svc, fake_slack):

@@ -23,6 +23,7 @@ from aiohttp import WSMsgType, web
 from tests.fakes.threaded import Recorded, ThreadedServer
 
 CHATBOT_TOPIC = "/v1.0/im/bot/messages/get"
+CARD_CALLBACK_TOPIC = "/v1.0/card/instances/callback"
 _OPEN_PATHS = {"/v1.0/oauth2/accessToken", "/v1.0/gateway/connections/open"}
 
 
@@ -45,6 +46,9 @@ class FakeDingTalk:
         self.tokens: list[str] = []
         self.files: dict[str, bytes] = {}
         self.uploads: list[dict[str, Any]] = []
+        self.violations: list[str] = []  # OpenAPI calls inside an announced 429 window
+        self.blocked_until = 0.0
+        self.cards: dict[str, dict[str, Any]] = {}
         self._failures: dict[tuple[str, str], list[Injected]] = {}
         self._ws: web.WebSocketResponse | None = None
         self._ids = itertools.count(1)
@@ -88,6 +92,12 @@ class FakeDingTalk:
     def rate_limit(self, method: str, path: str, retry_after: float = 0.2, times: int = 1) -> None:
         body = {"code": "Forbidden.AccessDenied.QpsLimitForApi", "message": "qps limit"}
         self.fail(method, path, 429, body, times=times, headers={"Retry-After": str(retry_after)})
+
+    def webhook_error(self, errcode: int = 300001, *, status: int = 200, times: int = 1) -> None:
+        """The next `times` session-webhook posts answer `errcode` (HTTP `status`), as DingTalk
+        does for a session it no longer accepts (300001) or a throttled robot (130101)."""
+        body = {"errcode": errcode, "errmsg": "session webhook error (injected)"}
+        self.fail("POST", "/robot/sendBySession", status, body, times=times)
 
     def chatbot_data(
         self,
@@ -133,6 +143,28 @@ class FakeDingTalk:
     def push_message(self, data: dict[str, Any], message_id: str | None = None) -> str:
         """Send a CALLBACK frame on the chatbot topic; returns the frame's messageId."""
         return self.push_frame("CALLBACK", CHATBOT_TOPIC, data, message_id)
+
+    def standard_card(self, card_id: str) -> dict[str, Any]:
+        """The JSON a standard (button) card shows now."""
+        return json.loads(self.cards[card_id]["params"]["sys_full_json_obj"])
+
+    def card_buttons(self, card_id: str) -> dict[str, str]:
+        """label -> action id of the request buttons a standard card shows now."""
+        return {a["label"]["text"]: a["id"] for c in self.standard_card(card_id)["contents"]
+                if c["type"] == "action" for a in c["actions"] if a["actionType"] == "request"}
+
+    def push_card_press(self, card_id: str, action_id: str, user: str = "staff-1") -> str:
+        """A press on a card's `request` button, as DingTalk delivers it in Stream mode: only
+        for cards created with callbackType STREAM and delivered, and only for its buttons."""
+        card = self.cards[card_id]
+        assert card["callback"] == "STREAM", "DingTalk delivers no callback for this card"
+        assert card["delivered_to"], "the card was never delivered"
+        assert action_id in self.card_buttons(card_id).values(), "no such button on the card"
+        data = {"outTrackId": card_id, "corpId": "corp-1", "userId": user, "type": "actionCallback",
+                "spaceType": "IM", "extension": "{}",
+                "content": json.dumps({"cardPrivateData": {"actionIds": [action_id],
+                                                           "params": {}}})}  # fmt: skip
+        return self.push_frame("CALLBACK", CARD_CALLBACK_TOPIC, data)
 
     def push_ping(self, opaque: str = "op-1") -> str:
         return self.push_frame("SYSTEM", "ping", {"opaque": opaque})
@@ -240,11 +272,19 @@ class FakeDingTalk:
 
     async def _api(self, request: web.Request) -> web.StreamResponse:
         path = "/" + request.match_info["tail"]
+        arrived = time.monotonic()
         body = await self._body(request)
         headers = {k.lower(): v for k, v in request.headers.items()}
         self.calls.append(Recorded(request.method, path, body, headers))
+        if path.startswith("/v1.0/") and path not in _OPEN_PATHS and arrived < self.blocked_until:
+            self.violations.append(
+                f"{request.method} {path} {self.blocked_until - arrived:.2f}s inside a 429 window"
+            )
         injected = self._take_failure(request.method, path)
         if injected is not None:
+            if injected.status == 429:  # the app is throttled for Retry-After seconds
+                wait = float(injected.headers.get("Retry-After", "1"))
+                self.blocked_until = max(self.blocked_until, time.monotonic() + wait)
             return web.json_response(
                 injected.body, status=injected.status, headers=injected.headers
             )
@@ -314,6 +354,29 @@ class FakeDingTalk:
     def _success(self, body: Any, request: web.Request) -> dict[str, Any]:
         return {"success": True, "result": (body or {}).get("outTrackId", "")}
 
+    def _card_created(self, body: Any, request: web.Request) -> dict[str, Any]:
+        body = body or {}
+        params = (body.get("cardData") or {}).get("cardParamMap") or {}
+        if body.get("cardTemplateId") == "StandardCard":
+            json.loads(params["sys_full_json_obj"])  # the standard card needs its whole JSON
+        self.cards[body.get("outTrackId", "")] = {
+            "template": body.get("cardTemplateId"), "params": dict(params),
+            "callback": body.get("callbackType"), "delivered_to": None,
+        }  # fmt: skip
+        return self._success(body, request)
+
+    def _card_delivered(self, body: Any, request: web.Request) -> dict[str, Any]:
+        card = self.cards.get((body or {}).get("outTrackId", ""))
+        if card is not None:
+            card["delivered_to"] = body.get("openSpaceId")
+        return self._success(body, request)
+
+    def _card_updated(self, body: Any, request: web.Request) -> dict[str, Any]:
+        card = self.cards.get((body or {}).get("outTrackId", ""))
+        if card is not None:
+            card["params"].update(((body.get("cardData") or {}).get("cardParamMap")) or {})
+        return self._success(body, request)
+
     def _download(self, body: Any, request: web.Request) -> dict[str, Any]:
         code = (body or {}).get("downloadCode", "")
         return {"downloadUrl": f"http://{request.host}/files/{code}"}
@@ -329,9 +392,9 @@ class FakeDingTalk:
         ("POST", "/robot/sendBySession"): _ok,
         ("POST", "/v1.0/robot/oToMessages/batchSend"): _robot_sent,
         ("POST", "/v1.0/robot/groupMessages/send"): _robot_sent,
-        ("POST", "/v1.0/card/instances"): _success,
-        ("POST", "/v1.0/card/instances/deliver"): _success,
-        ("PUT", "/v1.0/card/instances"): _success,
+        ("POST", "/v1.0/card/instances"): _card_created,
+        ("POST", "/v1.0/card/instances/deliver"): _card_delivered,
+        ("PUT", "/v1.0/card/instances"): _card_updated,
         ("PUT", "/v1.0/card/streaming"): _success,
         ("POST", "/v1.0/robot/messageFiles/download"): _download,
         ("POST", "/media/upload"): _upload,

@@ -3,7 +3,8 @@
 Implements what Antler's Feishu channel calls: the tenant token, bot info, the long-connection
 endpoint and websocket (see `feishu_ws.py`), im messages (create, reply, patch, reactions,
 resources, image and file uploads) and CardKit (card create/update/settings, element content).
-Every call is recorded with its time; `fail_next` injects error codes (99991400 = rate limit);
+Every call is recorded with its time; `fail_next` injects error codes (99991400 = rate limit),
+`fail_http` HTTP errors (a 503 outage of the long-connection endpoint, say);
 per-card (<=10 ops/s) and per-message patch (<=5/s) rates and CardKit sequences are checked and
 breaches land in `violations`.
 """
@@ -66,6 +67,7 @@ class FakeFeishu:
         self.cardkit_enabled = True
         self.ws = WsSide()
         self._failures: dict[str, deque[int]] = defaultdict(deque)
+        self._http_failures: dict[str, deque[int]] = defaultdict(deque)
         self._patches: dict[str, deque[float]] = defaultdict(deque)
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
@@ -89,6 +91,11 @@ class FakeFeishu:
         """Make the next `times` calls of `op` (e.g. "reply", "element_content") answer `code`."""
         with self._lock:
             self._failures[op].extend([code] * times)
+
+    def fail_http(self, op: str, status: int = 503, times: int = 1) -> None:
+        """Make the next `times` calls of `op` (e.g. "ws_endpoint") answer HTTP `status`."""
+        with self._lock:
+            self._http_failures[op].extend([status] * times)
 
     def push_event(self, envelope: dict[str, Any], *, chunks: int = 1) -> str:
         return self.server.call(self.ws.push(envelope, chunks=chunks))
@@ -141,6 +148,11 @@ class FakeFeishu:
             with self._lock:
                 self.calls.append(Recorded(request.method, request.path, body, headers))
                 injected = self._failures[op].popleft() if self._failures[op] else None
+                outage = self._http_failures[op]
+                status = outage.popleft() if outage else None
+            if status is not None:
+                return web.json_response({"code": status, "msg": "service unavailable"},
+                                         status=status)
             if op not in ("token", "ws_endpoint") and not request.headers.get(
                     "Authorization", "").startswith("Bearer t-"):
                 return _err(99991663, "tenant access token invalid")

@@ -195,8 +195,8 @@ class FakeOpenAI:
         record.reply = reply
         with self._lock:
             self.requests.append(record)
-        if reply.delay:
-            await asyncio.sleep(reply.delay)
+        if reply.delay and not await self._delayed(reply.delay):
+            return web.Response(status=503)
         if reply.status != 200:
             return self._error(reply)
         if not body.get("stream"):
@@ -236,6 +236,16 @@ class FakeOpenAI:
         except (ConnectionResetError, ConnectionError, asyncio.CancelledError):
             pass
         return response
+
+    async def _delayed(self, seconds: float) -> bool:
+        """Wait `seconds` before answering; False when the server is closing meanwhile."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + seconds
+        while (left := deadline - loop.time()) > 0:
+            if self._closing.is_set():
+                return False
+            await asyncio.sleep(min(left, 0.05))
+        return True
 
     async def _stalled(self, request: web.Request) -> bool:
         """Hold a stalled stream; True when released, False when the client went away."""

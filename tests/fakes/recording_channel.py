@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -104,6 +105,7 @@ class RecordingChannel(Channel):
     # ------------------------------------------------------------ outbound
 
     def _record(self, call: Call) -> None:
+        call.at = self.pacer.clock()  # the pacer's clock: virtual when a test injects one
         failures = self.failures.get(call.kind)
         self.calls.append(call)
         self.changed.set()
@@ -131,13 +133,24 @@ class RecordingChannel(Channel):
     async def send_text(self, chat: ChatRef, text: str, *, reply_to: str | None = None) -> None:
         self._record(Call("text", text=text, chat=chat))
 
+    def handle_state(self, handle: Handle) -> dict[str, Any]:
+        return {"id": handle.id}
+
+    def restore_handle(self, msg: InboundMessage, state: Mapping[str, Any]) -> Handle:
+        return Handle(int(state["id"]), msg.chat)
+
+    def finish_is_replayable(self, handle: Handle) -> bool:
+        return True
+
     async def send_file(self, handle: Handle, path: Path) -> None:
         self._record(Call("file", text=str(path), chat=handle.chat, reply=handle.id))
 
-    async def fetch_file(self, msg: InboundMessage, att: Attachment, dest_dir: Path) -> Path:
+    async def fetch_file(self, msg: InboundMessage, att: Attachment, dest_dir: Path, *,
+                         limit: int | None = None) -> Path:
         data = self.files[att.ref]
-        if len(data) > self.capabilities.max_file_in:
-            raise FileTooLarge(att.name, len(data), self.capabilities.max_file_in)
+        cap = min(self.capabilities.max_file_in, limit or self.capabilities.max_file_in)
+        if len(data) > cap:
+            raise FileTooLarge(att.name, len(data), cap)
         dest_dir.mkdir(parents=True, exist_ok=True)
         path = dest_dir / att.name
         await asyncio.to_thread(path.write_bytes, data)

@@ -343,12 +343,13 @@ class FakeSlack:
         })
 
     def push_action(self, value: str, *, channel: str, thread_ts: str | None,
-                    user: str = "U0001") -> str:
+                    user: str = "U0001", ephemeral: bool = False) -> str:
+        """A button press; `ephemeral`: on a message only the presser saw (no `message`)."""
         return self._send({
             "envelope_id": str(uuid.uuid4()), "type": "interactive",
             "accepts_response_payload": False,
             "payload": action_body(value, channel=channel, thread_ts=thread_ts, user=user,
-                                   team=self.team),
+                                   team=self.team, ephemeral=ephemeral),
         })
 
     def wait_ack(self, envelope_id: str, timeout: float = 5.0) -> dict[str, Any]:
@@ -416,9 +417,9 @@ def command_body(text: str, *, channel: str, user: str, command: str = "/antler"
 
 
 def action_body(value: str, *, channel: str, thread_ts: str | None, user: str,
-                team: str = TEAM) -> dict[str, Any]:
+                team: str = TEAM, ephemeral: bool = False) -> dict[str, Any]:
     msg_ts = "1700000000.999999"
-    return {
+    body = {
         "type": "block_actions", "team": {"id": team, "domain": "fake"},
         "user": {"id": user, "username": "alice", "team_id": team},
         "api_app_id": "A0001", "token": "verification",
@@ -430,6 +431,10 @@ def action_body(value: str, *, channel: str, thread_ts: str | None, user: str,
                      "value": value, "text": {"type": "plain_text", "text": value},
                      "action_ts": f"{time.time():.6f}"}],
     }
+    if ephemeral:  # Slack sends no `message` for ephemeral messages
+        body.pop("message")
+        body["container"]["is_ephemeral"] = True
+    return body
 
 
 def sign(

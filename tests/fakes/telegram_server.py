@@ -3,33 +3,46 @@
 It speaks the wire protocol PTB uses (`POST /bot<token>/<method>`, form fields with JSON-encoded
 non-string values, multipart for uploads, `GET /file/bot<token>/<path>` for downloads), records
 every call with its time, and checks Telegram's limits on what it sees:
-- at most one visible call (send, edit, draft, photo, document) per chat per second,
+- at most one visible call (send, edit, photo, document) per chat per second,
+- at most one draft (sendMessageDraft) per chat per second, counted apart from messages:
+  Telegram carries a draft as a typing action, not as a message,
 - at most 20 visible calls per minute per group (negative chat id),
 - no API call while a 429 block lasts (getUpdates excepted: it receives, it does not send).
-It also checks messages like Telegram does: HTML must parse, text must be 1-4096 characters
-after entity parsing, an edit to the same text is "message is not modified".
+  A call that reaches the server after the 429 was announced and before its retry_after has
+  passed is a violation; one that was already on its way (arrived within `IN_FLIGHT` of the
+  announcement) is only counted in `in_flight`.
+`storm(seconds)`: for that long every send/edit/draft/chat action answers 429 with a
+retry_after of 1-3 s, blocking the whole bot, like Telegram under flood control.
+It also checks messages like Telegram does: HTML must follow Telegram's rules
+(telegram_html.py), text must be 1-4096 characters after entity parsing, an edit to the same
+text is "message is not modified".
 """
 
 from __future__ import annotations
 
 import asyncio
+import html
 import itertools
 import json
+import random
+import re
+import threading
 import time
 from collections import defaultdict, deque
-from dataclasses import dataclass
-from html.parser import HTMLParser
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from aiohttp import web
 
+from tests.fakes.telegram_html import TelegramHtmlError, check_html
 from tests.fakes.threaded import Recorded, ThreadedServer
 
 TOKEN = "123456:TEST-token"
 VISIBLE = {"sendMessage", "editMessageText", "sendMessageDraft", "sendPhoto", "sendDocument"}
+STORMED = VISIBLE | {"sendChatAction"}
 UNGATED = {"getUpdates"}
-TAGS = {"b", "strong", "i", "em", "u", "ins", "s", "strike", "del", "code", "pre", "a",
-        "blockquote", "tg-spoiler", "span"}  # fmt: skip
+IN_FLIGHT = 0.1
 
 
 @dataclass
@@ -39,35 +52,32 @@ class Failure:
     retry_after: int | None = None
 
 
-class _HtmlCheck(HTMLParser):
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.stack: list[str] = []
-        self.text: list[str] = []
-        self.error = ""
+@dataclass
+class Hold:
+    """Parks the first call of `method` whose body matches `when`: after acting on it
+    (`act=True`: the chat already shows it) or before, and holds the answer until `release()`
+    or until the client goes away (killed). `reached` is set when the call arrived."""
 
-    def handle_starttag(self, tag: str, attrs: Any) -> None:
-        if tag not in TAGS:
-            self.error = self.error or f'unsupported start tag "{tag}"'
-        self.stack.append(tag)
+    method: str
+    when: Callable[[dict[str, Any]], bool]
+    act: bool = True
+    reached: threading.Event = field(default_factory=threading.Event)
+    released: threading.Event = field(default_factory=threading.Event)
 
-    def handle_endtag(self, tag: str) -> None:
-        if not self.stack or self.stack.pop() != tag:
-            self.error = self.error or f'can\'t find end tag corresponding to start tag "{tag}"'
-
-    def handle_data(self, data: str) -> None:
-        self.text.append(data)
+    def release(self) -> None:
+        self.released.set()
 
 
 def visible_text(text: str, parse_mode: str | None) -> tuple[str, str]:
     """(text after entity parsing, error) like Telegram's HTML parse mode."""
     if parse_mode != "HTML":
         return text, ""
-    check = _HtmlCheck()
-    check.feed(text)
-    check.close()
-    error = check.error or ("unclosed tags" if check.stack else "")
-    return "".join(check.text), error
+    try:
+        return check_html(text), ""
+    except TelegramHtmlError as exc:
+        if str(exc) in ("message text is empty", "message is too long"):
+            return html.unescape(re.sub(r"<[^>]*>", "", text)), ""
+        return text, str(exc)
 
 
 class FakeTelegram:
@@ -84,12 +94,19 @@ class FakeTelegram:
         self.chats: dict[int, dict[str, Any]] = {}
         self.drafts_supported = True
         self.blocked_until = 0.0
+        self.announced_at = 0.0
+        self.in_flight: list[str] = []
+        self.storm_until = 0.0
+        self.storm_429s = 0
+        self._random = random.Random(12)
         self.poll_hold = 1.0
         self._closing = False
         self._failures: dict[str, deque[Failure]] = defaultdict(deque)
+        self._holds: list[Hold] = []
         self._ids = itertools.count(1)
         self._message_ids = itertools.count(5000)
         self._sent_at: dict[int, deque[float]] = defaultdict(deque)
+        self._draft_at: dict[int, float] = {}
         self._new_update: asyncio.Event | None = None
         app = web.Application(client_max_size=80 * 1024 * 1024)
         app.router.add_route("*", "/bot{token}/{method}", self._api)
@@ -165,15 +182,19 @@ class FakeTelegram:
     def push_message(self, chat_id: int, text: str | None = None, **kwargs: Any) -> dict:
         return self.push_update({"message": self.message(chat_id, text, **kwargs)})
 
-    def push_callback(self, chat_id: int, message_id: int, data: str, *, user_id: int = 42) -> dict:
+    def push_callback(self, chat_id: int, message_id: int, data: str, *, user_id: int = 42,
+                      thread_id: int | None = None) -> dict:  # fmt: skip
         query = {
             "id": f"cq{next(self._ids)}",
             "from": {"id": user_id, "is_bot": False, "first_name": "Ada"},
             "chat_instance": "ci",
             "data": data,
             "message": {"message_id": message_id, "date": int(time.time()),
-                        "chat": self.chat(chat_id), "from": self.bot_user, "text": "…"},
+                        "chat": self.chat(chat_id, forum=thread_id is not None),
+                        "from": self.bot_user, "text": "…"},
         }  # fmt: skip
+        if thread_id is not None:
+            query["message"] |= {"message_thread_id": thread_id, "is_topic_message": True}
         return self.push_update({"callback_query": query})
 
     def add_file(self, file_id: str, data: bytes, *, size: int | None = None) -> None:
@@ -183,6 +204,17 @@ class FakeTelegram:
                   retry_after: int | None = None, times: int = 1) -> None:  # fmt: skip
         for _ in range(times):
             self._failures[method].append(Failure(status, description, retry_after))
+
+    def hold(self, method: str, when: Callable[[dict[str, Any]], bool] = lambda body: True, *,
+             act: bool = True) -> Hold:
+        """Hold the next matching call of `method` (see `Hold`)."""
+        held = Hold(method, when, act)
+        self._holds.append(held)
+        return held
+
+    def storm(self, seconds: float) -> None:
+        """From now on, for `seconds`, every send/edit/draft/action answers 429 (1-3 s)."""
+        self.storm_until = time.monotonic() + seconds
 
     def calls_of(self, *methods: str) -> list[Recorded]:
         return [c for c in list(self.calls) if c.method in methods]
@@ -211,23 +243,64 @@ class FakeTelegram:
         )
         if request.match_info["token"] != self.token:
             return _error(401, "Unauthorized")
+        arrived = time.monotonic()  # before the body: what was sent before a 429 is not late
         body = await _read_body(request)
         now = time.monotonic()
         self.calls.append(Recorded(method=method, path=request.path, body=body, at=now))
-        if method not in UNGATED and now < self.blocked_until:
-            self.violations.append(
-                f"{method} during a 429 block ({self.blocked_until - now:.2f}s left)"
-            )
-            return _error(429, "Too Many Requests: retry later", int(self.blocked_until - now) + 1)
+        if method not in UNGATED and arrived < self.blocked_until:
+            left = self.blocked_until - arrived
+            note = (f"{method} during a 429 block ({left:.2f}s left, "
+                    f"{arrived - self.announced_at:.2f}s after it was announced)")
+            if arrived - self.announced_at < IN_FLIGHT:
+                self.in_flight.append(note)
+            else:
+                self.violations.append(note)
+            return _error(429, "Too Many Requests: retry later", int(left) + 1)
+        if method in STORMED and now < self.storm_until:
+            self.storm_429s += 1
+            seconds = self._random.randint(1, 3)
+            self._announce(seconds)
+            return _error(429, f"Too Many Requests: retry after {seconds}", seconds)
         failure = self._failures[method].popleft() if self._failures[method] else None
         if failure is not None:
             if failure.retry_after:
-                self.blocked_until = time.monotonic() + failure.retry_after
+                self._announce(failure.retry_after)
             return _error(failure.status, failure.description, failure.retry_after)
         handler = getattr(self, f"_m_{method}", None)  # method names are case-insensitive
         if handler is None:
             return _error(404, "Not Found")
-        return await handler(body, now)
+        held = self._take_hold(method, body)
+        if held is not None and not held.act:
+            await self._park(held, request)
+        response = await handler(body, now)
+        if held is not None and held.act:
+            await self._park(held, request)
+        return response
+
+    def _take_hold(self, method: str, body: dict[str, Any]) -> Hold | None:
+        for held in self._holds:
+            if held.method == method and held.when(body):
+                self._holds.remove(held)
+                return held
+        return None
+
+    async def _park(self, held: Hold, request: web.Request) -> None:
+        held.reached.set()
+        while not held.released.is_set() and not self._closing:
+            transport = request.transport
+            if transport is None or transport.is_closing():
+                return
+            await asyncio.sleep(0.01)
+
+    def _announce(self, seconds: float) -> None:
+        self.announced_at = time.monotonic()
+        self.blocked_until = max(self.blocked_until, self.announced_at + seconds)
+
+    def _count_draft(self, chat_id: int, now: float) -> None:
+        last = self._draft_at.get(chat_id)
+        if last is not None and now - last < 1.0:
+            self.violations.append(f"chat {chat_id}: two drafts {now - last:.3f}s apart")
+        self._draft_at[chat_id] = now
 
     def _count_visible(self, chat_id: int, now: float) -> None:
         times = self._sent_at[chat_id]
@@ -307,7 +380,7 @@ class FakeTelegram:
             _, error = self._check_text(body)
             if error:
                 return error
-        self._count_visible(int(body["chat_id"]), now)
+        self._count_draft(int(body["chat_id"]), now)
         return _ok(True)
 
     async def _upload(self, body: dict, now: float, field: str) -> web.Response:

@@ -15,7 +15,8 @@ from tests.gateway.conftest import Api
 
 RUN = {"input": {"messages": [{"role": "user", "content": "hi"}]}}
 SAMPLE = {"thread_id": "t-1", "run_id": "r-1", "name": "fast", "filename": "a.txt",
-          "path": "mnt/user-data/outputs/a.txt", "person": "telegram:42", "fact_id": "1"}
+          "path": "mnt/user-data/outputs/a.txt", "person": "telegram:42", "fact_id": "1",
+          "assistant_id": "lead_agent", "task_id": "1"}
 
 
 async def new_thread(api: Api, **body: object) -> str:
@@ -122,7 +123,7 @@ async def test_run_requests_validate(api: Api) -> None:
         {**RUN, "stream_mode": ["events"]},
         {**RUN, "multitask_strategy": "enqueue"},
         {**RUN, "webhook": "http://example.invalid/"},
-        {**RUN, "stream_resumable": True},
+        {**RUN, "stream_resumable": [1]},
         {"input": {"messages": []}},
         {"input": {"messages": [{"role": "robot", "content": "x"}]}},
         {},
@@ -265,3 +266,23 @@ async def test_metrics_exposition(api: Api, fake_openai: FakeOpenAI) -> None:
     assert "# TYPE antler_run_duration_seconds histogram" in lines
     assert any(line.startswith('antler_reply_updates_sent_total{channel="test"}')
                for line in lines)
+
+
+async def test_trailing_slash_and_wrong_methods(api: Api) -> None:
+    for path in ("/api/channels", "/api/models", "/api/skills", "/api/memory"):
+        plain, slashed = await api.call("GET", path), await api.call("GET", path + "/")
+        assert (plain[0], slashed[0]) == (200, 200), path
+        assert plain[1] == slashed[1]
+    status, created, _ = await api.call("POST", "/api/threads/", json={"thread_id": "slashy"})
+    assert (status, created["thread_id"]) == (200, "slashy")
+    assert (await api.call("GET", "/api/threads/slashy/"))[0] == 200
+    for method, path, allow in (("DELETE", "/api/models", {"GET"}),
+                                ("PUT", "/api/threads/search", {"POST"}),
+                                ("POST", "/api/threads/slashy", {"GET", "PATCH", "DELETE"}),
+                                ("GET", "/api/memory/import", {"POST"})):
+        status, body, resp = await api.call(method, path)
+        assert status == 405, (method, path)
+        assert set(resp.headers["Allow"].replace(" ", "").split(",")) >= allow
+        assert "detail" in body
+    assert (await api.call("GET", "/api/no-such-route"))[0] == 404
+    assert (await api.call("DELETE", "/api/no-such-route"))[0] == 404

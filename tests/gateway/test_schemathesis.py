@@ -4,6 +4,7 @@ and invalid requests to every operation never get a 5xx. Kept small and bounded.
 from __future__ import annotations
 
 import asyncio
+import os
 from typing import Any
 
 import schemathesis
@@ -13,18 +14,19 @@ from schemathesis import GenerationMode
 from tests.fakes.recording_channel import RecordingChannel
 from tests.gateway.conftest import AUTH, Api
 
-MAX_EXAMPLES = 4
+MAX_EXAMPLES = int(os.environ.get("ANTLER_FUZZ_EXAMPLES", "4"))  # more for a long hunt
 NOT_IMPLEMENTED = 501  # documented answer for LangGraph options this server lacks
 SKIP = {"/docs", "/openapi.json", "/metrics", "/health"}
 
 
-def fuzz(doc: dict[str, Any], base_url: str, thread_id: str) -> list[str]:
+def fuzz(doc: dict[str, Any], base_url: str, thread_id: str) -> tuple[list[str], int]:
     """Run every operation's strategy; return the 5xx answers found (runs in a thread).
 
     Valid requests aim at an existing chat thread (so they reach past the 404), invalid ones
-    at whatever schemathesis makes up."""
+    at whatever schemathesis makes up. Returns the failures and the number of requests."""
     schema = schemathesis.openapi.from_dict(doc)
     failures: list[str] = []
+    sent = [0]
     for result in schema.get_all_operations():
         operation = result.ok()
         if operation.path in SKIP:
@@ -39,12 +41,13 @@ def fuzz(doc: dict[str, Any], base_url: str, thread_id: str) -> list[str]:
             @given(case=strategy)
             def check(case: Any) -> None:
                 response = case.call(base_url=base_url, headers=AUTH, timeout=10)
+                sent[0] += 1
                 if response.status_code >= 500 and response.status_code != NOT_IMPLEMENTED:
                     failures.append(f"{case.method} {case.formatted_path} -> "
                                     f"{response.status_code} {response.text[:200]}")
 
             check()
-    return failures
+    return failures, sent[0]
 
 
 async def test_no_server_errors_from_generated_requests(api: Api) -> None:
@@ -54,7 +57,9 @@ async def test_no_server_errors_from_generated_requests(api: Api) -> None:
     assert isinstance(channel, RecordingChannel)
     await channel.inject("hello")
     await api.svc.idle()
-    thread_id = api.app.conversations.all()[0].thread_id
-    failures = await asyncio.to_thread(fuzz, doc, api.base, thread_id)
+    thread_id = (await api.app.conversations.all())[0].thread_id
+    failures, sent = await asyncio.to_thread(fuzz, doc, api.base, thread_id)
+    print(f"schemathesis: {sent} requests, {len(failures)} server errors")
+    assert sent > 0
     assert failures == []
 

@@ -57,7 +57,8 @@ async def test_list_get_and_toggle(sapi: Api, tmp_path: Path) -> None:
     by_name = {s["name"]: s for s in body["skills"]}
     assert by_name["notes"] == {"name": "notes", "description": "Does notes things.",
                                 "license": "MIT", "category": "custom", "enabled": True,
-                                "path": "/mnt/skills/custom/notes/SKILL.md"}
+                                "editable": True, "path": "/mnt/skills/custom/notes/SKILL.md"}
+    assert by_name["pdf-tools"]["editable"] is False
     assert by_name["pdf-tools"]["category"] == "public"
     config = tmp_path / "extensions_config.json"
     config.write_text(json.dumps({"mcpServers": {"x": {"command": "npx"}}}))
@@ -158,3 +159,28 @@ async def test_install_empty_body(sapi: Api) -> None:
     status, body, _ = await sapi.call("POST", "/api/skills/install", data=b"")
     assert status == 400
     assert "detail" in body
+
+
+async def test_install_from_a_thread_file(sapi: Api, tmp_path: Path) -> None:
+    """DeerFlow's body: `{thread_id, path}` of a .skill the agent wrote in the thread."""
+    status, thread, _ = await sapi.call("POST", "/api/threads", json={})
+    tid = thread["thread_id"]
+    outputs = sapi.app.runner.thread_dirs(tid).outputs
+    (outputs / "maps.skill").write_bytes(zip_bytes({"SKILL.md": SKILL_MD.format(name="maps")}))
+    (tmp_path / "outside.skill").write_bytes(zip_bytes({"SKILL.md": SKILL_MD.format(name="o")}))
+    status, body, _ = await sapi.call("POST", "/api/skills/install", json={
+        "thread_id": tid, "path": "mnt/user-data/outputs/maps.skill"})
+    assert status == 200, body
+    assert (body["success"], body["skill_name"]) == (True, "maps")
+    assert (tmp_path / "skills" / "custom" / "maps" / "SKILL.md").is_file()
+    cases = [({"thread_id": tid, "path": "mnt/user-data/outputs/none.skill"}, 404),
+             ({"thread_id": tid, "path": "mnt/user-data/outputs/../../../../outside.skill"},
+              403),
+             ({"thread_id": tid, "path": "/etc/passwd"}, 400),
+             ({"thread_id": "no-such-thread", "path": "mnt/user-data/outputs/maps.skill"}, 404),
+             ({"thread_id": "bad/id", "path": "x"}, 422),
+             ({"thread_id": tid}, 422)]
+    for payload, expected in cases:
+        status, body, _ = await sapi.call("POST", "/api/skills/install", json=payload)
+        assert status == expected, (payload, body)
+    assert "o" not in {s.name for s in sapi.app.hands.skills.skills}

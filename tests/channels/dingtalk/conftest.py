@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from channels.backoff import BackoffPolicy, RetryState
 from channels.base import Handler, InboundMessage, PublishResult
 from channels.dingtalk.channel import DingTalkChannel
 from channels.dingtalk.config import DingTalkConfig
@@ -36,8 +37,9 @@ class RecordingContext:
     def add_route(self, method: str, path: str, handler: Handler) -> None:
         self.routes.append((method, path, handler))
 
-    def report(self, *, connected: bool | None = None, error: str | None = None) -> None:
-        self.reports.append({"connected": connected, "error": error})
+    def report(self, *, connected: bool | None = None, error: str | None = None,
+               retry: RetryState | None = None) -> None:
+        self.reports.append({"connected": connected, "error": error, "retry": retry})
 
 
 @pytest.fixture
@@ -60,6 +62,9 @@ def dingtalk_config(fake: FakeDingTalk, **overrides: Any) -> DingTalkConfig:
     return DingTalkConfig(**values)
 
 
+FAST = BackoffPolicy(base=0.02, cap=0.05)
+"""Reconnect delays for tests that drop the socket on real time."""
+
 MakeChannel = Callable[..., Awaitable[tuple[DingTalkChannel, RecordingContext]]]
 
 
@@ -68,10 +73,12 @@ async def make_channel(fake_dingtalk: FakeDingTalk, tmp_path: Path) -> AsyncIter
     """`await make_channel(**config)` -> a started channel and its context; stopped at the end."""
     started: list[DingTalkChannel] = []
 
-    async def make(**overrides: Any) -> tuple[DingTalkChannel, RecordingContext]:
+    async def make(
+        backoff: BackoffPolicy | None = None, **overrides: Any
+    ) -> tuple[DingTalkChannel, RecordingContext]:
         ctx = RecordingContext(tmp_path)
-        channel = DingTalkChannel(dingtalk_config(fake_dingtalk, **overrides), ctx)
-        channel.link.RECONNECT_DELAYS = (0.02, 0.05)
+        channel = DingTalkChannel(dingtalk_config(fake_dingtalk, **overrides), ctx,
+                                  backoff=backoff or FAST)
         await channel.start()
         started.append(channel)
         return channel, ctx

@@ -10,6 +10,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+from channels.backoff import BackoffPolicy
 from tests.fakes.dingtalk_server import FakeDingTalk
 from tests.fakes.openai_server import FakeOpenAI, Reply, ToolCall
 from tests.harness import ServiceHarness
@@ -30,8 +31,9 @@ async def _service(
         "stream_interval": 0.1,
         **config,
     }
-    async with ServiceHarness(tmp_path, fake_openai, channels={"dingtalk": values}) as svc:
-        svc.channel("dingtalk").link.RECONNECT_DELAYS = (0.02, 0.05)  # type: ignore[attr-defined]
+    kwargs = {"dingtalk": {"backoff": BackoffPolicy(base=0.02, cap=0.05)}}
+    async with ServiceHarness(tmp_path, fake_openai, channels={"dingtalk": values},
+                              channel_kwargs=kwargs) as svc:
         yield svc
 
 
@@ -72,6 +74,17 @@ async def test_dm_without_template_gets_one_markdown_reply(
     [reply] = fake_dingtalk.webhook_messages()
     assert reply["markdown"]["text"] == "echo: hi there"
     assert fake_dingtalk.streams() == []
+
+
+async def test_webhook_error_answer_arrives_through_the_robot_api(
+    tmp_path: Path, fake_openai: FakeOpenAI, fake_dingtalk: FakeDingTalk
+) -> None:
+    fake_dingtalk.webhook_error(300001)
+    async with _service(tmp_path, fake_openai, fake_dingtalk) as svc:
+        await _ask(svc, fake_dingtalk, fake_dingtalk.robot_messages, text="still answered")
+    [sent] = fake_dingtalk.robot_messages()
+    assert json.loads(sent["msgParam"])["text"] == "echo: still answered"
+    assert len(fake_dingtalk.webhook_messages()) == 1  # the webhook was tried first
 
 
 async def test_group_at_message_is_answered_in_the_group(
@@ -181,3 +194,63 @@ async def test_service_stop_leaves_no_thread_behind(
     async with _service(tmp_path, fake_openai, fake_dingtalk):
         assert any(t.name == "dingtalk-stream" for t in threading.enumerate())
     assert not any(t.name == "dingtalk-stream" for t in threading.enumerate())
+
+
+def _button_cards(fake: FakeDingTalk) -> list[str]:
+    return [c for c, card in fake.cards.items() if card["template"] == "StandardCard"]
+
+
+async def test_model_buttons_in_a_group_are_a_card_whose_press_is_acted_on(
+    tmp_path: Path, fake_openai: FakeOpenAI, fake_dingtalk: FakeDingTalk
+) -> None:
+    group = {"group": True, "conversation_id": "cid-group-1"}
+    async with _service(tmp_path, fake_openai, fake_dingtalk) as svc:
+        await _ask(svc, fake_dingtalk, lambda: _button_cards(fake_dingtalk),
+                   text="@Antler /models", **group)
+        [card_id] = _button_cards(fake_dingtalk)
+        assert fake_dingtalk.cards[card_id]["delivered_to"] == "dtv1.card//IM_GROUP.cid-group-1"
+        shown = json.dumps(fake_dingtalk.standard_card(card_id), ensure_ascii=False)
+        assert "`fast` — Fast ✓" in shown
+        assert "dtmd://" not in shown
+        buttons = fake_dingtalk.card_buttons(card_id)
+        assert list(buttons) == ["✓ Fast", "Smart"]
+        frame = fake_dingtalk.push_card_press(card_id, buttons["Smart"])
+        await fake_dingtalk.until(lambda: fake_dingtalk.ack_for(frame))
+        await fake_dingtalk.until(lambda: len(_button_cards(fake_dingtalk)) == 2, timeout=10)
+        await svc.idle(timeout=10)
+        # the pressed card now shows the choice instead of its buttons
+        assert fake_dingtalk.card_buttons(card_id) == {}
+        assert "✓ Smart" in json.dumps(fake_dingtalk.standard_card(card_id), ensure_ascii=False)
+        await _ask(svc, fake_dingtalk, lambda: fake_openai.requests, text="@Antler hi", **group)
+    assert fake_openai.requests[-1].model == "fake-smart"
+
+
+async def test_buttons_after_an_ai_card_come_on_their_own_card(
+    tmp_path: Path, fake_openai: FakeOpenAI, fake_dingtalk: FakeDingTalk
+) -> None:
+    fake_openai.script(Reply(tool_calls=[ToolCall("ask_clarification", {
+        "question": "Which format?", "options": ["CSV", "Excel"]})]))
+    async with _service(tmp_path, fake_openai, fake_dingtalk, card_template_id="tpl") as svc:
+        await _ask(svc, fake_dingtalk, lambda: _button_cards(fake_dingtalk),
+                   text="export the data")
+        [card_id] = _button_cards(fake_dingtalk)
+        buttons = fake_dingtalk.card_buttons(card_id)
+        assert list(buttons) == ["CSV", "Excel"]
+        fake_dingtalk.push_card_press(card_id, buttons["Excel"])
+        await fake_dingtalk.until(lambda: len(fake_openai.requests) == 2, timeout=10)
+        await svc.idle(timeout=10)
+    assert FakeOpenAI.user_texts(fake_openai.requests[1])[-1] == "Excel"
+
+
+async def test_stop_in_a_group_stops_its_reply(
+    tmp_path: Path, fake_openai: FakeOpenAI, fake_dingtalk: FakeDingTalk
+) -> None:
+    fake_openai.responder = lambda body: Reply(text="slow words " * 30, stall_after=1)
+    group = {"group": True, "conversation_id": "cid-group-2"}
+    async with _service(tmp_path, fake_openai, fake_dingtalk) as svc:
+        fake_dingtalk.push_message(fake_dingtalk.chatbot_data(text="@Antler long job", **group))
+        await fake_openai.wait_requests(1)
+        await _ask(svc, fake_dingtalk, lambda: svc.app.dispatcher.active_runs == 0,
+                   text="@Antler /stop", **group)
+    texts = [m["markdown"]["text"] for m in fake_dingtalk.webhook_messages()]
+    assert "Stopped the running reply." in texts

@@ -49,6 +49,19 @@ async def test_file_over_the_limit_is_refused_and_not_kept(
     assert list((tmp_path / "up").iterdir()) == []
 
 
+async def test_the_service_limit_applies_when_lower(
+    make_channel: MakeChannel, fake_dingtalk: FakeDingTalk, tmp_path: Path
+) -> None:
+    channel, ctx = await make_channel()  # the channel's own limit: 20 MB
+    fake_dingtalk.files["mid"] = b"x" * 5000
+    content = {"downloadCode": "mid", "fileName": "data.csv"}
+    fake_dingtalk.push_message(fake_dingtalk.chatbot_data(msgtype="file", content=content))
+    [msg] = await fake_dingtalk.until(lambda: ctx.published)
+    with pytest.raises(FileTooLarge, match=r"data\.csv"):
+        await channel.fetch_file(msg, msg.attachments[0], tmp_path / "up", limit=1024)
+    assert list((tmp_path / "up").iterdir()) == []
+
+
 async def test_files_out_are_uploaded_and_sent(
     make_channel: MakeChannel, fake_dingtalk: FakeDingTalk, tmp_path: Path
 ) -> None:

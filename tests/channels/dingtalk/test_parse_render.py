@@ -89,13 +89,19 @@ def test_media_messages(msgtype: str, content: dict, kind: str, name: str, text:
     assert (att.kind, att.name, att.ref, msg.text) == (kind, name, "d", text)
 
 
+@pytest.mark.parametrize(("msgtype", "label"), [("interactiveCard", "a card"),
+                                               ("somethingNew", "this kind of message")])
+def test_unsupported_kinds_are_reported_not_dropped(msgtype: str, label: str) -> None:
+    msg = parse_message({**DM_TEXT, "msgtype": msgtype}, channel="dingtalk", received_at=0)
+    assert (msg.unsupported, msg.text, msg.attachments) == (label, "", ())
+
+
 @pytest.mark.parametrize(
     "data",
     [
         {**DM_TEXT, "msgId": ""},
         {**DM_TEXT, "senderStaffId": "", "senderId": ""},
         {**DM_TEXT, "msgtype": "picture", "content": {}},
-        {**DM_TEXT, "msgtype": "interactiveCard"},
     ],
 )
 def test_malformed(data: dict) -> None:
@@ -123,7 +129,8 @@ def test_card_text_shows_progress_note_and_buttons() -> None:
         note="gpt-4o",
         buttons=(Button(label="Stop", value="/stop"),),
     )
-    assert card_text(doc) == (
+    assert card_text(doc) == "- ⏳ search\n\nAnswer\n\n_gpt-4o_"  # buttons: their own card
+    assert card_text(doc, links=True) == (  # the fallback when that card is refused
         "- ⏳ search\n\nAnswer\n\n_gpt-4o_\n\n"
         "[Stop](dtmd://dingtalkclient/sendMessage?content=%2Fstop)"
     )
@@ -139,6 +146,16 @@ def test_adapt_markdown_code_tables_rules() -> None:
     assert adapt_markdown("plain | pipe text") == "plain | pipe text"
 
 
+def test_adapt_markdown_follows_the_tree_not_the_lines() -> None:
+    # a fence inside a list item keeps the item's indentation; ``` inside a code block is code
+    text = "1. step:\n   ```sh\n   make\n   ```\n2. done\n\n````md\n```\nnot a fence\n````"
+    assert adapt_markdown(text) == (
+        "1. step:\n   > **sh**\n   > make\n2. done\n\n> **md**\n> ```\n> not a fence"
+    )
+    # an unclosed fence while streaming runs to the end
+    assert adapt_markdown("see:\n```py\nx = 1") == "see:\n> **py**\n> x = 1"
+
+
 def test_title_of() -> None:
     assert title_of("# Hello world\nmore", "Antler") == "Hello world"
     assert title_of("", "Antler") == "Antler"
@@ -152,5 +169,5 @@ def test_upload_base_follows_api_base() -> None:
 
 def test_config_needs_credentials_only_when_enabled() -> None:
     assert DingTalkConfig(client_id=None, client_secret=None).client_id == ""
-    with pytest.raises(ValueError, match="client_id and client_secret"):
-        DingTalkConfig(enabled=True, client_id="x")
+    with pytest.raises(ValueError, match="client_secret: required"):
+        DingTalkConfig(enabled=True, client_id="x")  # client_secret missing

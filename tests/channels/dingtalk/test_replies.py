@@ -144,6 +144,8 @@ async def test_markdown_mode_sends_one_reply(
         buttons=(Button(label="GPT-4o", value="/models gpt-4o"),),
         status="done",
     )
+    fake_dingtalk.fail("POST", "/v1.0/card/instances", 400,
+                       {"code": "param.invalid", "message": "template not available"})
     await channel.finish_reply(handle, doc)
     [reply] = fake_dingtalk.webhook_messages()
     text = reply["markdown"]["text"]
@@ -152,7 +154,9 @@ async def test_markdown_mode_sends_one_reply(
     assert "———" in text
     assert "|" not in text
     assert "dtmd://dingtalkclient/sendMessage?content=%2Fmodels%20gpt-4o" in text
-    assert fake_dingtalk.requests("POST", "/v1.0/card/instances") == []
+    # the buttons went on a card first; DingTalk refused it, so they came as links
+    [refused] = fake_dingtalk.requests("POST", "/v1.0/card/instances")
+    assert refused.body["cardTemplateId"] == "StandardCard"
 
 
 async def test_expired_webhook_uses_the_robot_send_api(
@@ -185,10 +189,37 @@ async def test_robot_send_errors_are_raised(
     fake_dingtalk.rate_limit("POST", "/v1.0/robot/oToMessages/batchSend", retry_after=2)
     with pytest.raises(RateLimited):
         await channel.send_text(msg.chat, "x")
-    fake_dingtalk.fail("POST", "/robot/sendBySession", 200, {"errcode": 300001, "errmsg": "bad"})
+    fake_dingtalk.webhook_error(130101)  # a throttled webhook is waited out, not bypassed
     fresh = await _inbound(channel, ctx, fake_dingtalk, text="again")
-    with pytest.raises(Exception, match="300001"):
+    with pytest.raises(RateLimited):
         await channel.send_text(fresh.chat, "x")
+    assert len(fake_dingtalk.robot_messages()) == 1  # only the first, rate-limited call
+
+
+@pytest.mark.parametrize(("errcode", "status"), [(300001, 200), (310000, 200), (0, 500)])
+async def test_failing_webhook_falls_back_to_the_robot_send_api(
+    make_channel: MakeChannel, fake_dingtalk: FakeDingTalk, errcode: int, status: int
+) -> None:
+    channel, ctx = await make_channel()
+    msg = await _inbound(channel, ctx, fake_dingtalk, text="hi")
+    if errcode:
+        fake_dingtalk.webhook_error(errcode, status=status)
+    else:
+        fake_dingtalk.fail("POST", "/robot/sendBySession", status)
+    await channel.finish_reply(
+        await channel.open_reply(msg, ReplyDoc()), ReplyDoc(text="the answer", status="done")
+    )
+    assert len(fake_dingtalk.webhook_messages()) == 1  # tried once
+    [sent] = fake_dingtalk.robot_messages()
+    assert sent["userIds"] == ["staff-1"]
+    assert json.loads(sent["msgParam"])["text"] == "the answer"
+    await channel.send_text(msg.chat, "later notice")  # the failed webhook is not tried again
+    assert len(fake_dingtalk.webhook_messages()) == 1
+    assert len(fake_dingtalk.robot_messages()) == 2
+    fresh = await _inbound(channel, ctx, fake_dingtalk, text="new message, new webhook")
+    await channel.send_text(fresh.chat, "via the new webhook")
+    assert len(fake_dingtalk.webhook_messages()) == 2
+    assert len(fake_dingtalk.robot_messages()) == 2
 
 
 async def test_token_refreshes_after_401(
@@ -201,3 +232,25 @@ async def test_token_refreshes_after_401(
     await channel.open_reply(msg, ReplyDoc())
     assert len(fake_dingtalk.requests("POST", "/v1.0/oauth2/accessToken")) == 2
     assert len(fake_dingtalk.requests("POST", "/v1.0/card/instances/deliver")) == 2
+
+
+async def test_card_updates_wait_out_a_429_window_then_show_the_newest_text(
+    make_channel: MakeChannel, fake_dingtalk: FakeDingTalk
+) -> None:
+    channel, ctx = await make_channel(card_template_id="tpl-1", stream_interval=0.05)
+    msg = await _inbound(channel, ctx, fake_dingtalk, text="write")
+    handle = await channel.open_reply(msg, ReplyDoc(status="working"))
+    await channel.update_reply(handle, ReplyDoc(text="one"))
+    await fake_dingtalk.until(lambda: fake_dingtalk.streams())
+    fake_dingtalk.rate_limit("PUT", "/v1.0/card/streaming", retry_after=0.5)
+    await asyncio.sleep(0.06)  # the card's interval has passed: the next update goes at once
+    with pytest.raises(RateLimited):
+        await channel.update_reply(handle, ReplyDoc(text="one two"))
+    await channel.update_reply(handle, ReplyDoc(text="one two three"))  # inside the window:
+    await channel.update_reply(handle, ReplyDoc(text="one two three four"))  # held, coalesced
+    newest = "one two three four"
+    await fake_dingtalk.until(lambda: fake_dingtalk.streams()[-1]["content"] == newest)
+    await channel.finish_reply(handle, ReplyDoc(text="one two three four five", status="done"))
+    contents = [s["content"] for s in fake_dingtalk.streams()]
+    assert contents == ["one", "one two", newest, "one two three four five"]
+    assert fake_dingtalk.violations == []  # nothing inside the Retry-After window

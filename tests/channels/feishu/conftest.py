@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from channels.backoff import BackoffPolicy, RetryState
 from channels.base import Handler, InboundMessage, PublishResult
 from channels.feishu.channel import FeishuChannel
 from channels.feishu.config import FeishuConfig
@@ -34,8 +35,13 @@ class RecordingContext:
     def add_route(self, method: str, path: str, handler: Handler) -> None:
         self.routes[(method, path)] = handler
 
-    def report(self, *, connected: bool | None = None, error: str | None = None) -> None:
+    retries: list[RetryState] = field(default_factory=list)
+
+    def report(self, *, connected: bool | None = None, error: str | None = None,
+               retry: RetryState | None = None) -> None:
         self.reports.append((connected, error))
+        if retry is not None:
+            self.retries.append(retry)
 
     async def wait_published(self, n: int = 1, timeout: float = 5.0) -> list[InboundMessage]:
         end = time.monotonic() + timeout
@@ -71,8 +77,9 @@ async def make_channel(
 ) -> AsyncIterator[Callable[..., Any]]:
     channels: list[FeishuChannel] = []
 
-    async def make(start: bool = True, **overrides: Any) -> FeishuChannel:
-        channel = FeishuChannel(feishu_config(fake, **overrides), ctx)
+    async def make(start: bool = True, backoff: BackoffPolicy | None = None,
+                   **overrides: Any) -> FeishuChannel:
+        channel = FeishuChannel(feishu_config(fake, **overrides), ctx, backoff=backoff)
         channels.append(channel)
         if start:
             await channel.start()

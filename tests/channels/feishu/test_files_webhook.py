@@ -42,6 +42,19 @@ async def test_fetch_too_large(fake, make_channel, tmp_path):
         await channel.fetch_file(_msg(att), att, tmp_path)
 
 
+async def test_service_limit_enforced_while_downloading(fake, make_channel, tmp_path):
+    """The event carries no size: the stream stops at the service's limit, no file is left."""
+    channel = await make_channel(start=False)
+    fake.add_resource("om_f", "file_2", b"x" * 300_000, "big.bin")
+    att = Attachment(name="big.bin", ref="file:file_2")
+    uploads = tmp_path / "uploads"
+    with pytest.raises(FileTooLarge, match=r"0\.25 MB"):
+        await channel.fetch_file(_msg(att), att, uploads, limit=2**18)
+    assert list(uploads.iterdir()) == []
+    small = await channel.fetch_file(_msg(att), att, uploads, limit=2**20)
+    assert small.stat().st_size == 300_000
+
+
 async def test_send_image_and_file(fake, make_channel, tmp_path):
     channel = await make_channel(start=False)
     handle = await channel.open_reply(_msg(Attachment(name="a", ref="file:a")),

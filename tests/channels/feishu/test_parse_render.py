@@ -9,6 +9,7 @@ import pytest
 from channels.base import Button, ChatRef, ReplyDoc, ToolStep
 from channels.feishu import render
 from channels.feishu.parse import BotIdentity, MalformedEvent, parse_card_action, parse_message
+from channels.markdown import count_tables
 from tests.channels.feishu import payloads
 
 BOT = BotIdentity(open_id=payloads.BOT_OPEN_ID, name="Antler")
@@ -77,7 +78,10 @@ def test_image_and_file_messages() -> None:
 
 
 def test_unusable_and_malformed() -> None:
-    assert parse_message(payloads.message_event({}, msg_type="sticker"), bot=BOT) is None
+    sticker = parse_message(payloads.message_event({}, msg_type="sticker"), bot=BOT)
+    assert sticker is not None
+    assert sticker.unsupported == "a sticker"  # answered, not dropped
+    assert parse_message(payloads.message_event({"text": ""}), bot=BOT) is None
     bad = payloads.message_event("x")
     bad["event"]["message"]["content"] = "{not json"
     with pytest.raises(MalformedEvent):
@@ -114,7 +118,10 @@ def test_split_for_cards_bytes_and_tables() -> None:
     table = "| a | b |\n|---|---|\n| 1 | 2 |\n"
     parts = render.split_for_cards("\n\n".join([table] * 7))
     assert len(parts) == 2
-    assert [render._table_count(p) for p in parts] == [5, 2]
+    assert [count_tables(p) for p in parts] == [5, 2]
+    # a table shown as code is no table: one card
+    fenced = "```\n" + "\n".join([table] * 7) + "```"
+    assert render.split_for_cards(fenced) == [fenced]
     cjk = "汉字" * 9000  # 54 KB of UTF-8 in 18,000 chars
     parts = render.split_for_cards(cjk)
     assert all(len(p.encode()) <= render.CARD_MAX_BYTES for p in parts)

@@ -154,3 +154,13 @@ async def test_continuation_reuses_cards_the_stream_already_opened(fake, make_ch
     shown = "".join(c.elements["answer"] for c in cards)
     assert shown.replace("\n", "") == text.replace("\n", "")
     assert fake.violations == []
+
+
+async def test_a_chat_the_bot_left_refuses_the_delivery(fake, make_channel):
+    from channels.base import DeliveryRefused
+
+    channel = await make_channel()
+    fake.fail_next("reply", 230002)
+    with pytest.raises(DeliveryRefused) as info:
+        await channel.open_reply(_msg(), ReplyDoc(status="working"))
+    assert info.value.reason == "bot removed from the chat"

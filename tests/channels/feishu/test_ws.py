@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import threading
 
 from tests.channels.feishu import payloads
 from tests.channels.feishu.conftest import until
+from tests.fakes.virtual_time import VirtualTime
 
 
 def _ws_threads() -> list[threading.Thread]:
@@ -93,3 +95,39 @@ async def test_endpoint_called_with_credentials(fake, make_channel):
     [call] = fake.recorded("ws_endpoint")
     assert call.body == {"AppID": channel.config.app_id, "AppSecret": "sec"}
     assert json.dumps(call.body)
+
+
+async def test_start_outage_is_retried_until_the_endpoint_recovers(fake, ctx, make_channel,
+                                                                   caplog):
+    vt = VirtualTime()
+    fake.fail_http("ws_endpoint", 503, times=3)
+    caplog.set_level(logging.INFO, logger="channels.feishu")
+    channel = await make_channel(backoff=vt.policy())  # does not raise: the start goes on
+    await until(lambda: fake.ws.connects == 1)
+    fake.push_event(payloads.message_event("after the outage"))
+    [msg] = await ctx.wait_published()
+    assert msg.text == "after the outage"
+    assert len(fake.recorded("ws_endpoint")) == 4
+    assert [r.attempts for r in ctx.retries] == [1, 2, 3]
+    assert "503" in ctx.retries[0].last_error
+    assert len(vt.slept) == 3  # each wait taken on virtual time
+    assert ctx.reports[-1] == (True, None)
+    assert channel.connection.reconnects == 0
+    ours = [r for r in caplog.records if r.name == "channels.feishu"]
+    assert [r.levelname for r in ours] == ["WARNING", "INFO"]  # one failure line, one recovery
+    assert not any(r.exc_info for r in ours)
+
+
+async def test_reconnect_outage_is_retried_with_backoff(fake, ctx, make_channel):
+    vt = VirtualTime()
+    channel = await make_channel(backoff=vt.policy())
+    fake.fail_http("ws_endpoint", 503, times=2)
+    fake.drop_connections()
+    await until(lambda: fake.ws.connects == 2)
+    await until(lambda: ctx.reports[-1] == (True, None))
+    assert channel.connection.reconnects == 1
+    assert [r.attempts for r in ctx.retries] == [1, 2]
+    assert len(vt.slept) == 2
+    fake.push_event(payloads.message_event("back"))
+    [msg] = await ctx.wait_published()
+    assert msg.text == "back"

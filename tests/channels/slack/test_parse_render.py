@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from channels.base import Button, ReplyDoc, ToolStep
 from channels.slack import parse, render
 from tests.channels.slack import events
@@ -68,8 +70,24 @@ def test_thread_context_orders_and_labels():
 def test_md_to_mrkdwn():
     md = "# Title\n**bold** and [link](https://x.y) <tag> `a **b**`\n> quote"
     assert render.md_to_mrkdwn(md) == (
-        "*Title*\n*bold* and <https://x.y|link> &lt;tag&gt; `a **b**`\n> quote"
+        "*Title*\n\n*bold* and <https://x.y|link> &lt;tag&gt; `a **b**`\n\n> quote"
     )
+
+
+@pytest.mark.parametrize(
+    ("markdown", "mrkdwn"),
+    [
+        ("***both***", "_*both*_"),
+        ("**bold **text", "**bold **text"),  # not bold in CommonMark: the markers stay text
+        ("[w](https://w.org/A_(b)?q=1&r=2)", "<https://w.org/A_(b)?q=1&amp;r=2|w>"),
+        ("- a\n- **b** c", "• a\n• *b* c"),
+        ("```py\nx < 1 && y\n```", "```\nx &lt; 1 &amp;&amp; y\n```"),
+        ("> one\n> two **b**", "> one\n> two *b*"),
+        ("| a | b |\n|---|---|\n| 1 | 2 |", "```\na | b\n--+--\n1 | 2\n```"),
+    ],
+)
+def test_mrkdwn_from_the_tree(markdown: str, mrkdwn: str) -> None:
+    assert render.md_to_mrkdwn(markdown) == mrkdwn
 
 
 def test_message_payload_progress_buttons_note():

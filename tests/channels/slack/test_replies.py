@@ -6,6 +6,7 @@ import pytest
 
 from channels.base import Attachment, Button, FileTooLarge, RateLimited, ReplyDoc, ToolStep
 from tests.channels.slack import events
+from tests.fakes.clock import VirtualClock
 
 
 async def _mention(channel, ctx, fake_slack, text="hi", ts="1700000002.000100"):
@@ -29,8 +30,7 @@ async def test_native_stream_with_status(socket_channel, fake_slack):
         "assistant.threads.setStatus",
         "chat.startStream",
         "assistant.threads.setStatus",
-        "chat.appendStream",
-        "chat.appendStream",
+        "chat.appendStream",  # " wor" was too short to append alone: it went with the final
         "chat.stopStream",
     ]
     statuses = [c.body["status"] for c in fake_slack.calls_of("assistant.threads.setStatus")]
@@ -66,8 +66,8 @@ async def test_fallback_when_streaming_unavailable(socket_channel, fake_slack):
     assert len(fake_slack.calls_of("chat.startStream")) == 1
 
 
-async def test_stream_expiry_continues_in_new_message(socket_channel, fake_slack):
-    channel, ctx = socket_channel
+async def test_stream_expiry_continues_in_new_message(make_channel, fake_slack):
+    channel, ctx = await make_channel(min_append_chars=1)  # every delta is appended
     fake_slack.expire_streams_after(1)
     msg = await _mention(channel, ctx, fake_slack)
     handle = await channel.open_reply(msg, ReplyDoc(status="working"))
@@ -88,12 +88,16 @@ async def test_429_mid_stream_raises_rate_limited_then_resend_works(socket_chann
     msg = await _mention(channel, ctx, fake_slack)
     handle = await channel.open_reply(msg, ReplyDoc(status="working"))
     await channel.update_reply(handle, ReplyDoc(text="one "))
-    fake_slack.rate_limit("chat.appendStream", retry_after=2)
+    fake_slack.rate_limit("chat.appendStream", retry_after=0.3)
+    two = "one " + "two " * 20
     with pytest.raises(RateLimited) as info:
-        await channel.update_reply(handle, ReplyDoc(text="one two "))
-    assert info.value.retry_after == 2
-    await channel.finish_reply(handle, ReplyDoc(text="one two three", status="done"))
-    assert fake_slack.messages[handle.stream_ts]["text"] == "one two three"
+        await channel.update_reply(handle, ReplyDoc(text=two))
+    assert info.value.retry_after == 0.3
+    calls = len(fake_slack.calls_of("chat.appendStream"))
+    await channel.update_reply(handle, ReplyDoc(text=two + "three " * 20))
+    assert len(fake_slack.calls_of("chat.appendStream")) == calls  # blocked: held, not sent
+    await channel.finish_reply(handle, ReplyDoc(text=two + "three", status="done"))
+    assert fake_slack.messages[handle.stream_ts]["text"] == two + "three"
 
 
 async def test_429_on_final_update_is_retryable(make_channel, fake_slack):
@@ -187,3 +191,79 @@ async def test_file_too_large(make_channel, fake_slack, tmp_path):
     with pytest.raises(FileTooLarge):
         await channel.fetch_file(None, unknown_size, tmp_path)
     assert not (tmp_path / "big.bin").exists()
+
+
+async def test_the_service_limit_applies_while_downloading(make_channel, fake_slack, tmp_path):
+    channel, _ = await make_channel()  # the channel's own limit: 20 MB
+    url = fake_slack.add_file("mid.bin", b"x" * 5000)
+    with pytest.raises(FileTooLarge):
+        await channel.fetch_file(None, Attachment(name="mid.bin", ref=url), tmp_path / "up",
+                                 limit=1024)
+    assert list((tmp_path / "up").iterdir()) == []
+
+
+async def test_appends_are_coalesced_within_the_workspace_budget(make_channel, fake_slack):
+    channel, ctx = await make_channel()
+    clock = VirtualClock()
+    channel.pacer.clock, channel.pacer.sleep = clock, clock.sleep
+    msgs = [await _mention(channel, ctx, fake_slack, ts=f"17000000{10 + i}.000100")
+            for i in range(4)]
+    handles = [await channel.open_reply(m, ReplyDoc(status="working")) for m in msgs]
+    texts = [""] * 4
+    for _ in range(40):  # 4 answers, 4 updates a second each, a few characters per update
+        for i, handle in enumerate(handles):
+            texts[i] += "tok "
+            await channel.update_reply(handle, ReplyDoc(text=texts[i]))
+        clock.now += 0.25
+    for i, handle in enumerate(handles):
+        await channel.finish_reply(handle, ReplyDoc(text=texts[i], status="done"))
+    streamed = fake_slack.calls_of("chat.startStream") + fake_slack.calls_of("chat.appendStream")
+    budget = channel.capabilities.budgets_for(msgs[0].chat, "chat.appendStream")[0]
+    elapsed = clock.now - 1000.0
+    assert len(streamed) <= budget.burst + budget.per_second * elapsed + 1e-6  # of 160 updates
+    for i, handle in enumerate(handles):
+        assert fake_slack.messages[handle.stream_ts]["text"] == texts[i]
+
+
+async def test_short_deltas_wait_for_a_minimum_chunk(make_channel, fake_slack):
+    channel, ctx = await make_channel(min_append_chars=40)
+    clock = VirtualClock()
+    channel.pacer.clock, channel.pacer.sleep = clock, clock.sleep
+    msg = await _mention(channel, ctx, fake_slack)
+    handle = await channel.open_reply(msg, ReplyDoc(status="working"))
+    text = "start "
+    await channel.update_reply(handle, ReplyDoc(text=text))  # the first text at once
+    for _ in range(9):
+        text += "tok "  # 36 characters in all: not yet worth a call
+        await channel.update_reply(handle, ReplyDoc(text=text))
+    assert len(fake_slack.calls_of("chat.appendStream")) == 0
+    text += "tok "
+    await channel.update_reply(handle, ReplyDoc(text=text))
+    assert [c.body["chunks"][0]["text"] for c in fake_slack.calls_of("chat.appendStream")] == [
+        "tok " * 10
+    ]
+    text += "end"
+    clock.now += 2.5  # a short delta still goes out once it has waited long enough
+    await channel.update_reply(handle, ReplyDoc(text=text))
+    assert len(fake_slack.calls_of("chat.appendStream")) == 2
+    await channel.finish_reply(handle, ReplyDoc(text=text, status="done"))
+    assert fake_slack.messages[handle.stream_ts]["text"] == text
+
+
+async def test_a_channel_the_bot_was_removed_from_refuses_the_delivery(make_channel, fake_slack):
+    from bot.metrics import Metrics
+    from bot.replies import ReplyStreamer
+    from channels.base import DeliveryRefused
+
+    channel, ctx = await make_channel(native_stream=False)
+    msg = await _mention(channel, ctx, fake_slack)
+    metrics = Metrics()
+    streamer = ReplyStreamer(channel, msg, metrics=metrics)
+    await streamer.open()
+    streamer.doc = ReplyDoc(text="never seen")
+    fake_slack.fail("chat.postMessage", "not_in_channel", times=3)
+    with pytest.raises(DeliveryRefused) as info:
+        await streamer.finish()
+    assert info.value.reason == "bot removed from the chat"
+    assert len(fake_slack.calls_of("chat.postMessage")) == 1  # not retried
+    assert metrics.deliveries_given_up.get(channel="slack", reason="bot removed from the chat")

@@ -56,7 +56,7 @@ async def test_own_and_bot_messages_and_subtypes_ignored(socket_channel, fake_sl
     assert [m.event_id for m in ctx.published] == ["E5"]
 
 
-async def test_channel_message_without_mention_ignored(socket_channel, fake_slack):
+async def test_channel_message_reported_once_with_its_mention_flag(socket_channel, fake_slack):
     _, ctx = socket_channel
     fake_slack.push_event(events.channel_message("chatter", "1.1"), event_id="E1")
     # The message event of a mention is dropped: its app_mention twin is the one published.
@@ -64,6 +64,6 @@ async def test_channel_message_without_mention_ignored(socket_channel, fake_slac
         events.channel_message(f"<@{BOT_USER}> hi", "1.2"), event_id="E2"
     )
     fake_slack.push_event(events.mention("hi", ts="1.2"), event_id="E3")
-    await ctx.wait_published()
+    await ctx.wait_published(2)
     await asyncio.sleep(0.1)
-    assert [m.event_id for m in ctx.published] == ["E3"]
+    assert [(m.event_id, m.mentions_bot) for m in ctx.published] == [("E1", False), ("E3", True)]

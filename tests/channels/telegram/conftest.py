@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from channels.backoff import RetryState
 from channels.base import InboundMessage, PublishResult
 from channels.telegram.channel import TelegramChannel
 from channels.telegram.config import TelegramConfig
@@ -39,8 +40,9 @@ class RecordingContext:
     def add_route(self, method: str, path: str, handler: Any) -> None:
         self.routes[(method, path)] = handler
 
-    def report(self, *, connected: bool | None = None, error: str | None = None) -> None:
-        self.reports.append({"connected": connected, "error": error})
+    def report(self, *, connected: bool | None = None, error: str | None = None,
+               retry: RetryState | None = None) -> None:
+        self.reports.append({"connected": connected, "error": error, "retry": retry})
 
 
 @pytest.fixture

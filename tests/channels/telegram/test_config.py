@@ -38,3 +38,12 @@ def test_token_is_secret() -> None:
 def test_unset_env_secrets_mean_empty() -> None:
     config = TelegramConfig(bot_token=None, webhook_secret=None)
     assert config.bot_token.get_secret_value() == ""
+
+
+def test_webhook_mode_never_runs_without_a_secret() -> None:
+    config = TelegramConfig(mode="webhook", webhook_url="https://x.io/tg")
+    secret = config.webhook_secret.get_secret_value()
+    assert config.secret_generated
+    assert len(secret) >= 32
+    assert TelegramConfig(mode="webhook", webhook_url="https://x.io/tg",
+                          webhook_secret="s_1").secret_generated is False

@@ -76,8 +76,8 @@ async def test_models_buttons_switch_the_model_and_new_resets(tmp_path, fake_ope
         await svc.idle()
         keyboard = fake.calls_of("sendMessage")[-1].body["reply_markup"]["inline_keyboard"]
         values = [b["callback_data"] for row in keyboard for b in row]
-        assert "/models smart" in values
-        fake.push_callback(555, 1, "/models smart")
+        assert "\x1fv:/models smart" in values
+        fake.push_callback(555, 1, "\x1fv:/models smart")
         await fake.wait_for(lambda: fake.calls_of("answerCallbackQuery"))
         await svc.idle()
         fake.push_message(555, "kiwi")
@@ -208,3 +208,19 @@ async def test_clarification_answered_with_an_inline_button(tmp_path, fake_opena
     assert FakeOpenAI.user_texts(fake_openai.requests[1]) == ["export the data", "Excel"]
     assert fake.sent_texts(555)[-1] == "echo: Excel"
     assert fake.violations == []
+
+
+async def test_outsider_gets_one_refusal_from_the_service(tmp_path, fake_openai, fake) -> None:
+    from bot import texts
+
+    async with service(tmp_path, fake_openai, fake, allowed_users=[42]) as svc:
+        fake.push_message(555, "let me in", user_id=7)
+        fake.push_message(555, "please", user_id=7)
+        fake.push_message(-100, "chatter from an outsider", user_id=7)
+        fake.push_message(555, "hi", user_id=42)
+        await fake_openai.wait_requests(1)
+        await svc.idle()
+    assert len(fake_openai.requests) == 1
+    refusals = [t for t in fake.sent_texts(555) if t == texts.NOT_ALLOWED]
+    assert len(refusals) == 1  # once per user and chat per hour
+    assert fake.sent_texts(-100) == []  # not addressed to the bot: ignored without a word

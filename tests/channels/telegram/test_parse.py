@@ -118,7 +118,6 @@ def test_callback_query_is_a_button_press() -> None:
     [
         {"update_id": 1, "edited_message": msg()["message"]},
         {"update_id": 1, "message": {**msg()["message"], "chat": {"id": -5, "type": "channel"}}},
-        msg(None, sticker={"file_id": "s"}),
     ],
 )
 def test_updates_the_bot_does_not_act_on(update: dict) -> None:
@@ -128,3 +127,28 @@ def test_updates_the_bot_does_not_act_on(update: dict) -> None:
 def test_malformed_update_raises_a_clear_error() -> None:
     with pytest.raises(MalformedUpdate, match="update 3"):
         parse_update({"update_id": 3, "message": {"text": "no chat"}}, BOT)
+
+
+@pytest.mark.parametrize(("extra", "label"), [({"sticker": {"file_id": "s"}}, "a sticker"),
+                                              ({"location": {"latitude": 1}}, "a location"),
+                                              ({"poll": {"id": "p"}}, "a poll")])
+def test_kinds_antler_cannot_read_are_reported(extra: dict, label: str) -> None:
+    parsed = parse_update(msg(None, **extra), BOT)
+    assert parsed is not None
+    assert parsed.msg.unsupported == label
+
+
+def test_callback_without_data_is_still_a_press_to_answer() -> None:
+    update = {"update_id": 9, "callback_query": {
+        "id": "cq2", "from": ADA, "chat_instance": "x",
+        "message": {"message_id": 50, "date": 1, "chat": DM, "text": "pick"}}}  # fmt: skip
+    parsed = parse_update(update, BOT)
+    assert parsed is not None
+    assert (parsed.callback_id, parsed.msg.text) == ("cq2", "")
+
+
+def test_malformed_chat_id_is_a_malformed_update() -> None:
+    bad = msg(None)
+    bad["message"]["chat"] = {"id": "abc", "type": "private"}
+    with pytest.raises(MalformedUpdate):
+        parse_update(bad, BOT)

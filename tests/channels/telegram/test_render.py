@@ -26,8 +26,10 @@ def parses(html: str) -> str:
         ("[docs](https://x.io/a_b?q=1&r=2)", '<a href="https://x.io/a_b?q=1&amp;r=2">docs</a>'),
         ("[bad](javascript:alert)", "[bad](javascript:alert)"),
         ("## Heading *x*", "<b>Heading <i>x</i></b>"),
-        ("- one\n* two\n  + three", "• one\n• two\n  • three"),
-        ("1. first\n2) second", "1. first\n2) second"),
+        ("- one\n- two\n  - three", "• one\n• two\n   • three"),
+        ("1. first\n2. second", "1. first\n2. second"),
+        ("***bold italic***", "<i><b>bold italic</b></i>"),
+        ("[wiki](https://w.org/Foo_(bar)?a=1&b=2)", '<a href="https://w.org/Foo_(bar)?a=1&amp;b=2">wiki</a>'),
         ("> quoted **b**\n> more", "<blockquote>quoted <b>b</b>\nmore</blockquote>"),
         ("1 < 2 & 3 > 2", "1 &lt; 2 &amp; 3 &gt; 2"),
         ("---", "———"),
@@ -44,7 +46,7 @@ def test_code_block_keeps_language_and_escapes() -> None:
         "<pre><code class=\"language-python\">if a &lt; b:\n    print('**no**')</code></pre>"
         in html
     )
-    assert parses(html).startswith("before\nif a < b:")
+    assert parses(html).startswith("before\n\nif a < b:")
 
 
 def test_unclosed_fence_while_streaming_is_still_valid_html() -> None:
@@ -54,6 +56,7 @@ def test_unclosed_fence_while_streaming_is_still_valid_html() -> None:
 def test_table_becomes_aligned_preformatted_text() -> None:
     html = to_html("| name | n |\n|---|--:|\n| alpha | 1 |\n| b | 22 |")
     assert html == "<pre>name  | n\n------+---\nalpha | 1\nb     | 22</pre>"
+    parses(html)
 
 
 def test_long_text_is_split_after_formatting_without_breaking_code() -> None:
@@ -62,8 +65,7 @@ def test_long_text_is_split_after_formatting_without_breaking_code() -> None:
     parts = render_parts(markdown)
     assert len(parts) > 2
     for part in parts:
-        assert len(part.html) <= 4096
-        parses(part.html)
+        assert len(parses(part.html)) <= 4096
         assert part.html.count("<pre>") == part.html.count("</pre>")
     assert "".join(parses(p.html) for p in parts).count("x_399") == 1
 
@@ -92,7 +94,9 @@ def test_button_values_fit_callback_data() -> None:
         [Button(label="GPT", value="/models gpt"), Button(label="Long", value=long_value)]
     )
     datas = [b.callback_data for row in markup.inline_keyboard for b in row]
-    assert datas[0] == "/models gpt"
+    assert datas[0] == "\x1fv:/models gpt"  # marked as ours
+    assert tokens.value_of(str(datas[0])) == "/models gpt"
+    assert tokens.value_of("/models gpt") is None  # data without our marker is never a value
     assert str(datas[1]).startswith(TOKEN_PREFIX)
     assert len(str(datas[1]).encode()) <= 64
     assert tokens.value_of(str(datas[1])) == long_value

@@ -1,0 +1,98 @@
+"""One reply as the delivery journal sees it: its platform handle as it appears, and the final.
+
+`DeliveryTrack` is what the ReplyStreamer writes through: the handle's ids after every call that
+may have changed them, the final document before it is sent, and each part and file as it goes
+out. `FinalPlan` is the final in a form the journal can store and a new process can resume.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from bot.journal import Journal
+from channels.base import Button, Channel, InboundMessage, ReplyDoc, ReplyHandle, ToolStep
+
+
+@dataclass(frozen=True, slots=True)
+class FinalPlan:
+    """The final answer as a list of sends: the first part (finish_reply), continuation parts,
+    then files. `doc` carries status, note, progress and buttons of the whole reply."""
+
+    doc: ReplyDoc
+    parts: tuple[str, ...]
+    files: tuple[str, ...] = field(default=())
+
+    @property
+    def steps(self) -> int:
+        return len(self.parts) + len(self.files)
+
+    def part_doc(self, index: int) -> ReplyDoc:
+        last = index == len(self.parts) - 1
+        buttons = self.doc.buttons if last else ()
+        if index == 0:
+            return replace(self.doc, text=self.parts[0], buttons=buttons)
+        return replace(self.doc, text=self.parts[index], progress=(), buttons=buttons)
+
+    def file(self, step: int) -> Path:
+        return Path(self.files[step - len(self.parts)])
+
+    def to_json(self) -> dict[str, Any]:
+        d = self.doc
+        return {"status": d.status, "note": d.note, "parts": list(self.parts),
+                "files": list(self.files),
+                "buttons": [[b.label, b.value] for b in d.buttons],
+                "progress": [[s.id, s.label, s.state] for s in d.progress]}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> FinalPlan:
+        doc = ReplyDoc(
+            status=data.get("status", "done"),
+            note=data.get("note", ""),
+            buttons=tuple(Button(label=lb, value=v) for lb, v in data.get("buttons", [])),
+            progress=tuple(ToolStep(id=i, label=lb, state=st)
+                           for i, lb, st in data.get("progress", [])),
+        )
+        parts = tuple(data.get("parts") or [""])
+        return cls(doc=doc, parts=parts, files=tuple(data.get("files", [])))
+
+
+class DeliveryTrack:
+    """Writes one reply's progress to the journal (a no-op without one)."""
+
+    def __init__(self, journal: Journal | None, msg: InboundMessage, channel: Channel) -> None:
+        self.journal = journal
+        self.msg = msg
+        self.channel = channel
+        self._last: Mapping[str, Any] | None = None
+
+    async def seen(self, handle: ReplyHandle) -> None:
+        """Keep the handle's ids if they changed since last time."""
+        state = self._state(handle)
+        if self.journal is not None and state is not None and state != self._last:
+            await self.journal.keep_handle(self.msg, state)
+            self._last = state
+
+    async def delivering(self, plan: FinalPlan) -> None:
+        if self.journal is not None:
+            await self.journal.delivering(self.msg, plan.to_json())
+
+    async def sending(self, on_its_way: bool = True) -> None:
+        if self.journal is not None:
+            await self.journal.part_sending(self.msg, on_its_way)
+
+    async def done(self, steps_done: int, handle: ReplyHandle) -> None:
+        if self.journal is not None:
+            state = self._state(handle)
+            await self.journal.part_done(self.msg, steps_done, state)
+            self._last = state or self._last
+
+    def _state(self, handle: ReplyHandle) -> Mapping[str, Any] | None:
+        if handle is None:
+            return None
+        try:
+            return self.channel.handle_state(handle)
+        except Exception:  # a handle the channel cannot describe is simply not kept
+            return None

@@ -1,0 +1,254 @@
+"""The delivery journal: what became of every accepted platform message, durably.
+
+One row per inbound message (keyed by channel and the platform's own event id), a small state
+machine:
+
+    accepted ──▶ running ──▶ delivering ──▶ delivered
+        │           │             │
+        └───────────┴─────────────┴──────▶ failed (reason; whether the user was told)
+
+- `accepted`: recorded at admission; a redelivery of the same event is recognised by the key.
+- `running`: the agent works on it; `attempts` counts runs (across restarts), the reply's
+  platform handle (message/card/draft ids) is kept as soon as it exists.
+- `delivering`: the final document is stored and being sent; `parts_done` counts the final's
+  parts and files already out, so a restart continues after them instead of sending them again.
+- `delivered` / `failed`: settled. The row stays for the dedupe window, without its payload.
+
+`Journal` is the interface the service uses (async, so a database server fits behind it);
+`SqliteJournal` is the embedded implementation (statements take microseconds: run on the loop).
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import logging
+import sqlite3
+import time
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from typing import Any, Protocol
+
+from channels.base import Attachment, ChatRef, InboundMessage, UserRef
+
+log = logging.getLogger("bot.journal")
+
+
+class State(enum.StrEnum):
+    accepted = "accepted"
+    running = "running"
+    delivering = "delivering"
+    delivered = "delivered"
+    failed = "failed"
+
+
+UNSETTLED = (State.accepted, State.running, State.delivering)
+
+
+def event_key(msg: InboundMessage) -> str:
+    return f"{msg.chat.channel}:{msg.event_id}"
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One journal row as the service reads it back."""
+
+    key: str
+    state: State
+    attempts: int = 0
+    handle: Mapping[str, Any] | None = None
+    final: Mapping[str, Any] | None = None
+    parts_done: int = 0
+    sending: bool = False
+    reason: str = ""
+    told: bool = False
+    received_at: float = 0.0
+    updated_at: float = 0.0
+    msg: InboundMessage | None = None
+
+
+class Journal(Protocol):
+    """The delivery journal's interface; every state change of a message goes through it."""
+
+    async def accept(self, msg: InboundMessage) -> bool:
+        """Record `msg` as accepted; False when the same event is already recorded."""
+        ...
+
+    async def forget(self, msg: InboundMessage) -> None:
+        """Drop the record (admission refused), so the platform's redelivery is taken later."""
+        ...
+
+    async def start(self, msg: InboundMessage) -> int:
+        """Mark running and count the attempt; returns the attempts so far (this one included)."""
+        ...
+
+    async def keep_handle(self, msg: InboundMessage, handle: Mapping[str, Any]) -> None:
+        """Remember where the reply lives on the platform (ids only, JSON-able)."""
+        ...
+
+    async def delivering(self, msg: InboundMessage, final: Mapping[str, Any]) -> None:
+        """The final document (JSON-able) is about to be sent."""
+        ...
+
+    async def part_sending(self, msg: InboundMessage, sending: bool = True) -> None:
+        """The next part/file of the final is on its way (a crash now leaves it in doubt), or,
+        with `sending=False`, the platform refused it (a crash now leaves no doubt)."""
+        ...
+
+    async def part_done(self, msg: InboundMessage, parts_done: int,
+                  handle: Mapping[str, Any] | None) -> None:
+        """`parts_done` parts/files of the final are out; `handle` as it is now."""
+        ...
+
+    async def delivered(self, msg: InboundMessage, reason: str = "") -> None: ...
+
+    async def failed(self, msg: InboundMessage, reason: str, *, told: bool) -> None: ...
+
+    async def entry(self, msg: InboundMessage) -> Entry | None: ...
+
+    async def unsettled(self) -> list[Entry]:
+        """Messages accepted but not settled (the process stopped in between), oldest first.
+        On a database several processes share: only those of processes that are gone, which
+        this one takes over."""
+        ...
+
+    async def recent(self, limit: int = 50, state: str | None = None) -> list[Entry]: ...
+
+    async def count(self, state: str) -> int: ...
+
+    async def prune(self, now: float | None = None) -> int:
+        """Forget settled rows older than the dedupe window."""
+        ...
+
+
+_COLUMNS = ("key, state, attempts, handle, final, parts_done, sending, reason, told,"
+            " received_at, updated_at, payload")
+
+
+class SqliteJournal:
+    """The journal in the service's SQLite database (table `journal`, see bot/db.py)."""
+
+    def __init__(self, db: sqlite3.Connection, window_hours: float) -> None:
+        self.db = db
+        self.window = window_hours * 3600
+
+    async def accept(self, msg: InboundMessage) -> bool:
+        now = time.time()
+        cur = self.db.execute(
+            "INSERT OR IGNORE INTO journal(key, channel, state, received_at, updated_at, payload)"
+            " VALUES (?, ?, 'accepted', ?, ?, ?)",
+            (event_key(msg), msg.chat.channel, now, now, dump_message(msg)),
+        )
+        return cur.rowcount == 1
+
+    async def forget(self, msg: InboundMessage) -> None:
+        self.db.execute("DELETE FROM journal WHERE key = ?", (event_key(msg),))
+
+    async def start(self, msg: InboundMessage) -> int:
+        key = event_key(msg)
+        self.db.execute(
+            "UPDATE journal SET state = 'running', attempts = attempts + 1, updated_at = ?"
+            " WHERE key = ? AND state IN ('accepted', 'running', 'delivering')", (time.time(), key))
+        row = self.db.execute("SELECT attempts FROM journal WHERE key = ?", (key,)).fetchone()
+        return int(row[0]) if row else 1
+
+    async def keep_handle(self, msg: InboundMessage, handle: Mapping[str, Any]) -> None:
+        self._set(msg, handle=json.dumps(handle))
+
+    async def delivering(self, msg: InboundMessage, final: Mapping[str, Any]) -> None:
+        self._set(msg, state=State.delivering.value, final=json.dumps(final), parts_done=0,
+                  sending=0)
+
+    async def part_sending(self, msg: InboundMessage, sending: bool = True) -> None:
+        self._set(msg, sending=int(sending))
+
+    async def part_done(self, msg: InboundMessage, parts_done: int,
+                  handle: Mapping[str, Any] | None) -> None:
+        if handle is None:
+            self._set(msg, parts_done=parts_done, sending=0)
+        else:
+            self._set(msg, parts_done=parts_done, sending=0, handle=json.dumps(handle))
+
+    async def delivered(self, msg: InboundMessage, reason: str = "") -> None:
+        self._set(msg, state=State.delivered.value, reason=reason, payload="", final="")
+
+    async def failed(self, msg: InboundMessage, reason: str, *, told: bool) -> None:
+        self._set(msg, state=State.failed.value, reason=reason, told=int(told), payload="",
+                  final="")
+
+    async def entry(self, msg: InboundMessage) -> Entry | None:
+        row = self.db.execute(f"SELECT {_COLUMNS} FROM journal WHERE key = ?",
+                              (event_key(msg),)).fetchone()
+        return entry_from_row(row) if row else None
+
+    async def unsettled(self) -> list[Entry]:
+        rows = self.db.execute(
+            f"SELECT {_COLUMNS} FROM journal WHERE state IN ('accepted', 'running', 'delivering')"
+            " ORDER BY received_at").fetchall()
+        found = []
+        for row in rows:
+            entry = entry_from_row(row)
+            if entry.msg is None:
+                log.warning("journal: unreadable entry %s settled as failed", entry.key)
+                self.db.execute("UPDATE journal SET state = 'failed', reason = 'unreadable'"
+                                " WHERE key = ?", (entry.key,))
+                continue
+            found.append(entry)
+        return found
+
+    async def recent(self, limit: int = 50, state: str | None = None) -> list[Entry]:
+        where, args = ("WHERE state = ?", (state, limit)) if state else ("", (limit,))
+        rows = self.db.execute(
+            f"SELECT {_COLUMNS} FROM journal {where} ORDER BY updated_at DESC LIMIT ?", args
+        ).fetchall()
+        return [entry_from_row(row) for row in rows]
+
+    async def count(self, state: str) -> int:
+        (n,) = self.db.execute("SELECT COUNT(*) FROM journal WHERE state = ?", (state,)).fetchone()
+        return int(n)
+
+    async def prune(self, now: float | None = None) -> int:
+        cutoff = (now or time.time()) - self.window
+        cur = self.db.execute(
+            "DELETE FROM journal WHERE received_at < ? AND state IN ('delivered', 'failed')",
+            (cutoff,))
+        return cur.rowcount
+
+    def _set(self, msg: InboundMessage, **values: Any) -> None:
+        values["updated_at"] = time.time()
+        assignments = ", ".join(f"{column} = ?" for column in values)
+        self.db.execute(f"UPDATE journal SET {assignments} WHERE key = ?",
+                        (*values.values(), event_key(msg)))
+
+
+def entry_from_row(row: tuple[Any, ...]) -> Entry:
+    (key, state, attempts, handle, final, parts_done, sending, reason, told, received, updated,
+     payload) = row
+    msg = None
+    if payload:
+        try:
+            msg = load_message(payload)
+        except (ValueError, KeyError, TypeError):
+            msg = None
+    return Entry(key=key, state=State(state), attempts=int(attempts),
+                 handle=json.loads(handle) if handle else None,
+                 final=json.loads(final) if final else None, parts_done=int(parts_done),
+                 sending=bool(sending), reason=reason or "", told=bool(told),
+                 received_at=received, updated_at=updated, msg=msg)
+
+
+def dump_message(msg: InboundMessage) -> str:
+    data = asdict(msg)
+    try:
+        json.dumps(data["raw"])
+    except (TypeError, ValueError):
+        data["raw"] = {}
+    return json.dumps(data, default=str)
+
+
+def load_message(payload: str) -> InboundMessage:
+    data: dict[str, Any] = json.loads(payload)
+    data["chat"] = ChatRef(**data["chat"])
+    data["sender"] = UserRef(**data["sender"])
+    data["attachments"] = tuple(Attachment(**a) for a in data["attachments"])
+    return InboundMessage(**data)

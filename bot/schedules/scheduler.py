@@ -1,0 +1,161 @@
+"""The scheduler loop: due runs become messages on the bus, each exactly once.
+
+Each tick: claim the due runs (the store records the run and moves the schedule on in one
+transaction, so only one process gets it), publish each claimed run as a synthetic
+`InboundMessage` whose event id is `schedule:<id>:<due epoch>` (the delivery journal's atomic
+accept makes a second publish of the same run a duplicate), and read back what became of earlier
+runs: a run whose delivery the platform refused for good pauses its schedule with the reason.
+
+A run found later than `late_after` seconds (the service was down) follows its schedule's
+missed-run policy: run once now, or skip to the next time; several missed runs count as one.
+The chat is told either way. Time comes from an injected clock, so tests never wait.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from typing import Protocol
+
+from bot import texts
+from bot.journal import Entry, State
+from bot.schedules.recurrence import local_text, next_fire
+from bot.schedules.store import Run, Schedule, ScheduleStore
+from channels.base import ChannelError, ChatRef, InboundMessage, PublishResult
+
+log = logging.getLogger("bot.schedules")
+
+EVENT_PREFIX = "schedule:"
+
+Publish = Callable[[InboundMessage], Awaitable[PublishResult]]
+Notify = Callable[[ChatRef, str], Awaitable[None]]
+Outcome = Callable[[InboundMessage], Awaitable[Entry | None]]
+
+
+class Clock(Protocol):
+    def now(self) -> float: ...
+    async def sleep(self, seconds: float) -> None: ...
+
+
+class SystemClock:
+    def now(self) -> float:
+        return time.time()
+
+    async def sleep(self, seconds: float) -> None:
+        await asyncio.sleep(seconds)
+
+
+def run_message(schedule: Schedule, due: float, *, late: bool = False,
+                now: float = 0.0) -> InboundMessage:
+    """The message a due run becomes: the task's prompt, sent by its creator, to its chat."""
+    context = texts.schedule_context(schedule.id, schedule.label,
+                                     local_text(due, schedule.tz), late)
+    return InboundMessage(
+        event_id=f"{EVENT_PREFIX}{schedule.id}:{int(due)}", chat=schedule.chat,
+        sender=schedule.creator, text=schedule.prompt, quoted_text=context, received_at=now,
+        raw={"schedule_id": schedule.id, "fresh_thread": schedule.fresh_thread})
+
+
+class Scheduler:
+    def __init__(self, store: ScheduleStore, *, publish: Publish, notify: Notify,
+                 outcome: Outcome, clock: Clock, late_after: float, poll: float) -> None:
+        self.store = store
+        self.publish = publish
+        self.notify = notify
+        self.outcome = outcome
+        self.clock = clock
+        self.late_after = late_after
+        self.poll = poll
+        self._wake = asyncio.Event()
+
+    def poke(self) -> None:
+        """A schedule was created or resumed: look again now instead of after the poll."""
+        self._wake.set()
+
+    async def run(self) -> None:
+        while True:
+            try:
+                await self.tick()
+            except Exception:
+                log.exception("scheduler tick failed")
+            await self._sleep()
+
+    async def _sleep(self) -> None:
+        due = await self.store.next_due()
+        delay = self.poll if due is None else min(self.poll, max(0.0, due - self.clock.now()))
+        self._wake.clear()
+        sleeper = asyncio.ensure_future(self.clock.sleep(delay))
+        waker = asyncio.ensure_future(self._wake.wait())
+        try:
+            await asyncio.wait({sleeper, waker}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            sleeper.cancel()
+            waker.cancel()
+
+    async def tick(self) -> None:
+        """One pass. Store calls run on the loop (microseconds each); the pass yields to the
+        loop after every run, so thousands of runs due at 09:00 never stall other chats."""
+        now = self.clock.now()
+        for schedule in await self.store.due(now):
+            await self._claim(schedule, now)
+            await asyncio.sleep(0)
+        for run in await self.store.runs("claimed"):
+            await self._publish(run)
+            await asyncio.sleep(0)
+        for run in await self.store.runs("queued"):
+            await self._reconcile(run)
+            await asyncio.sleep(0)
+
+    async def _claim(self, schedule: Schedule, now: float) -> None:
+        due = schedule.next_run
+        assert due is not None
+        late = now - due > self.late_after
+        skip = late and schedule.missed == "skip"
+        after = now if late else due
+        nxt = next_fire(schedule.expr, schedule.tz, after) if schedule.kind == "cron" else None
+        if not await self.store.claim(schedule, nxt, run_state="skipped" if skip else "claimed",
+                                      late=late, now=now):
+            return  # another process claimed it
+        if late:
+            due_text = local_text(due, schedule.tz)
+            next_text = local_text(nxt, schedule.tz) if nxt is not None else None
+            note = (texts.schedule_skipped(schedule.id, due_text, next_text) if skip
+                    else texts.schedule_ran_late(schedule.id, due_text))
+            await self._tell(schedule.chat, note)
+
+    async def _publish(self, run: Run) -> None:
+        schedule = await self.store.get(run.schedule_id)
+        if schedule is None:
+            await self.store.set_run(run, "failed", "schedule deleted")
+            return
+        msg = run_message(schedule, run.due_at, late=run.late, now=self.clock.now())
+        result = await self.publish(msg)
+        if result in (PublishResult.accepted, PublishResult.duplicate):
+            await self.store.set_run(run, "queued")
+            log.info("schedule #%d: run due %s queued (%s)", schedule.id, run.due_at, result)
+        # busy or closed: stays claimed, published on a later tick (the journal dedupes)
+
+    async def _reconcile(self, run: Run) -> None:
+        schedule = await self.store.get(run.schedule_id)
+        if schedule is None:
+            await self.store.set_run(run, "failed", "schedule deleted")
+            return
+        entry = await self.outcome(run_message(schedule, run.due_at))
+        if entry is None:
+            await self.store.set_run(run, "delivered", "settled (journal entry expired)")
+        elif entry.state is State.delivered:
+            await self.store.set_run(run, "delivered", entry.reason)
+        elif entry.state is State.failed:
+            await self.store.set_run(run, "failed", entry.reason)
+            if not entry.told and schedule.state == "active":
+                reason = texts.schedule_paused_gone(entry.reason)
+                log.warning("schedule #%d %s", schedule.id, reason)
+                await self.store.set_state(schedule.id, "paused", reason)
+
+    async def _tell(self, chat: ChatRef, text: str) -> None:
+        try:
+            await self.notify(chat, text)
+        except ChannelError as exc:
+            log.warning("schedule notice to %s failed: %s", chat.key, exc)

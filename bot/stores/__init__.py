@@ -1,0 +1,190 @@
+"""Where the service keeps its state: the one place that picks the storage backend.
+
+`build_stores(settings)` returns the journal, the conversations, the LangGraph checkpoints and
+the agent's memory for `storage.backend`, all behind the interfaces the rest of the service uses
+(`bot.journal.Journal`, `bot.conversations.ConversationStore`, `agent.checkpoints.Checkpoints`,
+`agent.memory.MemoryStore`; `memory` None means the agent's default file).
+Nothing else in the service asks which backend is configured.
+
+- `sqlite` (default): one process; files under `storage.data_dir`.
+- `postgres`: every process on `storage.postgres.dsn` shares the state (docs/scale-out.md).
+
+The service's SQLite file stays open on both: the Gateway's thread records live there until
+they move (see docs/scale-out.md).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import sqlite3
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from agent.checkpoints import Checkpoints, PostgresCheckpoints, SqliteCheckpoints
+from agent.memory import MemoryStore
+from agent.memory import pg_store as pg_memory
+from bot.config import Settings, StorageBackend
+from bot.conversations import ConversationStore, SqliteConversationStore
+from bot.db import open_db
+from bot.journal import Entry, Journal, SqliteJournal
+from bot.stores import pg, pg_conversations, pg_journal
+from bot.stores.pg_conversations import PostgresConversationStore
+from bot.stores.pg_journal import PostgresJournal
+from bot.stores.pg_life import Life
+
+log = logging.getLogger("bot.stores")
+
+PING_SECONDS = 15.0
+
+
+class Stores:
+    """The stores, opened at start (`open`) and closed at stop (`close`)."""
+
+    def __init__(self, backend: str, db: sqlite3.Connection, journal: Journal,
+                 conversations: ConversationStore, checkpoints: Checkpoints,
+                 memory: MemoryStore | None = None) -> None:
+        self.backend = backend
+        self.db = db
+        self.journal = journal
+        self.conversations = conversations
+        self.checkpoints = checkpoints
+        self.memory = memory
+        # the service's resume routine, for messages of a process that died (see take_over)
+        self.on_orphans: Callable[[list[Entry]], Awaitable[None]] | None = None
+
+    async def open(self) -> None:
+        """Reach the database and bring its schema up to date (StorageUnavailable if not)."""
+
+    async def close(self) -> None:
+        self.db.close()
+
+    def status(self) -> dict[str, Any]:
+        """What /health says about the database."""
+        return {"backend": self.backend, "reachable": True}
+
+    async def take_over(self) -> int:
+        """Hand the unsettled messages of processes that died to `on_orphans` (one process
+        only on SQLite: nothing to take over while it runs). Returns how many."""
+        return 0
+
+
+class PostgresStores(Stores):
+    """The stores on a PostgreSQL pool; `status()` reports the last periodic ping."""
+
+    def __init__(self, settings: Settings, db: sqlite3.Connection) -> None:
+        self.cfg = settings.storage.postgres
+        self.pool = pg.make_pool(self.cfg)
+        self.life = Life()
+        super().__init__(StorageBackend.postgres.value, db,
+                         PostgresJournal(self.pool, settings.channels.dedupe_window_hours,
+                                         self.life.owner),
+                         PostgresConversationStore(self.pool),
+                         PostgresCheckpoints(self.pool, pg.retrying),
+                         pg_memory.PostgresMemoryStore(self.pool, pg.retrying))
+        self._ping: asyncio.Task[None] | None = None
+        self._last: dict[str, Any] = {"reachable": False, "error": "not opened yet"}
+
+    async def open(self) -> None:
+        assert self.cfg.dsn is not None
+        dsn = self.cfg.dsn.get_secret_value()
+        await pg.open_pool(self.pool, dsn, self.cfg.connect_timeout_seconds)
+        try:
+            await self.life.take(dsn, self.cfg.connect_timeout_seconds)
+            await pg.migrate(self.pool, "journal", pg_journal.MIGRATIONS)
+            await pg.migrate(self.pool, "conversations", pg_conversations.MIGRATIONS)
+            await pg.migrate(self.pool, "memory", pg_memory.MIGRATIONS)
+        except Exception as exc:
+            await self.life.release()
+            await self.pool.close()
+            raise pg.unavailable(dsn, exc) from None
+        self._last = {"reachable": True, "checked_at": time.time()}
+        self._ping = asyncio.create_task(self._ping_loop(), name="db-ping")
+        log.info("storage: PostgreSQL at %s", pg.where(dsn))
+
+    async def close(self) -> None:
+        if self._ping is not None:
+            self._ping.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._ping
+        await self.life.release()
+        await self.pool.close()
+        await super().close()
+
+    def status(self) -> dict[str, Any]:
+        stats = self.pool.get_stats()
+        pool = {k: stats.get(k, 0) for k in ("pool_size", "pool_available", "requests_waiting")}
+        return {"backend": self.backend, "where": pg.where(self._dsn()), **self._last,
+                "pool": pool}
+
+    async def take_over(self) -> int:
+        if not await self.life.held():  # never take over while others may count us dead
+            return 0
+        entries = await self.journal.unsettled()
+        if entries and self.on_orphans is not None:
+            log.info("taking up %d messages of a process that stopped", len(entries))
+            await self.on_orphans(entries)
+        return len(entries)
+
+    async def _ping_loop(self) -> None:
+        while True:
+            await asyncio.sleep(PING_SECONDS)
+            await self.check()
+            if not self._last["reachable"]:
+                log.warning("storage: database unreachable: %s", self._last["error"])
+                continue
+            try:
+                if not await self.life.held():
+                    log.warning("storage: life lock lost; taking it again")
+                    await self.life.take(self._dsn(), self.cfg.connect_timeout_seconds)
+                await self.take_over()
+            except Exception as exc:
+                log.warning("storage: taking over stopped processes' messages failed: %s",
+                            pg.unavailable(self._dsn(), exc).problems[0])
+
+    async def check(self) -> dict[str, Any]:
+        """Ping the database now; the result is what `status()` reports from then on."""
+        try:
+            latency = await pg.ping(self.pool)
+        except Exception as exc:
+            self._last = {"reachable": False, "checked_at": time.time(),
+                          "error": pg.unavailable(self._dsn(), exc).problems[0]}
+        else:
+            self._last = {"reachable": True, "checked_at": time.time(),
+                          "latency_ms": round(latency * 1000, 2)}
+        return self._last
+
+    def _dsn(self) -> str:
+        return self.cfg.dsn.get_secret_value() if self.cfg.dsn else ""
+
+
+async def try_storage(settings: Settings) -> str:
+    """One line for `antler check`: the backend and, for a server, that it accepts the login
+    (StorageUnavailable otherwise). Creates and migrates nothing."""
+    storage = settings.storage
+    if storage.backend is not StorageBackend.postgres:
+        return f"sqlite (files under {storage.data_dir})"
+    cfg = storage.postgres
+    assert cfg.dsn is not None
+    dsn = cfg.dsn.get_secret_value()
+    pool = pg.make_pool(cfg.model_copy(update={"pool_min": 1}))
+    await pg.open_pool(pool, dsn, cfg.connect_timeout_seconds)
+    try:
+        latency = await pg.ping(pool)
+    finally:
+        await pool.close()
+    return f"postgres at {pg.where(dsn)}: reachable ({latency * 1000:.1f} ms)"
+
+
+def build_stores(settings: Settings) -> Stores:
+    """The stores `settings.storage.backend` names (not yet open: call `await stores.open()`)."""
+    storage = settings.storage
+    db = open_db(storage.data_dir)
+    if storage.backend is StorageBackend.postgres:
+        return PostgresStores(settings, db)
+    return Stores(StorageBackend.sqlite.value, db,
+                  SqliteJournal(db, settings.channels.dedupe_window_hours),
+                  SqliteConversationStore(db),
+                  SqliteCheckpoints(storage.data_dir / "checkpoints.db"))

@@ -1,0 +1,103 @@
+"""Starts, restarts and stops the channels; a start that fails is retried until it works.
+
+The first start of each channel is awaited (the service comes up with what it can reach). When it
+fails, the channel's state says `retrying` and a task keeps trying with the one backoff
+(`channels/backoff.py`), each time with a fresh instance of the channel, until a start succeeds
+or the channel is stopped or restarted. An outage gives one warning and one recovery line.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+
+from bot.context import ServiceContext
+from channels.backoff import Backoff, BackoffPolicy, describe
+from channels.base import Channel
+
+log = logging.getLogger("bot.supervisor")
+
+
+class ChannelSupervisor:
+    """Owns the life of every channel in `channels` (a dict shared with the dispatcher)."""
+
+    def __init__(
+        self,
+        channels: dict[str, Channel],
+        contexts: dict[str, ServiceContext],
+        build: Callable[[str], Channel],
+        policy: BackoffPolicy | None = None,
+    ) -> None:
+        self.channels = channels
+        self.contexts = contexts
+        self.build = build
+        self.policy = policy or BackoffPolicy()
+        self._retries: dict[str, asyncio.Task[None]] = {}
+
+    async def start(self, name: str) -> bool:
+        """Start `name` now; on failure keep retrying in the background. True if it started."""
+        backoff = Backoff(f"channel {name}: start", log, self.policy)
+        if await self._attempt(name, self.channels[name], backoff):
+            return True
+        task = asyncio.create_task(self._keep_trying(name, backoff), name=f"start-{name}")
+        self._retries[name] = task
+        return False
+
+    async def restart(self, name: str) -> bool:
+        """Stop the channel (and any retrying) and start a fresh instance of it."""
+        await self._cancel_retry(name)
+        await self._stop_one(name, self.channels[name])
+        self.contexts[name].state.last_error = None
+        self.channels[name] = self.build(name)
+        return await self.start(name)
+
+    async def stop_all(self) -> None:
+        for name in list(self._retries):
+            await self._cancel_retry(name)
+        for name, channel in reversed(self.channels.items()):
+            await self._stop_one(name, channel)
+
+    async def _keep_trying(self, name: str, backoff: Backoff) -> None:
+        while True:
+            await backoff.wait()
+            self.channels[name] = self.build(name)
+            if await self._attempt(name, self.channels[name], backoff):
+                self._retries.pop(name, None)
+                return
+
+    async def _attempt(self, name: str, channel: Channel, backoff: Backoff) -> bool:
+        state = self.contexts[name].state
+        state.status, state.next_retry_at = "connecting", None
+        try:
+            await channel.start()
+        except Exception as exc:
+            retry = backoff.failure(describe(exc))
+            await self._stop_quietly(name, channel)  # let go of what the failed start opened
+            state.running = state.connected = False
+            state.retrying(retry)
+            return False
+        backoff.success()
+        state.running = True
+        if state.status == "connecting":  # not already reported connected or retrying
+            state.settled("connected" if state.connected else "connecting")
+        log.info("channel %s: running", name)
+        return True
+
+    async def _stop_one(self, name: str, channel: Channel) -> None:
+        await self._stop_quietly(name, channel)
+        state = self.contexts[name].state
+        state.running = state.connected = False
+        state.settled("stopped")
+
+    async def _stop_quietly(self, name: str, channel: Channel) -> None:
+        try:
+            await channel.stop()
+        except Exception as exc:
+            log.warning("channel %s: stop failed: %s", name, describe(exc))
+
+    async def _cancel_retry(self, name: str) -> None:
+        task = self._retries.pop(name, None)
+        if task is not None:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)

@@ -1,0 +1,189 @@
+"""Every text the service itself shows users: notices, refusals, failures. Plain words, no jargon.
+
+Channels keep only their platform's labels (card titles, button captions); anything a person reads
+as an answer from the service comes from here, so wording is reviewed and changed in one place.
+"""
+
+from __future__ import annotations
+
+# ------------------------------------------------------------------ admission and load
+
+BUSY = "I'm handling too many messages right now; please send that again in a minute."
+
+# ------------------------------------------------------------------ stopped or interrupted runs
+
+STOPPED = "Stopped."
+INTERRUPTED_BY_NEWER = "Interrupted by a newer message."
+RESTARTING = "The service is restarting; this message will be answered again."
+
+# ------------------------------------------------------------------ answers
+
+NO_ANSWER = "(no answer)"
+
+
+def file_not_read(name: str, reason: object) -> str:
+    return f"{name} was not read: {reason}."
+
+
+def file_not_downloaded(name: str, reason: object) -> str:
+    return f"{name} could not be downloaded: {reason}."
+
+
+def file_not_sent(name: str, reason: object) -> str:
+    return f"Could not send {name}: {reason}"
+
+
+def command_failed(name: str) -> str:
+    return f"/{name} failed; please try again."
+
+# ------------------------------------------------------------------ delivery journal
+
+ANSWERING_AGAIN = "Interrupted by a restart; answering again…"
+TURN_FAILED = ("Sorry, I could not answer this message: it failed twice. "
+               "Please send it again, perhaps in other words.")
+
+
+def queued_behind(ahead: int) -> str:
+    if ahead <= 1:
+        return "⏳ Queued: I'll answer as soon as a slot is free."
+    return f"⏳ Queued: {ahead} messages ahead of yours; I'll answer as soon as I can."
+
+# ------------------------------------------------------------------ schedules (bot/schedules)
+
+SCHEDULE_USAGE = (
+    "Usage: /schedule WHEN TASK, e.g. /schedule every weekday 09:00 summarise the tracker, "
+    "/schedule in 2h remind me to call Ann, /schedule cron \"0 9 * * 1-5\" post the standup.\n"
+    "Also: /schedule list, /schedule cancel N, /schedule pause N, /schedule resume N. "
+    "Options after the time: --fresh (a new thread each run), --skip-missed.")
+SCHEDULES_DISABLED = "Scheduled tasks are switched off on this service."
+NO_SCHEDULES = "No scheduled tasks in this chat. /schedule WHEN TASK creates one."
+SCHEDULE_FROM_UNKNOWN_CHAT = "I can only schedule tasks from a conversation I'm answering in."
+
+
+def schedule_created(number: int, label: str, next_run: str, missed: str, fresh: bool) -> str:
+    thread = "a new thread each run" if fresh else "this conversation's thread"
+    policy = "run once when I'm back" if missed == "run_once" else "skipped"
+    return (f"Scheduled #{number}: {label}. Next run: {next_run}. It runs in {thread}; "
+            f"runs missed while I'm offline are {policy}. /schedule cancel {number} removes it.")
+
+
+def schedule_line(number: int, label: str, prompt: str, next_run: str, state: str,
+                  reason: str) -> str:
+    when = f"next {next_run}" if state == "active" else f"paused{f' ({reason})' if reason else ''}"
+    short = prompt if len(prompt) <= 60 else prompt[:57] + "…"
+    return f"#{number} {label} — {when} — {short}"
+
+
+def schedule_limit(scope: str, limit: int) -> str:
+    has = "have" if scope == "you" else "has"
+    return (f"You can't add more: {scope} {has} {limit} scheduled tasks, the most allowed. "
+            "Cancel one first (/schedule list shows them).")
+
+
+def schedule_not_here(number: str) -> str:
+    return f"There is no scheduled task #{number} in this chat; /schedule list shows them."
+
+
+def schedule_not_yours(number: int) -> str:
+    return (f"Only the person who created #{number} or an admin of this service can change it.")
+
+
+def schedule_changed(number: int, action: str) -> str:
+    return f"Scheduled task #{number} {action}."
+
+
+def schedule_next(number: int, label: str, next_run: str) -> str:
+    return f"Next scheduled run: #{number} {label}, {next_run}"
+
+
+def schedule_context(number: int, label: str, due: str, late: bool) -> str:
+    lateness = " It is running late: the service was offline at that time." if late else ""
+    return (f"This is scheduled task #{number} ({label}), due {due}, set up earlier in this chat. "
+            f"Do the task now and post the result.{lateness}")
+
+
+def schedule_ran_late(number: int, due: str) -> str:
+    return (f"⏰ Scheduled task #{number} was due {due} while I was offline; "
+            "running it now (its missed-run policy: run once).")
+
+
+def schedule_skipped(number: int, due: str, next_run: str | None) -> str:
+    after = f" Next run: {next_run}." if next_run else ""
+    return (f"⏰ Scheduled task #{number} was due {due} while I was offline and was skipped "
+            f"(its missed-run policy: skip).{after}")
+
+
+def schedule_paused_gone(reason: str) -> str:
+    return f"paused: the chat could not be reached ({reason})"
+
+
+def timezone_is(tz: str) -> str:
+    return f"Time zone for scheduled tasks here: {tz}. /timezone Europe/Berlin changes it."
+
+
+def timezone_set(tz: str) -> str:
+    return f"Time zone set to {tz}. New scheduled tasks here use it."
+
+
+def timezone_unknown(name: str) -> str:
+    return (f"{name!r} is not a time zone I know. Use a name like Europe/Berlin, "
+            "America/New_York or UTC.")
+
+# ------------------------------------------------------------ access and bad input (hardening)
+
+NOT_ALLOWED = "Sorry, you are not allowed to use this bot here. Ask an admin to add you."
+
+
+def cannot_read(what: str) -> str:
+    return (f"I can't read {what}. Send me text, a photo or a file (documents, images, audio) "
+            "and I'll answer.")
+
+# ------------------------------------------------------------------ command scope and /models
+# In chats whose top-level messages start their own threads (Slack channels, Feishu groups in
+# per-topic mode) commands sent in the main chat act on the chat (docs/channels/README.md).
+
+NEW_IN_MAIN_CHAT = (
+    "Here every message you send to me starts a conversation of its own, so there is nothing "
+    "to reset. To start over inside a thread, send /new in that thread."
+)
+NOTHING_RUNNING = "Nothing is running."
+NOTHING_RUNNING_IN_CHAT = "None of your replies is being written in this chat."
+STOP_ALL = "Stop all"
+
+
+def stopped(count: int) -> str:
+    return "Stopped the running reply." if count == 1 else f"Stopped {count} running replies."
+
+
+def choose_reply_to_stop(count: int) -> str:
+    return f"{count} of your replies are being written in this chat. Which one should I stop?"
+
+
+def stop_label(text: str) -> str:
+    words = " ".join(text.split())
+    return "Stop: " + (words[:40] + "…" if len(words) > 40 else words or "(a file)")
+
+
+def model_list(current_label: str, *, chat_default: bool) -> str:
+    where = "new conversations in this chat" if chat_default else "this conversation"
+    return f"Models for {where} (current: **{current_label}**):"
+
+
+def unknown_model(name: str) -> str:
+    return f"Unknown model `{name}`. Choose one of:"
+
+
+def model_line(name: str, label: str, current: bool) -> str:
+    return f"- `{name}` — {label}" + (" ✓" if current else "")
+
+
+def model_switched(label: str) -> str:
+    return f"Model for this conversation: {label}."
+
+
+def chat_default_model(label: str, running: int) -> str:
+    text = f"New conversations in this chat will use {label}."
+    if running:
+        text += (f" Your {running} running {'reply keeps' if running == 1 else 'replies keep'}"
+                 " the model it started with.")
+    return text + " To switch a conversation already started, send /models in its thread."

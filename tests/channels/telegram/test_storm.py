@@ -1,0 +1,104 @@
+"""Rate limits never lose a final; only a definitive refusal ends a delivery.
+
+The real python-telegram-bot against the fake Bot API: during a storm every send, edit, draft
+and chat action answers 429 with retry_after 1-3 s and blocks the whole bot; the fake records
+any call that arrives before the retry_after it announced has passed.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent.events import Final, TextDelta
+from bot.metrics import Metrics
+from bot.replies import ReplyStreamer
+from channels.base import DeliveryRefused, ReplyDoc
+from tests.channels.telegram.conftest import RecordingContext
+from tests.channels.telegram.test_e2e import service
+from tests.fakes.openai_server import FakeOpenAI, text_of
+from tests.fakes.openai_wire import Reply
+from tests.fakes.telegram_server import FakeTelegram
+
+CHATS = 20
+
+
+def slow_answer(body: dict[str, Any]) -> Reply:
+    last = text_of(body["messages"][-1].get("content"))
+    return Reply(text=f"answer to {last}: " + "word " * 20, tokens_per_second=40)
+
+
+async def test_twenty_chats_under_a_429_storm_all_get_their_final(
+    tmp_path: Path, fake_openai: FakeOpenAI, fake: FakeTelegram
+) -> None:
+    fake_openai.responder = slow_answer
+    async with service(tmp_path, fake_openai, fake) as svc:
+        fake.storm(4.0)
+        for i in range(CHATS):
+            fake.push_message(1000 + i, f"question {i}")
+        await fake.wait_for(
+            lambda: all(fake.shown_texts(1000 + i) for i in range(CHATS)), timeout=90
+        )
+        await svc.idle()
+    assert fake.storm_429s > 0  # the storm did answer 429s
+    for i in range(CHATS):
+        (final,) = fake.shown_texts(1000 + i)  # one message, edited or sent
+        assert final.startswith(f"answer to question {i}:")
+    assert fake.violations == []  # nothing reached Telegram before a retry_after had passed
+
+
+async def test_a_blocked_bot_ends_the_delivery_with_the_reason(
+    fake: FakeTelegram, ctx: RecordingContext, make_channel: Any
+) -> None:
+    channel = await make_channel()
+    fake.push_message(555, "hello")
+    await fake.wait_for(lambda: ctx.published)
+    metrics = Metrics()
+    streamer = ReplyStreamer(channel, ctx.published[0], metrics=metrics)
+    await streamer.open()
+    streamer.on_event(TextDelta(text="never seen"))
+    streamer.on_event(Final(text="never seen"))
+    fake.fail_next("sendMessage", 403, "Forbidden: bot was blocked by the user", times=3)
+    with pytest.raises(DeliveryRefused) as info:
+        await streamer.finish()
+    assert info.value.reason == "bot blocked by the user"
+    assert len(fake.calls_of("sendMessage")) == 1  # a definitive no is not retried
+    assert metrics.deliveries_given_up.get(channel="telegram",
+                                           reason="bot blocked by the user") == 1
+
+
+async def test_a_rate_limit_is_not_a_refusal(
+    fake: FakeTelegram, ctx: RecordingContext, make_channel: Any
+) -> None:
+    fake.drafts_supported = False
+    channel = await make_channel()
+    fake.push_message(556, "hello")
+    await fake.wait_for(lambda: ctx.published)
+    metrics = Metrics()
+    streamer = ReplyStreamer(channel, ctx.published[0], metrics=metrics)
+    await streamer.open()
+    for _ in range(8):  # more 429s in a row than any attempt limit used to allow
+        fake.fail_next("sendMessage", 429, "Too Many Requests: retry after 1", retry_after=1)
+    fake.storm(0)  # only the scripted ones
+    streamer.doc = ReplyDoc(text="patience")
+    await streamer.finish()
+    assert fake.shown_texts(556) == ["patience"]
+    assert metrics.rate_limited.get(channel="telegram") == 8
+    assert metrics.deliveries_given_up.values == {}
+    assert fake.violations == []
+
+
+async def test_a_refused_draft_of_a_blocked_bot_does_not_switch_drafts_off(
+    fake: FakeTelegram, ctx: RecordingContext, make_channel: Any
+) -> None:
+    channel = await make_channel()
+    fake.push_message(557, "hello")
+    await fake.wait_for(lambda: ctx.published)
+    handle = await channel.open_reply(ctx.published[0], ReplyDoc())
+    fake.fail_next("sendMessageDraft", 403, "Forbidden: bot was blocked by the user")
+    with pytest.raises(DeliveryRefused) as info:
+        await channel.update_reply(handle, ReplyDoc(text="a draft"))
+    assert info.value.reason == "bot blocked by the user"
+    assert channel.replies.drafts_ok  # other chats keep their drafts

@@ -1,0 +1,179 @@
+"""The delivery journal end to end in-process: titles off the reply path, a sign of life when the
+run pool is full, failing turns, and what a restart does with each state it finds."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from bot import texts
+from bot.db import open_db
+from bot.journal import SqliteJournal, State
+from channels.base import ChannelError, ChatRef, InboundMessage, UserRef
+from tests.fakes.openai_server import FakeOpenAI
+from tests.fakes.openai_wire import Reply
+from tests.fakes.recording_channel import RecordingChannel
+from tests.harness import ServiceHarness
+
+pytestmark = pytest.mark.usefixtures("test_channel_registered")
+
+
+def harness(tmp_path: Path, fake: FakeOpenAI, **extra: object) -> ServiceHarness:
+    channels = {"test": {"enabled": True}, **extra.pop("channels", {})}  # type: ignore[dict-item]
+    return ServiceHarness(tmp_path, fake, channels, **extra)
+
+
+def chan(svc: ServiceHarness) -> RecordingChannel:
+    channel = svc.channel("test")
+    assert isinstance(channel, RecordingChannel)
+    return channel
+
+
+def stored(event_id: str, text: str = "question") -> InboundMessage:
+    return InboundMessage(event_id=event_id, chat=ChatRef(channel="test", chat_id="c1"),
+                          sender=UserRef(id="u1", name="u1"), text=text, message_id=event_id)
+
+
+async def state_of(svc: ServiceHarness, msg: InboundMessage) -> tuple[State, str, bool]:
+    assert svc.app is not None
+    entry = await svc.app.journal.entry(msg)
+    assert entry is not None
+    return entry.state, entry.reason, entry.told
+
+
+async def test_a_slow_title_call_does_not_hold_the_final(
+        tmp_path: Path, fake_openai: FakeOpenAI) -> None:
+    fake_openai.script(Reply(text="The answer."), Reply(text="Slow title", delay=25))
+    async with harness(tmp_path, fake_openai, agent={"title": {"enabled": True}}) as svc:
+        ch = chan(svc)
+        await ch.inject("a question")
+        await ch.wait_for("finish", timeout=10)
+        requests = await fake_openai.wait_requests(2)
+        assert not requests[1].finished  # the title is still being written
+        assert ch.of("finish")[0].text == "The answer."
+
+
+async def test_the_title_arrives_after_the_answer(
+        tmp_path: Path, fake_openai: FakeOpenAI) -> None:
+    fake_openai.script(Reply(text="Grow them in sun."), Reply(text="Kumquat care"))
+    async with harness(tmp_path, fake_openai, agent={"title": {"enabled": True}}) as svc:
+        await chan(svc).inject("how do I grow kumquats?")
+        await fake_openai.wait_requests(2)
+        await svc.idle()
+        assert svc.app is not None
+        for _ in range(500):
+            conv = await svc.app.conversations.get("test:c1")
+            if conv is not None and conv.title:
+                break
+            await asyncio.sleep(0.01)
+        assert conv is not None
+        assert conv.title == "Kumquat care"
+
+
+async def test_a_full_run_pool_shows_a_queued_notice_at_admission(
+        tmp_path: Path, fake_openai: FakeOpenAI) -> None:
+    fake_openai.script(Reply(text="first answer " * 10, stall_after=2), Reply(text="second"))
+    cfg = {"channels": {"max_concurrent_runs": 1}}
+    async with harness(tmp_path, fake_openai, **cfg) as svc:
+        ch = chan(svc)
+        await ch.inject("one", chat_id="c1")
+        await fake_openai.wait_requests(1)
+        await ch.inject("two", chat_id="c2")
+        queued = (await ch.wait_for("queued"))[0]
+        assert queued.chat is not None
+        assert queued.chat.chat_id == "c2"
+        assert queued.doc is not None
+        assert "Queued" in queued.doc.text
+        assert svc.app is not None
+        assert svc.app.dispatcher.waiting == 1
+        assert "antler_messages_waiting_for_slot 1" in svc.app.metrics.render()
+        fake_openai.release()
+        await svc.idle()
+        metrics = svc.app.metrics.render()
+    finish_c2 = ch.of("finish", "c2")[0]
+    assert finish_c2.reply == queued.reply  # the notice became the answer
+    assert finish_c2.text == "second"
+    assert 'antler_admission_to_first_visible_seconds_count{channel="test"} 2' in metrics
+
+
+async def test_a_turn_that_fails_unexpectedly_is_tried_once_more(
+        tmp_path: Path, fake_openai: FakeOpenAI) -> None:
+    async with harness(tmp_path, fake_openai) as svc:
+        ch = chan(svc)
+        ch.failures["open"] = [RuntimeError("boom")]
+        await ch.inject("hello")
+        await svc.idle()
+        assert ch.texts() == ["echo: hello"]
+
+
+async def test_a_turn_that_fails_twice_is_told_and_settled(
+        tmp_path: Path, fake_openai: FakeOpenAI) -> None:
+    async with harness(tmp_path, fake_openai) as svc:
+        ch = chan(svc)
+        ch.failures["open"] = [RuntimeError("boom"), RuntimeError("boom again")]
+        await ch.inject("hello", event_id="poison")
+        await svc.idle()
+        assert ch.texts() == [texts.TURN_FAILED]
+        assert await state_of(svc, stored("poison")) == (State.failed, "failed twice", True)
+        assert svc.app is not None
+        assert 'reason="failed twice"' in svc.app.metrics.render()
+
+
+async def test_a_definitive_refusal_is_recorded_with_its_reason(
+        tmp_path: Path, fake_openai: FakeOpenAI) -> None:
+    async with harness(tmp_path, fake_openai) as svc:
+        ch = chan(svc)
+        ch.failures["finish"] = [ChannelError("chat not found")]
+        await ch.inject("hello", event_id="gone")
+        await svc.idle()
+        assert await state_of(svc, stored("gone")) == (State.failed, "chat not found", False)
+
+
+async def test_restart_gives_up_on_a_message_that_failed_twice(
+        tmp_path: Path, fake_openai: FakeOpenAI) -> None:
+    journal, msg = SqliteJournal(open_db(tmp_path), 24), stored("crashy")
+    await journal.accept(msg)
+    await journal.start(msg)
+    await journal.start(msg)  # two runs, each ended by a crash
+    async with harness(tmp_path, fake_openai) as svc:
+        await svc.idle()
+        assert chan(svc).texts() == [texts.TURN_FAILED]
+        assert await state_of(svc, msg) == (State.failed, "failed twice", True)
+    assert fake_openai.requests == []
+
+
+async def test_restart_answers_a_running_message_in_its_reply(
+        tmp_path: Path, fake_openai: FakeOpenAI) -> None:
+    journal, msg = SqliteJournal(open_db(tmp_path), 24), stored("cut", "ping")
+    await journal.accept(msg)
+    await journal.start(msg)
+    await journal.keep_handle(msg, {"id": 77})
+    async with harness(tmp_path, fake_openai) as svc:
+        await svc.idle()
+        ch = chan(svc)
+        assert ch.of("open") == []  # no second reply
+        first = ch.calls[0]
+        assert (first.kind, first.reply) == ("update", 77)
+        assert first.doc is not None
+        assert first.doc.note == texts.ANSWERING_AGAIN
+        finals = [(c.kind, c.reply, c.text) for c in ch.of("finish")]
+        assert finals == [("finish", 77, "echo: ping")]
+        assert (await state_of(svc, msg))[0] is State.delivered
+
+
+async def test_restart_sends_only_the_rest_of_a_final(
+        tmp_path: Path, fake_openai: FakeOpenAI) -> None:
+    journal, msg = SqliteJournal(open_db(tmp_path), 24), stored("half")
+    await journal.accept(msg)
+    await journal.start(msg)
+    await journal.keep_handle(msg, {"id": 5})
+    await journal.delivering(msg, {"status": "done", "parts": ["part one", "part two"]})
+    await journal.part_done(msg, 1, {"id": 5})
+    async with harness(tmp_path, fake_openai) as svc:
+        await svc.idle()
+        ch = chan(svc)
+        assert [(c.kind, c.text) for c in ch.calls] == [("continuation", "part two")]
+        assert (await state_of(svc, msg))[0] is State.delivered
+    assert fake_openai.requests == []

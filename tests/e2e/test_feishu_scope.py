@@ -1,0 +1,126 @@
+"""Where Feishu commands act in a group in per-topic mode (docs/channels/README.md, "Scope"),
+through lark-oapi against the fake Feishu and the whole service."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.channels.feishu import payloads
+from tests.channels.feishu.conftest import until
+from tests.e2e.test_feishu import card_buttons, harness
+from tests.fakes.feishu_server import FakeFeishu
+from tests.fakes.openai_server import FakeOpenAI
+from tests.fakes.openai_wire import Reply
+
+
+@pytest.fixture
+def feishu() -> Iterator[FakeFeishu]:
+    server = FakeFeishu().start()
+    yield server
+    server.stop()
+
+
+GROUP = {"chat_type": "group", "chat_id": "oc_team", "mentions": [payloads.mention()]}
+
+
+def said(fake: FakeFeishu, message_id: str) -> str:
+    """The text of the plain card the service answered `message_id` with."""
+    [mid] = fake.replies_to(message_id, "interactive")
+    content = json.loads(fake.messages[mid]["content"])
+    return " ".join(e.get("content", "") for e in content.get("elements", []))
+
+
+def models_used(fake_openai: FakeOpenAI) -> dict[str, str]:
+    return {FakeOpenAI.user_texts(r)[-1].split("\n")[-1]: r.model for r in fake_openai.requests}
+
+
+async def test_models_in_the_main_chat_sets_the_default_of_new_topics(
+    tmp_path: Path, fake_openai: FakeOpenAI, feishu: FakeFeishu
+) -> None:
+    async with harness(tmp_path, fake_openai, feishu) as svc:
+        feishu.push_event(payloads.message_event("@_user_1 /models smart", message_id="om_m",
+                                                 **GROUP))
+        await until(lambda: feishu.replies_to("om_m"))
+        await svc.idle()
+        assert "New conversations in this chat will use Smart" in said(feishu, "om_m")
+        feishu.push_event(payloads.message_event("@_user_1 new topic", message_id="om_n",
+                                                 **GROUP))
+        await until(lambda: len(fake_openai.requests) == 1)
+        await svc.idle()
+    assert models_used(fake_openai) == {"new topic": "fake-smart"}
+
+
+async def test_model_button_in_the_main_chat_sets_the_chat_default(
+    tmp_path: Path, fake_openai: FakeOpenAI, feishu: FakeFeishu
+) -> None:
+    async with harness(tmp_path, fake_openai, feishu) as svc:
+        feishu.push_event(payloads.message_event("@_user_1 /models", message_id="om_l", **GROUP))
+        await until(lambda: feishu.replies_to("om_l"))
+        await svc.idle()
+        [listing] = feishu.replies_to("om_l", "interactive")
+        buttons = card_buttons(feishu.card_of(listing))
+        assert buttons["Smart"]["main"] is True
+        feishu.push_event(payloads.card_action(buttons["Smart"], chat_id="oc_team",
+                                               message_id=listing, event_id="cb_1"))
+        await until(lambda: len(feishu.replies_to(listing)) == 1)
+        await svc.idle()
+        feishu.push_event(payloads.message_event("@_user_1 fresh", message_id="om_f", **GROUP))
+        await until(lambda: len(fake_openai.requests) == 1)
+        await svc.idle()
+    assert models_used(fake_openai) == {"fresh": "fake-smart"}
+
+
+async def test_stop_in_the_main_chat_stops_the_reply_in_a_topic(
+    tmp_path: Path, fake_openai: FakeOpenAI, feishu: FakeFeishu
+) -> None:
+    fake_openai.responder = lambda body: Reply(text="thinking hard " * 20, stall_after=1)
+    async with harness(tmp_path, fake_openai, feishu) as svc:
+        feishu.push_event(payloads.message_event("@_user_1 long job", message_id="om_j", **GROUP))
+        await until(lambda: svc.app.dispatcher.active_runs == 1)
+        feishu.push_event(payloads.message_event("@_user_1 /stop", message_id="om_s", **GROUP))
+        await until(lambda: svc.app.dispatcher.active_runs == 0)
+        await until(lambda: feishu.replies_to("om_s"))
+        await svc.idle()
+        assert said(feishu, "om_s") == "Stopped the running reply."
+
+
+async def test_new_in_the_main_chat_explains_and_in_a_topic_resets(
+    tmp_path: Path, fake_openai: FakeOpenAI, feishu: FakeFeishu
+) -> None:
+    async with harness(tmp_path, fake_openai, feishu) as svc:
+        feishu.push_event(payloads.message_event("@_user_1 /new", message_id="om_1", **GROUP))
+        feishu.push_event(payloads.message_event("@_user_1 /new", message_id="om_2",
+                                                 root_id="om_x", **GROUP))
+        await until(lambda: feishu.replies_to("om_1") and feishu.replies_to("om_2"))
+        await svc.idle()
+        assert "starts a conversation of its own" in said(feishu, "om_1")
+        assert said(feishu, "om_2") == "New conversation started."
+
+
+async def test_models_and_stop_in_a_topic_act_on_that_topic(
+    tmp_path: Path, fake_openai: FakeOpenAI, feishu: FakeFeishu
+) -> None:
+    async with harness(tmp_path, fake_openai, feishu) as svc:
+        feishu.push_event(payloads.message_event("@_user_1 /models smart", message_id="om_t",
+                                                 root_id="om_root", **GROUP))
+        await until(lambda: feishu.replies_to("om_t"))
+        await svc.idle()
+        assert said(feishu, "om_t") == "Model for this conversation: Smart."
+        fake_openai.responder = lambda body: Reply(text="thinking hard " * 20, stall_after=1)
+        feishu.push_event(payloads.message_event("@_user_1 in topic", root_id="om_root",
+                                                 **GROUP))
+        feishu.push_event(payloads.message_event("@_user_1 elsewhere", message_id="om_e",
+                                                 **GROUP))
+        await until(lambda: len(fake_openai.requests) == 2)
+        feishu.push_event(payloads.message_event("@_user_1 /stop", message_id="om_s",
+                                                 root_id="om_root", **GROUP))
+        await until(lambda: svc.app.dispatcher.active_runs == 1)  # only the topic's reply
+        assert svc.app.dispatcher.is_running("feishu:oc_team:om_e")
+        feishu.push_event(payloads.message_event("@_user_1 /stop", message_id="om_s2", **GROUP))
+        await until(lambda: svc.app.dispatcher.active_runs == 0)
+        await svc.idle()
+    assert models_used(fake_openai) == {"in topic": "fake-smart", "elsewhere": "fake-fast"}
