@@ -15,6 +15,7 @@ from bench.support import LoopLag, summary, temp_dir
 from bot.db import open_db
 from bot.journal import SqliteJournal
 from bot.schedules import SchedulesConfig, build_schedules
+from bot.schedules.store import SqliteScheduleStore
 from channels.base import ChatRef, InboundMessage, PublishResult, UserRef
 
 TASKS = 5_000
@@ -46,7 +47,7 @@ async def run() -> dict[str, Any]:
         return None
 
     config = SchedulesConfig(max_per_person=TASKS, max_per_chat=TASKS)
-    schedules = build_schedules(db, config, publish=publish, notify=notify,
+    schedules = build_schedules(SqliteScheduleStore(db), config, publish=publish, notify=notify,
                                 outcome=journal.entry, clock=clock)
     started = time.perf_counter()
     for i in range(TASKS):

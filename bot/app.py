@@ -57,9 +57,9 @@ class App:
         self.pacer = Pacer()
         self.gate = AccessGate({}, self.pacer, self._tell_refused)
         self.hands = Hands(settings.agent)
-        self.schedules = build_schedules(self.db, settings.schedules, publish=self.bus.publish,
-                                         notify=self._notify, outcome=self.journal.entry,
-                                         clock=schedule_clock)
+        self.schedules = build_schedules(self.stores.schedules, settings.schedules,
+                                         publish=self.bus.publish, notify=self._notify,
+                                         outcome=self.journal.entry, clock=schedule_clock)
         tools: list[ToolProvider] = [self.hands.tools]
         if settings.schedules.enabled:
             tools.append(schedule_tools(self.schedules))

@@ -1,4 +1,5 @@
-"""The service's SQLite database (conversations, delivery journal, schedules): one connection, WAL.
+"""The service's SQLite database (conversations, delivery journal, schedules, the Gateway's
+threads and runs): one connection, WAL.
 
 Statements here take microseconds; a thread hop per statement would cost more than it saves.
 The schema is versioned with `PRAGMA user_version`: each migration runs once, in order, inside a
@@ -99,7 +100,33 @@ CREATE TABLE chat_timezones (
 );
 """
 
-MIGRATIONS = (V1_BASE, V2_JOURNAL, V3_SCHEDULES)
+V4_GATEWAY = """
+CREATE TABLE IF NOT EXISTS api_threads (
+    thread_id TEXT PRIMARY KEY,
+    metadata TEXT NOT NULL DEFAULT '{}',
+    created_at REAL NOT NULL,
+    updated_at REAL NOT NULL
+);
+CREATE TABLE api_runs (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    run_id TEXT NOT NULL UNIQUE,
+    thread_id TEXT NOT NULL,
+    assistant_id TEXT NOT NULL,
+    status TEXT NOT NULL,
+    created_at REAL NOT NULL,
+    updated_at REAL NOT NULL,
+    modes TEXT NOT NULL DEFAULT '[]',
+    metadata TEXT NOT NULL DEFAULT '{}',
+    kwargs TEXT NOT NULL DEFAULT '{}',
+    multitask_strategy TEXT NOT NULL DEFAULT 'reject',
+    error TEXT NOT NULL DEFAULT '',
+    run_values TEXT NOT NULL DEFAULT '{}'
+);
+CREATE INDEX api_runs_thread ON api_runs(thread_id, seq);
+CREATE INDEX api_runs_unfinished ON api_runs(status);
+"""
+
+MIGRATIONS = (V1_BASE, V2_JOURNAL, V3_SCHEDULES, V4_GATEWAY)
 
 
 def open_db(data_dir: Path) -> sqlite3.Connection:

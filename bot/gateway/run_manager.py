@@ -1,8 +1,12 @@
 """API runs: admission (one active run per thread), the worker that drives AgentRunner's graph
 stream, and the per-run event log that SSE streams, `/wait` and `/join` read.
 
-Runs live in memory (the newest `MAX_RUNS_PER_THREAD` per thread); their effect on the thread
-is in the checkpoints. Every run's events are `metadata` first and `end` last.
+A run's record (status, metadata, final values, error) is kept in `GatewayRecords` at every
+transition, so `get`/`list` answer after a restart and from any process on a shared database;
+its effect on the thread is in the checkpoints. A run's live events (the SSE replay buffer and
+subscribers) stay in the process that runs it. A run of another process (or one that process
+left unfinished) is followed by polling its record until it ends, so `/join` and `/wait` on it
+return. Every run's events are `metadata` first and `end` last.
 """
 
 from __future__ import annotations
@@ -13,18 +17,20 @@ import logging
 import time
 import uuid
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from agent.errors import describe_failure
 from agent.events import RunSettings
 from agent.runner import AgentRunner, RunCancelled, ThreadBusy
+from bot.gateway.records import KEEP_RUNS, GatewayRecords, RunRow
 from bot.gateway.serialize import iso, jsonable, message_chunk, state_values
 from bot.metrics import Metrics
 
 log = logging.getLogger("bot.gateway.runs")
 
-MAX_RUNS_PER_THREAD = 100
+MAX_RUNS_PER_THREAD = KEEP_RUNS  # kept in memory, with their replay buffers
+FOLLOW_SECONDS = 0.5  # how often a run of another process is looked up until it ends
 REPLAY_BUFFER = 256
 API_CHANNEL = "api"
 
@@ -72,8 +78,8 @@ class RunRecord:
                     queue.put_nowait(item)
         if self.active:
             self.subscribers.add(queue)
-        elif after is None:
-            self._replay_end(queue)
+        elif after is None or not any(e == "end" and n > after for n, e, _ in self.buffer):
+            self._replay_end(queue)  # (a record read back from the store has no buffer)
         return queue
 
     def _replay_end(self, queue: asyncio.Queue[Event]) -> None:
@@ -86,6 +92,33 @@ class RunRecord:
 
     def unsubscribe(self, queue: asyncio.Queue[Event]) -> None:
         self.subscribers.discard(queue)
+
+    def row(self) -> RunRow:
+        return RunRow(run_id=self.run_id, thread_id=self.thread_id,
+                      assistant_id=self.assistant_id, status=self.status,
+                      created_at=self.created_at, updated_at=self.updated_at, modes=self.modes,
+                      metadata=self.metadata, kwargs=self.kwargs,
+                      multitask_strategy=self.multitask_strategy, error=self.error,
+                      values=self.final_values)
+
+    @classmethod
+    def from_row(cls, row: RunRow) -> RunRecord:
+        """A run this process does not run: finished (`done` set) unless its row says not."""
+        rec = cls(run_id=row.run_id, thread_id=row.thread_id, assistant_id=row.assistant_id,
+                  modes=row.modes, metadata=row.metadata, kwargs=row.kwargs,
+                  multitask_strategy=row.multitask_strategy, created_at=row.created_at)
+        rec.settle(row)
+        return rec
+
+    def settle(self, row: RunRow) -> None:
+        """Take the stored state of a run of another process; when it ended, end it here."""
+        self.status, self.updated_at = row.status, row.updated_at
+        self.error, self.final_values = row.error, row.values
+        if row.finished and self.active:
+            for queue in self.subscribers:
+                self._replay_end(queue)
+            self.subscribers.clear()
+            self.done.set()
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -126,27 +159,38 @@ async def _no_chat_running(thread_id: str) -> bool:
 
 
 class RunManager:
-    def __init__(self, runner: AgentRunner, metrics: Metrics, *,
+    def __init__(self, runner: AgentRunner, metrics: Metrics, records: GatewayRecords, *,
                  chat_running: Any = None, interrupt_timeout: float = 10.0) -> None:
         self.runner = runner
         self.metrics = metrics
+        self.records = records
         self.chat_running = chat_running or _no_chat_running
         self.interrupt_timeout = interrupt_timeout
         self.heartbeat_seconds = 15.0
         self._runs: dict[str, RunRecord] = {}
         self._by_thread: dict[str, deque[str]] = {}
         self._active: dict[str, RunRecord] = {}
-        self.on_finish: list[Any] = []
+        self._followed: dict[str, RunRecord] = {}  # runs of other processes, until they end
+        self._followers: set[asyncio.Task[None]] = set()
 
     # ---------------------------------------------------------------- queries
 
-    def get(self, thread_id: str, run_id: str) -> RunRecord | None:
-        rec = self._runs.get(run_id)
-        return rec if rec is not None and rec.thread_id == thread_id else None
+    async def get(self, thread_id: str, run_id: str) -> RunRecord | None:
+        rec = self._runs.get(run_id) or self._followed.get(run_id)
+        if rec is not None:
+            return rec if rec.thread_id == thread_id else None
+        row = await self.records.run(thread_id, run_id)
+        if row is None:
+            return None
+        rec = RunRecord.from_row(row)
+        if rec.active:
+            self._follow(rec)
+        return rec
 
-    def list(self, thread_id: str) -> list[RunRecord]:
-        ids = self._by_thread.get(thread_id, deque())
-        return [self._runs[i] for i in reversed(ids)]
+    async def list(self, thread_id: str, limit: int = KEEP_RUNS) -> list[RunRecord]:
+        """The thread's runs, newest first (this process's own with their live state)."""
+        rows = await self.records.runs(thread_id, limit)
+        return [self._runs.get(row.run_id) or RunRecord.from_row(row) for row in rows]
 
     def active(self, thread_id: str) -> RunRecord | None:
         return self._active.get(thread_id)
@@ -169,6 +213,11 @@ class RunManager:
                         kwargs=req.kwargs, multitask_strategy=req.multitask_strategy,
                         on_disconnect=req.on_disconnect)
         self._remember(rec)
+        try:
+            await self.records.add_run(rec.row())
+        except BaseException:
+            self._forget(rec)
+            raise
         rec.publish("metadata", {"run_id": rec.run_id, "thread_id": rec.thread_id})
         rec.task = asyncio.create_task(self._work(rec, req), name=f"api-run:{rec.run_id}")
         return rec
@@ -193,32 +242,69 @@ class RunManager:
         while len(ids) > MAX_RUNS_PER_THREAD:
             self._runs.pop(ids.popleft(), None)
 
+    def _forget(self, rec: RunRecord) -> None:
+        """Undo `_remember` (the record could not be stored)."""
+        self._runs.pop(rec.run_id, None)
+        if self._active.get(rec.thread_id) is rec:
+            del self._active[rec.thread_id]
+        with contextlib.suppress(ValueError):
+            self._by_thread.get(rec.thread_id, deque()).remove(rec.run_id)
+
+    def _follow(self, rec: RunRecord) -> None:
+        self._followed[rec.run_id] = rec
+        task = asyncio.create_task(self._poll(rec), name=f"api-run-follow:{rec.run_id}")
+        self._followers.add(task)
+        task.add_done_callback(self._followers.discard)
+
+    async def _poll(self, rec: RunRecord) -> None:
+        try:
+            while rec.active:
+                await asyncio.sleep(FOLLOW_SECONDS)
+                try:
+                    row = await self.records.run(rec.thread_id, rec.run_id)
+                except Exception as exc:  # the database is away: look again later
+                    log.warning("following run %s: %s", rec.run_id, exc)
+                    continue
+                if row is None:  # its thread was deleted
+                    row = replace(rec.row(), status="error", error={
+                        "name": "RunDeleted", "message": "the run's thread was deleted"})
+                rec.settle(row)
+        finally:
+            self._followed.pop(rec.run_id, None)
+
     # ---------------------------------------------------------------- control
 
     def cancel(self, rec: RunRecord) -> bool:
         if not rec.active or rec.task is None:
             return False
-        rec.task.cancel()
+        if not rec.task.cancelling():  # once: a second cancel would cut its record's update
+            rec.task.cancel()
         return True
 
     def forget_thread(self, thread_id: str) -> None:
+        """Drop the thread's runs from memory (`ThreadStore.delete` deletes their records)."""
         for run_id in self._by_thread.pop(thread_id, deque()):
             self._runs.pop(run_id, None)
 
     async def shutdown(self) -> None:
-        tasks = [rec.task for rec in self._active.values() if rec.task is not None]
-        for task in tasks:
+        """Cancel the runs (each records `interrupted`) and stop following others' runs."""
+        runs = list(self._active.values())
+        for rec in runs:
+            self.cancel(rec)
+        for task in self._followers:
             task.cancel()
+        tasks = [rec.task for rec in runs if rec.task is not None] + list(self._followers)
         await asyncio.gather(*tasks, return_exceptions=True)
 
     # ---------------------------------------------------------------- the worker
 
     async def _work(self, rec: RunRecord, req: RunRequest) -> None:
         started = time.monotonic()
-        rec.status = "running"
         self.metrics.runs_started.inc(channel=API_CHANNEL)
         outcome = "failed"
         try:
+            rec.status = "running"
+            await self.records.set_run(rec.run_id, "running")
             await self._drive(rec, req)
             rec.status, outcome = "success", "succeeded"
         except (asyncio.CancelledError, RunCancelled):
@@ -229,14 +315,23 @@ class RunManager:
             self._fail(rec, type(exc).__name__, describe_failure(exc).message)
         finally:
             rec.updated_at = time.time()
+            await self._record_end(rec)
             self.metrics.run_finished(API_CHANNEL, outcome, time.monotonic() - started)
             if self._active.get(rec.thread_id) is rec:
                 del self._active[rec.thread_id]
             rec.publish("end", None)
             rec.subscribers.clear()
             rec.done.set()
-            for callback in self.on_finish:
-                callback(rec)
+
+    async def _record_end(self, rec: RunRecord) -> None:
+        """Store how the run ended; a database that is away loses only the record's update
+        (the run is settled `error` as an orphan when this process stops)."""
+        try:
+            await self.records.set_run(rec.run_id, rec.status, error=rec.error,
+                                       values=rec.final_values)
+            await self.records.touch_thread(rec.thread_id)
+        except Exception as exc:
+            log.warning("API run %s: its end was not recorded: %s", rec.run_id, exc)
 
     async def _drive(self, rec: RunRecord, req: RunRequest) -> None:
         graph_modes = ["values"]

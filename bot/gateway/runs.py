@@ -169,7 +169,7 @@ def _final(rec: RunRecord) -> dict[str, Any]:
 async def _run(call: Call) -> RunRecord:
     gw: Gateway = call.gw
     await gw.thread(call.path["thread_id"])
-    rec = gw.runs.get(call.path["thread_id"], call.path["run_id"])
+    rec = await gw.runs.get(call.path["thread_id"], call.path["run_id"])
     if rec is None:
         raise ApiError(404, f"run {call.path['run_id']} not found")
     return rec
@@ -181,7 +181,8 @@ async def list_runs(call: Call) -> list[dict[str, Any]]:
     gw: Gateway = call.gw
     await gw.thread(call.path["thread_id"])
     q: RunListQuery = call.query
-    runs = [r for r in gw.runs.list(call.path["thread_id"]) if q.status in (None, r.status)]
+    runs = [r for r in await gw.runs.list(call.path["thread_id"])
+            if q.status in (None, r.status)]
     return [RunResponse(**r.as_dict()).model_dump(mode="json")
             for r in runs[q.offset: q.offset + q.limit]]
 

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from bot.gateway.errors import ApiError
+from bot.gateway.records import UNFINISHED
 from bot.gateway.run_manager import RunManager
 from bot.gateway.thread_store import ThreadRow, ThreadStore
 
@@ -21,10 +22,10 @@ class Gateway:
 
     @classmethod
     def for_app(cls, app: App) -> Gateway:
-        threads = ThreadStore(app.db, app.conversations)
-        runs = RunManager(app.runner, app.metrics,
+        records = app.stores.gateway  # thread and run records, on the configured backend
+        threads = ThreadStore(records, app.conversations)
+        runs = RunManager(app.runner, app.metrics, records,
                           chat_running=lambda tid: chat_is_replying(app, tid))
-        runs.on_finish.append(lambda rec: threads.touch(rec.thread_id))
         return cls(app, threads, runs)
 
     async def thread(self, thread_id: str) -> ThreadRow:
@@ -36,7 +37,9 @@ class Gateway:
     async def status(self, thread_id: str) -> str:
         if self.runs.is_busy(thread_id) or await chat_is_replying(self.app, thread_id):
             return "busy"
-        runs = self.runs.list(thread_id)
+        runs = await self.runs.list(thread_id, limit=1)
+        if runs and runs[0].status in UNFINISHED:  # run by another process on the database
+            return "busy"
         if runs and runs[0].status == "error":
             return "error"
         return "idle"

@@ -100,7 +100,7 @@ async def delete_thread(call: Call) -> SuccessResponse:
         await gw.app.runner.delete_thread(thread_id)
     except ThreadBusy:
         raise ApiError(409, f"thread {thread_id} has an active run") from None
-    gw.threads.delete(thread_id)
+    await gw.threads.delete(thread_id)  # with its runs' records
     gw.runs.forget_thread(thread_id)
     return SuccessResponse(success=True, message=f"thread {thread_id} deleted")
 

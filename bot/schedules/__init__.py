@@ -1,26 +1,25 @@
 """Scheduled and proactive messages: the agent posts into a chat when asked, on time, once.
 
-parse (time expressions) · recurrence (croniter, time zones) · store (SQLite behind an async
-interface) · scheduler (the loop: claim, publish through the bus, reconcile) · service (what
-commands and the agent's tool do). docs/schedules.md is the user's guide.
+parse (time expressions) · recurrence (croniter, time zones) · store (the async interface and
+its SQLite implementation; the PostgreSQL one is bot/stores/pg_schedules.py) · scheduler (the
+loop: claim, publish through the bus, reconcile) · service (what commands and the agent's tool
+do). docs/schedules.md is the user's guide.
 """
 
 from __future__ import annotations
 
-import sqlite3
-
 from bot.schedules.config import SchedulesConfig
 from bot.schedules.scheduler import Clock, Notify, Outcome, Publish, Scheduler, SystemClock
 from bot.schedules.service import Schedules
-from bot.schedules.store import SqliteScheduleStore
+from bot.schedules.store import ScheduleStore
 
 __all__ = ["Schedules", "SchedulesConfig", "SystemClock", "build_schedules"]
 
 
-def build_schedules(db: sqlite3.Connection, config: SchedulesConfig, *, publish: Publish,
+def build_schedules(store: ScheduleStore, config: SchedulesConfig, *, publish: Publish,
                     notify: Notify, outcome: Outcome, clock: Clock | None = None) -> Schedules:
+    """The schedules on `store` (the backend's, from bot/stores)."""
     clock = clock or SystemClock()
-    store = SqliteScheduleStore(db)
     scheduler = Scheduler(store, publish=publish, notify=notify, outcome=outcome, clock=clock,
                           late_after=config.late_after_seconds, poll=config.poll_seconds)
     return Schedules(store, scheduler, config, clock)

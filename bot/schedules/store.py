@@ -1,9 +1,10 @@
 """Where schedules, their runs and each conversation's time zone are kept.
 
-`ScheduleStore` is the async interface the service uses (a database server fits behind it);
-`SqliteScheduleStore` is the embedded implementation on the service's database. A due run is
-claimed in one transaction that records the run (keyed by schedule and due time) and moves the
-schedule on: of two processes that see the same due run, exactly one claims it.
+`ScheduleStore` is the async interface the service uses; `SqliteScheduleStore` is the embedded
+implementation on the service's database, `bot.stores.pg_schedules.PostgresScheduleStore` the
+one on PostgreSQL (bot/stores picks one). A due run is claimed in one transaction that moves the
+schedule on only if it still stands at that due time and records the run (keyed by schedule and
+due time): of two processes that see the same due run, exactly one claims it.
 """
 
 from __future__ import annotations
@@ -95,8 +96,8 @@ def chat_key(chat: ChatRef) -> str:
     return chat.with_topic(None).key
 
 
-_UPDATABLE = {"prompt", "kind", "expr", "tz", "label", "next_run", "missed", "fresh_thread"}
-_COLUMNS = ("id, chat, creator, prompt, kind, tz, label, next_run, state, expr, missed,"
+UPDATABLE = {"prompt", "kind", "expr", "tz", "label", "next_run", "missed", "fresh_thread"}
+COLUMNS = ("id, chat, creator, prompt, kind, tz, label, next_run, state, expr, missed,"
             " fresh_thread, reason, last_run, created_at")
 
 
@@ -119,9 +120,9 @@ class SqliteScheduleStore:
         return found
 
     async def get(self, schedule_id: int) -> Schedule | None:
-        row = self.db.execute(f"SELECT {_COLUMNS} FROM schedules WHERE id = ?",
+        row = self.db.execute(f"SELECT {COLUMNS} FROM schedules WHERE id = ?",
                               (schedule_id,)).fetchone()
-        return _schedule(row) if row else None
+        return schedule_from_row(row) if row else None
 
     async def for_chat(self, chat: str) -> list[Schedule]:
         return self._select("chat_key = ? AND state IN ('active', 'paused') ORDER BY id",
@@ -181,13 +182,13 @@ class SqliteScheduleStore:
     async def runs(self, state: RunState) -> list[Run]:
         rows = self.db.execute("SELECT schedule_id, due_at, state, late, reason FROM"
                                " schedule_runs WHERE state = ? ORDER BY due_at", (state,))
-        return [_run(r) for r in rows.fetchall()]
+        return [run_from_row(r) for r in rows.fetchall()]
 
     async def runs_of(self, schedule_id: int, limit: int = 20) -> list[Run]:
         rows = self.db.execute("SELECT schedule_id, due_at, state, late, reason FROM"
                                " schedule_runs WHERE schedule_id = ? ORDER BY due_at DESC"
                                " LIMIT ?", (schedule_id, limit))
-        return [_run(r) for r in rows.fetchall()]
+        return [run_from_row(r) for r in rows.fetchall()]
 
     async def set_run(self, run: Run, state: RunState, reason: str = "") -> None:
         self.db.execute("UPDATE schedule_runs SET state = ?, reason = ?, updated_at = ?"
@@ -209,7 +210,7 @@ class SqliteScheduleStore:
 
     async def update(self, schedule_id: int, **fields: Any) -> Schedule | None:
         """Change stored fields (prompt, kind, expr, tz, label, next_run, missed, fresh_thread)."""
-        unknown = set(fields) - _UPDATABLE
+        unknown = set(fields) - UPDATABLE
         if unknown:
             raise ValueError(f"not updatable: {sorted(unknown)}")
         if fields:
@@ -226,11 +227,11 @@ class SqliteScheduleStore:
         return cur.rowcount == 1
 
     def _select(self, where: str, args: tuple[Any, ...]) -> list[Schedule]:
-        rows = self.db.execute(f"SELECT {_COLUMNS} FROM schedules WHERE {where}", args)
-        return [_schedule(r) for r in rows.fetchall()]
+        rows = self.db.execute(f"SELECT {COLUMNS} FROM schedules WHERE {where}", args)
+        return [schedule_from_row(r) for r in rows.fetchall()]
 
 
-def _schedule(row: tuple[Any, ...]) -> Schedule:
+def schedule_from_row(row: tuple[Any, ...]) -> Schedule:
     (sid, chat, creator, prompt, kind, tz, label, next_run, state, expr, missed, fresh, reason,
      last_run, created) = row
     return Schedule(id=int(sid), chat=ChatRef(**json.loads(chat)),
@@ -240,6 +241,6 @@ def _schedule(row: tuple[Any, ...]) -> Schedule:
                     created_at=created)
 
 
-def _run(row: tuple[Any, ...]) -> Run:
+def run_from_row(row: tuple[Any, ...]) -> Run:
     sid, due, state, late, reason = row
     return Run(int(sid), float(due), state, bool(late), reason or "")

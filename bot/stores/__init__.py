@@ -1,16 +1,17 @@
 """Where the service keeps its state: the one place that picks the storage backend.
 
-`build_stores(settings)` returns the journal, the conversations, the LangGraph checkpoints and
-the agent's memory for `storage.backend`, all behind the interfaces the rest of the service uses
-(`bot.journal.Journal`, `bot.conversations.ConversationStore`, `agent.checkpoints.Checkpoints`,
-`agent.memory.MemoryStore`; `memory` None means the agent's default file).
-Nothing else in the service asks which backend is configured.
+`build_stores(settings)` returns the journal, the conversations, the LangGraph checkpoints,
+the agent's memory, the Gateway's thread and run records and the schedules for
+`storage.backend`, all behind the interfaces the rest of the service uses (`bot.journal.Journal`,
+`bot.conversations.ConversationStore`, `agent.checkpoints.Checkpoints`, `agent.memory.MemoryStore`
+(None: the agent's default file), `bot.gateway.records.GatewayRecords`,
+`bot.schedules.store.ScheduleStore`). Nothing else in the service asks which backend is configured.
 
 - `sqlite` (default): one process; files under `storage.data_dir`.
 - `postgres`: every process on `storage.postgres.dsn` shares the state (docs/scale-out.md).
 
-The service's SQLite file stays open on both: the Gateway's thread records live there until
-they move (see docs/scale-out.md).
+On PostgreSQL no state is in the SQLite file any more (`db` is still opened: an empty file).
+Opening the stores settles the Gateway runs a stopped process left unfinished (`error`).
 """
 
 from __future__ import annotations
@@ -29,11 +30,15 @@ from agent.memory import pg_store as pg_memory
 from bot.config import Settings, StorageBackend
 from bot.conversations import ConversationStore, SqliteConversationStore
 from bot.db import open_db
+from bot.gateway.records import GatewayRecords, SqliteGatewayRecords
 from bot.journal import Entry, Journal, SqliteJournal
-from bot.stores import pg, pg_conversations, pg_journal
+from bot.schedules.store import ScheduleStore, SqliteScheduleStore
+from bot.stores import pg, pg_conversations, pg_gateway, pg_journal, pg_schedules
 from bot.stores.pg_conversations import PostgresConversationStore
+from bot.stores.pg_gateway import PostgresGatewayRecords
 from bot.stores.pg_journal import PostgresJournal
 from bot.stores.pg_life import Life
+from bot.stores.pg_schedules import PostgresScheduleStore
 
 log = logging.getLogger("bot.stores")
 
@@ -45,18 +50,27 @@ class Stores:
 
     def __init__(self, backend: str, db: sqlite3.Connection, journal: Journal,
                  conversations: ConversationStore, checkpoints: Checkpoints,
+                 gateway: GatewayRecords, schedules: ScheduleStore,
                  memory: MemoryStore | None = None) -> None:
         self.backend = backend
         self.db = db
         self.journal = journal
         self.conversations = conversations
         self.checkpoints = checkpoints
+        self.gateway = gateway
+        self.schedules = schedules
         self.memory = memory
         # the service's resume routine, for messages of a process that died (see take_over)
         self.on_orphans: Callable[[list[Entry]], Awaitable[None]] | None = None
 
     async def open(self) -> None:
         """Reach the database and bring its schema up to date (StorageUnavailable if not)."""
+        await self._settle_runs()
+
+    async def _settle_runs(self) -> None:
+        settled = await self.gateway.settle_orphans()
+        if settled:
+            log.info("%d Gateway runs of a process that stopped are marked error", settled)
 
     async def close(self) -> None:
         self.db.close()
@@ -83,6 +97,8 @@ class PostgresStores(Stores):
                                          self.life.owner),
                          PostgresConversationStore(self.pool),
                          PostgresCheckpoints(self.pool, pg.retrying),
+                         PostgresGatewayRecords(self.pool, self.life.owner),
+                         PostgresScheduleStore(self.pool),
                          pg_memory.PostgresMemoryStore(self.pool, pg.retrying))
         self._ping: asyncio.Task[None] | None = None
         self._last: dict[str, Any] = {"reachable": False, "error": "not opened yet"}
@@ -96,6 +112,9 @@ class PostgresStores(Stores):
             await pg.migrate(self.pool, "journal", pg_journal.MIGRATIONS)
             await pg.migrate(self.pool, "conversations", pg_conversations.MIGRATIONS)
             await pg.migrate(self.pool, "memory", pg_memory.MIGRATIONS)
+            await pg.migrate(self.pool, "gateway", pg_gateway.MIGRATIONS)
+            await pg.migrate(self.pool, "schedules", pg_schedules.MIGRATIONS)
+            await self._settle_runs()
         except Exception as exc:
             await self.life.release()
             await self.pool.close()
@@ -122,6 +141,7 @@ class PostgresStores(Stores):
     async def take_over(self) -> int:
         if not await self.life.held():  # never take over while others may count us dead
             return 0
+        await self._settle_runs()
         entries = await self.journal.unsettled()
         if entries and self.on_orphans is not None:
             log.info("taking up %d messages of a process that stopped", len(entries))
@@ -187,4 +207,5 @@ def build_stores(settings: Settings) -> Stores:
     return Stores(StorageBackend.sqlite.value, db,
                   SqliteJournal(db, settings.channels.dedupe_window_hours),
                   SqliteConversationStore(db),
-                  SqliteCheckpoints(storage.data_dir / "checkpoints.db"))
+                  SqliteCheckpoints(storage.data_dir / "checkpoints.db"),
+                  SqliteGatewayRecords(db), SqliteScheduleStore(db))

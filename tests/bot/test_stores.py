@@ -204,7 +204,8 @@ async def test_postgres_schema_is_migrated_once(tmp_path: Path, pg_dsn: str) -> 
     with psycopg.connect(pg_dsn) as conn:
         rows = conn.execute("SELECT component, version FROM antler_migrations"
                             " ORDER BY component").fetchall()
-    assert rows == [("conversations", 1), ("journal", 1), ("memory", 1)]
+    assert rows == [("conversations", 1), ("gateway", 1), ("journal", 1), ("memory", 1),
+                    ("schedules", 1)]
     with psycopg.connect(pg_dsn) as conn:  # LangGraph's own tables come with the runner's start
         tables = {r[0] for r in conn.execute(
             "SELECT table_name FROM information_schema.tables"

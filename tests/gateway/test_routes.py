@@ -178,7 +178,7 @@ async def test_heartbeat_when_idle(api: Api, fake_openai: FakeOpenAI) -> None:
         if not api.gw.runs.is_busy(tid):
             break
         await asyncio.sleep(0.02)
-    assert api.gw.runs.list(tid)[0].status == "interrupted"
+    assert (await api.gw.runs.list(tid))[0].status == "interrupted"
 
 
 # ---------------------------------------------------------------- chat threads

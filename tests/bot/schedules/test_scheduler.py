@@ -18,6 +18,7 @@ from bot.db import open_db
 from bot.journal import SqliteJournal
 from bot.schedules import SchedulesConfig, build_schedules
 from bot.schedules.service import Schedules
+from bot.schedules.store import SqliteScheduleStore
 from channels.base import ChannelError, ChatRef, InboundMessage, PublishResult, UserRef
 from tests.fakes.clock import FakeClock
 
@@ -41,7 +42,7 @@ class Node:
     def __post_init__(self) -> None:
         self.journal = SqliteJournal(self.db, 24)
         self.schedules: Schedules = build_schedules(
-            self.db, self.config, publish=self.publish, notify=self.notify,
+            SqliteScheduleStore(self.db), self.config, publish=self.publish, notify=self.notify,
             outcome=self.journal.entry, clock=self.clock)
 
     async def publish(self, msg: InboundMessage) -> PublishResult:
