@@ -69,7 +69,7 @@ class GatewayRecords(Protocol):
     async def add_run(self, run: RunRow) -> None:
         """Record a new run; the thread's runs beyond the newest `KEEP_RUNS` go."""
     async def set_run(self, run_id: str, status: str, *, error: dict[str, str] | None = None,
-                      values: dict[str, Any] | None = None) -> None: ...
+                      values: dict[str, Any] | None = None, at: float | None = None) -> None: ...
     async def run(self, thread_id: str, run_id: str) -> RunRow | None: ...
     async def runs(self, thread_id: str, limit: int = KEEP_RUNS) -> list[RunRow]:
         """The thread's runs, newest first."""
@@ -168,8 +168,8 @@ class SqliteGatewayRecords:
                 (run.thread_id, run.thread_id, KEEP_RUNS))
 
     async def set_run(self, run_id: str, status: str, *, error: dict[str, str] | None = None,
-                      values: dict[str, Any] | None = None) -> None:
-        sets, args = run_changes(status, error, values)
+                      values: dict[str, Any] | None = None, at: float | None = None) -> None:
+        sets, args = run_changes(status, error, values, at)
         self.db.execute(f"UPDATE api_runs SET {sets.replace('%s', '?')} WHERE run_id = ?",
                         (*args, run_id))
 
@@ -190,10 +190,10 @@ class SqliteGatewayRecords:
         return cur.rowcount
 
 
-def run_changes(status: str, error: dict[str, str] | None,
-             values: dict[str, Any] | None) -> tuple[str, list[Any]]:
-    """The `SET` list (with %s marks) and its values for a status change."""
-    sets, args = ["status = %s", "updated_at = %s"], [status, time.time()]
+def run_changes(status: str, error: dict[str, str] | None, values: dict[str, Any] | None,
+                at: float | None) -> tuple[str, list[Any]]:
+    """The `SET` list (with %s marks) and its values for a status change (`at`: now)."""
+    sets, args = ["status = %s", "updated_at = %s"], [status, at or time.time()]
     if error is not None:
         sets.append("error = %s")
         args.append(dump(error))

@@ -328,7 +328,7 @@ class RunManager:
         (the run is settled `error` as an orphan when this process stops)."""
         try:
             await self.records.set_run(rec.run_id, rec.status, error=rec.error,
-                                       values=rec.final_values)
+                                       values=rec.final_values, at=rec.updated_at)
             await self.records.touch_thread(rec.thread_id)
         except Exception as exc:
             log.warning("API run %s: its end was not recorded: %s", rec.run_id, exc)

@@ -114,8 +114,8 @@ class PostgresGatewayRecords:
             (run.thread_id, run.thread_id, KEEP_RUNS))
 
     async def set_run(self, run_id: str, status: str, *, error: dict[str, str] | None = None,
-                      values: dict[str, Any] | None = None) -> None:
-        sets, args = run_changes(status, error, values)
+                      values: dict[str, Any] | None = None, at: float | None = None) -> None:
+        sets, args = run_changes(status, error, values, at)
         await self.sql.execute(f"UPDATE antler_api_runs SET {sets} WHERE run_id = %s",
                                (*args, run_id))
 

@@ -46,7 +46,8 @@ async def test_a_thread_is_created_once_and_its_metadata_replaced(stores: Stores
     await records.create_thread("t1", {"a": 1})
     await records.create_thread("t1", {"a": 2})  # exists: nothing changes
     first = await records.thread("t1")
-    assert first is not None and first.metadata == {"a": 1}
+    assert first is not None
+    assert first.metadata == {"a": 1}
     await records.put_thread("t1", {"a": 3, "b": "ü"}, first.created_at)
     second = await records.thread("t1")
     assert second is not None
@@ -63,7 +64,9 @@ async def test_a_run_walks_its_states_and_keeps_its_values(stores: Stores) -> No
     await records.add_run(_run("r1"))
     await records.set_run("r1", "running")
     running = await records.run("t1", "r1")
-    assert running is not None and running.status == "running" and not running.finished
+    assert running is not None
+    assert running.status == "running"
+    assert not running.finished
     await records.set_run("r1", "success", values={"messages": [{"content": "ok"}]})
     done = await records.run("t1", "r1")
     assert done is not None
@@ -74,7 +77,8 @@ async def test_a_run_walks_its_states_and_keeps_its_values(stores: Stores) -> No
     await records.add_run(_run("r2"))
     await records.set_run("r2", "error", error={"name": "Boom", "message": "it broke"})
     failed = await records.run("t1", "r2")
-    assert failed is not None and failed.error == {"name": "Boom", "message": "it broke"}
+    assert failed is not None
+    assert failed.error == {"name": "Boom", "message": "it broke"}
     assert await records.run("other-thread", "r1") is None  # a run is found in its thread only
 
 
@@ -138,11 +142,13 @@ async def test_postgres_leaves_the_runs_of_a_live_process_alone(
         await one.gateway.add_run(_run("r1", status="running"))
         await two.open()  # a second process starts next to the one running r1
         run = await two.gateway.run("t1", "r1")
-        assert run is not None and run.status == "running"
+        assert run is not None
+        assert run.status == "running"
         await gone(one)  # then `one` dies; `two` notices on its next look
         await two.take_over()
         run = await two.gateway.run("t1", "r1")
-        assert run is not None and run.status == "error"
+        assert run is not None
+        assert run.status == "error"
     finally:
         await one.close()
         await two.close()
@@ -160,19 +166,25 @@ def _new(prompt: str = "report", first_run: float = 1000.0) -> NewSchedule:
 async def test_schedules_are_stored_and_changed(stores: Stores) -> None:
     store = stores.schedules
     made = await store.add(_new())
-    assert made.id > 0 and made.chat == CHAT and made.creator == ANN and made.fresh_thread
+    assert made.id > 0
+    assert made.chat == CHAT
+    assert made.creator == ANN
+    assert made.fresh_thread
     assert await store.get(made.id) == made
     assert [s.id for s in await store.for_chat(CHAT.key)] == [made.id]
     assert [s.id for s in await store.for_conversation(CHAT.key)] == [made.id]
     assert await store.count_live(chat=CHAT.key) == 1
     assert await store.count_live(creator_key=made.creator_key) == 1
     paused = await store.set_state(made.id, "paused", "by Ann")
-    assert paused is not None and (paused.state, paused.reason) == ("paused", "by Ann")
+    assert paused is not None
+    assert (paused.state, paused.reason) == ("paused", "by Ann")
     assert await store.due(5000.0) == []
     resumed = await store.set_state(made.id, "active", "", next_run=2000.0)
-    assert resumed is not None and resumed.next_run == 2000.0
+    assert resumed is not None
+    assert resumed.next_run == 2000.0
     updated = await store.update(made.id, prompt="new report", fresh_thread=False)
-    assert updated is not None and (updated.prompt, updated.fresh_thread) == ("new report", False)
+    assert updated is not None
+    assert (updated.prompt, updated.fresh_thread) == ("new report", False)
     with pytest.raises(ValueError):
         await store.update(made.id, state="done")
     assert await store.next_due() == 2000.0
@@ -189,7 +201,8 @@ async def test_a_due_run_is_claimed_once_and_walks_its_states(stores: Stores) ->
     assert await store.claim(made, 4600.0, run_state="claimed", late=True, now=1001.0)
     assert not await store.claim(made, 4600.0, run_state="claimed", late=True, now=1001.0)
     moved = await store.get(made.id)
-    assert moved is not None and (moved.next_run, moved.last_run) == (4600.0, 1000.0)
+    assert moved is not None
+    assert (moved.next_run, moved.last_run) == (4600.0, 1000.0)
     [run] = await store.runs("claimed")
     assert (run.schedule_id, run.due_at, run.late) == (made.id, 1000.0, True)
     await store.set_run(run, "queued")
@@ -202,7 +215,8 @@ async def test_a_due_run_is_claimed_once_and_walks_its_states(stores: Stores) ->
     assert last is not None
     assert await store.claim(last, None, run_state="claimed", late=False, now=4600.0)
     finished = await store.get(made.id)
-    assert finished is not None and (finished.state, finished.next_run) == ("done", None)
+    assert finished is not None
+    assert (finished.state, finished.next_run) == ("done", None)
 
 
 async def test_two_processes_claim_each_due_run_once(
