@@ -4,6 +4,7 @@ a real PostgreSQL server), and what happens when several processes share them.""
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -241,3 +242,28 @@ async def test_two_processes_claim_each_due_run_once(
     finally:
         await one.close()
         await two.close()
+
+
+async def test_an_earlier_release_s_thread_records_are_kept(tmp_path: Path) -> None:
+    """Before runs were stored, `api_threads` was created outside the migrations (version 3)."""
+    from bot.db import MIGRATIONS, open_db
+    from bot.gateway.records import SqliteGatewayRecords
+
+    old = sqlite3.connect(tmp_path / "antler.db", isolation_level=None)
+    for script in MIGRATIONS[:3]:
+        old.executescript(script)
+    old.executescript(
+        "PRAGMA user_version = 3; CREATE TABLE IF NOT EXISTS api_threads (thread_id TEXT"
+        " PRIMARY KEY, metadata TEXT NOT NULL DEFAULT '{}', created_at REAL NOT NULL,"
+        " updated_at REAL NOT NULL); INSERT INTO api_threads VALUES ('t-old', '{\"a\": 1}', 1, 2)")
+    old.close()
+    db = open_db(tmp_path)
+    try:
+        records = SqliteGatewayRecords(db)
+        kept = await records.thread("t-old")
+        assert kept is not None
+        assert kept.metadata == {"a": 1}
+        await records.add_run(_run("r1", thread_id="t-old"))
+        assert [r.run_id for r in await records.runs("t-old")] == ["r1"]
+    finally:
+        db.close()
