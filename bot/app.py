@@ -46,7 +46,6 @@ class App:
         self.data_dir = settings.storage.data_dir
         ch = settings.channels
         self.stores = build_stores(settings)  # the storage backend is chosen there, only there
-        self.db = self.stores.db
         self.stores.on_orphans = self._resume  # messages of another process that died
         self.journal = self.stores.journal
         self.conversations = self.stores.conversations

@@ -10,7 +10,7 @@ the agent's memory, the Gateway's thread and run records and the schedules for
 - `sqlite` (default): one process; files under `storage.data_dir`.
 - `postgres`: every process on `storage.postgres.dsn` shares the state (docs/scale-out.md).
 
-On PostgreSQL no state is in the SQLite file any more (`db` is still opened: an empty file).
+On PostgreSQL no SQLite file is opened (`db` is None): the state is all on the server.
 Opening the stores settles the Gateway runs a stopped process left unfinished (`error`).
 """
 
@@ -48,7 +48,7 @@ PING_SECONDS = 15.0
 class Stores:
     """The stores, opened at start (`open`) and closed at stop (`close`)."""
 
-    def __init__(self, backend: str, db: sqlite3.Connection, journal: Journal,
+    def __init__(self, backend: str, db: sqlite3.Connection | None, journal: Journal,
                  conversations: ConversationStore, checkpoints: Checkpoints,
                  gateway: GatewayRecords, schedules: ScheduleStore,
                  memory: MemoryStore | None = None) -> None:
@@ -73,7 +73,8 @@ class Stores:
             log.info("%d Gateway runs of a process that stopped are marked error", settled)
 
     async def close(self) -> None:
-        self.db.close()
+        if self.db is not None:
+            self.db.close()
 
     def status(self) -> dict[str, Any]:
         """What /health says about the database."""
@@ -88,11 +89,11 @@ class Stores:
 class PostgresStores(Stores):
     """The stores on a PostgreSQL pool; `status()` reports the last periodic ping."""
 
-    def __init__(self, settings: Settings, db: sqlite3.Connection) -> None:
+    def __init__(self, settings: Settings) -> None:
         self.cfg = settings.storage.postgres
         self.pool = pg.make_pool(self.cfg)
         self.life = Life()
-        super().__init__(StorageBackend.postgres.value, db,
+        super().__init__(StorageBackend.postgres.value, None,
                          PostgresJournal(self.pool, settings.channels.dedupe_window_hours,
                                          self.life.owner),
                          PostgresConversationStore(self.pool),
@@ -201,9 +202,9 @@ async def try_storage(settings: Settings) -> str:
 def build_stores(settings: Settings) -> Stores:
     """The stores `settings.storage.backend` names (not yet open: call `await stores.open()`)."""
     storage = settings.storage
-    db = open_db(storage.data_dir)
     if storage.backend is StorageBackend.postgres:
-        return PostgresStores(settings, db)
+        return PostgresStores(settings)
+    db = open_db(storage.data_dir)
     return Stores(StorageBackend.sqlite.value, db,
                   SqliteJournal(db, settings.channels.dedupe_window_hours),
                   SqliteConversationStore(db),

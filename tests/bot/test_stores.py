@@ -231,7 +231,6 @@ async def test_unreachable_postgres_is_named_in_plain_words(
     assert problem.startswith("storage.postgres.dsn: cannot use the PostgreSQL database at ")
     assert said in problem
     assert "s3cret-pw" not in problem
-    stores.db.close()
 
 
 async def test_postgres_connection_lost_between_statements_is_taken_again(

@@ -123,6 +123,7 @@ async def test_a_run_of_another_process_is_seen_and_joined(
         assert (await asyncio.wait_for(streamer, 15))[-2:] == ["values", "end"]
         assert (await sdk_two.runs.get(tid, run["run_id"]))["status"] == "success"
         assert (await sdk_two.threads.get(tid))["status"] == "idle"
+    assert not list(tmp_path.glob("*.db"))  # on PostgreSQL, no state is in SQLite files
 
 
 async def _events(stream: Any) -> list[str]:
