@@ -128,3 +128,25 @@ async def test_a_run_of_another_process_is_seen_and_joined(
 
 async def _events(stream: Any) -> list[str]:
     return [p.event async for p in stream]
+
+
+async def test_a_run_ends_for_its_clients_when_the_database_goes_away(
+    tmp_path: Path, fake_openai: FakeOpenAI, pg_dsn: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    storage = {"backend": "postgres", "postgres": {"dsn": pg_dsn}}
+    fake_openai.script(Reply(text="never saved", stall_after=1))
+    async with make_harness(tmp_path, fake_openai, storage=storage) as svc, \
+            aiohttp.ClientSession() as session:
+        api = Api(svc, session)
+        sdk = client(api)
+        tid = (await sdk.threads.create())["thread_id"]
+        waiting = asyncio.create_task(sdk.runs.wait(tid, "lead_agent", input=HUMAN))
+        await fake_openai.wait_requests(1)
+        await api.app.stores.pool.close()  # the database is gone when the run ends
+        fake_openai.release()
+        with pytest.raises(Exception, match="Something went wrong"):  # its checkpoint failed
+            await asyncio.wait_for(waiting, 15)  # ... and the client is answered, not left hanging
+        [rec] = api.gw.runs._runs.values()
+        assert rec.status == "error"
+        assert not api.gw.runs.is_busy(tid)  # the thread is free for the next run
+    assert f"API run {rec.run_id}: its end was not recorded" in caplog.text
