@@ -257,13 +257,16 @@ class RunManager:
         task.add_done_callback(self._followers.discard)
 
     async def _poll(self, rec: RunRecord) -> None:
+        warned = False
         try:
             while rec.active:
                 await asyncio.sleep(FOLLOW_SECONDS)
                 try:
                     row = await self.records.run(rec.thread_id, rec.run_id)
                 except Exception as exc:  # the database is away: look again later
-                    log.warning("following run %s: %s", rec.run_id, exc)
+                    if not warned:
+                        log.warning("following run %s: %s", rec.run_id, exc)
+                    warned = True
                     continue
                 if row is None:  # its thread was deleted
                     row = replace(rec.row(), status="error", error={
