@@ -13,6 +13,7 @@ written by AsyncSqliteSaver is read by this one and vice versa.
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from functools import cache
@@ -20,6 +21,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 SETUP_LOCK = 0x616E7463  # advisory lock: processes starting together run setup() one at a time
+SETUP_POLL_SECONDS = 0.1
 
 
 class Checkpoints(Protocol):
@@ -68,7 +70,7 @@ class PostgresCheckpoints:
         saver = retrying_postgres_saver()(self.pool)
         saver.retry = self.retry
         async with self.pool.connection() as conn:
-            await conn.execute("SELECT pg_advisory_lock(%s)", (SETUP_LOCK,))
+            await _take_setup_lock(conn)
             try:
                 await saver.setup()
             finally:
@@ -77,6 +79,19 @@ class PostgresCheckpoints:
 
     async def close(self) -> None:
         return None
+
+
+async def _take_setup_lock(conn: Any) -> None:
+    """Take `SETUP_LOCK`, asking again until it is free, never waiting inside a statement:
+    setup() builds indexes CONCURRENTLY, which waits for every open transaction in the database,
+    so a process blocked in `pg_advisory_lock` would be waited for by the very setup it waits
+    for (a deadlock only the statement timeout ends)."""
+    while True:
+        cur = await conn.execute("SELECT pg_try_advisory_lock(%s) AS taken", (SETUP_LOCK,))
+        row = await cur.fetchone()
+        if row and (row["taken"] if isinstance(row, Mapping) else row[0]):
+            return
+        await asyncio.sleep(SETUP_POLL_SECONDS)
 
 
 @cache

@@ -213,6 +213,28 @@ async def test_postgres_schema_is_migrated_once(tmp_path: Path, pg_dsn: str) -> 
     assert {"antler_journal", "antler_conversations", "antler_memory_facts"} <= tables
 
 
+async def test_processes_starting_together_set_up_the_checkpoint_tables_once(
+    tmp_path: Path, pg_dsn: str
+) -> None:
+    """LangGraph's setup builds indexes CONCURRENTLY, which waits for every transaction in the
+    database to end: a process waiting for the setup lock inside a statement would be waited
+    for while it waits for the lock (a deadlock only the statement timeout ends)."""
+    storage = {"backend": "postgres",
+               "postgres": {"dsn": pg_dsn, "statement_timeout_seconds": 5}}
+    starting = [build_stores(_settings(tmp_path / str(i), storage)) for i in range(3)]
+    for stores in starting:
+        await stores.open()
+    try:
+        savers = await asyncio.gather(*(s.checkpoints.open() for s in starting))
+        assert len(savers) == 3
+        with psycopg.connect(pg_dsn) as conn:
+            (count,) = conn.execute("SELECT count(*) FROM checkpoint_migrations").fetchone() or (0,)
+        assert count > 0
+    finally:
+        for stores in starting:
+            await stores.close()
+
+
 @pytest.mark.parametrize(("dsn", "said"), [
     ("postgresql://antler:s3cret-pw@127.0.0.1:1/test", "connection refused"),
     ("postgresql://no_such_role_x:s3cret-pw@{host}/test", 'role "no_such_role_x"'),
