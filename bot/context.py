@@ -82,7 +82,7 @@ class ServiceContext:
             if connected and not self.state.connected:
                 if self.state.connected_since is not None:
                     self.state.reconnects += 1
-                    self.bus.metrics.reconnects.inc(channel=self.name)
+                    self.bus.metrics.reconnects.labels(channel=self.name).inc()
                 self.state.connected_since = time.time()
             self.state.connected = connected
         if error is not None:

@@ -140,8 +140,8 @@ class Dispatcher:
             log.warning("queued notice failed on %s: %s", channel.name, exc)
             return None
         if msg.received_at:
-            self.turns.metrics.first_visible.observe(max(0.0, time.time() - msg.received_at),
-                                                     channel=channel.name)
+            self.turns.metrics.first_visible.labels(channel=channel.name).observe(
+                max(0.0, time.time() - msg.received_at))
         if handle is not None and (state := channel.handle_state(handle)) is not None:
             await self.turns.journal.keep_handle(msg, state)  # a restart reuses the notice
         return handle

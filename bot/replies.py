@@ -187,7 +187,7 @@ class ReplyStreamer:
             doc = self.doc
             await self.channel.update_reply(self.handle, doc)
             await self.track.seen(self.handle)
-            self.metrics.updates_sent.inc(channel=self.channel.name)
+            self.metrics.updates_sent.labels(channel=self.channel.name).inc()
             self._visible(doc)
         except RateLimited as exc:
             self._block(exc)
@@ -248,17 +248,17 @@ class ReplyStreamer:
 
     def _given_up(self, reason: str, exc: ChannelError) -> None:
         log.warning("delivery to %s given up (%s): %s", self._key, reason, exc)
-        self.metrics.deliveries_given_up.inc(channel=self.channel.name, reason=reason)
+        self.metrics.deliveries_given_up.labels(channel=self.channel.name, reason=reason).inc()
 
     def _visible(self, doc: ReplyDoc) -> None:
         """Record the time to the first update that shows the user something of the answer."""
         if not self._first_seen and (doc.text or doc.progress or doc.status != "working"):
             self._first_seen = True
-            self.metrics.first_update.observe(time.monotonic() - self._started,
-                                              channel=self.channel.name)
+            self.metrics.first_update.labels(channel=self.channel.name).observe(
+                time.monotonic() - self._started)
 
     def _block(self, exc: RateLimited) -> None:
-        self.metrics.rate_limited.inc(channel=self.channel.name)
+        self.metrics.rate_limited.labels(channel=self.channel.name).inc()
         self.pacer.block_for(exc, self.msg.chat, self._key)
 
 

@@ -216,7 +216,7 @@ class RunManager:
     async def _work(self, rec: RunRecord, req: RunRequest) -> None:
         started = time.monotonic()
         rec.status = "running"
-        self.metrics.runs_started.inc(channel=API_CHANNEL)
+        self.metrics.runs_started.labels(channel=API_CHANNEL).inc()
         outcome = "failed"
         try:
             await self._drive(rec, req)

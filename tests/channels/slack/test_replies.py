@@ -266,4 +266,5 @@ async def test_a_channel_the_bot_was_removed_from_refuses_the_delivery(make_chan
         await streamer.finish()
     assert info.value.reason == "bot removed from the chat"
     assert len(fake_slack.calls_of("chat.postMessage")) == 1  # not retried
-    assert metrics.deliveries_given_up.get(channel="slack", reason="bot removed from the chat")
+    assert metrics.value("antler_deliveries_given_up_total", channel="slack",
+                         reason="bot removed from the chat") == 1
