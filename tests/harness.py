@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -121,31 +123,48 @@ class ServiceHarness:
         raise TimeoutError("service did not become idle")
 
 
-class LoopWatch:
-    """Measures how late the running loop wakes up: a blocking call on it shows as lag.
+_NETWORK_EVENTS = ("http.client.connect", "http.client.send", "socket.getaddrinfo",
+                   "socket.connect")
+_watches: list[BlockingIoWatch] = []
 
-    `async with LoopWatch() as watch: ...` then check `watch.max_lag`.
+
+def _audit(event: str, args: tuple[Any, ...]) -> None:
+    if _watches and event in _NETWORK_EVENTS:
+        # a connect blocks unless its socket is non-blocking (asyncio's are)
+        blocking = event != "socket.connect" or args[0].gettimeout() != 0.0
+        for watch in _watches:
+            watch.saw(event, threading.get_ident(), blocking)
+
+
+class BlockingIoWatch:
+    """Records network calls by thread, through the interpreter's audit events: blocking ones
+    (`http.client`, as under requests and urllib3; name lookups; connects of blocking sockets)
+    on the loop's thread, and every one on other threads. A test asserts that none blocked the
+    loop, and that the SDK's calls were seen at all (on its worker threads).
+
+    `async with BlockingIoWatch() as watch: ...` then `watch.on_loop`, `watch.elsewhere`.
     """
 
-    def __init__(self, interval: float = 0.02) -> None:
-        self.interval = interval
-        self.max_lag = 0.0
-        self.samples = 0
-        self._task: asyncio.Task[None] | None = None
+    _hooked = False
 
-    async def _sample(self) -> None:
-        loop = asyncio.get_running_loop()
-        while True:
-            start = loop.time()
-            await asyncio.sleep(self.interval)
-            self.max_lag = max(self.max_lag, loop.time() - start - self.interval)
-            self.samples += 1
+    def __init__(self) -> None:
+        self.on_loop: list[str] = []
+        self.elsewhere: list[str] = []
+        self._loop_thread = 0
 
-    async def __aenter__(self) -> LoopWatch:
-        self._task = asyncio.create_task(self._sample())
+    def saw(self, event: str, thread: int, blocking: bool) -> None:
+        if thread != self._loop_thread:
+            self.elsewhere.append(event)
+        elif blocking:
+            self.on_loop.append(event)
+
+    async def __aenter__(self) -> BlockingIoWatch:
+        if not BlockingIoWatch._hooked:  # an audit hook stays for the process: add it once
+            sys.addaudithook(_audit)
+            BlockingIoWatch._hooked = True
+        self._loop_thread = threading.get_ident()
+        _watches.append(self)
         return self
 
     async def __aexit__(self, *exc: object) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            await asyncio.gather(self._task, return_exceptions=True)
+        _watches.remove(self)
