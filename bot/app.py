@@ -21,7 +21,6 @@ from bot.gateway.routes import DynamicRoutes
 from bot.gateway.server import GatewayServer, build_app
 from bot.journal import Entry, State
 from bot.metrics import Metrics
-from bot.pacing import Pacer
 from bot.schedules import build_schedules
 from bot.schedules.scheduler import EVENT_PREFIX as SCHEDULED_RUN
 from bot.schedules.scheduler import Clock
@@ -31,6 +30,7 @@ from bot.turns import TurnRunner
 from channels import channel_class, config_model
 from channels.backoff import BackoffPolicy
 from channels.base import Channel, ChannelConfig, ChannelError, ChatRef, InboundMessage
+from channels.pacing import Pacer
 
 log = logging.getLogger("bot.app")
 

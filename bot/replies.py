@@ -32,7 +32,6 @@ from agent.events import (
 from bot import texts
 from bot.delivery import DeliveryTrack, FinalPlan
 from bot.metrics import Metrics
-from bot.pacing import Pacer
 from channels.base import (
     Button,
     Channel,
@@ -56,7 +55,7 @@ MAX_TRANSIENT_ATTEMPTS = 6
 class ReplyStreamer:
     """One reply to one message, from placeholder to final."""
 
-    def __init__(self, channel: Channel, msg: InboundMessage, pacer: Pacer | None = None,
+    def __init__(self, channel: Channel, msg: InboundMessage,
                  handle: ReplyHandle | None = None, metrics: Metrics | None = None,
                  track: DeliveryTrack | None = None) -> None:
         self.metrics = metrics or Metrics()
@@ -66,7 +65,7 @@ class ReplyStreamer:
         self._first_seen = False
         self.channel = channel
         self.msg = msg
-        self.pacer = channel.pacer  # one pacer per channel: `pacer` is no longer needed
+        self.pacer = channel.pacer  # one pacer per channel, shared with its own calls
         self.handle = handle
         self.doc = ReplyDoc(status="working")
         self.files: list[Path] = []

@@ -11,8 +11,8 @@ import pytest
 from bot import texts
 from bot.access import REFUSAL_INTERVAL, AccessGate, Verdict
 from bot.config import settings_from_dict
-from bot.pacing import Pacer
 from channels.base import ChannelConfig, ChatRef, InboundMessage, PublishResult, UserRef
+from channels.pacing import Pacer
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.recording_channel import RecordingChannel
 from tests.harness import ServiceHarness
