@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -58,13 +59,16 @@ async def first_visible(fake: FakeDingTalk, tmp: Path, n: int = 20) -> dict[str,
                 t0 = time.monotonic()
                 fake.push_message(fake.chatbot_data(f"q{i}", sender=f"user-{i}"))
                 rec = await fake.until(
-                    lambda b=before: fake.requests("POST", "/v1.0/card/instances/deliver")[b:]
-                )
+                    partial(_since, fake, "/v1.0/card/instances/deliver", before))
                 lat.append(rec[0].at - t0)
                 await svc.idle()
     finally:
         openai.stop()
     return {"first_visible_p50_ms": _pct(lat, 0.5), "first_visible_p99_ms": _pct(lat, 0.99)}
+
+
+def _since(fake: FakeDingTalk, path: str, before: int) -> list[Any]:
+    return fake.requests("POST", path)[before:]
 
 
 async def _stream_reply(channel: DingTalkChannel, msg: InboundMessage, fake: FakeDingTalk,

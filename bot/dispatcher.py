@@ -14,9 +14,9 @@ import asyncio
 import logging
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from bot import texts
 from bot.commands import COMMANDS, CommandContext, CommandTable, ParsedCommand, parse_command
@@ -210,8 +210,8 @@ class Dispatcher:
     async def _reply(self, channel: Channel, msg: InboundMessage, text: str) -> None:
         await self.turns.send_command_reply(channel, msg, text, ())
 
-    def _spawn(self, coro: object) -> None:
-        task = asyncio.create_task(coro)  # type: ignore[arg-type]
+    def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.create_task(coro)
         self._side_tasks.add(task)
         self._idle.clear()
         task.add_done_callback(self._side_done)

@@ -16,7 +16,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from agent.events import (
     AgentEvent,
@@ -262,7 +262,7 @@ class ReplyStreamer:
 
 
 def _finish_step(steps: tuple[ToolStep, ...], event: ToolFinished) -> tuple[ToolStep, ...]:
-    state = "done" if event.ok else "failed"
+    state: Literal["done", "failed"] = "done" if event.ok else "failed"
     return tuple(replace(s, state=state) if s.id == event.call_id else s for s in steps)
 
 

@@ -100,6 +100,12 @@ class ServiceHarness:
         await self.stop()
         await self.start()
 
+    @property
+    def running(self) -> App:
+        """The started App (fails the test when the service is not running)."""
+        assert self.app is not None, "the service is not running"
+        return self.app
+
     def channel(self, name: str) -> Channel:
         assert self.app is not None
         return self.app.channels[name]

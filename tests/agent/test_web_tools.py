@@ -94,7 +94,8 @@ async def test_web_search_with_tavily(site: dict[str, Any]) -> None:
 def test_web_search_without_key_is_left_out(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("TAVILY_API_KEY", raising=False)
     tools, notes = load_configured_tools(
-        [ToolEntry(name="web_search", use="agent.tools.web:web_search_tool", api_key="")],
+        [ToolEntry.model_validate({"name": "web_search", "use": "agent.tools.web:web_search_tool",
+                                   "api_key": ""})],
         bash_enabled=False)
     assert tools == []
     assert "agent.tools[0] (web_search): not available: no Tavily key" in notes[0]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -20,8 +21,8 @@ from tests.harness import ServiceHarness
 pytestmark = pytest.mark.usefixtures("test_channel_registered")
 
 
-def harness(tmp_path: Path, fake: FakeOpenAI, **extra: object) -> ServiceHarness:
-    channels = {"test": {"enabled": True}, **extra.pop("channels", {})}  # type: ignore[dict-item]
+def harness(tmp_path: Path, fake: FakeOpenAI, **extra: Any) -> ServiceHarness:
+    channels = {"test": {"enabled": True}, **extra.pop("channels", {})}
     return ServiceHarness(tmp_path, fake, channels, **extra)
 
 

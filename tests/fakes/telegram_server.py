@@ -184,7 +184,7 @@ class FakeTelegram:
 
     def push_callback(self, chat_id: int, message_id: int, data: str, *, user_id: int = 42,
                       thread_id: int | None = None) -> dict:  # fmt: skip
-        query = {
+        query: dict[str, Any] = {
             "id": f"cq{next(self._ids)}",
             "from": {"id": user_id, "is_bot": False, "first_name": "Ada"},
             "chat_instance": "ci",
@@ -388,6 +388,7 @@ class FakeTelegram:
         if not isinstance(upload, dict):
             return _error(400, f"Bad Request: there is no {field} in the request")
         self._count_visible(int(body["chat_id"]), now)
+        content: dict[str, Any]
         if field == "photo":
             content = {
                 "photo": [{"file_id": "p1", "file_unique_id": "u1", "width": 1, "height": 1}]
