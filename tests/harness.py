@@ -14,6 +14,7 @@ from bot.app import App
 from bot.config import Settings, settings_from_dict
 from channels.backoff import BackoffPolicy
 from channels.base import Channel
+from tests.fakes.clock import VirtualClock
 
 
 def service_config(
@@ -67,10 +68,12 @@ class ServiceHarness:
         channel_kwargs: dict[str, dict[str, Any]] | None = None,
         backoff: BackoffPolicy | None = None,
         schedule_clock: Any = None,
+        pacer_clock: VirtualClock | None = None,
         **extra: Any,
     ) -> None:
         self.raw = service_config(data_dir, fake_openai, channels, **extra)
         self.schedule_clock = schedule_clock
+        self.pacer_clock = pacer_clock
         self.only = only
         self.channel_kwargs = channel_kwargs
         self.backoff = backoff
@@ -89,6 +92,10 @@ class ServiceHarness:
     async def start(self) -> None:
         self.app = App(self.settings(), only=self.only, channel_kwargs=self.channel_kwargs,
                        backoff=self.backoff, schedule_clock=self.schedule_clock)
+        if self.pacer_clock is not None:  # platform intervals pass in virtual time
+            for channel in self.app.channels.values():
+                channel.pacer.clock = self.pacer_clock
+                channel.pacer.sleep = self.pacer_clock.sleep
         await self.app.start()
 
     async def stop(self) -> None:

@@ -6,8 +6,10 @@ scheduler (`schedule_clock=`), the access gate's pacer, a fake platform server t
 intervals. Time moves only by `advance`/`set` and, by default, by sleeping through it: sleeps
 return at once and add up, so every "at least this long" guarantee still holds in virtual time.
 
-`VirtualClock(start, sleep_moves=False)`: sleeping never ends by itself and moves nothing (the
-scheduler tests drive the loop with explicit ticks); the delays asked for are in `sleeps`.
+`hold()` parks every sleeper (before its time passes) until `release()`, so a test can act while
+a paced call waits, as if it were quicker than the interval. `VirtualClock(start,
+sleep_moves=False)`: sleeping never ends by itself and moves nothing (the scheduler tests drive
+the loop with explicit ticks). The delays asked for are in `sleeps`.
 Reading it from another thread (a fake server's) is safe. It starts at 1000 s, like a monotonic
 clock: at epoch magnitudes a float cannot hold sub-microsecond waits, so a pacer's last tiny
 remainder would never pass (schedule tests start it at `time.time()` and never sleep through it).
@@ -25,6 +27,7 @@ class VirtualClock:
         self.t = start
         self.sleep_moves = sleep_moves
         self.sleeps: list[float] = []  # every delay asked for, in order
+        self.held = False
 
     def __call__(self) -> float:
         return self.t
@@ -42,5 +45,13 @@ class VirtualClock:
         self.sleeps.append(seconds)
         if not self.sleep_moves:
             await asyncio.Event().wait()  # tests drive the scheduler with explicit ticks
+        while self.held:
+            await asyncio.sleep(0.001)
         self.t += max(seconds, 0.0)
         await asyncio.sleep(0)
+
+    def hold(self) -> None:
+        self.held = True
+
+    def release(self) -> None:
+        self.held = False

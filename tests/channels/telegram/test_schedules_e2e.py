@@ -14,7 +14,10 @@ from tests.harness import ServiceHarness
 def service(tmp_path: Path, fake_openai: FakeOpenAI, fake: FakeTelegram,
             clock: VirtualClock) -> ServiceHarness:
     settings = {"enabled": True, "bot_token": TOKEN, "api_base": fake.api_base, "poll_timeout": 1}
-    return ServiceHarness(tmp_path, fake_openai, {"telegram": settings}, schedule_clock=clock)
+    pacer_clock = fake.clock  # the fake's virtual clock, for its limit checks and the pacer
+    assert isinstance(pacer_clock, VirtualClock)
+    return ServiceHarness(tmp_path, fake_openai, {"telegram": settings}, schedule_clock=clock,
+                          pacer_clock=pacer_clock)
 
 
 async def fire(svc: ServiceHarness) -> None:
