@@ -13,6 +13,7 @@ written by AsyncSqliteSaver is read by this one and vice versa.
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from functools import cache
@@ -68,7 +69,7 @@ class PostgresCheckpoints:
         saver = retrying_postgres_saver()(self.pool)
         saver.retry = self.retry
         async with self.pool.connection() as conn:
-            await conn.execute("SELECT pg_advisory_lock(%s)", (SETUP_LOCK,))
+            await _take_lock(conn, SETUP_LOCK)
             try:
                 await saver.setup()
             finally:
@@ -77,6 +78,19 @@ class PostgresCheckpoints:
 
     async def close(self) -> None:
         return None
+
+
+async def _take_lock(conn: Any, key: int) -> None:
+    """Take a session advisory lock by asking, not by waiting in a statement: a waiting
+    statement holds a snapshot, and setup()'s `CREATE INDEX CONCURRENTLY` in the process that
+    has the lock waits for every snapshot in the database, so both would wait until the
+    statement timeout (processes starting together on a fresh database)."""
+    while True:
+        cur = await conn.execute("SELECT pg_try_advisory_lock(%s) AS got", (key,))
+        row = await cur.fetchone()
+        if row and (row["got"] if isinstance(row, Mapping) else row[0]):
+            return
+        await asyncio.sleep(0.05)
 
 
 @cache
