@@ -35,9 +35,12 @@ config.yaml:
 run: $(STAMP) config.yaml
 	$(BIN)/antler serve --config config.yaml
 
+# Tests run in parallel (pytest-xdist, one worker per core): each test has its own temp dir,
+# ports, PostgreSQL schema and fake servers.
 test: $(DEVSTAMP) $(JSSDK)
 	$(BIN)/ruff check .
-	ANTLER_JS_SDK_DIR=$(CURDIR)/$(JSDIR) $(BIN)/python -m pytest -q
+	$(BIN)/mypy
+	ANTLER_JS_SDK_DIR=$(CURDIR)/$(JSDIR) $(BIN)/python -m pytest -q -n auto
 
 bench: $(DEVSTAMP)
 	$(BIN)/python -m bench

@@ -95,7 +95,8 @@ class McpTools:
         from langchain_mcp_adapters.client import MultiServerMCPClient
 
         try:
-            client = MultiServerMCPClient({name: connection(name, spec)}, tool_name_prefix=True)
+            servers: dict[str, Any] = {name: connection(name, spec)}  # the library's TypedDicts
+            client = MultiServerMCPClient(servers, tool_name_prefix=True)
             return await asyncio.wait_for(client.get_tools(server_name=name), self.init_timeout)
         except Exception as exc:  # any transport/startup failure: report, run without it
             self._fail(f"MCP server {name!r} unavailable: {_reason(exc)}")

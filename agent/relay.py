@@ -9,6 +9,7 @@ The deltas, concatenated, always equal `Final.text`.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -169,7 +170,7 @@ def _clarification(artifact: dict[str, Any]) -> Clarification:
     return Clarification(str(artifact.get("question", "")), options)
 
 
-def tool_label(call: dict[str, Any]) -> str:
+def tool_label(call: Mapping[str, Any]) -> str:
     """A one-line label for a tool step: the name and a short view of its arguments."""
     args = call.get("args") or {}
     shown = ", ".join(f"{key}={value!r}" for key, value in list(args.items())[:3])

@@ -65,7 +65,7 @@ async def prepare_files(files: Sequence[str], dirs: ThreadDirs, config: UploadsC
                         vision: bool) -> PreparedFiles:
     if not files:
         return PreparedFiles()
-    lines, inlined, images = [UPLOADED], [], []
+    lines, inlined, images = [UPLOADED], list[str](), list[str]()
     for path in files:
         note, content = "", ""
         host = host_path(path, dirs)

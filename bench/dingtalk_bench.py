@@ -12,11 +12,11 @@ from __future__ import annotations
 import asyncio
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from agent.events import TextDelta
-from bot.pacing import Pacer
 from bot.replies import ReplyStreamer
 from channels.base import InboundMessage, PublishResult
 from channels.dingtalk.channel import DingTalkChannel
@@ -59,8 +59,7 @@ async def first_visible(fake: FakeDingTalk, tmp: Path, n: int = 20) -> dict[str,
                 t0 = time.monotonic()
                 fake.push_message(fake.chatbot_data(f"q{i}", sender=f"user-{i}"))
                 rec = await fake.until(
-                    lambda b=before: fake.requests("POST", "/v1.0/card/instances/deliver")[b:]
-                )
+                    partial(_since, fake, "/v1.0/card/instances/deliver", before))
                 lat.append(rec[0].at - t0)
                 await svc.idle()
     finally:
@@ -68,10 +67,14 @@ async def first_visible(fake: FakeDingTalk, tmp: Path, n: int = 20) -> dict[str,
     return {"first_visible_p50_ms": _pct(lat, 0.5), "first_visible_p99_ms": _pct(lat, 0.99)}
 
 
-async def _stream_reply(channel: DingTalkChannel, msg: InboundMessage, pacer: Pacer,
-                        fake: FakeDingTalk, tokens: int) -> list[tuple[str, float]]:
+def _since(fake: FakeDingTalk, path: str, before: int) -> list[Any]:
+    return fake.requests("POST", path)[before:]
+
+
+async def _stream_reply(channel: DingTalkChannel, msg: InboundMessage, fake: FakeDingTalk,
+                        tokens: int) -> list[tuple[str, float]]:
     """Stream `tokens` words; return (text so far, time handed over) per token."""
-    streamer = ReplyStreamer(channel, msg, pacer)
+    streamer = ReplyStreamer(channel, msg)  # paced by the channel's own Pacer
     await streamer.open()
     sent: list[tuple[str, float]] = []
     text = ""
@@ -105,11 +108,10 @@ async def streaming(fake: FakeDingTalk, tmp: Path, cards: int, tokens: int) -> d
         for i in range(cards):
             fake.push_message(fake.chatbot_data("go", sender=f"u{i}", conversation_id=f"c{i}"))
         await fake.until(lambda: len(ctx.published) == cards, timeout=20)
-        pacer = Pacer()
         start_puts = len(fake.requests("PUT", "/v1.0/card/streaming"))
         t0 = time.monotonic()
         runs = await asyncio.gather(*(
-            _stream_reply(channel, m, pacer, fake, tokens) for m in ctx.published
+            _stream_reply(channel, m, fake, tokens) for m in ctx.published
         ))
         elapsed = time.monotonic() - t0
     finally:

@@ -55,7 +55,9 @@ def raise_fd_limit(wanted: int = 16_384) -> int:
 
 
 class LoopLag:
-    """Samples how late a 10 ms timer fires on the running loop, and the peak RSS meanwhile."""
+    """Samples how late a 10 ms timer fires on the running loop, and the peak RSS meanwhile. The
+    one loop-lag sampler: tests check that nothing blocks the loop without timing it
+    (tests/harness.py `BlockingIoWatch`)."""
 
     def __init__(self, interval: float = 0.01) -> None:
         self.interval = interval

@@ -18,8 +18,8 @@ import enum
 import logging
 from collections.abc import Awaitable, Callable
 
-from bot.pacing import Pacer
 from channels.base import ChannelConfig, InboundMessage, RateBudget
+from channels.pacing import Pacer
 
 log = logging.getLogger("bot.access")
 

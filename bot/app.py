@@ -20,8 +20,7 @@ from bot.dispatcher import Dispatcher
 from bot.gateway.routes import DynamicRoutes
 from bot.gateway.server import GatewayServer, build_app
 from bot.journal import Entry, State
-from bot.metrics import Metrics, gauge_value
-from bot.pacing import Pacer
+from bot.metrics import Metrics
 from bot.schedules import build_schedules
 from bot.schedules.scheduler import EVENT_PREFIX as SCHEDULED_RUN
 from bot.schedules.scheduler import Clock
@@ -31,6 +30,7 @@ from bot.turns import TurnRunner
 from channels import channel_class, config_model
 from channels.backoff import BackoffPolicy
 from channels.base import Channel, ChannelConfig, ChannelError, ChatRef, InboundMessage
+from channels.pacing import Pacer
 
 log = logging.getLogger("bot.app")
 
@@ -51,7 +51,6 @@ class App:
         self.conversations = self.stores.conversations
         self.metrics = Metrics()
         self.bus = MessageBus(self.journal, ch.inbound_queue_size, self._tell_busy, self.metrics)
-        self.metrics.queue_depth.read = lambda: gauge_value(self.bus.depth)
         self.routes = DynamicRoutes()
         self.pacer = Pacer()
         self.gate = AccessGate({}, self.pacer, self._tell_refused)
@@ -87,7 +86,7 @@ class App:
                                      busy_policy=ch.busy_policy_for, bot_name=BOT_NAME)
         self.turns.chat_commands = self.hands.is_skill
         self.runner.on_title = self._set_title
-        self.metrics.waiting_for_slot.read = lambda: gauge_value(self.dispatcher.waiting)
+        self.metrics.read_gauges(lambda: self.bus.depth, lambda: self.dispatcher.waiting)
         self.dispatcher.status_notes = self.hands.status_notes
         self.turns.thread_for = self.schedules.thread_for
         if settings.schedules.enabled:

@@ -43,7 +43,7 @@ class MessageBus:
             return PublishResult.closed
         if not await self.journal.accept(msg):
             self.counters.duplicates += 1
-            self.metrics.duplicates.inc(channel=msg.chat.channel)
+            self.metrics.duplicates.labels(channel=msg.chat.channel).inc()
             log.info("duplicate %s:%s suppressed", msg.chat.channel, msg.event_id)
             return PublishResult.duplicate
         try:
@@ -51,12 +51,12 @@ class MessageBus:
         except asyncio.QueueFull:
             await self.journal.forget(msg)
             self.counters.overflowed += 1
-            self.metrics.overflowed.inc(channel=msg.chat.channel)
+            self.metrics.overflowed.labels(channel=msg.chat.channel).inc()
             log.warning("inbound queue full (%d); told the sender to retry", self.queue.maxsize)
             await self.on_overflow(msg)
             return PublishResult.busy
         self.counters.published += 1
-        self.metrics.inbound.inc(channel=msg.chat.channel)
+        self.metrics.inbound.labels(channel=msg.chat.channel).inc()
         return PublishResult.accepted
 
     def requeue(self, msg: InboundMessage) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from bot.access import AccessGate, Verdict
 from bot.bus import MessageBus
@@ -13,6 +13,8 @@ from bot.gateway.routes import DynamicRoutes
 from channels.backoff import RetryState
 from channels.base import Handler, InboundMessage, PublishResult
 from channels.text import clean_input
+
+Status = Literal["stopped", "connecting", "connected", "retrying"]
 
 
 @dataclass
@@ -22,7 +24,7 @@ class ChannelState:
     enabled: bool = True
     running: bool = False
     connected: bool = False
-    status: str = "stopped"
+    status: Status = "stopped"
     """stopped, connecting, connected, or retrying (after a failed start or connection)."""
     attempts: int = 0
     """Failed attempts in the current outage (start or connection)."""
@@ -42,7 +44,7 @@ class ChannelState:
         self.status, self.attempts = "retrying", retry.attempts
         self.next_retry_at, self.last_error = retry.next_retry_at, retry.last_error
 
-    def settled(self, status: str) -> None:
+    def settled(self, status: Status) -> None:
         """Out of an outage: `status` is connecting, connected or stopped."""
         self.status, self.attempts, self.next_retry_at = status, 0, None
 
@@ -82,7 +84,7 @@ class ServiceContext:
             if connected and not self.state.connected:
                 if self.state.connected_since is not None:
                     self.state.reconnects += 1
-                    self.bus.metrics.reconnects.inc(channel=self.name)
+                    self.bus.metrics.reconnects.labels(channel=self.name).inc()
                 self.state.connected_since = time.time()
             self.state.connected = connected
         if error is not None:

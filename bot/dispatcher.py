@@ -14,9 +14,9 @@ import asyncio
 import logging
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from bot import texts
 from bot.commands import COMMANDS, CommandContext, CommandTable, ParsedCommand, parse_command
@@ -140,8 +140,8 @@ class Dispatcher:
             log.warning("queued notice failed on %s: %s", channel.name, exc)
             return None
         if msg.received_at:
-            self.turns.metrics.first_visible.observe(max(0.0, time.time() - msg.received_at),
-                                                     channel=channel.name)
+            self.turns.metrics.first_visible.labels(channel=channel.name).observe(
+                max(0.0, time.time() - msg.received_at))
         if handle is not None and (state := channel.handle_state(handle)) is not None:
             await self.turns.journal.keep_handle(msg, state)  # a restart reuses the notice
         return handle
@@ -210,8 +210,8 @@ class Dispatcher:
     async def _reply(self, channel: Channel, msg: InboundMessage, text: str) -> None:
         await self.turns.send_command_reply(channel, msg, text, ())
 
-    def _spawn(self, coro: object) -> None:
-        task = asyncio.create_task(coro)  # type: ignore[arg-type]
+    def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.create_task(coro)
         self._side_tasks.add(task)
         self._idle.clear()
         task.add_done_callback(self._side_done)

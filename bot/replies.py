@@ -16,7 +16,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from agent.events import (
     AgentEvent,
@@ -32,7 +32,6 @@ from agent.events import (
 from bot import texts
 from bot.delivery import DeliveryTrack, FinalPlan
 from bot.metrics import Metrics
-from bot.pacing import Pacer
 from channels.base import (
     Button,
     Channel,
@@ -56,7 +55,7 @@ MAX_TRANSIENT_ATTEMPTS = 6
 class ReplyStreamer:
     """One reply to one message, from placeholder to final."""
 
-    def __init__(self, channel: Channel, msg: InboundMessage, pacer: Pacer | None = None,
+    def __init__(self, channel: Channel, msg: InboundMessage,
                  handle: ReplyHandle | None = None, metrics: Metrics | None = None,
                  track: DeliveryTrack | None = None) -> None:
         self.metrics = metrics or Metrics()
@@ -66,7 +65,7 @@ class ReplyStreamer:
         self._first_seen = False
         self.channel = channel
         self.msg = msg
-        self.pacer = channel.pacer  # one pacer per channel: `pacer` is no longer needed
+        self.pacer = channel.pacer  # one pacer per channel, shared with its own calls
         self.handle = handle
         self.doc = ReplyDoc(status="working")
         self.files: list[Path] = []
@@ -187,7 +186,7 @@ class ReplyStreamer:
             doc = self.doc
             await self.channel.update_reply(self.handle, doc)
             await self.track.seen(self.handle)
-            self.metrics.updates_sent.inc(channel=self.channel.name)
+            self.metrics.updates_sent.labels(channel=self.channel.name).inc()
             self._visible(doc)
         except RateLimited as exc:
             self._block(exc)
@@ -248,22 +247,22 @@ class ReplyStreamer:
 
     def _given_up(self, reason: str, exc: ChannelError) -> None:
         log.warning("delivery to %s given up (%s): %s", self._key, reason, exc)
-        self.metrics.deliveries_given_up.inc(channel=self.channel.name, reason=reason)
+        self.metrics.deliveries_given_up.labels(channel=self.channel.name, reason=reason).inc()
 
     def _visible(self, doc: ReplyDoc) -> None:
         """Record the time to the first update that shows the user something of the answer."""
         if not self._first_seen and (doc.text or doc.progress or doc.status != "working"):
             self._first_seen = True
-            self.metrics.first_update.observe(time.monotonic() - self._started,
-                                              channel=self.channel.name)
+            self.metrics.first_update.labels(channel=self.channel.name).observe(
+                time.monotonic() - self._started)
 
     def _block(self, exc: RateLimited) -> None:
-        self.metrics.rate_limited.inc(channel=self.channel.name)
+        self.metrics.rate_limited.labels(channel=self.channel.name).inc()
         self.pacer.block_for(exc, self.msg.chat, self._key)
 
 
 def _finish_step(steps: tuple[ToolStep, ...], event: ToolFinished) -> tuple[ToolStep, ...]:
-    state = "done" if event.ok else "failed"
+    state: Literal["done", "failed"] = "done" if event.ok else "failed"
     return tuple(replace(s, state=state) if s.id == event.call_id else s for s in steps)
 
 

@@ -126,7 +126,7 @@ class TurnRunner:
         except ChannelError as exc:
             log.warning("failure notice for %s not delivered: %s", msg.chat.key, exc)
             told = False
-        self.metrics.deliveries_given_up.inc(channel=channel.name, reason="failed twice")
+        self.metrics.deliveries_given_up.labels(channel=channel.name, reason="failed twice").inc()
         await self.journal.failed(msg, "failed twice", told=told)
 
     def _streamer(self, channel: Channel, msg: InboundMessage,
@@ -138,7 +138,7 @@ class TurnRunner:
         settings = RunSettings(model=conv.model, thinking=conv.thinking, plan_mode=conv.plan_mode)
         channel, started = conv.channel, time.monotonic()
         outcome = "cancelled"
-        self.metrics.runs_started.inc(channel=channel)
+        self.metrics.runs_started.labels(channel=channel).inc()
         try:
             async for event in self.runner.stream(conv.thread_id, turn, settings):
                 streamer.on_event(event)
@@ -180,14 +180,14 @@ class TurnRunner:
             await self.journal.failed(msg, exc.reason, told=False)
             return
         if not exc.retryable:
-            self.metrics.deliveries_given_up.inc(channel=channel.name, reason="refused")
+            self.metrics.deliveries_given_up.labels(channel=channel.name, reason="refused").inc()
         await self.journal.failed(msg, str(exc), told=False)
 
     def _sign_of_life(self, msg: InboundMessage) -> None:
         """Admission → first visible sign (typing or placeholder), from the event's arrival."""
         if msg.received_at:
-            self.metrics.first_visible.observe(max(0.0, time.time() - msg.received_at),
-                                               channel=msg.chat.channel)
+            self.metrics.first_visible.labels(channel=msg.chat.channel).observe(
+                max(0.0, time.time() - msg.received_at))
 
     # ---------------------------------------------------------------- commands and files
 

@@ -1,9 +1,13 @@
-"""File-name helpers every channel uses when it saves a user's attachment."""
+"""File helpers every channel uses: names for a user's attachment it saves, and the size check
+of a file it sends."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
+
+from channels._threads import call_blocking
+from channels.base import FileTooLarge
 
 _UNSAFE = re.compile(r"[^\w.\- ]+")
 
@@ -23,3 +27,12 @@ def free_path(dest_dir: Path, name: str, fallback: str = "file") -> Path:
         path = dest_dir / f"{stem}-{n}{suffix}"
         n += 1
     return path
+
+
+async def outgoing_size(path: Path, limit: int) -> int:
+    """The size of a file to send (read off the loop); FileTooLarge above the platform's
+    `limit`, so the service tells the user in its own words."""
+    size = (await call_blocking(path.stat)).st_size
+    if size > limit:
+        raise FileTooLarge(path.name, size, limit)
+    return size

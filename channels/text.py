@@ -81,6 +81,9 @@ def _split_block(text: str, limit: int) -> list[str]:
         before = len(rest)
         head, rest = rest[:cut], rest[cut:]
         fence = _open_fence(head)
+        if fence and head.strip() == fence and len(_reopen(fence)) < len(fence):
+            rest = _reopen(fence) + "\n" + rest.lstrip("\n")  # only a long opener fit: shorten it
+            continue
         reopened = _reopen(fence) + "\n" + rest.lstrip("\n") if fence else ""
         if fence and len(reopened) < before and head.strip() != fence:
             head = head.rstrip("\n") + "\n" + fence[: _marker_len(fence)]

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +14,7 @@ from bot.app import App
 from bot.config import Settings, settings_from_dict
 from channels.backoff import BackoffPolicy
 from channels.base import Channel
+from tests.fakes.clock import VirtualClock
 
 
 def service_config(
@@ -65,10 +68,12 @@ class ServiceHarness:
         channel_kwargs: dict[str, dict[str, Any]] | None = None,
         backoff: BackoffPolicy | None = None,
         schedule_clock: Any = None,
+        pacer_clock: VirtualClock | None = None,
         **extra: Any,
     ) -> None:
         self.raw = service_config(data_dir, fake_openai, channels, **extra)
         self.schedule_clock = schedule_clock
+        self.pacer_clock = pacer_clock
         self.only = only
         self.channel_kwargs = channel_kwargs
         self.backoff = backoff
@@ -87,6 +92,10 @@ class ServiceHarness:
     async def start(self) -> None:
         self.app = App(self.settings(), only=self.only, channel_kwargs=self.channel_kwargs,
                        backoff=self.backoff, schedule_clock=self.schedule_clock)
+        if self.pacer_clock is not None:  # platform intervals pass in virtual time
+            for channel in self.app.channels.values():
+                channel.pacer.clock = self.pacer_clock
+                channel.pacer.sleep = self.pacer_clock.sleep
         await self.app.start()
 
     async def stop(self) -> None:
@@ -97,6 +106,12 @@ class ServiceHarness:
     async def restart(self) -> None:
         await self.stop()
         await self.start()
+
+    @property
+    def running(self) -> App:
+        """The started App (fails the test when the service is not running)."""
+        assert self.app is not None, "the service is not running"
+        return self.app
 
     def channel(self, name: str) -> Channel:
         assert self.app is not None
@@ -121,31 +136,48 @@ class ServiceHarness:
         raise TimeoutError("service did not become idle")
 
 
-class LoopWatch:
-    """Measures how late the running loop wakes up: a blocking call on it shows as lag.
+_NETWORK_EVENTS = ("http.client.connect", "http.client.send", "socket.getaddrinfo",
+                   "socket.connect")
+_watches: list[BlockingIoWatch] = []
 
-    `async with LoopWatch() as watch: ...` then check `watch.max_lag`.
+
+def _audit(event: str, args: tuple[Any, ...]) -> None:
+    if _watches and event in _NETWORK_EVENTS:
+        # a connect blocks unless its socket is non-blocking (asyncio's are)
+        blocking = event != "socket.connect" or args[0].gettimeout() != 0.0
+        for watch in _watches:
+            watch.saw(event, threading.get_ident(), blocking)
+
+
+class BlockingIoWatch:
+    """Records network calls by thread, through the interpreter's audit events: blocking ones
+    (`http.client`, as under requests and urllib3; name lookups; connects of blocking sockets)
+    on the loop's thread, and every one on other threads. A test asserts that none blocked the
+    loop, and that the SDK's calls were seen at all (on its worker threads).
+
+    `async with BlockingIoWatch() as watch: ...` then `watch.on_loop`, `watch.elsewhere`.
     """
 
-    def __init__(self, interval: float = 0.02) -> None:
-        self.interval = interval
-        self.max_lag = 0.0
-        self.samples = 0
-        self._task: asyncio.Task[None] | None = None
+    _hooked = False
 
-    async def _sample(self) -> None:
-        loop = asyncio.get_running_loop()
-        while True:
-            start = loop.time()
-            await asyncio.sleep(self.interval)
-            self.max_lag = max(self.max_lag, loop.time() - start - self.interval)
-            self.samples += 1
+    def __init__(self) -> None:
+        self.on_loop: list[str] = []
+        self.elsewhere: list[str] = []
+        self._loop_thread = 0
 
-    async def __aenter__(self) -> LoopWatch:
-        self._task = asyncio.create_task(self._sample())
+    def saw(self, event: str, thread: int, blocking: bool) -> None:
+        if thread != self._loop_thread:
+            self.elsewhere.append(event)
+        elif blocking:
+            self.on_loop.append(event)
+
+    async def __aenter__(self) -> BlockingIoWatch:
+        if not BlockingIoWatch._hooked:  # an audit hook stays for the process: add it once
+            sys.addaudithook(_audit)
+            BlockingIoWatch._hooked = True
+        self._loop_thread = threading.get_ident()
+        _watches.append(self)
         return self
 
     async def __aexit__(self, *exc: object) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            await asyncio.gather(self._task, return_exceptions=True)
+        _watches.remove(self)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import openai
 import pytest
@@ -17,10 +18,10 @@ def _client(fake: FakeOpenAI) -> openai.AsyncOpenAI:
     return openai.AsyncOpenAI(base_url=fake.base_url, api_key="sk-test", max_retries=0)
 
 
-def _chat(fake: FakeOpenAI, **kwargs: object) -> ChatOpenAI:
-    return ChatOpenAI(
-        model="fake-model", base_url=fake.base_url, api_key="sk-test", max_retries=0, **kwargs
-    )
+def _chat(fake: FakeOpenAI, **kwargs: Any) -> ChatOpenAI:
+    options: dict[str, Any] = {"model": "fake-model", "base_url": fake.base_url,
+                               "api_key": "sk-test", "max_retries": 0, **kwargs}
+    return ChatOpenAI(**options)
 
 
 def test_split_tokens_rejoins_and_caps_word_length() -> None:
@@ -43,7 +44,7 @@ async def test_default_responder_echoes_last_user_message(fake_openai: FakeOpenA
 async def test_streamed_text_arrives_in_chunks(fake_openai: FakeOpenAI) -> None:
     fake_openai.script(Reply(text="The quick brown fox jumps over the lazy dog."))
     chunks = [c async for c in _chat(fake_openai, streaming=True).astream("go")]
-    texts = [c.content for c in chunks if c.content]
+    texts = [str(c.content) for c in chunks if c.content]
     assert len(texts) > 5
     assert "".join(texts) == "The quick brown fox jumps over the lazy dog."
     assert fake_openai.last_request.stream
@@ -80,7 +81,7 @@ async def test_tool_calls_reach_langchain(fake_openai: FakeOpenAI, streaming: bo
 
     model = _chat(fake_openai, streaming=streaming).bind_tools([add, now])
     if streaming:
-        message: AIMessageChunk | None = None
+        message: Any = None
         async for chunk in model.astream("add"):
             message = chunk if message is None else message + chunk
         assert message is not None
@@ -172,7 +173,7 @@ async def test_wait_requests_and_reset(fake_openai: FakeOpenAI) -> None:
 
 async def test_stalled_stream_notices_client_leaving(fake_openai: FakeOpenAI) -> None:
     fake_openai.script(Reply(text="one two three four", stall_after=1))
-    stream = _chat(fake_openai, streaming=True).astream("x")
+    stream: Any = _chat(fake_openai, streaming=True).astream("x")  # an async generator
     first = [await anext(stream) for _ in range(2)]
     assert "".join(str(c.content) for c in first) == "one "
     await stream.aclose()

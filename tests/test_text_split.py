@@ -73,3 +73,11 @@ def test_a_fence_line_with_a_language_does_not_close_a_code_block() -> None:
     assert all(len(p) <= 100 for p in parts)
     assert all(p.startswith("```md") and p.endswith("```") for p in parts)
     assert split_text("```" + "x" * 200 + "\n" + "y " * 100, 64)  # terminates
+
+
+def test_a_code_block_whose_opener_alone_fills_a_part_stays_code() -> None:
+    opener = "```" + "lang" * 4 + "](https://x.io/a_(b)?c=d&e=f)" * 2 + "| a | b |"  # long info
+    parts = split_text(opener + "\n|---|---|\n&amp;", 100)  # 102 characters
+    assert all(len(p) <= 100 for p in parts)
+    assert all(p.startswith("```langlanglanglang\n") for p in parts)  # shortened, still code
+    assert "&amp;" in parts[-1]

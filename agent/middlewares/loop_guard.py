@@ -25,7 +25,7 @@ STOP = ("[note from the system] You repeated the same tool call too many times; 
         "disabled for this turn. Answer the user in text with what you have.")
 
 
-def call_signature(message: BaseMessage) -> str | None:
+def call_signature(message: BaseMessage | None) -> str | None:
     calls = getattr(message, "tool_calls", None)
     if not isinstance(message, AIMessage) or not calls:
         return None

@@ -107,7 +107,8 @@ def merge_secrets(new: dict[str, Any], old: dict[str, Any]) -> dict[str, Any]:
     out = dict(new)
     for key in ("env", "headers"):
         if isinstance(out.get(key), dict):
-            stored = old.get(key) if isinstance(old.get(key), dict) else {}
+            kept = old.get(key)
+            stored = kept if isinstance(kept, dict) else {}
             out[key] = {k: stored.get(k, "") if v == MASK else v for k, v in out[key].items()}
     for key, value in list(out.items()):
         if value == MASK:

@@ -303,7 +303,7 @@ class RunManager:
 
     async def _work(self, rec: RunRecord, req: RunRequest) -> None:
         started = time.monotonic()
-        self.metrics.runs_started.inc(channel=API_CHANNEL)
+        self.metrics.runs_started.labels(channel=API_CHANNEL).inc()
         outcome = "failed"
         try:
             rec.status = "running"

@@ -105,9 +105,9 @@ class GatewayServer:
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.host, self.port)
         await site.start()
-        server = site._server
-        if server is not None and server.sockets:
-            self.port = server.sockets[0].getsockname()[1]
+        bound = self._runner.addresses  # the port the system chose when `port` is 0
+        if bound:
+            self.port = bound[0][1]
         log.info("admin server on http://%s:%d", self.host, self.port)
 
     async def stop(self) -> None:

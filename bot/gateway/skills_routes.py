@@ -105,7 +105,8 @@ async def put_skill(call: Call) -> SkillInfo:
     path = config_path(call.gw)
     async with config_lock:
         raw = read_raw(path)
-        skills = raw.get("skills") if isinstance(raw.get("skills"), dict) else {}
+        listed = raw.get("skills")
+        skills = listed if isinstance(listed, dict) else {}
         entry = skills.get(skill.name)
         skills[skill.name] = {**(entry if isinstance(entry, dict) else {}),
                               "enabled": body.enabled}

@@ -30,7 +30,7 @@ def run_location(rec: RunRecord) -> str:
 
 
 async def stream_run(request: web.Request, rec: RunRecord, queue: asyncio.Queue[Event], *,
-                     heartbeat: float, on_disconnect: Callable[[], None] | None = None
+                     heartbeat: float, on_disconnect: Callable[[], object] | None = None
                      ) -> web.StreamResponse:
     """Send the run's events from `queue` until `end`; call `on_disconnect` if the client left."""
     response = web.StreamResponse(headers={**SSE_HEADERS,

@@ -196,7 +196,7 @@ async def migrate(pool: AsyncConnectionPool, component: str, migrations: Sequenc
             cur = await conn.execute(
                 "SELECT COALESCE(MAX(version), 0) AS v FROM antler_migrations"
                 " WHERE component = %s", (component,))
-            row = await cur.fetchone()
+            row: Any = await cur.fetchone()  # a dict: the pool's row factory is dict_row
             version = int(row["v"]) if row else 0
             for number, script in enumerate(migrations[version:], start=version + 1):
                 for statement in filter(str.strip, script.split(";")):

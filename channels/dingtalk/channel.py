@@ -16,7 +16,6 @@ from channels.base import (
     ChannelContext,
     ChannelError,
     ChatRef,
-    FileTooLarge,
     InboundMessage,
     RateBudget,
     RateLimited,
@@ -31,7 +30,7 @@ from channels.dingtalk.outbox import Outbox
 from channels.dingtalk.parse import MalformedEvent, parse_message, webhook_of
 from channels.dingtalk.render import adapt_markdown, card_text, markdown_text
 from channels.dingtalk.stream import StreamLink
-from channels.files import free_path
+from channels.files import free_path, outgoing_size
 
 CHOOSE = "Choose:"  # the label above the buttons of a reply shown in an AI card
 UPLOAD_LIMIT = 20 * 1024 * 1024
@@ -187,9 +186,7 @@ class DingTalkChannel(Channel):
     # ------------------------------------------------------------------ files
 
     async def send_file(self, handle: DingTalkReply, path: Path) -> None:
-        size = file_size(path)
-        if size > UPLOAD_LIMIT:
-            raise FileTooLarge(path.name, size, UPLOAD_LIMIT)
+        await outgoing_size(path, UPLOAD_LIMIT)
         await self.outbox.send_file(handle.chat, path)
 
     async def fetch_file(self, msg: InboundMessage, att: Attachment, dest_dir: Path, *,
@@ -219,9 +216,5 @@ def capabilities_for(config: DingTalkConfig) -> Capabilities:
     )
 
 
-
-
-def file_size(path: Path) -> int:
-    return path.stat().st_size
 
 

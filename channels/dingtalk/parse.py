@@ -11,7 +11,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from channels.base import Attachment, ChatRef, InboundMessage, UserRef
+from channels.base import Attachment, ChatRef, ChatType, InboundMessage, UserRef
 
 CHATBOT_TOPIC = "/v1.0/im/bot/messages/get"
 CARD_CALLBACK_TOPIC = "/v1.0/card/instances/callback"  # card button presses (Stream mode)
@@ -32,6 +32,7 @@ def parse_message(data: Mapping[str, Any], *, channel: str, received_at: float) 
         raise MalformedEvent("chatbot message without msgId")
     chat = _chat_of(data, channel)
     kind = _str(data.get("msgtype")) or "text"
+    attachments: tuple[Attachment, ...]
     if kind in _UNSUPPORTED:
         text, attachments, unsupported = "", (), _UNSUPPORTED[kind]
     else:
@@ -55,6 +56,7 @@ def parse_message(data: Mapping[str, Any], *, channel: str, received_at: float) 
 
 
 def _chat_of(data: Mapping[str, Any], channel: str) -> ChatRef:
+    chat_type: ChatType
     if _str(data.get("conversationType")) == "2":
         chat_id = _str(data.get("conversationId"))
         chat_type = "group"

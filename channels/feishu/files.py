@@ -14,7 +14,7 @@ from lark_oapi.core.token import TokenManager
 from channels._threads import call_blocking
 from channels.base import Attachment, ChannelError, FileTooLarge, InboundMessage
 from channels.feishu.api import FeishuApi
-from channels.files import free_path
+from channels.files import free_path, outgoing_size
 
 IMAGE_LIMIT = 10 * 1024 * 1024
 FILE_LIMIT = 30 * 1024 * 1024
@@ -84,11 +84,9 @@ def _disposition_name(resp: requests.Response) -> str:
 
 async def upload(api: FeishuApi, path: Path) -> tuple[str, str]:
     """Upload a file the agent produced; returns (msg_type, message content JSON)."""
-    size = (await call_blocking(path.stat)).st_size
+    size = await outgoing_size(path, FILE_LIMIT)
     if path.suffix.lower() in IMAGE_SUFFIXES and size <= IMAGE_LIMIT:
         key = await api.upload_image(path)
         return "image", json.dumps({"image_key": key})
-    if size > FILE_LIMIT:
-        raise FileTooLarge(path.name, size, FILE_LIMIT)
     key = await api.upload_file(path, _FILE_TYPES.get(path.suffix.lower(), "stream"))
     return "file", json.dumps({"file_key": key})

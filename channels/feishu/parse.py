@@ -6,11 +6,13 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
-from channels.base import Attachment, ChatRef, InboundMessage, UserRef
+from channels.base import Attachment, ChatRef, ChatType, InboundMessage, UserRef
 
 MESSAGE_EVENT = "im.message.receive_v1"
+_FILE_KINDS: dict[str, Literal["file", "audio", "video"]] = {
+    "file": "file", "audio": "audio", "media": "video"}
 CARD_ACTION_EVENT = "card.action.trigger"
 _COMMAND_AT = re.compile(r"^(/[A-Za-z0-9_]+)@\S+")
 _LEADING_AT = re.compile(r"^(\s*@_user_\d+\s*)+")
@@ -108,7 +110,7 @@ def _body(msg_type: str, content: Mapping[str, Any]) -> tuple[str, list[Attachme
     if msg_type == "image" and content.get("image_key"):
         return "", [_image(str(content["image_key"]))]
     if msg_type in ("file", "audio", "media") and content.get("file_key"):
-        kind = {"file": "file", "audio": "audio", "media": "video"}[msg_type]
+        kind = _FILE_KINDS[msg_type]
         name = str(content.get("file_name") or content["file_key"])
         return "", [Attachment(name=name, ref=f"file:{content['file_key']}", kind=kind)]
     return "", []
@@ -211,10 +213,10 @@ def parse_card_action(
     user = _dig(event or {}, "operator", "open_id")
     if not isinstance(value, Mapping) or not value.get("cmd") or not chat_id or not user:
         raise MalformedEvent("card action without our button value, chat or operator")
-    event_id = _dig(envelope, "header", "event_id") or _dig(event, "token")
+    event_id = _dig(envelope, "header", "event_id") or _dig(event or {}, "token")
     if not event_id:
         raise MalformedEvent("card action without an event id")
-    chat_type = "group" if value.get("chat_type") == "group" else "dm"
+    chat_type: ChatType = "group" if value.get("chat_type") == "group" else "dm"
     return InboundMessage(
         event_id=str(event_id),
         chat=ChatRef(channel=channel, chat_id=str(chat_id), chat_type=chat_type,
@@ -223,7 +225,7 @@ def parse_card_action(
         text=str(value["cmd"]),
         is_button=True,
         mentions_bot=True,
-        message_id=_dig(event, "context", "open_message_id"),
+        message_id=_dig(event or {}, "context", "open_message_id"),
         received_at=received_at,
         in_main_chat=bool(value.get("main")),
         raw={"reply_to": value.get("reply_to"), "root_id": value.get("topic")},

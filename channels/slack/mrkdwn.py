@@ -31,7 +31,7 @@ def escape(text: str) -> str:
 
 def _styled(span: Span) -> str:
     text = escape(span.text)
-    kinds = {m.kind: m for m in span.marks}
+    kinds: dict[str, Mark] = {m.kind: m for m in span.marks}
     if "pre" in kinds:
         return f"```\n{text}\n```"
     core = text.strip()

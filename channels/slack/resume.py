@@ -25,7 +25,8 @@ def reply_state(reply: SlackReply) -> dict[str, Any]:
 def restore_reply(msg: InboundMessage, state: Mapping[str, Any]) -> SlackReply | None:
     if not state.get("channel_id"):
         return None
-    reply = SlackReply(chat=msg.chat, **{name: state.get(name) for name in _KEPT})
+    kept: dict[str, Any] = {name: state.get(name) for name in _KEPT}
+    reply = SlackReply(chat=msg.chat, **kept)
     reply.queued_reaction = bool(state.get("queued_reaction"))
     reply.stream_stopped = bool(state.get("stream_stopped"))
     if reply.stream_ts is not None:

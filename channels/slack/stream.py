@@ -272,11 +272,11 @@ class ReplyWriter:
             self._defer(reply, doc)
             return
         reply.pending = None
-        await self._send_update(reply, payload)
+        await self._send_update(reply, reply.edit_ts, payload)
 
-    async def _send_update(self, reply: SlackReply, payload: dict[str, Any]) -> None:
+    async def _send_update(self, reply: SlackReply, ts: str, payload: dict[str, Any]) -> None:
         await call(
-            self.client.chat_update(channel=reply.channel_id, ts=reply.edit_ts, **payload),
+            self.client.chat_update(channel=reply.channel_id, ts=ts, **payload),
             scope="workspace",
             what=UPDATE,
             pacer=(self.pacer, reply.chat),
@@ -324,4 +324,4 @@ class ReplyWriter:
                 return
         payload = render.message_payload(doc, offset=reply.edit_offset)
         if reply.edit_ts is not None and payload != reply.shown:
-            await self._send_update(reply, payload)
+            await self._send_update(reply, reply.edit_ts, payload)

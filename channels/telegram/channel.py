@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 from collections.abc import Mapping
 from pathlib import Path
@@ -173,9 +174,7 @@ class TelegramChannel(Channel):
                     **where(chat),
                 )
 
-            await self.sender.patiently(
-                lambda part=part, call=call: self.sender.text(chat, part, call)
-            )
+            await self.sender.patiently(functools.partial(self.sender.text, chat, part, call))
 
     # ------------------------------------------------------------------ files
 

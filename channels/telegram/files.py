@@ -10,7 +10,7 @@ import httpx
 
 from channels._threads import call_blocking
 from channels.base import Attachment, ChannelError, ChatRef, FileTooLarge
-from channels.files import free_path
+from channels.files import free_path, outgoing_size
 from channels.telegram.api import Sender, guarded, where
 
 log = logging.getLogger("channels.telegram")
@@ -65,16 +65,10 @@ async def _stream(url: str, path: Path, cap: int, name: str) -> None:
                            retryable=True) from exc
 
 
-def file_size(path: Path) -> int:
-    return path.stat().st_size
-
-
 async def send(sender: Sender, chat: ChatRef, path: Path, reply_to: int | None) -> None:
     """Send `path` as a photo or document; FileTooLarge over Telegram's 50 MB for bots (the
     service tells the user, in its own words)."""
-    size = file_size(path)
-    if size > DOCUMENT_LIMIT:
-        raise FileTooLarge(path.name, size, DOCUMENT_LIMIT)
+    size = await outgoing_size(path, DOCUMENT_LIMIT)
     as_photo = path.suffix.lower() in PHOTO_SUFFIXES and size <= PHOTO_LIMIT
     extra: dict[str, Any] = {
         "reply_to_message_id": reply_to,

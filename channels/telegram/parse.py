@@ -77,7 +77,7 @@ def _parse_message(
     command, target = _command(text)
     for_other = bool(target) and target.lower() != bot.username.lower()
     reply = _real_reply(message)
-    replied_to_bot = bool(reply) and reply.get("from", {}).get("id") == bot.id
+    replied_to_bot = reply is not None and reply.get("from", {}).get("id") == bot.id
     msg = InboundMessage(
         event_id=f"{message['chat']['id']}:{message['message_id']}",
         chat=chat,

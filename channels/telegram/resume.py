@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 from channels.base import InboundMessage
 from channels.telegram.stream import TelegramReply
@@ -16,9 +16,10 @@ def reply_state(handle: TelegramReply) -> dict[str, Any]:
 
 def restore_reply(msg: InboundMessage, state: Mapping[str, Any]) -> TelegramReply | None:
     """The reply as the last process left it; `shown` is unknown, so the next update edits."""
-    mode = state.get("mode")
-    if mode not in ("draft", "edit"):
+    kept = state.get("mode")
+    if kept not in ("draft", "edit"):
         return None
+    mode: Literal["draft", "edit"] = "edit" if kept == "edit" else "draft"
     message_id = _int(state.get("message_id"))
     if message_id is not None:
         mode = "edit"  # a message is shown (a draft's final, a shutdown notice): continue in it

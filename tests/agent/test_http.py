@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 from openai import DefaultAioHttpClient
 
@@ -22,9 +23,9 @@ def _model(fake: FakeOpenAI, name: str = "a", base_url: str | None = None, **ext
 async def test_models_on_one_endpoint_share_one_aiohttp_client(fake_openai: FakeOpenAI) -> None:
     http.hold_pools()
     try:
-        one = create_chat_model(_model(fake_openai, "a"), AGENT, thinking=False)
-        two = create_chat_model(_model(fake_openai, "b"), AGENT, thinking=False)
-        other = create_chat_model(_model(fake_openai, "c", "http://127.0.0.1:9/v1"), AGENT,
+        one: Any = create_chat_model(_model(fake_openai, "a"), AGENT, thinking=False)
+        two: Any = create_chat_model(_model(fake_openai, "b"), AGENT, thinking=False)
+        other: Any = create_chat_model(_model(fake_openai, "c", "http://127.0.0.1:9/v1"), AGENT,
                                   thinking=False)
         assert isinstance(one.http_async_client, DefaultAioHttpClient)
         assert one.http_async_client is two.http_async_client
@@ -39,7 +40,7 @@ async def test_stream_chunks_arrive_as_dicts_and_text_is_unchanged(
 ) -> None:
     http.hold_pools()
     try:
-        chat = create_chat_model(_model(fake_openai), AGENT, thinking=False)
+        chat: Any = create_chat_model(_model(fake_openai), AGENT, thinking=False)
         stream = await chat.async_client.create(
             model="m", messages=[{"role": "user", "content": "hi"}], stream=True)
         chunks = [chunk async for chunk in stream]
@@ -56,9 +57,9 @@ async def test_stream_chunks_arrive_as_dicts_and_text_is_unchanged(
 async def test_a_model_with_its_own_client_or_another_class_is_left_as_built(
     fake_openai: FakeOpenAI,
 ) -> None:
-    proxied = create_chat_model(_model(fake_openai, openai_proxy="http://127.0.0.1:9"), AGENT,
+    proxied: Any = create_chat_model(_model(fake_openai, openai_proxy="http://127.0.0.1:9"), AGENT,
                                 thinking=False)
     assert not isinstance(proxied.async_client, http.DictChunkCompletions)
-    outside = await asyncio.to_thread(create_chat_model, _model(fake_openai), AGENT,
+    outside: Any = await asyncio.to_thread(create_chat_model, _model(fake_openai), AGENT,
                                       thinking=False)  # no running loop there
     assert not isinstance(outside.async_client, http.DictChunkCompletions)

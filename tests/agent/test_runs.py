@@ -126,7 +126,7 @@ async def test_cancel_mid_stream_then_next_run_works(
 async def test_thread_is_free_once_the_end_is_seen(
     runner: AgentRunner, fake_openai: FakeOpenAI
 ) -> None:
-    first = runner.stream("t", Turn(text="one"), RunSettings())
+    first: Any = runner.stream("t", Turn(text="one"), RunSettings())  # an async generator
     async for event in first:
         if isinstance(event, Final):
             break  # a consumer that stops at the end without closing the stream

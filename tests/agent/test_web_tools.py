@@ -16,6 +16,8 @@ from bot.config import ConfigError, settings_from_dict
 PAGE = """<html><head><title>Antler  Docs</title><script>var secret = 1;</script>
 <style>body {color: red}</style></head><body><nav>Home | About</nav>
 <h1>Getting started</h1><p>Install it &amp; run it.</p><ul><li>one</li><li>two</li></ul>
+<table><tr><th>plan</th><th>price</th></tr><tr><td>free</td><td>0</td></tr></table>
+<form><button>Subscribe</button></form><footer>All rights reserved</footer>
 <p>""" + "filler " * 500 + "</p></body></html>"
 
 
@@ -61,10 +63,13 @@ async def test_web_fetch_returns_readable_capped_text(site: dict[str, Any]) -> N
     assert text.startswith("# Antler Docs\n" + site["base"] + "/page")
     assert "# Getting started" in text
     assert "Install it & run it." in text
-    assert "- one\n" in text
+    assert "* one\n* two" in text
     assert "secret" not in text
     assert "color" not in text
     assert "Home | About" not in text
+    assert "| plan | price |\n| --- | --- |\n| free | 0 |" in text
+    assert "Subscribe" not in text
+    assert "All rights reserved" not in text
     assert text.endswith("[truncated]")
     assert len(text) < 500
 
@@ -89,7 +94,8 @@ async def test_web_search_with_tavily(site: dict[str, Any]) -> None:
 def test_web_search_without_key_is_left_out(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("TAVILY_API_KEY", raising=False)
     tools, notes = load_configured_tools(
-        [ToolEntry(name="web_search", use="agent.tools.web:web_search_tool", api_key="")],
+        [ToolEntry.model_validate({"name": "web_search", "use": "agent.tools.web:web_search_tool",
+                                   "api_key": ""})],
         bash_enabled=False)
     assert tools == []
     assert "agent.tools[0] (web_search): not available: no Tavily key" in notes[0]

@@ -11,19 +11,12 @@ import pytest
 from bot import texts
 from bot.access import REFUSAL_INTERVAL, AccessGate, Verdict
 from bot.config import settings_from_dict
-from bot.pacing import Pacer
 from channels.base import ChannelConfig, ChatRef, InboundMessage, PublishResult, UserRef
+from channels.pacing import Pacer
+from tests.fakes.clock import VirtualClock
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.recording_channel import RecordingChannel
 from tests.harness import ServiceHarness
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def message(text: str = "hi", *, user: str = "u1", chat: str = "c1", chat_type: str = "dm",
@@ -33,14 +26,14 @@ def message(text: str = "hi", *, user: str = "u1", chat: str = "c1", chat_type: 
                           sender=UserRef(id=user, is_bot=bot), text=text, message_id="m1", **kw)
 
 
-def gate(clock: Clock | None = None, **cfg: Any) -> tuple[AccessGate, list[InboundMessage]]:
+def gate(clock: VirtualClock | None = None, **cfg: Any) -> tuple[AccessGate, list[InboundMessage]]:
     told: list[InboundMessage] = []
 
     async def notify(msg: InboundMessage) -> None:
         told.append(msg)
 
     config = ChannelConfig(enabled=True, **cfg)
-    return AccessGate({"x": config}, Pacer(clock or Clock()), notify), told
+    return AccessGate({"x": config}, Pacer(clock or VirtualClock()), notify), told
 
 
 @pytest.mark.parametrize(("msg", "expected"), [
@@ -81,7 +74,7 @@ def test_chat_allowlist() -> None:
 
 
 async def test_one_refusal_per_user_and_chat_per_interval() -> None:
-    clock = Clock()
+    clock = VirtualClock()
     g, told = gate(clock, allowed_users=["boss"])
     for text in ("let me in", "please", "pretty please"):
         assert await g.screen(message(text, user="x")) is Verdict.refuse
@@ -89,10 +82,10 @@ async def test_one_refusal_per_user_and_chat_per_interval() -> None:
     await g.screen(message("me too", user="y"))
     await g.screen(message("and here", user="x", chat="c2"))
     assert len(told) == 3
-    clock.now += REFUSAL_INTERVAL - 1
+    clock.advance(REFUSAL_INTERVAL - 1)
     await g.screen(message("still?", user="x"))
     assert len(told) == 3
-    clock.now += 2
+    clock.advance(2)
     await g.screen(message("now?", user="x"))
     assert len(told) == 4
 
@@ -116,7 +109,7 @@ channels:
     assert cfg.allowed_users == ["1001", "1002"]
     assert cfg.allowed_chats == ["-100123"]
     assert cfg.group_trigger_chats == {"-100456": "all"}
-    g = AccessGate({"x": cfg}, Pacer(Clock()), _never)
+    g = AccessGate({"x": cfg}, Pacer(VirtualClock()), _never)
     assert g.verdict(message(user="1001", chat="-100123")) is Verdict.admit
     assert g.verdict(message(user="1003", chat="-100123")) is Verdict.refuse
 

@@ -46,6 +46,7 @@ async def test_lone_surrogates_and_nul_are_cleaned_before_the_model(
     assert FakeOpenAI.user_texts(request)[-1].endswith("hi \ufffd there")
     finals = channel.of("finish")
     assert finals
+    assert finals[-1].doc is not None
     assert finals[-1].doc.status == "done"
 
 

@@ -10,7 +10,6 @@ import asyncio
 from pathlib import Path
 
 from agent.events import TextDelta
-from bot.pacing import Pacer
 from bot.replies import ReplyStreamer
 from channels.base import ChannelConfig, ReplyDoc
 from tests.channels.telegram.conftest import RecordingContext
@@ -33,7 +32,7 @@ class SlowUpdates(RecordingChannel):
 
 async def test_finish_waits_for_the_update_in_flight(tmp_path: Path) -> None:
     channel = SlowUpdates(RecordingContext(data_dir=tmp_path))
-    streamer = ReplyStreamer(channel, channel.message("hi"), Pacer())
+    streamer = ReplyStreamer(channel, channel.message("hi"))
     await streamer.open()
     streamer.on_event(TextDelta(text="Which format?"))
     await asyncio.wait_for(channel.started.wait(), 2)

@@ -6,7 +6,6 @@ import asyncio
 from typing import Any
 
 from agent.events import Final, TextDelta
-from bot.pacing import Pacer
 from bot.replies import ReplyStreamer
 from channels.base import ReplyDoc
 from tests.fakes.recording_channel import Call, Handle, RecordingChannel, RecordingConfig
@@ -33,7 +32,7 @@ def kinds(channel: Any) -> list[str]:
 
 async def test_finish_waits_for_the_update_in_flight() -> None:
     channel = SlowUpdates()
-    streamer = ReplyStreamer(channel, channel.message("hi"), Pacer())
+    streamer = ReplyStreamer(channel, channel.message("hi"))
     await streamer.open()
     streamer.on_event(TextDelta("echo: "))
     await asyncio.wait_for(channel.started.wait(), 5)

@@ -141,7 +141,9 @@ async def test_a_new_thread_of_a_chat_starts_with_the_chat_default_model(stores:
     await conversations.get_or_create(main)
     await conversations.update(main.key, model="smart")
     assert (await conversations.get_or_create(main.with_topic("t2"))).model == "smart"
-    assert (await conversations.get(main.with_topic("t1").key)).model is None  # started before
+    started_before = await conversations.get(main.with_topic("t1").key)
+    assert started_before is not None
+    assert started_before.model is None
 
 
 async def test_conversation_update_refuses_bad_fields_and_keys(stores: Stores) -> None:
@@ -182,7 +184,7 @@ async def test_two_processes_accept_the_same_event_once(
         chats = [ChatRef(channel="test", chat_id=f"c{i % 5}") for i in range(20)]
         convs = await asyncio.gather(*(s.conversations.get_or_create(chat)
                                        for chat in chats for s in (one, two)))
-        threads = {c.key: set() for c in convs}
+        threads: dict[str, set[str]] = {c.key: set() for c in convs}
         for conv in convs:
             threads[conv.key].add(conv.thread_id)
         assert all(len(ids) == 1 for ids in threads.values()), threads

@@ -77,7 +77,7 @@ def test_serve_answers_health_and_stops_cleanly_on_sigterm(
                 health = get_json(f"http://127.0.0.1:{port}/health")
             except OSError:
                 time.sleep(0.1)
-        assert health is not None, proc.stderr.read() if proc.poll() is not None else "no answer"
+        assert health is not None, _stderr(proc) if proc.poll() is not None else "no answer"
         assert health["status"] == "ok"
         assert isinstance(health["channels"], dict)
         proc.send_signal(signal.SIGTERM)
@@ -86,4 +86,9 @@ def test_serve_answers_health_and_stops_cleanly_on_sigterm(
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    assert "Traceback" not in proc.stderr.read()
+    assert "Traceback" not in _stderr(proc)
+
+
+def _stderr(proc: subprocess.Popen[str]) -> str:
+    assert proc.stderr is not None  # started with stderr=PIPE
+    return proc.stderr.read()

@@ -89,7 +89,7 @@ def test_serve_reports_the_database_in_health(
                 health = get_json(f"http://127.0.0.1:{port}/health")
             except OSError:
                 time.sleep(0.1)
-        assert health is not None, proc.stderr.read() if proc.poll() is not None else "no answer"
+        assert health is not None, _stderr(proc) if proc.poll() is not None else "no answer"
         database = health["database"]
         assert isinstance(database, dict)
         assert database["backend"] == "postgres"
@@ -101,4 +101,9 @@ def test_serve_reports_the_database_in_health(
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    assert "Traceback" not in proc.stderr.read()
+    assert "Traceback" not in _stderr(proc)
+
+
+def _stderr(proc: subprocess.Popen[str]) -> str:
+    assert proc.stderr is not None  # started with stderr=PIPE
+    return proc.stderr.read()

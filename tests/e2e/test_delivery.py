@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -20,8 +21,8 @@ from tests.harness import ServiceHarness
 pytestmark = pytest.mark.usefixtures("test_channel_registered")
 
 
-def harness(tmp_path: Path, fake: FakeOpenAI, **extra: object) -> ServiceHarness:
-    channels = {"test": {"enabled": True}, **extra.pop("channels", {})}  # type: ignore[dict-item]
+def harness(tmp_path: Path, fake: FakeOpenAI, **extra: Any) -> ServiceHarness:
+    channels = {"test": {"enabled": True}, **extra.pop("channels", {})}
     return ServiceHarness(tmp_path, fake, channels, **extra)
 
 
@@ -88,14 +89,14 @@ async def test_a_full_run_pool_shows_a_queued_notice_at_admission(
         assert "Queued" in queued.doc.text
         assert svc.app is not None
         assert svc.app.dispatcher.waiting == 1
-        assert "antler_messages_waiting_for_slot 1" in svc.app.metrics.render()
+        assert svc.app.metrics.value("antler_messages_waiting_for_slot") == 1
         fake_openai.release()
         await svc.idle()
         metrics = svc.app.metrics.render()
     finish_c2 = ch.of("finish", "c2")[0]
     assert finish_c2.reply == queued.reply  # the notice became the answer
     assert finish_c2.text == "second"
-    assert 'antler_admission_to_first_visible_seconds_count{channel="test"} 2' in metrics
+    assert 'antler_admission_to_first_visible_seconds_count{channel="test"} 2.0' in metrics
 
 
 async def test_a_turn_that_fails_unexpectedly_is_tried_once_more(
@@ -118,7 +119,8 @@ async def test_a_turn_that_fails_twice_is_told_and_settled(
         assert ch.texts() == [texts.TURN_FAILED]
         assert await state_of(svc, stored("poison")) == (State.failed, "failed twice", True)
         assert svc.app is not None
-        assert 'reason="failed twice"' in svc.app.metrics.render()
+        assert svc.app.metrics.value("antler_deliveries_given_up_total", channel="test",
+                                     reason="failed twice") == 1
 
 
 async def test_a_definitive_refusal_is_recorded_with_its_reason(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import threading
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,7 @@ from tests.harness import ServiceHarness
 
 
 @pytest.fixture
-def feishu() -> FakeFeishu:
+def feishu() -> Iterator[FakeFeishu]:
     server = FakeFeishu().start()
     yield server
     server.stop()

@@ -14,7 +14,7 @@ import pytest
 
 from tests.channels.feishu import payloads
 from tests.channels.feishu.conftest import until
-from tests.fakes.clock import FakeClock
+from tests.fakes.clock import VirtualClock
 from tests.fakes.dingtalk_server import FakeDingTalk
 from tests.fakes.feishu_server import FakeFeishu
 from tests.fakes.openai_server import FakeOpenAI
@@ -44,7 +44,7 @@ async def fire(svc: ServiceHarness) -> None:
 async def test_feishu_run_is_a_new_card_in_the_chat(
     tmp_path: Path, fake_openai: FakeOpenAI, feishu: FakeFeishu
 ) -> None:
-    clock = FakeClock(time.time())
+    clock = VirtualClock(time.time(), sleep_moves=False)
     conf = {"enabled": True, "app_id": f"cli_{uuid.uuid4().hex[:12]}", "app_secret": "sec",
             "domain": feishu.base, "stream_interval": 0.1}
     async with ServiceHarness(tmp_path, fake_openai, {"feishu": conf}, only=["feishu"],
@@ -79,7 +79,7 @@ def _robot_texts(fake: FakeDingTalk) -> list[str]:
 async def test_dingtalk_run_is_sent_through_the_robot_api(
     tmp_path: Path, fake_openai: FakeOpenAI, dingtalk: FakeDingTalk
 ) -> None:
-    clock = FakeClock(time.time())
+    clock = VirtualClock(time.time(), sleep_moves=False)
     values = {"enabled": True, "client_id": "ding-e2e", "client_secret": "secret",
               "robot_code": "robot-code", "api_base": dingtalk.base, "stream_interval": 0.1}
     async with ServiceHarness(tmp_path, fake_openai, {"dingtalk": values},

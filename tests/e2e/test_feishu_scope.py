@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -24,7 +25,8 @@ def feishu() -> Iterator[FakeFeishu]:
     server.stop()
 
 
-GROUP = {"chat_type": "group", "chat_id": "oc_team", "mentions": [payloads.mention()]}
+GROUP: dict[str, Any] = {"chat_type": "group", "chat_id": "oc_team",
+                         "mentions": [payloads.mention()]}
 
 
 def said(fake: FakeFeishu, message_id: str) -> str:
@@ -80,9 +82,9 @@ async def test_stop_in_the_main_chat_stops_the_reply_in_a_topic(
     fake_openai.responder = lambda body: Reply(text="thinking hard " * 20, stall_after=1)
     async with harness(tmp_path, fake_openai, feishu) as svc:
         feishu.push_event(payloads.message_event("@_user_1 long job", message_id="om_j", **GROUP))
-        await until(lambda: svc.app.dispatcher.active_runs == 1)
+        await until(lambda: svc.running.dispatcher.active_runs == 1)
         feishu.push_event(payloads.message_event("@_user_1 /stop", message_id="om_s", **GROUP))
-        await until(lambda: svc.app.dispatcher.active_runs == 0)
+        await until(lambda: svc.running.dispatcher.active_runs == 0)
         await until(lambda: feishu.replies_to("om_s"))
         await svc.idle()
         assert said(feishu, "om_s") == "Stopped the running reply."
@@ -118,9 +120,9 @@ async def test_models_and_stop_in_a_topic_act_on_that_topic(
         await until(lambda: len(fake_openai.requests) == 2)
         feishu.push_event(payloads.message_event("@_user_1 /stop", message_id="om_s",
                                                  root_id="om_root", **GROUP))
-        await until(lambda: svc.app.dispatcher.active_runs == 1)  # only the topic's reply
-        assert svc.app.dispatcher.is_running("feishu:oc_team:om_e")
+        await until(lambda: svc.running.dispatcher.active_runs == 1)  # only the topic's reply
+        assert svc.running.dispatcher.is_running("feishu:oc_team:om_e")
         feishu.push_event(payloads.message_event("@_user_1 /stop", message_id="om_s2", **GROUP))
-        await until(lambda: svc.app.dispatcher.active_runs == 0)
+        await until(lambda: svc.running.dispatcher.active_runs == 0)
         await svc.idle()
     assert models_used(fake_openai) == {"in topic": "fake-smart", "elsewhere": "fake-fast"}

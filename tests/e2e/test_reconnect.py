@@ -119,7 +119,9 @@ async def test_feishu_start_outage_recovers_without_a_restart(
     assert len(feishu.recorded("ws_endpoint")) == 3
     assert feishu.ws.connects == 1
     [reply] = feishu.replies_to("om_1", "interactive")
-    assert "echo: hi" in json.dumps(feishu.card_of(reply).elements)
+    card = feishu.card_of(reply)
+    assert card is not None
+    assert "echo: hi" in json.dumps(card.elements)
 
 
 async def test_restart_while_failing_keeps_retrying_and_stop_ends_it(

@@ -48,6 +48,23 @@ async def test_two_apps_answer_a_redelivered_event_once(
     assert len(a.of("finish")) + len(b.of("finish")) == 2
 
 
+async def test_processes_starting_together_on_a_fresh_database_all_start(
+    tmp_path: Path, fake_openai: FakeOpenAI, pg_dsn: str
+) -> None:
+    storage = {"backend": "postgres",
+               "postgres": {"dsn": pg_dsn, "statement_timeout_seconds": 3}}
+    apps = [ServiceHarness(tmp_path, fake_openai, {"test": {"enabled": True}}, storage=storage)
+            for _ in range(3)]
+    await asyncio.gather(*(app.start() for app in apps))  # one creates the tables, all start
+    try:
+        for n, app in enumerate(apps):
+            await chan(app).inject(f"hello {n}", event_id=f"start-{n}")
+            await app.idle()
+            assert chan(app).texts() == [f"echo: hello {n}"]
+    finally:
+        await asyncio.gather(*(app.stop() for app in apps))
+
+
 async def test_conversation_goes_on_in_the_other_process(
     tmp_path: Path, fake_openai: FakeOpenAI, pg_dsn: str
 ) -> None:

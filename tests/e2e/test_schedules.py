@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from bot.app import App
-from tests.fakes.clock import FakeClock
+from tests.fakes.clock import VirtualClock
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.openai_wire import Reply, ToolCall
 from tests.fakes.recording_channel import RecordingChannel
@@ -18,7 +18,7 @@ from tests.harness import ServiceHarness
 pytestmark = pytest.mark.usefixtures("test_channel_registered")
 
 
-def harness(tmp_path: Path, fake: FakeOpenAI, clock: FakeClock, **schedules: object) -> (
+def harness(tmp_path: Path, fake: FakeOpenAI, clock: VirtualClock, **schedules: object) -> (
         ServiceHarness):
     return ServiceHarness(tmp_path, fake, {"test": {"enabled": True}}, schedule_clock=clock,
                           schedules={"default_timezone": "Europe/Berlin", **schedules})
@@ -41,12 +41,12 @@ async def fire(svc: ServiceHarness) -> None:
 
 
 @pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock(time.time())
+def clock() -> VirtualClock:
+    return VirtualClock(time.time(), sleep_moves=False)
 
 
 async def test_schedule_by_command_runs_through_the_agent_at_its_time(
-    tmp_path: Path, fake_openai: FakeOpenAI, clock: FakeClock
+    tmp_path: Path, fake_openai: FakeOpenAI, clock: VirtualClock
 ) -> None:
     async with harness(tmp_path, fake_openai, clock) as svc:
         ch = chan(svc)
@@ -72,7 +72,7 @@ async def test_schedule_by_command_runs_through_the_agent_at_its_time(
 
 
 async def test_the_agent_schedules_through_its_tool(
-    tmp_path: Path, fake_openai: FakeOpenAI, clock: FakeClock
+    tmp_path: Path, fake_openai: FakeOpenAI, clock: VirtualClock
 ) -> None:
     fake_openai.script(
         Reply(tool_calls=[ToolCall("schedule_task", {"when": "tomorrow 8:00",
@@ -98,7 +98,7 @@ async def test_the_agent_schedules_through_its_tool(
 
 
 async def test_list_cancel_and_timezone_commands(
-    tmp_path: Path, fake_openai: FakeOpenAI, clock: FakeClock
+    tmp_path: Path, fake_openai: FakeOpenAI, clock: VirtualClock
 ) -> None:
     async with harness(tmp_path, fake_openai, clock) as svc:
         ch = chan(svc)
@@ -127,7 +127,7 @@ async def test_list_cancel_and_timezone_commands(
 
 
 async def test_a_due_run_is_answered_once_across_a_restart(
-    tmp_path: Path, fake_openai: FakeOpenAI, clock: FakeClock
+    tmp_path: Path, fake_openai: FakeOpenAI, clock: VirtualClock
 ) -> None:
     fake_openai.script(Reply(text="the report is long " * 10, stall_after=2))
     svc = harness(tmp_path, fake_openai, clock)
@@ -154,7 +154,7 @@ async def test_a_due_run_is_answered_once_across_a_restart(
 
 
 async def test_fresh_thread_per_run(tmp_path: Path, fake_openai: FakeOpenAI,
-                                    clock: FakeClock) -> None:
+                                    clock: VirtualClock) -> None:
     async with harness(tmp_path, fake_openai, clock) as svc:
         ch = chan(svc)
         await ch.inject("/schedule every hour --fresh hourly report")
@@ -177,7 +177,7 @@ async def test_fresh_thread_per_run(tmp_path: Path, fake_openai: FakeOpenAI,
     ("--skip-missed ", 0, "while I was offline and was skipped"),
 ])
 async def test_runs_missed_while_down_follow_the_policy_and_the_chat_is_told(
-    tmp_path: Path, fake_openai: FakeOpenAI, clock: FakeClock, option: str, runs: int,
+    tmp_path: Path, fake_openai: FakeOpenAI, clock: VirtualClock, option: str, runs: int,
     notice: str
 ) -> None:
     svc = harness(tmp_path, fake_openai, clock)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from tests.channels.slack import events
 from tests.e2e.test_slack_e2e import bot_texts, fake_slack, slack_cfg
-from tests.fakes.clock import FakeClock
+from tests.fakes.clock import VirtualClock
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.slack_server import FakeSlack
 from tests.harness import ServiceHarness
@@ -24,7 +24,7 @@ async def fire(svc: ServiceHarness) -> None:
 async def test_a_run_is_posted_in_the_thread_where_it_was_scheduled(
     tmp_path: Path, fake_openai: FakeOpenAI, fake_slack: FakeSlack
 ) -> None:
-    clock = FakeClock(time.time())
+    clock = VirtualClock(time.time(), sleep_moves=False)
     root = "1700000002.000100"
     async with ServiceHarness(tmp_path, fake_openai, {"slack": slack_cfg(fake_slack)},
                               schedule_clock=clock) as svc:
@@ -49,7 +49,7 @@ async def test_a_run_is_posted_in_the_thread_where_it_was_scheduled(
 async def test_a_run_in_a_dm_is_a_new_top_level_message(
     tmp_path: Path, fake_openai: FakeOpenAI, fake_slack: FakeSlack
 ) -> None:
-    clock = FakeClock(time.time())
+    clock = VirtualClock(time.time(), sleep_moves=False)
     async with ServiceHarness(tmp_path, fake_openai, {"slack": slack_cfg(fake_slack)},
                               schedule_clock=clock) as svc:
         fake_slack.push_event(events.dm("/schedule in 2h remind me to call Ann"), event_id="Ev1")

@@ -419,7 +419,7 @@ def command_body(text: str, *, channel: str, user: str, command: str = "/antler"
 def action_body(value: str, *, channel: str, thread_ts: str | None, user: str,
                 team: str = TEAM, ephemeral: bool = False) -> dict[str, Any]:
     msg_ts = "1700000000.999999"
-    body = {
+    body: dict[str, Any] = {
         "type": "block_actions", "team": {"id": team, "domain": "fake"},
         "user": {"id": user, "username": "alice", "team_id": team},
         "api_app_id": "A0001", "token": "verification",

@@ -83,8 +83,10 @@ def visible_text(text: str, parse_mode: str | None) -> tuple[str, str]:
 class FakeTelegram:
     """The fake server. `api_base` goes into TelegramConfig.api_base."""
 
-    def __init__(self, token: str = TOKEN, *, bot_id: int = 999, username: str = "antler_bot"):
+    def __init__(self, token: str = TOKEN, *, bot_id: int = 999, username: str = "antler_bot",
+                 clock: Callable[[], float] = time.monotonic):
         self.token = token
+        self.clock = clock  # Telegram's limits are checked on it: virtual when a test shares one
         self.bot_user = {"id": bot_id, "is_bot": True, "first_name": "Antler", "username": username}
         self.calls: list[Recorded] = []
         self.violations: list[str] = []
@@ -184,7 +186,7 @@ class FakeTelegram:
 
     def push_callback(self, chat_id: int, message_id: int, data: str, *, user_id: int = 42,
                       thread_id: int | None = None) -> dict:  # fmt: skip
-        query = {
+        query: dict[str, Any] = {
             "id": f"cq{next(self._ids)}",
             "from": {"id": user_id, "is_bot": False, "first_name": "Ada"},
             "chat_instance": "ci",
@@ -214,7 +216,7 @@ class FakeTelegram:
 
     def storm(self, seconds: float) -> None:
         """From now on, for `seconds`, every send/edit/draft/action answers 429 (1-3 s)."""
-        self.storm_until = time.monotonic() + seconds
+        self.storm_until = self.clock() + seconds
 
     def calls_of(self, *methods: str) -> list[Recorded]:
         return [c for c in list(self.calls) if c.method in methods]
@@ -243,9 +245,9 @@ class FakeTelegram:
         )
         if request.match_info["token"] != self.token:
             return _error(401, "Unauthorized")
-        arrived = time.monotonic()  # before the body: what was sent before a 429 is not late
+        arrived = self.clock()  # before the body: what was sent before a 429 is not late
         body = await _read_body(request)
-        now = time.monotonic()
+        now = self.clock()
         self.calls.append(Recorded(method=method, path=request.path, body=body, at=now))
         if method not in UNGATED and arrived < self.blocked_until:
             left = self.blocked_until - arrived
@@ -293,7 +295,7 @@ class FakeTelegram:
             await asyncio.sleep(0.01)
 
     def _announce(self, seconds: float) -> None:
-        self.announced_at = time.monotonic()
+        self.announced_at = self.clock()
         self.blocked_until = max(self.blocked_until, self.announced_at + seconds)
 
     def _count_draft(self, chat_id: int, now: float) -> None:
@@ -388,6 +390,7 @@ class FakeTelegram:
         if not isinstance(upload, dict):
             return _error(400, f"Bad Request: there is no {field} in the request")
         self._count_visible(int(body["chat_id"]), now)
+        content: dict[str, Any]
         if field == "photo":
             content = {
                 "photo": [{"file_id": "p1", "file_unique_id": "u1", "width": 1, "height": 1}]
@@ -414,7 +417,7 @@ class FakeTelegram:
         return _ok(result)
 
     async def _download(self, request: web.Request) -> web.Response:
-        self.calls.append(Recorded("download", request.path, {}, at=time.monotonic()))
+        self.calls.append(Recorded("download", request.path, {}, at=self.clock()))
         file_id = request.match_info["path"].removeprefix("files/")
         if request.match_info["token"] != self.token or file_id not in self.files:
             return web.Response(status=404)

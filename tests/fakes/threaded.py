@@ -54,9 +54,7 @@ class ThreadedServer:
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", 0, backlog=1024)
         await site.start()
-        server = site._server
-        assert server is not None
-        self.port = server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        self.port = self._runner.addresses[0][1]
 
     def call(self, coro: Coroutine[Any, Any, T], timeout: float = 10.0) -> T:
         """Run `coro` on the server's loop and wait for its result (from any thread)."""

@@ -43,13 +43,13 @@ class Api:
         headers = {**(AUTH if auth else {}), **kw.pop("headers", {})}
         url = URL(self.base + path, encoded=True) if raw else self.base + path
         async with self.session.request(method, url, headers=headers, **kw) as resp:
-            raw = await resp.read()
+            data = await resp.read()
             ctype = resp.headers.get("Content-Type", "")
-            body: Any = raw
+            body: Any = data
             if "json" in ctype:
                 body = await resp.json()
             elif ctype.startswith("text/"):
-                body = raw.decode()
+                body = data.decode()
             return resp.status, body, resp
 
 

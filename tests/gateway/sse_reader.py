@@ -19,7 +19,7 @@ class Frame:
 
 async def read_frames(resp: aiohttp.ClientResponse) -> AsyncIterator[Frame]:
     """Frames until `end` (comments such as `: heartbeat` skipped)."""
-    event, data, ident = "message", [], None
+    event, data, ident = "message", list[str](), None
     async for raw in resp.content:
         line = raw.decode().rstrip("\r\n")
         if not line:
@@ -28,7 +28,7 @@ async def read_frames(resp: aiohttp.ClientResponse) -> AsyncIterator[Frame]:
                 yield frame
                 if frame.event == "end":
                     return
-            event, data, ident = "message", [], None
+            event, data, ident = "message", list[str](), None
         elif line.startswith(":"):
             continue
         else:

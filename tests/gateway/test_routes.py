@@ -255,14 +255,14 @@ async def test_metrics_exposition(api: Api, fake_openai: FakeOpenAI) -> None:
     assert status == 200
     assert resp.headers["Content-Type"].startswith("text/plain; version=0.0.4")
     lines = set(text.splitlines())
-    assert 'antler_inbound_messages_total{channel="test"} 1' in lines
-    assert 'antler_duplicates_suppressed_total{channel="test"} 1' in lines
-    assert 'antler_runs_started_total{channel="test"} 1' in lines
-    assert 'antler_runs_finished_total{channel="test",outcome="succeeded"} 1' in lines
-    assert 'antler_runs_finished_total{channel="api",outcome="succeeded"} 1' in lines
-    assert 'antler_run_duration_seconds_count{channel="api"} 1' in lines
-    assert 'antler_time_to_first_update_seconds_count{channel="test"} 1' in lines
-    assert "antler_inbound_queue_depth 0" in lines
+    assert 'antler_inbound_messages_total{channel="test"} 1.0' in lines
+    assert 'antler_duplicates_suppressed_total{channel="test"} 1.0' in lines
+    assert 'antler_runs_started_total{channel="test"} 1.0' in lines
+    assert 'antler_runs_finished_total{channel="test",outcome="succeeded"} 1.0' in lines
+    assert 'antler_runs_finished_total{channel="api",outcome="succeeded"} 1.0' in lines
+    assert 'antler_run_duration_seconds_count{channel="api"} 1.0' in lines
+    assert 'antler_time_to_first_update_seconds_count{channel="test"} 1.0' in lines
+    assert "antler_inbound_queue_depth 0.0" in lines
     assert "# TYPE antler_run_duration_seconds histogram" in lines
     assert any(line.startswith('antler_reply_updates_sent_total{channel="test"}')
                for line in lines)

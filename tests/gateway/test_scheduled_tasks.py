@@ -9,7 +9,7 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from tests.fakes.clock import FakeClock
+from tests.fakes.clock import VirtualClock
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.recording_channel import RecordingChannel
 from tests.gateway.conftest import Api, make_harness
@@ -20,13 +20,13 @@ ANN = {"id": "u1", "name": "Ann"}
 
 
 @pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock(time.time())
+def clock() -> VirtualClock:
+    return VirtualClock(time.time(), sleep_moves=False)
 
 
 @pytest.fixture
 async def sapi(tmp_path: Path, fake_openai: FakeOpenAI, test_channel_registered: None,
-               clock: FakeClock) -> AsyncIterator[Api]:
+               clock: VirtualClock) -> AsyncIterator[Api]:
     async with make_harness(tmp_path, fake_openai, schedule_clock=clock) as svc, \
             aiohttp.ClientSession() as session:
         yield Api(svc, session)
@@ -91,7 +91,7 @@ async def test_bad_input_is_a_clear_4xx(sapi: Api) -> None:
 
 
 async def test_limits_apply_to_the_api(tmp_path: Path, fake_openai: FakeOpenAI,
-                                       test_channel_registered: None, clock: FakeClock) -> None:
+                                       test_channel_registered: None, clock: VirtualClock) -> None:
     harness = make_harness(tmp_path, fake_openai, schedule_clock=clock,
                            schedules={"max_per_person": 1})
     async with harness as svc, aiohttp.ClientSession() as session:
@@ -103,7 +103,7 @@ async def test_limits_apply_to_the_api(tmp_path: Path, fake_openai: FakeOpenAI,
     assert "You can't add more" in err["detail"]
 
 
-async def test_trigger_runs_now_and_runs_lists_it(sapi: Api, clock: FakeClock) -> None:
+async def test_trigger_runs_now_and_runs_lists_it(sapi: Api, clock: VirtualClock) -> None:
     body = {"chat": CHAT, "creator": ANN, "schedule": "every day 09:00", "prompt": "status"}
     await sapi.call("POST", BASE, json=body)
     status, run, _ = await sapi.call("POST", f"{BASE}/1/trigger")

@@ -10,6 +10,7 @@ from typing import Any
 import schemathesis
 from hypothesis import HealthCheck, given, settings
 from schemathesis import GenerationMode
+from schemathesis.core.result import Ok
 
 from tests.fakes.recording_channel import RecordingChannel
 from tests.gateway.conftest import AUTH, Api
@@ -28,6 +29,7 @@ def fuzz(doc: dict[str, Any], base_url: str, thread_id: str) -> tuple[list[str],
     failures: list[str] = []
     sent = [0]
     for result in schema.get_all_operations():
+        assert isinstance(result, Ok), result  # every operation of our schema loads
         operation = result.ok()
         if operation.path in SKIP:
             continue

@@ -6,7 +6,7 @@ import io
 import json
 import stat
 import zipfile
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 
 import aiohttp
@@ -35,7 +35,7 @@ async def sapi(tmp_path: Path, fake_openai: FakeOpenAI,
         yield Api(svc, session)
 
 
-def zip_bytes(entries: dict[str, str | bytes], symlinks: dict[str, str] | None = None) -> bytes:
+def zip_bytes(entries: Mapping[str, str | bytes], symlinks: dict[str, str] | None = None) -> bytes:
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
         for name, content in entries.items():

@@ -13,8 +13,9 @@ from bot.schedules.recurrence import next_fire
 BERLIN = ZoneInfo("Europe/Berlin")
 
 
-def at(*args: int, tz: ZoneInfo = BERLIN) -> float:
-    return datetime(*args, tzinfo=tz).timestamp()  # type: ignore[misc]
+def at(year: int, month: int, day: int, hour: int = 0, minute: int = 0,
+       tz: ZoneInfo = BERLIN) -> float:
+    return datetime(year, month, day, hour, minute, tzinfo=tz).timestamp()
 
 
 def local(epoch: float, tz: ZoneInfo = BERLIN) -> str:

@@ -20,7 +20,7 @@ from bot.schedules import SchedulesConfig, build_schedules
 from bot.schedules.service import Schedules
 from bot.schedules.store import SqliteScheduleStore
 from channels.base import ChannelError, ChatRef, InboundMessage, PublishResult, UserRef
-from tests.fakes.clock import FakeClock
+from tests.fakes.clock import VirtualClock
 
 CHAT = ChatRef(channel="test", chat_id="c1", chat_type="group")
 ANN = UserRef(id="ann", name="Ann")
@@ -33,7 +33,7 @@ class Node:
     """One service process: its own database connection, journal and schedules."""
 
     db: sqlite3.Connection
-    clock: FakeClock
+    clock: VirtualClock
     config: SchedulesConfig = field(default_factory=SchedulesConfig)
     published: list[InboundMessage] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
@@ -68,16 +68,16 @@ class Node:
                 await self.journal.delivered(msg)
 
 
-def node(tmp_path: Path, clock: FakeClock, **config: object) -> Node:
+def node(tmp_path: Path, clock: VirtualClock, **config: object) -> Node:
     return Node(open_db(tmp_path), clock, SchedulesConfig(**config))  # type: ignore[arg-type]
 
 
 @pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock(START)
+def clock() -> VirtualClock:
+    return VirtualClock(START, sleep_moves=False)
 
 
-async def test_a_due_run_is_published_once_at_its_time(tmp_path: Path, clock: FakeClock) -> None:
+async def test_a_due_run_is_published_once_at_its_time(tmp_path: Path, clock: VirtualClock) -> None:
     n = node(tmp_path, clock)
     reply = await n.schedules.create(CHAT, ANN, "in 2h call Ann")
     assert reply.startswith("Scheduled #1: once, ")
@@ -99,7 +99,7 @@ async def test_a_due_run_is_published_once_at_its_time(tmp_path: Path, clock: Fa
     assert schedule.state == "done"
 
 
-async def test_recurring_runs_move_on(tmp_path: Path, clock: FakeClock) -> None:
+async def test_recurring_runs_move_on(tmp_path: Path, clock: VirtualClock) -> None:
     n = node(tmp_path, clock)
     await n.schedules.create(CHAT, ANN, "every 15 minutes ping")
     for _ in range(4):
@@ -110,7 +110,7 @@ async def test_recurring_runs_move_on(tmp_path: Path, clock: FakeClock) -> None:
 
 
 async def test_two_processes_never_run_the_same_due_run_twice(tmp_path: Path,
-                                                              clock: FakeClock) -> None:
+                                                              clock: VirtualClock) -> None:
     a, b = node(tmp_path, clock), node(tmp_path, clock)
     await a.schedules.create(CHAT, ANN, "every day 09:00 report")
     clock.advance(3600)
@@ -121,7 +121,7 @@ async def test_two_processes_never_run_the_same_due_run_twice(tmp_path: Path,
 
 
 async def test_a_claim_that_was_not_published_is_published_after_restart(
-    tmp_path: Path, clock: FakeClock
+    tmp_path: Path, clock: VirtualClock
 ) -> None:
     first = node(tmp_path, clock)
     await first.schedules.create(CHAT, ANN, "in 1h stretch")
@@ -141,7 +141,7 @@ async def test_a_claim_that_was_not_published_is_published_after_restart(
 
 
 async def test_published_but_not_recorded_is_not_run_again(tmp_path: Path,
-                                                          clock: FakeClock) -> None:
+                                                          clock: VirtualClock) -> None:
     """Crash after the journal accepted the run but before the store noted it: a duplicate."""
     first = node(tmp_path, clock)
     await first.schedules.create(CHAT, ANN, "in 1h stretch")
@@ -164,7 +164,7 @@ async def test_published_but_not_recorded_is_not_run_again(tmp_path: Path,
 
 
 async def test_missed_runs_run_once_at_start_by_default(tmp_path: Path,
-                                                        clock: FakeClock) -> None:
+                                                        clock: VirtualClock) -> None:
     n = node(tmp_path, clock)
     await n.schedules.create(CHAT, ANN, "every hour ping")
     clock.advance(5 * 3600 + 600)  # the service was down through five runs
@@ -178,7 +178,7 @@ async def test_missed_runs_run_once_at_start_by_default(tmp_path: Path,
     assert schedule.next_run == START + 6 * 3600
 
 
-async def test_missed_runs_can_be_skipped(tmp_path: Path, clock: FakeClock) -> None:
+async def test_missed_runs_can_be_skipped(tmp_path: Path, clock: VirtualClock) -> None:
     n = node(tmp_path, clock)
     await n.schedules.create(CHAT, ANN, "every hour --skip-missed ping")
     clock.advance(3 * 3600 + 600)
@@ -191,7 +191,7 @@ async def test_missed_runs_can_be_skipped(tmp_path: Path, clock: FakeClock) -> N
     assert [m.text for m in n.published] == ["ping"]
 
 
-async def test_config_can_make_skip_the_default(tmp_path: Path, clock: FakeClock) -> None:
+async def test_config_can_make_skip_the_default(tmp_path: Path, clock: VirtualClock) -> None:
     n = node(tmp_path, clock, missed_policy="skip")
     reply = await n.schedules.create(CHAT, ANN, "in 1h ping")
     assert "skipped" in reply
@@ -200,7 +200,7 @@ async def test_config_can_make_skip_the_default(tmp_path: Path, clock: FakeClock
     assert n.published == []
 
 
-async def test_a_chat_that_is_gone_pauses_the_schedule(tmp_path: Path, clock: FakeClock) -> None:
+async def test_a_chat_that_is_gone_pauses_the_schedule(tmp_path: Path, clock: VirtualClock) -> None:
     n = node(tmp_path, clock)
     await n.schedules.create(CHAT, ANN, "every hour ping")
     clock.advance(3600)
@@ -219,7 +219,7 @@ async def test_a_chat_that_is_gone_pauses_the_schedule(tmp_path: Path, clock: Fa
     assert len(n.published) == 1
 
 
-async def test_limits_per_person_and_per_chat(tmp_path: Path, clock: FakeClock) -> None:
+async def test_limits_per_person_and_per_chat(tmp_path: Path, clock: VirtualClock) -> None:
     n = node(tmp_path, clock, max_per_person=2, max_per_chat=3)
     assert (await n.schedules.create(CHAT, ANN, "in 1h a")).startswith("Scheduled")
     assert (await n.schedules.create(CHAT, ANN, "in 1h b")).startswith("Scheduled")
@@ -232,7 +232,7 @@ async def test_limits_per_person_and_per_chat(tmp_path: Path, clock: FakeClock) 
     assert (await n.schedules.create(CHAT, ANN, "in 1h c")).startswith("Scheduled")
 
 
-async def test_only_the_creator_or_an_admin_may_change(tmp_path: Path, clock: FakeClock) -> None:
+async def test_only_the_creator_or_an_admin_may_change(tmp_path: Path, clock: VirtualClock) -> None:
     n = node(tmp_path, clock, admins=["test:boss"])
     await n.schedules.create(CHAT, ANN, "every day 9:00 report")
     assert "Only the person who created #1" in await n.schedules.change(CHAT, BOB, "cancel", "1")
@@ -246,7 +246,7 @@ async def test_only_the_creator_or_an_admin_may_change(tmp_path: Path, clock: Fa
     assert (await n.schedules.listing(CHAT)).text.startswith("No scheduled tasks")
 
 
-async def test_paused_schedules_do_not_run(tmp_path: Path, clock: FakeClock) -> None:
+async def test_paused_schedules_do_not_run(tmp_path: Path, clock: VirtualClock) -> None:
     n = node(tmp_path, clock)
     await n.schedules.create(CHAT, ANN, "every hour ping")
     await n.schedules.change(CHAT, ANN, "pause", "1")
@@ -260,7 +260,7 @@ async def test_paused_schedules_do_not_run(tmp_path: Path, clock: FakeClock) -> 
     assert n.notices == []  # resumed schedules start from now: nothing counts as missed
 
 
-async def test_timezone_per_conversation(tmp_path: Path, clock: FakeClock) -> None:
+async def test_timezone_per_conversation(tmp_path: Path, clock: VirtualClock) -> None:
     n = node(tmp_path, clock, default_timezone="Europe/Berlin")
     assert "Europe/Berlin" in await n.schedules.timezone_command(CHAT, "")
     assert "not a time zone" in await n.schedules.timezone_command(CHAT, "Mars/Olympus")
@@ -275,7 +275,7 @@ async def test_timezone_per_conversation(tmp_path: Path, clock: FakeClock) -> No
 
 
 async def test_the_loop_sleeps_until_the_next_run_and_wakes_for_a_new_task(
-    tmp_path: Path, clock: FakeClock
+    tmp_path: Path, clock: VirtualClock
 ) -> None:
     n = node(tmp_path, clock, poll_seconds=30)
     loop = asyncio.create_task(n.schedules.scheduler.run())
@@ -301,7 +301,7 @@ async def _until(check: Callable[[], bool]) -> None:
 
 
 async def test_the_agent_tool_only_schedules_for_a_running_turn(tmp_path: Path,
-                                                               clock: FakeClock) -> None:
+                                                               clock: VirtualClock) -> None:
     n = node(tmp_path, clock)
     request = ScheduleRequest(thread_id="t1", user_id="test:ann", when="in 2h", task="call Ann")
     assert await n.schedules.schedule(request) == texts.SCHEDULE_FROM_UNKNOWN_CHAT

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from channels.base import Button, ReplyDoc, ToolStep
+from channels.base import Button, InboundMessage, ReplyDoc, ToolStep
 from channels.dingtalk.config import DingTalkConfig
 from channels.dingtalk.endpoint import upload_base
 from channels.dingtalk.parse import MalformedEvent, clean_text, parse_message, webhook_of
@@ -44,7 +44,7 @@ GROUP_RICH = {
 }
 
 
-def _parse(data: dict) -> object:
+def _parse(data: dict) -> InboundMessage:
     return parse_message(data, channel="dingtalk", received_at=1.0)
 
 

@@ -65,7 +65,7 @@ async def test_group_mention_is_published_with_mentions_stripped(
     quiet_msg, msg = sorted(ctx.published, key=lambda m: m.mentions_bot)
     assert msg.text == "/models gpt-4o"
     assert (msg.chat.chat_type, msg.chat.chat_id) == ("group", "cid-group")
-    assert fake_dingtalk.ack_for(quiet_frame)["code"] == 200
+    assert (fake_dingtalk.ack_for(quiet_frame) or {}).get("code") == 200
     # the service's access gate decides on the group trigger from what the channel reports
     assert (quiet_msg.mentions_bot, quiet_msg.chat.chat_type) == (False, "group")
 

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from aiohttp import web
 
+from channels.backoff import RetryState
 from channels.base import InboundMessage, PublishResult
 from channels.slack.channel import SlackChannel
 from channels.slack.config import SlackConfig
@@ -41,7 +42,8 @@ class RecordingContext:
     def add_route(self, method: str, path: str, handler: Any) -> None:
         self.web.router.add_route(method, path, handler)
 
-    def report(self, *, connected: bool | None = None, error: str | None = None) -> None:
+    def report(self, *, connected: bool | None = None, error: str | None = None,
+               retry: RetryState | None = None) -> None:
         self.reports.append({"connected": connected, "error": error})
 
     async def serve(self) -> None:

@@ -6,7 +6,7 @@ import pytest
 
 from channels.base import Attachment, Button, FileTooLarge, RateLimited, ReplyDoc, ToolStep
 from tests.channels.slack import events
-from tests.fakes.clock import VirtualClock
+from tests.fakes.clock import START, VirtualClock
 
 
 async def _mention(channel, ctx, fake_slack, text="hi", ts="1700000002.000100"):
@@ -214,12 +214,12 @@ async def test_appends_are_coalesced_within_the_workspace_budget(make_channel, f
         for i, handle in enumerate(handles):
             texts[i] += "tok "
             await channel.update_reply(handle, ReplyDoc(text=texts[i]))
-        clock.now += 0.25
+        clock.advance(0.25)
     for i, handle in enumerate(handles):
         await channel.finish_reply(handle, ReplyDoc(text=texts[i], status="done"))
     streamed = fake_slack.calls_of("chat.startStream") + fake_slack.calls_of("chat.appendStream")
     budget = channel.capabilities.budgets_for(msgs[0].chat, "chat.appendStream")[0]
-    elapsed = clock.now - 1000.0
+    elapsed = clock.now() - START
     assert len(streamed) <= budget.burst + budget.per_second * elapsed + 1e-6  # of 160 updates
     for i, handle in enumerate(handles):
         assert fake_slack.messages[handle.stream_ts]["text"] == texts[i]
@@ -243,7 +243,7 @@ async def test_short_deltas_wait_for_a_minimum_chunk(make_channel, fake_slack):
         "tok " * 10
     ]
     text += "end"
-    clock.now += 2.5  # a short delta still goes out once it has waited long enough
+    clock.advance(2.5)  # a short delta still goes out once it has waited long enough
     await channel.update_reply(handle, ReplyDoc(text=text))
     assert len(fake_slack.calls_of("chat.appendStream")) == 2
     await channel.finish_reply(handle, ReplyDoc(text=text, status="done"))
@@ -266,4 +266,5 @@ async def test_a_channel_the_bot_was_removed_from_refuses_the_delivery(make_chan
         await streamer.finish()
     assert info.value.reason == "bot removed from the chat"
     assert len(fake_slack.calls_of("chat.postMessage")) == 1  # not retried
-    assert metrics.deliveries_given_up.get(channel="slack", reason="bot removed from the chat")
+    assert metrics.value("antler_deliveries_given_up_total", channel="slack",
+                         reason="bot removed from the chat") == 1

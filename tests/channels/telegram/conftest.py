@@ -13,6 +13,7 @@ from channels.backoff import RetryState
 from channels.base import InboundMessage, PublishResult
 from channels.telegram.channel import TelegramChannel
 from channels.telegram.config import TelegramConfig
+from tests.fakes.clock import VirtualClock
 from tests.fakes.telegram_server import TOKEN, FakeTelegram
 
 
@@ -46,8 +47,15 @@ class RecordingContext:
 
 
 @pytest.fixture
-def fake() -> Iterator[FakeTelegram]:
-    server = FakeTelegram().start()
+def clock() -> VirtualClock:
+    """Virtual time for the channel's pacer and the fake server's limit checks: Telegram's 1 s
+    and 3 s intervals and retry-afters pass without waiting."""
+    return VirtualClock()
+
+
+@pytest.fixture
+def fake(clock: VirtualClock) -> Iterator[FakeTelegram]:
+    server = FakeTelegram(clock=clock).start()
     yield server
     server.stop()
 
@@ -61,7 +69,8 @@ ChannelFactory = Callable[..., Any]
 
 
 @pytest.fixture
-async def make_channel(fake: FakeTelegram, ctx: RecordingContext) -> AsyncIterator[ChannelFactory]:
+async def make_channel(fake: FakeTelegram, ctx: RecordingContext,
+                       clock: VirtualClock) -> AsyncIterator[ChannelFactory]:
     started: list[TelegramChannel] = []
 
     async def factory(**overrides: Any) -> TelegramChannel:
@@ -73,6 +82,7 @@ async def make_channel(fake: FakeTelegram, ctx: RecordingContext) -> AsyncIterat
             **overrides,
         }
         channel = TelegramChannel(TelegramConfig(**settings), ctx)
+        channel.pacer.clock, channel.pacer.sleep = clock, clock.sleep
         await channel.start()
         started.append(channel)
         return channel

@@ -130,7 +130,7 @@ async def test_webhook_checks_the_secret(fake, ctx, make_channel) -> None:
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0)
     await site.start()
-    port = site._server.sockets[0].getsockname()[1]
+    port = runner.addresses[0][1]
     update = {"update_id": 5, "message": fake.message(555, "via webhook")}
     try:
         async with aiohttp.ClientSession() as http:

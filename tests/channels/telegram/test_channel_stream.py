@@ -7,6 +7,7 @@ import asyncio
 import pytest
 
 from channels.base import Button, RateLimited, ReplyDoc
+from tests.fakes.clock import VirtualClock
 from tests.fakes.telegram_server import FakeTelegram, visible_text
 
 
@@ -34,13 +35,17 @@ async def test_dm_streams_drafts_then_sends_the_final(fake, ctx, make_channel) -
     assert fake.violations == []
 
 
-async def test_updates_are_coalesced_within_the_chat_interval(fake, ctx, make_channel) -> None:
+async def test_updates_are_coalesced_within_the_chat_interval(
+    fake, ctx, make_channel, clock: VirtualClock
+) -> None:
     channel = await make_channel()
     msg = await inbound(fake, ctx)
     handle = await channel.open_reply(msg, ReplyDoc())
+    clock.hold()  # all 29 updates come within the interval
     for n in range(1, 30):
         await channel.update_reply(handle, ReplyDoc(text="word " * n))
-        await asyncio.sleep(0.02)
+        await asyncio.sleep(0.01)
+    clock.release()
     await fake.wait_for(lambda: len(fake.calls_of("sendMessageDraft")) >= 2)
     await channel.finish_reply(handle, ReplyDoc(text="done", status="done"))
     drafts = fake.calls_of("sendMessageDraft")
@@ -63,7 +68,7 @@ async def test_refused_drafts_fall_back_to_an_edited_placeholder(fake, ctx, make
 
 
 async def test_a_429_blocks_every_call_until_retry_after_and_the_final_arrives(
-    fake, ctx, make_channel
+    fake, ctx, make_channel, clock: VirtualClock
 ) -> None:
     fake.drafts_supported = False
     channel = await make_channel()
@@ -71,7 +76,7 @@ async def test_a_429_blocks_every_call_until_retry_after_and_the_final_arrives(
     handle = await channel.open_reply(msg, ReplyDoc())
     await channel.update_reply(handle, ReplyDoc(text="first"))
     fake.fail_next("editMessageText", 429, "Too Many Requests: retry after 1", retry_after=1)
-    await asyncio.sleep(1.0)
+    await clock.sleep(1.0)
     with pytest.raises(RateLimited) as info:
         await channel.update_reply(handle, ReplyDoc(text="mid stream"))
     assert info.value.scope == "bot"
@@ -99,14 +104,14 @@ async def test_rejected_entities_are_resent_as_plain_text(fake, ctx, make_channe
     ]
 
 
-async def test_not_modified_is_not_an_error(fake, ctx, make_channel) -> None:
+async def test_not_modified_is_not_an_error(fake, ctx, make_channel, clock: VirtualClock) -> None:
     fake.drafts_supported = False
     channel = await make_channel(stream_interval_dm=1.0)
     msg = await inbound(fake, ctx)
     handle = await channel.open_reply(msg, ReplyDoc())
     await channel.update_reply(handle, ReplyDoc(text="same"))
     handle.shown = ""  # forget what was shown so the same text is sent again
-    await asyncio.sleep(1.0)
+    await clock.sleep(1.0)
     await channel.update_reply(handle, ReplyDoc(text="same"))  # "not modified": no error
     await channel.finish_reply(handle, ReplyDoc(text="same", status="done"))
     assert [e.body["text"] for e in fake.calls_of("editMessageText")] == ["same", "same"]

@@ -9,6 +9,7 @@ from typing import Any
 
 import aiohttp
 
+from tests.fakes.clock import VirtualClock
 from tests.fakes.openai_server import FakeOpenAI, text_of
 from tests.fakes.openai_wire import Reply, ToolCall
 from tests.fakes.telegram_server import TOKEN, FakeTelegram
@@ -17,7 +18,10 @@ from tests.harness import ServiceHarness
 
 def service(tmp_path: Path, fake_openai: FakeOpenAI, fake: FakeTelegram, **cfg: Any):
     settings = {"enabled": True, "bot_token": TOKEN, "api_base": fake.api_base, "poll_timeout": 1}
-    return ServiceHarness(tmp_path, fake_openai, {"telegram": {**settings, **cfg}})
+    clock = fake.clock  # the fixture's virtual clock: the service's pacer runs on it too
+    assert isinstance(clock, VirtualClock)
+    return ServiceHarness(tmp_path, fake_openai, {"telegram": {**settings, **cfg}},
+                          pacer_clock=clock)
 
 
 OUTPUTS = "/mnt/user-data/outputs"

@@ -5,16 +5,19 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from tests.fakes.clock import FakeClock
+from tests.fakes.clock import VirtualClock
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.telegram_server import TOKEN, FakeTelegram
 from tests.harness import ServiceHarness
 
 
 def service(tmp_path: Path, fake_openai: FakeOpenAI, fake: FakeTelegram,
-            clock: FakeClock) -> ServiceHarness:
+            clock: VirtualClock) -> ServiceHarness:
     settings = {"enabled": True, "bot_token": TOKEN, "api_base": fake.api_base, "poll_timeout": 1}
-    return ServiceHarness(tmp_path, fake_openai, {"telegram": settings}, schedule_clock=clock)
+    pacer_clock = fake.clock  # the fake's virtual clock, for its limit checks and the pacer
+    assert isinstance(pacer_clock, VirtualClock)
+    return ServiceHarness(tmp_path, fake_openai, {"telegram": settings}, schedule_clock=clock,
+                          pacer_clock=pacer_clock)
 
 
 async def fire(svc: ServiceHarness) -> None:
@@ -24,7 +27,7 @@ async def fire(svc: ServiceHarness) -> None:
 
 
 async def test_a_run_posts_a_new_message_in_the_forum_topic(tmp_path, fake_openai, fake) -> None:
-    clock = FakeClock(time.time())
+    clock = VirtualClock(time.time(), sleep_moves=False)
     async with service(tmp_path, fake_openai, fake, clock) as svc:
         fake.push_message(-200, "/schedule in 30m post the on-call handover", thread_id=7)
         await fake.wait_for(lambda: fake.sent_texts(-200), timeout=10)
@@ -47,7 +50,7 @@ async def test_a_run_posts_a_new_message_in_the_forum_topic(tmp_path, fake_opena
 async def test_a_chat_that_blocked_the_bot_pauses_the_schedule(
     tmp_path, fake_openai, fake
 ) -> None:
-    clock = FakeClock(time.time())
+    clock = VirtualClock(time.time(), sleep_moves=False)
     async with service(tmp_path, fake_openai, fake, clock) as svc:
         fake.push_message(556, "/schedule every hour status")
         await fake.wait_for(lambda: fake.sent_texts(556), timeout=10)
