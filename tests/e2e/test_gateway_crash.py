@@ -20,7 +20,7 @@ from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.openai_wire import Reply
 
 TOKEN = "crash-token"
-HUMAN = {"messages": [{"role": "user", "content": "hello there"}]}
+HUMAN: dict[str, Any] = {"messages": [{"role": "user", "content": "hello there"}]}
 
 
 @pytest.fixture
@@ -67,7 +67,7 @@ def test_a_run_in_flight_at_a_kill_reads_error_after_the_restart(
     base = start(service)
     sdk = get_sync_client(url=base + "/api", api_key=None,
                           headers={"Authorization": f"Bearer {TOKEN}"})
-    after = sdk.runs.get(tid, run["run_id"])
+    after: dict[str, Any] = dict(sdk.runs.get(tid, run["run_id"]))
     assert after["status"] == "error"
     assert after["error"] == ORPHANED["message"]
     assert sdk.runs.list(tid) == [after]
@@ -75,6 +75,6 @@ def test_a_run_in_flight_at_a_kill_reads_error_after_the_restart(
     assert sdk.runs.join(tid, run["run_id"])["__error__"]["message"] == ORPHANED["message"]
     assert [p.event for p in sdk.runs.join_stream(tid, run["run_id"])] == ["error", "end"]
     assert [t["thread_id"] for t in sdk.threads.search(metadata={"kind": "crash"})] == [tid]
-    result = sdk.runs.wait(tid, "lead_agent", input=HUMAN)
+    result: Any = sdk.runs.wait(tid, "lead_agent", input=HUMAN)
     assert result["messages"][-1]["content"] == "again"
     assert sdk.threads.get(tid)["status"] == "idle"

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fakes.clock import FakeClock
+from tests.fakes.clock import VirtualClock
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.recording_channel import RecordingChannel
 from tests.harness import ServiceHarness
@@ -18,7 +18,7 @@ from tests.harness import ServiceHarness
 pytestmark = pytest.mark.usefixtures("test_channel_registered")
 
 
-def process(tmp_path: Path, fake: FakeOpenAI, dsn: str, clock: FakeClock) -> ServiceHarness:
+def process(tmp_path: Path, fake: FakeOpenAI, dsn: str, clock: VirtualClock) -> ServiceHarness:
     return ServiceHarness(tmp_path, fake, {"test": {"enabled": True}}, schedule_clock=clock,
                           storage={"backend": "postgres", "postgres": {"dsn": dsn}},
                           schedules={"default_timezone": "UTC"})
@@ -41,7 +41,7 @@ async def tick_both(one: ServiceHarness, two: ServiceHarness) -> None:
 async def test_two_apps_fire_a_due_schedule_once(
     tmp_path: Path, fake_openai: FakeOpenAI, pg_dsn: str
 ) -> None:
-    clock = FakeClock(time.time())
+    clock = VirtualClock(time.time(), sleep_moves=False)
     async with process(tmp_path, fake_openai, pg_dsn, clock) as one, \
             process(tmp_path, fake_openai, pg_dsn, clock) as two:
         a, b = chan(one), chan(two)
