@@ -92,6 +92,16 @@ def _answer(change: Change) -> ConfigChange:
     return ConfigChange.model_validate(change.__dict__)
 
 
+async def _edit(call: Call, section: tuple[str, ...], body: dict[str, Any], *,
+                replace: bool) -> ConfigChange:
+    live = _live(call)
+    try:
+        change = await live.edit(section, body, replace=replace, who=_who(call))
+    except OSError as exc:  # e.g. config.yaml mounted read-only: nothing was applied
+        raise ApiError(500, f"could not write {live.path.name}: {exc.strerror or exc}") from None
+    return _answer(change)
+
+
 async def _raw_body(call: Call) -> dict[str, Any]:
     body = await call.request.json()  # as sent: masks and `$VAR`s are read by the edit
     if not isinstance(body, dict):
@@ -135,7 +145,7 @@ async def put_models(call: Call) -> ConfigChange:
     body = {"models": raw["models"]}
     if raw.get("default_model") is not None:
         body["default_model"] = raw["default_model"]
-    return _answer(await _live(call).edit((), body, replace=False, who=_who(call)))
+    return await _edit(call, (), body, replace=False)
 
 
 def _section_routes(path: str, section: tuple[str, ...], model: type[BaseModel],
@@ -144,9 +154,7 @@ def _section_routes(path: str, section: tuple[str, ...], model: type[BaseModel],
 
     def handler(replace: bool) -> Callable[[Call], Awaitable[ConfigChange]]:
         async def change(call: Call) -> ConfigChange:
-            body = await _raw_body(call)
-            return _answer(await _live(call).edit(section, body, replace=replace,
-                                                  who=_who(call)))
+            return await _edit(call, section, await _raw_body(call), replace=replace)
 
         change.__name__ = f"{'put' if replace else 'patch'}_{'_'.join(section)}_config"
         return change
