@@ -155,7 +155,8 @@ class App:
         await self._resume_unsettled()
         if self.settings.schedules.enabled:
             self._scheduler = asyncio.create_task(self.schedules.scheduler.run(), name="schedules")
-        self.live = live_config(self)
+        if gateway:  # `antler serve`; `antler chat` runs on the file as it was
+            self.live = live_config(self)
 
     async def restart_channel(self, name: str) -> bool:
         """Stop the channel and start a fresh instance; False if that start failed (it is then

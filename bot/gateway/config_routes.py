@@ -9,12 +9,14 @@ applied. Without a config file (a service built from a dict) these routes answer
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, RootModel
 
 from agent.config import AgentConfig, ModelConfig
+from bot.config import ChannelsShared
 from bot.config_boundary import Kind, reload_boundary, restart_only
 from bot.config_changes import Change
 from bot.config_file import masked
@@ -103,7 +105,11 @@ async def _edit(call: Call, section: tuple[str, ...], body: dict[str, Any], *,
 
 
 async def _raw_body(call: Call) -> dict[str, Any]:
-    body = await call.request.json()  # as sent: masks and `$VAR`s are read by the edit
+    """The body as sent (masks and `$VAR`s are read by the edit); the route's model already
+    checked it is valid JSON."""
+    _live(call)  # 409 before anything else
+    raw = await call.request.read()
+    body = json.loads(raw) if raw.strip() else {}
     if not isinstance(body, dict):
         raise ApiError(422, "the body must be a JSON object")
     return body
@@ -146,6 +152,23 @@ async def put_models(call: Call) -> ConfigChange:
     if raw.get("default_model") is not None:
         body["default_model"] = raw["default_model"]
     return await _edit(call, (), body, replace=False)
+
+
+class ChannelsSharedPatch(RootModel[dict[str, Any]]):
+    """Keys shared by every channel (`busy_policy`, `max_upload_mb`, ...); a platform's
+    section has its own route."""
+
+
+@api.route("PATCH", "/api/config/channels", summary="Change keys shared by every channel",
+           tag=TAG, body=ChannelsSharedPatch, response=ConfigChange, errors=(409, 422))
+async def patch_channels_shared(call: Call) -> ConfigChange:
+    body = await _raw_body(call)
+    unknown = sorted(set(body) - set(ChannelsShared.model_fields))
+    if unknown:
+        raise ApiError(422, {"message": "not a shared channel key; use "
+                                        "/api/config/channels/{name} for a platform's section",
+                             "errors": [f"channels.{k}: not a shared key" for k in unknown]})
+    return await _edit(call, ("channels",), body, replace=False)
 
 
 def _section_routes(path: str, section: tuple[str, ...], model: type[BaseModel],

@@ -18,7 +18,8 @@ from bot import texts
 from bot.app import App
 from bot.config import load_settings
 from bot.config_secrets import secrets_path
-from tests.fakes.openai_server import FakeOpenAI
+from tests.fakes.openai_server import FakeOpenAI, text_of
+from tests.fakes.openai_wire import Reply
 from tests.fakes.telegram_server import TOKEN, FakeTelegram
 from tests.harness import service_config
 
@@ -58,23 +59,29 @@ def write_config(path: Path, raw: dict[str, Any]) -> None:
     path.write_text(HEADER + yaml.safe_dump(raw, sort_keys=False), encoding="utf-8")
 
 
-@pytest.fixture
-async def svc(tmp_path: Path, fake_openai: FakeOpenAI, fake: FakeTelegram,
-              monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Service]:
-    monkeypatch.setenv("TG_TOKEN", TOKEN)
-    telegram = {"enabled": True, "bot_token": "$TG_TOKEN", "api_base": fake.api_base,
-                "poll_timeout": 1, "allowed_users": [42]}
-    raw = service_config(tmp_path / "data", fake_openai, {"telegram": telegram})
+async def start_service(tmp_path: Path, fake_openai: FakeOpenAI,
+                        channels: dict[str, Any]) -> Service:
+    raw = service_config(tmp_path / "data", fake_openai, channels)
     path = tmp_path / "config.yaml"
     write_config(path, raw)
     app = App(load_settings(path))
     await app.start()
     assert app.live is not None
     app.live.poll = 0.05
+    return Service(app, path)
+
+
+@pytest.fixture
+async def svc(tmp_path: Path, fake_openai: FakeOpenAI, fake: FakeTelegram,
+              monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Service]:
+    monkeypatch.setenv("TG_TOKEN", TOKEN)
+    telegram = {"enabled": True, "bot_token": "$TG_TOKEN", "api_base": fake.api_base,
+                "poll_timeout": 1, "allowed_users": [42]}
+    service = await start_service(tmp_path, fake_openai, {"telegram": telegram})
     try:
-        yield Service(app, path)
+        yield service
     finally:
-        await app.stop()
+        await service.app.stop()
 
 
 async def answered(svc: Service, fake: FakeTelegram, fake_openai: FakeOpenAI, chat: int,
@@ -213,6 +220,9 @@ async def test_disable_then_enable_a_channel(svc, fake, fake_openai) -> None:
     status, channels = await svc.call("GET", "/api/channels")
     info = channels["channels"]["telegram"]
     assert (info["enabled"], info["running"], info["status"]) == (False, False, "stopped")
+    status, body = await svc.call("POST", "/api/channels/telegram/restart")
+    assert status == 409
+    assert "disabled" in body["detail"]
     status, change = await svc.call("PATCH", "/api/config/channels/telegram", {"enabled": True})
     assert status == 200
     assert change["errors"] == []
@@ -227,3 +237,65 @@ async def wait_change(svc: Service, n: int) -> None:
             return
         await asyncio.sleep(0.025)
     raise AssertionError("the watcher did not pick up the edit")
+
+
+async def test_agent_settings_apply_to_the_next_turn(svc, fake, fake_openai) -> None:
+    await answered(svc, fake, fake_openai, 42, "before")
+    assert "Answer like a pirate" not in system_text(fake_openai.requests[-1])
+    status, change = await svc.call("PATCH", "/api/config/agent",
+                                    {"system_prompt": "Answer like a pirate."})
+    assert status == 200
+    assert change["applied"] == ["agent.system_prompt"]
+    await answered(svc, fake, fake_openai, 42, "after")
+    assert "Answer like a pirate." in system_text(fake_openai.requests[-1])
+    assert "system_prompt: Answer like a pirate." in svc.path.read_text(encoding="utf-8")
+
+
+def system_text(request: Any) -> str:
+    return " ".join(text_of(m.get("content")) for m in request.body["messages"]
+                    if m.get("role") == "system")
+
+
+async def test_a_channel_absent_at_start_is_started_when_enabled(
+        tmp_path, fake_openai, fake) -> None:
+    svc = await start_service(tmp_path, fake_openai, {})
+    try:
+        assert "telegram" not in svc.app.contexts
+        status, body = await svc.call("PATCH", "/api/config/channels/telegram",
+                                      {"enabled": True})
+        assert status == 422
+        assert body["detail"]["errors"] == [
+            "channels.telegram.bot_token: required when channels.telegram.enabled is true"]
+        status, change = await svc.call("PUT", "/api/config/channels/telegram", {
+            "enabled": True, "bot_token": TOKEN, "api_base": fake.api_base, "poll_timeout": 1})
+        assert status == 200, change
+        assert change["channels_restarted"] == ["telegram"]
+        assert "$ANTLER_CHANNELS_TELEGRAM_BOT_TOKEN" in svc.path.read_text(encoding="utf-8")
+        await answered(svc, fake, fake_openai, 42, "hello new channel")
+    finally:
+        await svc.app.stop()
+
+
+async def test_disabling_lets_the_running_reply_finish(svc, fake, fake_openai) -> None:
+    status, change = await svc.call("PATCH", "/api/config/channels",
+                                    {"shutdown_grace_seconds": 60})
+    assert change["applied"] == ["channels.shutdown_grace_seconds"]
+    text = "a slow answer " * 20
+    fake_openai.script(Reply(text=text, tokens_per_second=40))
+    fake.push_message(42, "take your time", user_id=42)
+    await fake_openai.wait_requests(1, timeout=10)
+    status, change = await svc.call("PATCH", "/api/config/channels/telegram", {"enabled": False})
+    assert status == 200
+    assert change["channels_restarted"] == ["telegram"]
+    assert fake.sent_texts(42)[-1] == text.strip()  # finished before the channel stopped
+    assert "telegram" not in svc.app.channels
+
+
+async def test_shared_channel_keys_only_by_patch(svc) -> None:
+    status, body = await svc.call("PATCH", "/api/config/channels", {"telegram": {}})
+    assert status == 422
+    assert "telegram" in str(body["detail"])
+    status, change = await svc.call("PATCH", "/api/config/channels", {"busy_policy": "interrupt"})
+    assert status == 200
+    assert change["applied"] == ["channels.busy_policy"]
+    assert svc.app.dispatcher.busy_policy("telegram") == "interrupt"
