@@ -147,7 +147,7 @@ class App:
             gw = self.settings.gateway
             token = self._admin_token()
             web_app = build_app(self.health, self.routes, service=self,
-                                auth_token=self._admin_token if token else None)
+                                auth_token=self._admin_token)  # asked per request: live
             self.gateway = GatewayServer(web_app, gw.host, gw.port, has_token=bool(token))
             await self.gateway.start()
         for name in list(self.channels):

@@ -49,14 +49,14 @@ def _walk(model: type[BaseModel], prefix: str, inherited: Kind, found: dict[str,
             continue
         path = f"{prefix}.{name}" if prefix else name
         kind = marker(field.json_schema_extra) or inherited
-        sub = (override or {}).get(name) or _model_of(field.annotation)
+        sub = (override or {}).get(name) or model_of(field.annotation)
         if sub is None:
             found[path] = kind
         else:
             _walk(sub, path, kind, found)
 
 
-def _model_of(annotation: Any) -> type[BaseModel] | None:
+def model_of(annotation: Any) -> type[BaseModel] | None:
     """The model of a field typed `Model` or `Model | None`; None for anything else."""
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return annotation

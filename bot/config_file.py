@@ -19,14 +19,14 @@ import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args, get_origin
 
 from pydantic import BaseModel, SecretStr
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
 from bot.config import Settings, channels_model, var_reference
-from bot.config_boundary import _model_of
+from bot.config_boundary import model_of
 from bot.config_secrets import variable_for
 
 MASK = "***"
@@ -185,13 +185,11 @@ def is_secret(parts: list[Part]) -> bool:
         if part not in fields:
             return bool(_SECRETISH.search(str(part)))
         annotation = fields[part].annotation
-        model = _model_of(annotation) or annotation
+        model = model_of(annotation) or annotation
     return _has_secret(annotation)
 
 
 def typing_list_item(annotation: Any) -> type[BaseModel] | None:
-    from typing import get_args, get_origin
-
     if get_origin(annotation) is list:
         (item,) = get_args(annotation) or (None,)
         return item if isinstance(item, type) and issubclass(item, BaseModel) else None
@@ -199,8 +197,6 @@ def typing_list_item(annotation: Any) -> type[BaseModel] | None:
 
 
 def _has_secret(annotation: Any) -> bool:
-    from typing import get_args
-
     return annotation is SecretStr or SecretStr in get_args(annotation)
 
 

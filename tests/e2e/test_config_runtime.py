@@ -299,3 +299,21 @@ async def test_shared_channel_keys_only_by_patch(svc) -> None:
     assert status == 200
     assert change["applied"] == ["channels.busy_policy"]
     assert svc.app.dispatcher.busy_policy("telegram") == "interrupt"
+
+
+async def test_admin_token_set_in_the_file_protects_the_api_at_once(svc) -> None:
+    assert svc.app.live is not None
+    await svc.app.live.stop()  # this test reloads by itself (the watcher would race it)
+    text = svc.path.read_text(encoding="utf-8")
+    assert "\ngateway:\n" in text
+    svc.path.write_text(text.replace("\ngateway:\n", "\ngateway:\n  auth_token: s3cret-admin\n"),
+                        encoding="utf-8")
+    change = await svc.app.live.reload()
+    assert change.applied == ["gateway.auth_token"]
+    status, _ = await svc.call("GET", "/api/config")
+    assert status == 401
+    async with aiohttp.ClientSession() as http, http.get(
+            svc.url + "/api/config", headers={"Authorization": "Bearer s3cret-admin"}) as resp:
+        assert resp.status == 200
+        body = await resp.json()
+    assert body["config"]["gateway"]["auth_token"] == "***"
