@@ -36,7 +36,7 @@ from bot.config import (
 from bot.config_boundary import changed_keys, kind_of
 from bot.config_changes import Change, ChangeLog, now
 from bot.config_file import dump_doc, edit_section, load_doc, plain, write_atomic
-from bot.config_secrets import read_secrets, secrets_path, write_secrets
+from bot.config_secrets import read_secrets, read_secrets_text, secrets_path, write_secrets
 
 log = logging.getLogger("bot.config")
 
@@ -131,11 +131,25 @@ class LiveConfig:
                 settings = settings_from_file(self.path, raw, env)
             except ConfigError as exc:
                 return self._refused("api", who, exc.problems)
-            if edit.secrets:
-                await asyncio.to_thread(write_secrets, secrets_file, secrets)
-            await asyncio.to_thread(write_atomic, self.path, new_text)
+            await asyncio.to_thread(self._write, new_text, secrets if edit.secrets else None)
             self._stamp = await asyncio.to_thread(self._file_stamp)
             return await self._adopt(self._substituted(raw, env), settings, "api", who)
+
+    def _write(self, text: str, secrets: dict[str, str] | None) -> None:
+        """The secrets file, then config.yaml; when config.yaml cannot be written (OSError),
+        the secrets file is put back as it was, so the two never disagree."""
+        secrets_file = secrets_path(self.path)
+        before = secrets_file.read_bytes() if secrets_file.exists() else None
+        if secrets is not None:
+            write_secrets(secrets_file, secrets)
+        try:
+            write_atomic(self.path, text)
+        except OSError:
+            if secrets is not None and before is None:
+                secrets_file.unlink(missing_ok=True)
+            elif secrets is not None and before is not None:
+                write_secrets(secrets_file, read_secrets_text(before))
+            raise
 
     def pending_restart(self) -> list[str]:
         return [k for k in changed_keys(self._boot, self._data) if kind_of(k) == "restart"]

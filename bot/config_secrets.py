@@ -25,9 +25,13 @@ def secrets_path(config_path: Path) -> Path:
 def read_secrets(path: Path) -> dict[str, str]:
     """`NAME=value` lines (blank lines and `#` comments skipped); {} when there is no file."""
     try:
-        text = path.read_text(encoding="utf-8")
+        return read_secrets_text(path.read_bytes())
     except (FileNotFoundError, NotADirectoryError):
         return {}
+
+
+def read_secrets_text(data: bytes) -> dict[str, str]:
+    text = data.decode("utf-8")
     found: dict[str, str] = {}
     for line in text.splitlines():
         match = _LINE.match(line.strip())

@@ -317,3 +317,24 @@ async def test_admin_token_set_in_the_file_protects_the_api_at_once(svc) -> None
         assert resp.status == 200
         body = await resp.json()
     assert body["config"]["gateway"]["auth_token"] == "***"
+
+
+async def test_a_config_file_that_cannot_be_written_changes_nothing(
+        svc, fake, fake_openai, monkeypatch) -> None:
+    import errno
+
+    import bot.config_live
+
+    def read_only(path: Path, text: str) -> None:
+        raise OSError(errno.EROFS, "Read-only file system")
+
+    monkeypatch.setattr(bot.config_live, "write_atomic", read_only)
+    before = svc.path.read_bytes()
+    status, body = await svc.call("PATCH", "/api/config/channels/telegram",
+                                  {"bot_token": NEW_TOKEN, "allowed_users": [7]})
+    assert status == 500
+    assert body["detail"] == "could not write config.yaml: Read-only file system"
+    assert svc.path.read_bytes() == before
+    assert not secrets_path(svc.path).exists()  # the new token was taken back out
+    assert svc.app.gate.configs["telegram"].allowed_users == ["42"]
+    await answered(svc, fake, fake_openai, 42, "nothing changed")
