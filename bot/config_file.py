@@ -171,25 +171,24 @@ def yaml_path(parts: list[Part]) -> str:
 
 def is_secret(parts: list[Part]) -> bool:
     """A `SecretStr` field of the schema, or a free-form key named like a secret."""
-    model: Any = Settings
+    model: type[BaseModel] | None = Settings
     annotation: Any = None
     for part in parts:
-        if isinstance(part, int):
-            if typing_list_item(annotation) is not None:
-                model = typing_list_item(annotation)
+        if isinstance(part, int):  # an item of a list of models (`models[1]`, `agent.tools[0]`)
+            model = list_item_model(annotation)
             continue
         if model is Settings and part == "channels":
             model, annotation = channels_model(), None
             continue
-        fields = model.model_fields if isinstance(model, type) else {}
-        if part not in fields:
+        if model is None or part not in model.model_fields:
             return bool(_SECRETISH.search(str(part)))
-        annotation = fields[part].annotation
-        model = model_of(annotation) or annotation
+        annotation = model.model_fields[part].annotation
+        model = model_of(annotation)
     return _has_secret(annotation)
 
 
-def typing_list_item(annotation: Any) -> type[BaseModel] | None:
+def list_item_model(annotation: Any) -> type[BaseModel] | None:
+    """`M` for a field typed `list[M]` (M a model), else None."""
     if get_origin(annotation) is list:
         (item,) = get_args(annotation) or (None,)
         return item if isinstance(item, type) and issubclass(item, BaseModel) else None

@@ -338,3 +338,47 @@ async def test_a_config_file_that_cannot_be_written_changes_nothing(
     assert not secrets_path(svc.path).exists()  # the new token was taken back out
     assert svc.app.gate.configs["telegram"].allowed_users == ["42"]
     await answered(svc, fake, fake_openai, 42, "nothing changed")
+
+
+async def test_each_live_key_reaches_the_running_part(svc, fake, fake_openai) -> None:
+    import logging
+
+    app = svc.app
+    assert app.live is not None
+    await app.live.stop()  # reloaded by hand below
+    await answered(svc, fake, fake_openai, 42, "with the old settings")
+    assert "task" in tool_names(fake_openai.requests[-1])
+    raw = yaml.safe_load(svc.path.read_text(encoding="utf-8"))
+    raw["logging"] = {"level": "warning"}
+    raw["default_model"] = "smart"
+    raw["schedules"] = {"max_per_person": 3, "poll_seconds": 5}
+    raw["channels"]["max_upload_mb"] = 1
+    raw["channels"]["telegram"]["group_trigger"] = "all"
+    raw["agent"] = {**raw["agent"], "memory": {"max_facts": 7}, "subagents": {"enabled": False}}
+    write_config(svc.path, raw)
+    hands = app.hands
+    level = logging.getLogger().level
+    try:
+        change = await app.live.reload()
+        assert change.ok
+        assert change.channels_restarted == []
+        assert sorted(change.applied) == sorted(change.changed)
+        assert logging.getLogger().level == logging.WARNING
+        assert app.runner.resolve_model(None).name == "smart"
+        assert app.schedules.config.max_per_person == 3
+        assert app.schedules.scheduler.poll == 5
+        assert app.turns.max_upload_bytes == 1024 * 1024
+        assert app.gate.configs["telegram"].group_trigger == "all"
+        assert app.runner.memory.config.max_facts == 7
+        assert app.hands is not hands
+        assert app.hands.subagents is None
+        assert hands.tools not in app.runner.tool_providers
+    finally:
+        logging.getLogger().setLevel(level)
+    await answered(svc, fake, fake_openai, 42, "with the new settings")
+    assert fake_openai.requests[-1].model == "fake-smart"
+    assert "task" not in tool_names(fake_openai.requests[-1])  # subagents are off now
+
+
+def tool_names(request: Any) -> list[str]:
+    return [t["function"]["name"] for t in request.body.get("tools", [])]
