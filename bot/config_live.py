@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from ruamel.yaml.error import YAMLError
 
 from bot.config import (
     ConfigError,
@@ -119,8 +120,10 @@ class LiveConfig:
         """Write `body` into `section` of the file (validated first) and apply it.
         An invalid result writes nothing and changes nothing (`ok` is False)."""
         async with self.lock:
-            text = await asyncio.to_thread(self.path.read_text, encoding="utf-8")
-            doc = load_doc(text)
+            try:
+                doc = await asyncio.to_thread(self._load_doc)
+            except ConfigError as exc:
+                return self._refused("api", who, exc.problems)
             edit = edit_section(doc, section, body, replace=replace)
             new_text = dump_doc(doc)
             raw = yaml.safe_load(new_text) or {}  # read back the way start-up reads it
@@ -134,6 +137,14 @@ class LiveConfig:
             await asyncio.to_thread(self._write, new_text, secrets if edit.secrets else None)
             self._stamp = await asyncio.to_thread(self._file_stamp)
             return await self._adopt(self._substituted(raw, env), settings, "api", who)
+
+    def _load_doc(self) -> Any:
+        """The file as ruamel's round-trip document; ConfigError when it cannot be read."""
+        read_yaml(self.path)  # the problems start-up would name (missing, not UTF-8, not YAML)
+        try:
+            return load_doc(self.path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, YAMLError) as exc:  # changed in between
+            raise ConfigError([f"{self.path}: cannot be edited ({exc})"]) from exc
 
     def _write(self, text: str, secrets: dict[str, str] | None) -> None:
         """The secrets file, then config.yaml; when config.yaml cannot be written (OSError),

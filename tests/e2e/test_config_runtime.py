@@ -382,3 +382,14 @@ async def test_each_live_key_reaches_the_running_part(svc, fake, fake_openai) ->
 
 def tool_names(request: Any) -> list[str]:
     return [t["function"]["name"] for t in request.body.get("tools", [])]
+
+
+async def test_an_edit_of_a_broken_file_is_refused(svc) -> None:
+    assert svc.app.live is not None
+    await svc.app.live.stop()
+    svc.path.write_text("models: [unclosed\n", encoding="utf-8")
+    status, body = await svc.call("PATCH", "/api/config/channels/telegram", {"enabled": True})
+    assert status == 422
+    (error,) = body["detail"]["errors"]
+    assert error.startswith(f"{svc.path}: not valid YAML")
+    assert svc.path.read_text(encoding="utf-8") == "models: [unclosed\n"
