@@ -107,6 +107,8 @@ class App:
         self.started_at = 0.0
         self._consumer: asyncio.Task[None] | None = None
         self.live: LiveConfig | None = None  # config.yaml watched and applied (serve)
+        token = settings.gateway.auth_token
+        self.admin_token = token.get_secret_value() if token else None
 
     def _add_channel(self, name: str, cfg: ChannelConfig, kwargs: dict[str, Any]) -> None:
         ctx = ServiceContext(name, bus=self.bus, routes=self.routes, data_dir=self.data_dir,
@@ -128,8 +130,7 @@ class App:
         return self.settings.channels.busy_policy_for(name)  # the current settings: live
 
     def _admin_token(self) -> str | None:
-        token = self.settings.gateway.auth_token
-        return token.get_secret_value() if token else None
+        return self.admin_token  # changed live by bot/config_apply.py
 
     def _build_channel(self, name: str) -> Channel:
         cfg, kwargs = self._channel_specs[name]

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from agent.hands import Hands
-from bot.config import Settings
+from bot.config import Settings, is_loopback
 from bot.config_boundary import kind_of
 from bot.config_changes import ChangeLog
 from bot.config_live import Applied, LiveConfig
@@ -52,8 +52,18 @@ def _logging(app: App, new: Settings, keys: list[str]) -> None:
 
 
 def _read_when_used(app: App, new: Settings, keys: list[str]) -> None:
-    """Read from `app.settings` each time it is needed (the admin token per request, the busy
-    policy per message, the grace period at stop): replacing the settings applied it."""
+    """Read from `app.settings` each time it is needed (the busy policy per message, the grace
+    period at stop): replacing the settings applied it."""
+
+
+def _admin_token(app: App, new: Settings, keys: list[str]) -> None:
+    """Asked per request by the admin API's auth; never dropped while the server listens on a
+    non-loopback address (its host changes at the next start only)."""
+    token = new.gateway.auth_token.get_secret_value() if new.gateway.auth_token else ""
+    if not token and app.gateway is not None and not is_loopback(app.gateway.host):
+        raise ValueError(f"the admin server listens on {app.gateway.host}, not a loopback "
+                         "address: the token stays until a restart on a loopback host")
+    app.admin_token = token or None
 
 
 def _uploads(app: App, new: Settings, keys: list[str]) -> None:
@@ -79,7 +89,7 @@ LIVE_APPLIERS: dict[str, Applier] = {
     "default_model": _agent,
     "agent": _agent,
     "logging": _logging,
-    "gateway.auth_token": _read_when_used,
+    "gateway.auth_token": _admin_token,
     "channels.busy_policy": _read_when_used,
     "channels.shutdown_grace_seconds": _read_when_used,
     "channels.max_upload_mb": _uploads,
