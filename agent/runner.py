@@ -94,6 +94,16 @@ class AgentRunner:
         self._after = AfterAnswer()
         self.on_title: Callable[[str, str], Awaitable[None] | None] = lambda _id, _title: None
 
+    def reconfigure(self, *, models: list[ModelConfig], default_model: str | None,
+                    config: AgentConfig) -> None:
+        """New settings for the next runs (a config reload); running ones finish as they began."""
+        if not models:
+            raise ValueError("at least one model must be configured (models[])")
+        self.models, self.default_model, self.config = list(models), default_model, config
+        self.continuity.config = config
+        self.memory.config = config.memory
+        self._graphs.clear()  # built again, with the new settings, by the next run
+
     # lifecycle -------------------------------------------------------------------------------
 
     async def start(self) -> None:

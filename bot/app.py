@@ -15,6 +15,8 @@ from bot import texts
 from bot.access import AccessGate
 from bot.bus import MessageBus
 from bot.config import Settings
+from bot.config_apply import live_config
+from bot.config_live import LiveConfig
 from bot.context import ServiceContext
 from bot.dispatcher import Dispatcher
 from bot.gateway.routes import DynamicRoutes
@@ -29,7 +31,14 @@ from bot.supervisor import ChannelSupervisor
 from bot.turns import TurnRunner
 from channels import channel_class, config_model
 from channels.backoff import BackoffPolicy
-from channels.base import Channel, ChannelConfig, ChannelError, ChatRef, InboundMessage
+from channels.base import (
+    BusyPolicy,
+    Channel,
+    ChannelConfig,
+    ChannelError,
+    ChatRef,
+    InboundMessage,
+)
 from channels.pacing import Pacer
 
 log = logging.getLogger("bot.app")
@@ -83,7 +92,7 @@ class App:
         self.dispatcher = Dispatcher(channels=self.channels, turns=self.turns,
                                      conversations=self.conversations,
                                      max_concurrent_runs=ch.max_concurrent_runs,
-                                     busy_policy=ch.busy_policy_for, bot_name=BOT_NAME)
+                                     busy_policy=self._busy_policy, bot_name=BOT_NAME)
         self.turns.chat_commands = self.hands.is_skill
         self.runner.on_title = self._set_title
         self.metrics.read_gauges(lambda: self.bus.depth, lambda: self.dispatcher.waiting)
@@ -95,6 +104,9 @@ class App:
         self.gateway: GatewayServer | None = None
         self.started_at = 0.0
         self._consumer: asyncio.Task[None] | None = None
+        self.live: LiveConfig | None = None  # config.yaml watched and applied (serve)
+        token = settings.gateway.auth_token
+        self.admin_token = token.get_secret_value() if token else None
 
     def _add_channel(self, name: str, cfg: ChannelConfig, kwargs: dict[str, Any]) -> None:
         ctx = ServiceContext(name, bus=self.bus, routes=self.routes, data_dir=self.data_dir,
@@ -103,6 +115,20 @@ class App:
         self.gate.configs[name] = cfg
         self._channel_specs[name] = (cfg, kwargs)
         self.channels[name] = self._build_channel(name)
+
+    def configure_channel(self, name: str, cfg: ChannelConfig) -> None:
+        """Use `cfg` for `name` from its next (re)start; a new channel gets its context."""
+        if name not in self.contexts:
+            self._add_channel(name, cfg, {})
+            return
+        self._channel_specs[name] = (cfg, self._channel_specs[name][1])
+        self.gate.configs[name] = cfg
+
+    def _busy_policy(self, name: str) -> BusyPolicy:
+        return self.settings.channels.busy_policy_for(name)  # the current settings: live
+
+    def _admin_token(self) -> str | None:
+        return self.admin_token  # changed live by bot/config_apply.py
 
     def _build_channel(self, name: str) -> Channel:
         cfg, kwargs = self._channel_specs[name]
@@ -118,8 +144,9 @@ class App:
         self._consumer = asyncio.create_task(self._consume(), name="dispatcher")
         if gateway and self.settings.gateway.enabled:
             gw = self.settings.gateway
-            token = gw.auth_token.get_secret_value() if gw.auth_token else None
-            web_app = build_app(self.health, self.routes, service=self, auth_token=token)
+            token = self._admin_token()
+            web_app = build_app(self.health, self.routes, service=self,
+                                auth_token=self._admin_token)  # asked per request: live
             self.gateway = GatewayServer(web_app, gw.host, gw.port, has_token=bool(token))
             await self.gateway.start()
         for name in list(self.channels):
@@ -127,6 +154,8 @@ class App:
         await self._resume_unsettled()
         if self.settings.schedules.enabled:
             self._scheduler = asyncio.create_task(self.schedules.scheduler.run(), name="schedules")
+        if gateway:  # `antler serve`; `antler chat` runs on the file as it was
+            self.live = live_config(self)
 
     async def restart_channel(self, name: str) -> bool:
         """Stop the channel and start a fresh instance; False if that start failed (it is then
@@ -180,6 +209,8 @@ class App:
 
     async def stop(self) -> None:
         """Stop intake, let running replies finish within the grace period, then shut down."""
+        if self.live is not None:
+            await self.live.stop()
         if self._scheduler is not None:
             self._scheduler.cancel()
             await asyncio.gather(self._scheduler, return_exceptions=True)

@@ -10,6 +10,7 @@ import enum
 import ipaddress
 import os
 import re
+from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
 from typing import Any, Literal
@@ -18,11 +19,19 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, create_model
 
 from agent.config import AgentConfig, ModelConfig
+from bot.config_secrets import read_secrets, secrets_path
 from bot.schedules.config import SchedulesConfig
 from channels import REGISTRY, config_model
 from channels.base import BusyPolicy, ChannelConfig
 
 _VAR = re.compile(r"\$\{(\w+)\}|\$(\w+)")
+
+# The reload boundary, declared on each field (bot/config_boundary.py reads it): `live` applies
+# to the next turn or message, `channel` restarts only that channel, `restart` waits for a
+# restart of the service. A field without a marker inherits its section's.
+LIVE: dict[str, Any] = {"reload": "live"}
+CHANNEL: dict[str, Any] = {"reload": "channel"}
+RESTART: dict[str, Any] = {"reload": "restart"}
 
 
 class ConfigError(Exception):
@@ -61,10 +70,10 @@ class StorageConfig(BaseModel):
 
 class GatewayConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    enabled: bool = True
-    host: str = "127.0.0.1"
-    port: int = Field(default=8001, ge=0, le=65535)
-    auth_token: SecretStr | None = None
+    enabled: bool = Field(default=True, json_schema_extra=RESTART)
+    host: str = Field(default="127.0.0.1", json_schema_extra=RESTART)
+    port: int = Field(default=8001, ge=0, le=65535, json_schema_extra=RESTART)
+    auth_token: SecretStr | None = Field(default=None, json_schema_extra=LIVE)
 
 
 class LoggingConfig(BaseModel):
@@ -76,12 +85,12 @@ class ChannelsShared(BaseModel):
     """Settings shared by every channel; each platform adds its own section."""
 
     model_config = ConfigDict(extra="forbid")
-    max_concurrent_runs: int = Field(default=16, ge=1)
-    busy_policy: BusyPolicy = BusyPolicy.queue
-    inbound_queue_size: int = Field(default=1000, ge=1)
-    dedupe_window_hours: float = Field(default=24, gt=0)
-    shutdown_grace_seconds: float = Field(default=10, ge=0)
-    max_upload_mb: float = Field(default=20, gt=0)
+    max_concurrent_runs: int = Field(default=16, ge=1, json_schema_extra=RESTART)
+    busy_policy: BusyPolicy = Field(default=BusyPolicy.queue, json_schema_extra=LIVE)
+    inbound_queue_size: int = Field(default=1000, ge=1, json_schema_extra=RESTART)
+    dedupe_window_hours: float = Field(default=24, gt=0, json_schema_extra=RESTART)
+    shutdown_grace_seconds: float = Field(default=10, ge=0, json_schema_extra=LIVE)
+    max_upload_mb: float = Field(default=20, gt=0, json_schema_extra=LIVE)
 
     def platform(self, name: str) -> ChannelConfig | None:
         section = getattr(self, name, None)
@@ -99,26 +108,50 @@ class ChannelsShared(BaseModel):
 @cache
 def channels_model() -> type[ChannelsShared]:
     """ChannelsShared plus one optional section per registered platform."""
-    fields: dict[str, Any] = {name: (config_model(name) | None, None) for name in REGISTRY}
+    fields: dict[str, Any] = {name: (config_model(name) | None,
+                                     Field(default=None, json_schema_extra=CHANNEL))
+                              for name in REGISTRY}
     model: type[ChannelsShared] = create_model("ChannelsConfig", __base__=ChannelsShared, **fields)
     return model
 
 
 class Settings(BaseModel):
+    """Every top-level section declares its reload boundary (tests/bot/test_config_boundary.py)."""
+
     model_config = ConfigDict(extra="forbid")
-    storage: StorageConfig = Field(default_factory=StorageConfig)
-    gateway: GatewayConfig = Field(default_factory=GatewayConfig)
-    logging: LoggingConfig = Field(default_factory=LoggingConfig)
-    models: list[ModelConfig] = Field(default_factory=list)
-    default_model: str | None = None
-    agent: AgentConfig = Field(default_factory=AgentConfig)
-    channels: ChannelsShared = Field(default_factory=ChannelsShared)
-    schedules: SchedulesConfig = Field(default_factory=SchedulesConfig)
+    storage: StorageConfig = Field(default_factory=StorageConfig, json_schema_extra=RESTART)
+    gateway: GatewayConfig = Field(default_factory=GatewayConfig, json_schema_extra=LIVE)
+    logging: LoggingConfig = Field(default_factory=LoggingConfig, json_schema_extra=LIVE)
+    models: list[ModelConfig] = Field(default_factory=list, json_schema_extra=LIVE)
+    default_model: str | None = Field(default=None, json_schema_extra=LIVE)
+    agent: AgentConfig = Field(default_factory=AgentConfig, json_schema_extra=LIVE)
+    channels: ChannelsShared = Field(default_factory=ChannelsShared, json_schema_extra=LIVE)
+    schedules: SchedulesConfig = Field(default_factory=SchedulesConfig, json_schema_extra=LIVE)
     config_path: Path | None = Field(default=None, exclude=True)
 
 
 def load_settings(path: Path) -> Settings:
     """Read, substitute and validate `path`; raise ConfigError with YAML paths."""
+    return settings_from_file(path, read_yaml(path))
+
+
+def settings_from_file(path: Path, raw: dict[str, Any],
+                       env: Mapping[str, str] | None = None) -> Settings:
+    """Validate `raw` (read from `path`): `$VAR`s from `env`, by default its secrets file and
+    the environment."""
+    settings = settings_from_dict(raw, env=config_env(path) if env is None else env)
+    settings.config_path = path
+    resolve_paths(settings, path.absolute().parent)
+    return settings
+
+
+def config_env(path: Path) -> Mapping[str, str]:
+    """What `$VAR`s are taken from: the config's secrets file first, then the environment."""
+    return {**os.environ, **read_secrets(secrets_path(path))}
+
+
+def read_yaml(path: Path) -> dict[str, Any]:
+    """The file's top-level mapping; ConfigError naming the file when it cannot be read."""
     try:
         raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     except FileNotFoundError as exc:
@@ -134,10 +167,7 @@ def load_settings(path: Path) -> Settings:
         raise ConfigError([f"{path}: not valid YAML: {exc}"]) from exc
     if not isinstance(raw, dict):
         raise ConfigError([f"{path}: the top level must be a mapping"])
-    settings = settings_from_dict(raw)
-    settings.config_path = path
-    resolve_paths(settings, path.absolute().parent)
-    return settings
+    return raw
 
 
 def resolve_paths(model: BaseModel, base: Path) -> None:
@@ -162,9 +192,9 @@ def path_warnings(settings: Settings) -> list[str]:
     return found  # extensions_config may be missing: it is optional and written by the API
 
 
-def settings_from_dict(raw: dict[str, Any]) -> Settings:
+def settings_from_dict(raw: dict[str, Any], env: Mapping[str, str] | None = None) -> Settings:
     unset: dict[str, str] = {}
-    data = _substitute(raw, "", unset)
+    data = substitute(raw, env, unset)
     data["channels"] = data.get("channels") or {}
     problems: list[str] = []
     settings = channels = None
@@ -221,24 +251,36 @@ def _message(err: Any, unset_var: str | None) -> str:
     return str(err["msg"]).removeprefix("Value error, ")
 
 
-def _substitute(value: Any, path: str, unset: dict[str, str]) -> Any:
+def substitute(raw: dict[str, Any], env: Mapping[str, str] | None = None,
+               unset: dict[str, str] | None = None) -> dict[str, Any]:
+    """`raw` with `$VAR`s replaced from `env` (default: the environment)."""
+    data: dict[str, Any] = _substitute(raw, "", {} if unset is None else unset,
+                                       os.environ if env is None else env)
+    return data
+
+
+def var_reference(value: Any) -> str | None:
+    """The variable's name when `value` is only a `$VAR` or `${VAR}` reference."""
+    whole = _VAR.fullmatch(value.strip()) if isinstance(value, str) else None
+    return (whole.group(1) or whole.group(2)) if whole else None
+
+
+def _substitute(value: Any, path: str, unset: dict[str, str], env: Mapping[str, str]) -> Any:
     """Replace `$VAR`/`${VAR}` in strings; a value that is only an unset `$VAR` becomes None."""
     if isinstance(value, dict):
-        return {
-            k: _substitute(v, f"{path}.{k}" if path else str(k), unset) for k, v in value.items()
-        }
+        return {k: _substitute(v, f"{path}.{k}" if path else str(k), unset, env)
+                for k, v in value.items()}
     if isinstance(value, list):
-        return [_substitute(v, f"{path}[{i}]", unset) for i, v in enumerate(value)]
+        return [_substitute(v, f"{path}[{i}]", unset, env) for i, v in enumerate(value)]
     if not isinstance(value, str) or "$" not in value:
         return value
-    whole = _VAR.fullmatch(value.strip())
-    if whole:
-        name = whole.group(1) or whole.group(2)
-        if name not in os.environ:
+    name = var_reference(value)
+    if name:
+        if name not in env:
             unset[path] = name
             return None
-        return os.environ[name]
-    return _VAR.sub(lambda m: os.environ.get(m.group(1) or m.group(2), ""), value)
+        return env[name]
+    return _VAR.sub(lambda m: env.get(m.group(1) or m.group(2), ""), value)
 
 
 def _cross_checks(settings: Settings) -> list[str]:

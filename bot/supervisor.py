@@ -1,5 +1,8 @@
 """Starts, restarts and stops the channels; a start that fails is retried until it works.
 
+Channels are also started, restarted and stopped one by one at run time, when their section of
+the configuration changes (bot/config_apply.py).
+
 The first start of each channel is awaited (the service comes up with what it can reach). When it
 fails, the channel's state says `retrying` and a task keeps trying with the one backoff
 (`channels/backoff.py`), each time with a fresh instance of the channel, until a start succeeds
@@ -51,6 +54,13 @@ class ChannelSupervisor:
         self.contexts[name].state.last_error = None
         self.channels[name] = self.build(name)
         return await self.start(name)
+
+    async def stop(self, name: str) -> None:
+        """Stop one channel (and any retrying) and take it out of `channels`."""
+        await self._cancel_retry(name)
+        channel = self.channels.pop(name, None)
+        if channel is not None:
+            await self._stop_one(name, channel)
 
     async def stop_all(self) -> None:
         for name in list(self._retries):

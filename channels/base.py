@@ -228,6 +228,7 @@ class BusyPolicy(enum.StrEnum):
 
 
 GroupTrigger = Literal["mention", "all"]
+_LIVE: dict[str, Any] = {"reload": "live"}
 
 
 class ChannelConfig(BaseModel):
@@ -239,12 +240,15 @@ class ChannelConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
+    # The access keys are read per message (the gate, the dispatcher): a change applies live.
+    # Every other key of a channel's section restarts that channel (bot/config_boundary.py).
     enabled: bool = False
-    allowed_users: list[str] = Field(default_factory=list)
-    allowed_chats: list[str] = Field(default_factory=list)
-    busy_policy: BusyPolicy | None = None
-    group_trigger: GroupTrigger = "mention"
-    group_trigger_chats: dict[str, GroupTrigger] = Field(default_factory=dict)
+    allowed_users: list[str] = Field(default_factory=list, json_schema_extra=_LIVE)
+    allowed_chats: list[str] = Field(default_factory=list, json_schema_extra=_LIVE)
+    busy_policy: BusyPolicy | None = Field(default=None, json_schema_extra=_LIVE)
+    group_trigger: GroupTrigger = Field(default="mention", json_schema_extra=_LIVE)
+    group_trigger_chats: dict[str, GroupTrigger] = Field(default_factory=dict,
+                                                         json_schema_extra=_LIVE)
 
     @field_validator("allowed_users", "allowed_chats", mode="before")
     @classmethod

@@ -34,12 +34,15 @@ async def list_channels(call: Call) -> ChannelsResponse:
 
 
 @api.route("POST", "/api/channels/{name}/restart", summary="Stop and start a channel", tag=TAG,
-           response=ChannelRestart, errors=(404, 422))
+           response=ChannelRestart, errors=(404, 409, 422))
 async def restart_channel(call: Call) -> ChannelRestart:
     gw: Gateway = call.gw
     name = call.path["name"]
     if name not in gw.app.contexts:
         raise ApiError(404, f"channel {name!r} is not configured")
+    if name not in gw.app.channels:
+        raise ApiError(409, f"channel {name!r} is disabled; enable it in the configuration "
+                            f"(PATCH /api/config/channels/{name})")
     ok = await gw.app.restart_channel(name)
     state = gw.app.contexts[name].state
     message = "restarted" if ok else f"start failed: {state.last_error}; retrying with backoff"

@@ -28,6 +28,7 @@ def api_routes() -> list[Route]:
         artifacts,
         assistants,
         channels_routes,
+        config_routes,  # configuration at run time (bot/config_live.py)
         mcp_config,
         memory_people,
         memory_routes,
@@ -43,13 +44,14 @@ def api_routes() -> list[Route]:
 
     modules = (metrics_routes, openapi, models_routes, mcp_config, assistants, threads, runs,
                uploads, artifacts, channels_routes, skills_routes, memory_routes, memory_people,
-               schedules_routes)
+               schedules_routes, config_routes)
     return [route for module in modules for route in module.api.routes]
 
 
 def build_app(health: HealthFn, routes: DynamicRoutes, *, service: App | None = None,
-              auth_token: str | None = None) -> web.Application:
-    """The aiohttp app: the admin API when `service` is given, else just /health."""
+              auth_token: str | Callable[[], str | None] | None = None) -> web.Application:
+    """The aiohttp app: the admin API when `service` is given, else just /health.
+    `auth_token` may be a callable, asked on every request (the token then changes live)."""
     app = web.Application(client_max_size=64 * 1024 * 1024,
                           middlewares=[json_errors, bearer_auth(auth_token)])
     if service is None:
@@ -65,7 +67,8 @@ def build_app(health: HealthFn, routes: DynamicRoutes, *, service: App | None = 
         gw = Gateway.for_app(service)
         app[GATEWAY_KEY] = gw
         registry = Registry(api_routes())
-        app[OPENAPI_KEY] = build_openapi(registry.routes, secured=bool(auth_token))
+        secured = bool(auth_token() if callable(auth_token) else auth_token)
+        app[OPENAPI_KEY] = build_openapi(registry.routes, secured=secured)
         registry.mount(app)
     app.router.add_route("*", "/{tail:.*}", _fallback(routes))
     return app

@@ -14,7 +14,7 @@ MissedPolicy = Literal["run_once", "skip"]
 class SchedulesConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    enabled: bool = True
+    enabled: bool = Field(default=True, json_schema_extra={"reload": "restart"})
     default_timezone: str = "UTC"
     max_per_person: int = Field(default=20, ge=1)
     max_per_chat: int = Field(default=20, ge=1)
