@@ -144,7 +144,8 @@ async def test_token_rotation_reconnects_and_answers(svc, fake, fake_openai) -> 
                                     {"bot_token": "***", "poll_timeout": 1})
     assert status == 200
     assert change["changed"] == []
-    assert load_settings(svc.path).channels.telegram.bot_token.get_secret_value() == NEW_TOKEN
+    telegram: Any = load_settings(svc.path).channels.platform("telegram")
+    assert telegram.bot_token.get_secret_value() == NEW_TOKEN
 
 
 async def test_added_model_is_offered_by_models(svc, fake, fake_openai) -> None:
