@@ -14,6 +14,8 @@ from agent.tools.schedules import schedule_tools
 from bot import texts
 from bot.access import AccessGate
 from bot.bus import MessageBus
+from bot.command_registry import CommandRegistry, SkillCommand, SkillSource
+from bot.commands import COMMANDS
 from bot.config import Settings
 from bot.context import ServiceContext
 from bot.dispatcher import Dispatcher
@@ -57,6 +59,7 @@ class App:
         self.pacer = Pacer()
         self.gate = AccessGate({}, self.pacer, self._tell_refused)
         self.hands = Hands(settings.agent)
+        self.commands = CommandRegistry(COMMANDS, skill_commands(self.hands), BOT_NAME)
         self.schedules = build_schedules(self.db, settings.schedules, publish=self.bus.publish,
                                          notify=self._notify, outcome=self.journal.entry,
                                          clock=schedule_clock)
@@ -81,12 +84,11 @@ class App:
         self.turns = TurnRunner(runner=self.runner, conversations=self.conversations,
                                 journal=self.journal,
                                 max_upload_bytes=int(ch.max_upload_mb * 1024 * 1024),
-                                metrics=self.metrics)
+                                commands=self.commands, metrics=self.metrics)
         self.dispatcher = Dispatcher(channels=self.channels, turns=self.turns,
                                      conversations=self.conversations,
                                      max_concurrent_runs=ch.max_concurrent_runs,
-                                     busy_policy=ch.busy_policy_for, bot_name=BOT_NAME)
-        self.turns.chat_commands = self.hands.is_skill
+                                     busy_policy=ch.busy_policy_for, commands=self.commands)
         self.runner.on_title = self._set_title
         self.metrics.waiting_for_slot.read = lambda: gauge_value(self.dispatcher.waiting)
         self.dispatcher.status_notes = self.hands.status_notes
@@ -100,7 +102,7 @@ class App:
 
     def _add_channel(self, name: str, cfg: ChannelConfig, kwargs: dict[str, Any]) -> None:
         ctx = ServiceContext(name, bus=self.bus, routes=self.routes, data_dir=self.data_dir,
-                             bot_name=BOT_NAME, gate=self.gate)
+                             bot_name=BOT_NAME, gate=self.gate, menu=self.commands.menu)
         self.contexts[name] = ctx
         self.gate.configs[name] = cfg
         self._channel_specs[name] = (cfg, kwargs)
@@ -233,3 +235,17 @@ class App:
             "queue_depth": self.bus.depth,
             "active_runs": self.dispatcher.active_runs,
         }
+
+
+def skill_commands(hands: Hands) -> SkillSource:
+    """The enabled skills as commands, read afresh each time (skills are enabled at runtime)."""
+
+    def current() -> list[SkillCommand]:
+        return [SkillCommand(s.name, _summary(s.description)) for s in hands.skills.enabled()]
+
+    return current
+
+
+def _summary(description: str, limit: int = 100) -> str:
+    line = description.strip().splitlines()[0] if description.strip() else "run this skill"
+    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"

@@ -1,4 +1,8 @@
-"""Slash commands: a declared table of small handlers, recognised the same way on every channel."""
+"""Slash commands: a declared table of small handlers, recognised the same way on every channel.
+
+The table holds the built-ins; `bot/command_registry.py` joins them with the enabled skills into
+the one registry everything else reads.
+"""
 
 from __future__ import annotations
 
@@ -81,14 +85,6 @@ class CommandTable:
 
     def get(self, name: str) -> Command | None:
         return self.commands.get(name)
-
-    def help_text(self) -> str:
-        lines = ["Commands:"]
-        for cmd in self.commands.values():
-            if not cmd.hidden:
-                lines.append(f"{cmd.usage} — {cmd.summary}")
-        lines.append("Anything else is a message to the agent.")
-        return "\n".join(lines)
 
 
 COMMANDS = CommandTable()
@@ -291,10 +287,9 @@ async def _timezone(ctx: CommandContext, args: str) -> CommandReply:
 
 @COMMANDS.register("help", "show this help", ordered=False)
 async def _help(ctx: CommandContext, args: str) -> CommandReply:
-    return CommandReply(COMMANDS.help_text())
+    return CommandReply(ctx.dispatcher.commands.help_text())
 
 
 @COMMANDS.register("start", "greet", hidden=True)
 async def _start(ctx: CommandContext, args: str) -> CommandReply:
-    hello = f"Hi! I'm {ctx.dispatcher.bot_name}, an AI agent. Send me a message to get going."
-    return CommandReply(f"{hello}\n\n{COMMANDS.help_text()}")
+    return CommandReply(ctx.dispatcher.commands.greeting())

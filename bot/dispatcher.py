@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from bot import texts
-from bot.commands import COMMANDS, CommandContext, CommandTable, ParsedCommand, parse_command
+from bot.command_registry import CommandRegistry
+from bot.commands import CommandContext, ParsedCommand, parse_command
 from bot.conversations import ConversationStore
 from bot.journal import Entry, State
 from bot.turns import TurnRunner
@@ -52,14 +53,12 @@ class _Lane:
 class Dispatcher:
     def __init__(self, *, channels: dict[str, Channel], turns: TurnRunner,
                  conversations: ConversationStore, max_concurrent_runs: int,
-                 busy_policy: Callable[[str], BusyPolicy], bot_name: str = "Antler",
-                 commands: CommandTable = COMMANDS) -> None:
+                 busy_policy: Callable[[str], BusyPolicy], commands: CommandRegistry) -> None:
         self.channels = channels
         self.turns = turns
         self.runner = turns.runner
         self.conversations = conversations
         self.commands = commands
-        self.bot_name = bot_name
         self.busy_policy = busy_policy
         self.slots = asyncio.Semaphore(max_concurrent_runs)
         self.max_runs = max_concurrent_runs
@@ -84,12 +83,12 @@ class Dispatcher:
             self._spawn(self._reply(channel, msg, texts.cannot_read(msg.unsupported)))
             return
         command = parse_command(msg.text) if not msg.attachments else None
-        if command is not None and (cmd := self.commands.get(command.name)):
+        if command is not None and (cmd := self.commands.builtin(command.name)):
             if cmd.ordered:
                 self._enqueue(_Job(msg, command=command))
             else:
                 self._spawn(self._run_command(channel, msg, cmd.name, command.args))
-        elif command is not None and not self.turns.is_chat_command(command.name):
+        elif command is not None and not self.commands.is_skill(command.name):
             self._spawn(self._reply(channel, msg, self.commands.help_text()))
         else:
             await self._enqueue_chat(channel, msg)
@@ -196,7 +195,7 @@ class Dispatcher:
 
     async def _run_command(self, channel: Channel, msg: InboundMessage, name: str,
                            args: str) -> None:
-        cmd = self.commands.get(name)
+        cmd = self.commands.builtin(name)
         assert cmd is not None
         conv = await self.conversations.get_or_create(msg.chat)
         try:

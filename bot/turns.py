@@ -18,6 +18,7 @@ from pathlib import Path
 from agent.events import Failed, RunSettings, Turn
 from agent.runner import AgentRunner
 from bot import texts
+from bot.command_registry import CommandRegistry
 from bot.commands import parse_command
 from bot.conversations import Conversation, ConversationStore
 from bot.delivery import DeliveryTrack, FinalPlan
@@ -44,21 +45,18 @@ MAX_ATTEMPTS = 2
 
 class TurnRunner:
     def __init__(self, *, runner: AgentRunner, conversations: ConversationStore, journal: Journal,
-                 max_upload_bytes: int, metrics: Metrics | None = None) -> None:
+                 max_upload_bytes: int, commands: CommandRegistry,
+                 metrics: Metrics | None = None) -> None:
         self.metrics = metrics or Metrics()
         self.runner = runner
         self.conversations = conversations
         self.journal = journal
         self.max_upload_bytes = max_upload_bytes
         self._keep_pending: set[asyncio.Task[None]] = set()
-        self.chat_commands: Callable[[str], bool] = lambda name: False
+        self.commands = commands  # `/<skill> TASK` is a skill turn for the agent
         # which thread a turn runs in (schedules give some runs a fresh one); set by the app
         self.thread_for: Callable[[InboundMessage, Conversation], Conversation] = \
             lambda msg, conv: conv
-
-    def is_chat_command(self, name: str) -> bool:
-        """True when `/name` is meant for the agent (a skill), not the command table."""
-        return self.chat_commands(name)
 
     def keep_pending(self, task: asyncio.Task[None]) -> None:
         """The run in `task` is cancelled by shutdown: leave its message `running` for restart."""
@@ -228,7 +226,7 @@ class TurnRunner:
     def _turn(self, msg: InboundMessage, files: list[str]) -> Turn:
         """The agent's view of the message; `/<skill> task` becomes Turn(skill=..., text=task)."""
         command = parse_command(msg.text)
-        if command is not None and self.is_chat_command(command.name):
+        if command is not None and self.commands.is_skill(command.name):
             return _turn(msg, files, text=command.args, skill=command.name)
         return _turn(msg, files)
 

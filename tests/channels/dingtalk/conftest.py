@@ -9,8 +9,9 @@ from typing import Any
 
 import pytest
 
+from bot.command_registry import CommandRegistry
 from channels.backoff import BackoffPolicy, RetryState
-from channels.base import Handler, InboundMessage, PublishResult
+from channels.base import Handler, InboundMessage, MenuCommand, PublishResult
 from channels.dingtalk.channel import DingTalkChannel
 from channels.dingtalk.config import DingTalkConfig
 from tests.fakes.dingtalk_server import FakeDingTalk
@@ -33,6 +34,9 @@ class RecordingContext:
         self._seen.add(msg.event_id)
         self.published.append(msg)
         return PublishResult.accepted
+
+    def commands(self) -> tuple[MenuCommand, ...]:
+        return CommandRegistry().menu()
 
     def add_route(self, method: str, path: str, handler: Handler) -> None:
         self.routes.append((method, path, handler))

@@ -12,8 +12,9 @@ from typing import Any
 
 import pytest
 
+from bot.command_registry import CommandRegistry
 from channels.backoff import BackoffPolicy, RetryState
-from channels.base import Handler, InboundMessage, PublishResult
+from channels.base import Handler, InboundMessage, MenuCommand, PublishResult
 from channels.feishu.channel import FeishuChannel
 from channels.feishu.config import FeishuConfig
 from tests.fakes.feishu_server import FakeFeishu
@@ -31,6 +32,9 @@ class RecordingContext:
     async def publish(self, msg: InboundMessage) -> PublishResult:
         self.published.append(msg)
         return self.result
+
+    def commands(self) -> tuple[MenuCommand, ...]:
+        return CommandRegistry().menu()
 
     def add_route(self, method: str, path: str, handler: Handler) -> None:
         self.routes[(method, path)] = handler

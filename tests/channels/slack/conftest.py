@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 from aiohttp import web
 
-from channels.base import InboundMessage, PublishResult
+from bot.command_registry import CommandRegistry
+from channels.base import InboundMessage, MenuCommand, PublishResult
 from channels.slack.channel import SlackChannel
 from channels.slack.config import SlackConfig
 from tests.fakes.slack_server import APP_TOKEN, BOT_TOKEN, SIGNING_SECRET, FakeSlack
@@ -37,6 +38,9 @@ class RecordingContext:
         self.published.append(msg)
         self._arrived.set()
         return PublishResult.accepted
+
+    def commands(self) -> tuple[MenuCommand, ...]:
+        return CommandRegistry().menu()
 
     def add_route(self, method: str, path: str, handler: Any) -> None:
         self.web.router.add_route(method, path, handler)

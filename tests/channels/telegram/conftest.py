@@ -9,8 +9,9 @@ from typing import Any
 
 import pytest
 
+from bot.command_registry import CommandRegistry
 from channels.backoff import RetryState
-from channels.base import InboundMessage, PublishResult
+from channels.base import InboundMessage, MenuCommand, PublishResult
 from channels.telegram.channel import TelegramChannel
 from channels.telegram.config import TelegramConfig
 from tests.fakes.telegram_server import TOKEN, FakeTelegram
@@ -27,6 +28,7 @@ class RecordingContext:
     reports: list[dict[str, Any]] = field(default_factory=list)
     result: PublishResult = PublishResult.accepted
     seen: set[str] = field(default_factory=set)
+    menu: tuple[MenuCommand, ...] = field(default_factory=lambda: CommandRegistry().menu())
 
     async def publish(self, msg: InboundMessage) -> PublishResult:
         if self.result is not PublishResult.accepted:
@@ -36,6 +38,9 @@ class RecordingContext:
         self.seen.add(msg.event_id)
         self.published.append(msg)
         return self.result
+
+    def commands(self) -> tuple[MenuCommand, ...]:
+        return self.menu
 
     def add_route(self, method: str, path: str, handler: Any) -> None:
         self.routes[(method, path)] = handler
