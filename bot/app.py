@@ -14,11 +14,13 @@ from agent.tools.schedules import schedule_tools
 from bot import texts
 from bot.access import AccessGate
 from bot.bus import MessageBus
+from bot.command_context import CommandService
 from bot.command_registry import CommandRegistry, SkillCommand, SkillSource
 from bot.commands import COMMANDS
 from bot.config import Settings
 from bot.context import ServiceContext
 from bot.dispatcher import Dispatcher
+from bot.gateway.facade import ServiceFacade
 from bot.gateway.routes import DynamicRoutes
 from bot.gateway.server import GatewayServer, build_app
 from bot.journal import Entry, State
@@ -85,16 +87,18 @@ class App:
                                 journal=self.journal,
                                 max_upload_bytes=int(ch.max_upload_mb * 1024 * 1024),
                                 commands=self.commands, metrics=self.metrics)
+        command_service = CommandService(
+            conversations=self.conversations, agent=self.runner, help=self.commands,
+            schedules=self.schedules if settings.schedules.enabled else None,
+            status_notes=self.hands.status_notes)
         self.dispatcher = Dispatcher(channels=self.channels, turns=self.turns,
                                      conversations=self.conversations,
                                      max_concurrent_runs=ch.max_concurrent_runs,
-                                     busy_policy=ch.busy_policy_for, commands=self.commands)
+                                     busy_policy=ch.busy_policy_for, commands=self.commands,
+                                     command_service=command_service)
         self.runner.on_title = self._set_title
         self.metrics.waiting_for_slot.read = lambda: gauge_value(self.dispatcher.waiting)
-        self.dispatcher.status_notes = self.hands.status_notes
         self.turns.thread_for = self.schedules.thread_for
-        if settings.schedules.enabled:
-            self.dispatcher.schedules = self.schedules
         self._scheduler: asyncio.Task[None] | None = None
         self.gateway: GatewayServer | None = None
         self.started_at = 0.0
@@ -123,7 +127,7 @@ class App:
         if gateway and self.settings.gateway.enabled:
             gw = self.settings.gateway
             token = gw.auth_token.get_secret_value() if gw.auth_token else None
-            web_app = build_app(self.health, self.routes, service=self, auth_token=token)
+            web_app = build_app(self.health, self.routes, service=self.facade(), auth_token=token)
             self.gateway = GatewayServer(web_app, gw.host, gw.port, has_token=bool(token))
             await self.gateway.start()
         for name in list(self.channels):
@@ -224,6 +228,16 @@ class App:
                 log.warning("refusal notice on %s failed: %s", msg.chat.channel, exc)
 
     # ---------------------------------------------------------------- state
+
+    def facade(self) -> ServiceFacade:
+        """What the admin API may read and ask of the service."""
+        return ServiceFacade(
+            runner=self.runner, conversations=self.conversations, schedules=self.schedules,
+            skills=self.hands.skills, agent_config=self.settings.agent, data_dir=self.data_dir,
+            db=self.db, metrics=self.metrics,
+            channel_states=lambda: {name: ctx.state for name, ctx in self.contexts.items()},
+            restart_channel=self.restart_channel, health=self.health,
+            is_replying=self.dispatcher.is_running, intake_open=lambda: not self.bus.closed)
 
     def health(self) -> dict[str, Any]:
         database = self.stores.status()

@@ -16,18 +16,15 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from bot import texts
+from bot.command_context import CommandContext, CommandService
 from bot.command_registry import CommandRegistry
-from bot.commands import CommandContext, ParsedCommand, parse_command
+from bot.commands import ParsedCommand, parse_command
 from bot.conversations import ConversationStore
 from bot.journal import Entry, State
 from bot.turns import TurnRunner
 from channels.base import BusyPolicy, Channel, ChatRef, InboundMessage, ReplyDoc, ReplyHandle
-
-if TYPE_CHECKING:
-    from bot.schedules.service import Schedules
 
 log = logging.getLogger("bot.dispatcher")
 
@@ -53,12 +50,13 @@ class _Lane:
 class Dispatcher:
     def __init__(self, *, channels: dict[str, Channel], turns: TurnRunner,
                  conversations: ConversationStore, max_concurrent_runs: int,
-                 busy_policy: Callable[[str], BusyPolicy], commands: CommandRegistry) -> None:
+                 busy_policy: Callable[[str], BusyPolicy], commands: CommandRegistry,
+                 command_service: CommandService) -> None:
         self.channels = channels
         self.turns = turns
-        self.runner = turns.runner
         self.conversations = conversations
         self.commands = commands
+        self.command_service = command_service  # what commands may use besides the lanes
         self.busy_policy = busy_policy
         self.slots = asyncio.Semaphore(max_concurrent_runs)
         self.max_runs = max_concurrent_runs
@@ -68,8 +66,6 @@ class Dispatcher:
         self._side_tasks: set[asyncio.Task[None]] = set()
         self._idle = asyncio.Event()
         self._idle.set()
-        self.status_notes: Callable[[], list[str]] = list
-        self.schedules: Schedules | None = None  # set by the app when schedules are enabled
 
     # ---------------------------------------------------------------- intake
 
@@ -199,7 +195,8 @@ class Dispatcher:
         assert cmd is not None
         conv = await self.conversations.get_or_create(msg.chat)
         try:
-            reply = await cmd.handler(CommandContext(msg, conv, self), args)
+            context = CommandContext(msg, conv, lanes=self, service=self.command_service)
+            reply = await cmd.handler(context, args)
         except Exception:
             log.exception("command /%s failed", name)
             await self._reply(channel, msg, texts.command_failed(name))

@@ -1,31 +1,28 @@
-"""What the admin API's routes share: the running App and the API's own stores."""
+"""What the admin API's routes share: the service facade and the API's own stores."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from bot.gateway.errors import ApiError
+from bot.gateway.facade import ServiceFacade
 from bot.gateway.run_manager import RunManager
 from bot.gateway.thread_store import ThreadRow, ThreadStore
-
-if TYPE_CHECKING:
-    from bot.app import App
 
 
 @dataclass
 class Gateway:
-    app: App
+    service: ServiceFacade
     threads: ThreadStore
     runs: RunManager
 
     @classmethod
-    def for_app(cls, app: App) -> Gateway:
-        threads = ThreadStore(app.db, app.conversations)
-        runs = RunManager(app.runner, app.metrics,
-                          chat_running=lambda tid: chat_is_replying(app, tid))
+    def for_service(cls, service: ServiceFacade) -> Gateway:
+        threads = ThreadStore(service.db, service.conversations)
+        runs = RunManager(service.runner, service.metrics,
+                          chat_running=lambda tid: chat_is_replying(service, tid))
         runs.on_finish.append(lambda rec: threads.touch(rec.thread_id))
-        return cls(app, threads, runs)
+        return cls(service, threads, runs)
 
     async def thread(self, thread_id: str) -> ThreadRow:
         row = await self.threads.get(thread_id)
@@ -34,7 +31,7 @@ class Gateway:
         return row
 
     async def status(self, thread_id: str) -> str:
-        if self.runs.is_busy(thread_id) or await chat_is_replying(self.app, thread_id):
+        if self.runs.is_busy(thread_id) or await chat_is_replying(self.service, thread_id):
             return "busy"
         runs = self.runs.list(thread_id)
         if runs and runs[0].status == "error":
@@ -42,6 +39,6 @@ class Gateway:
         return "idle"
 
 
-async def chat_is_replying(app: App, thread_id: str) -> bool:
-    conv = await app.conversations.by_thread(thread_id)
-    return conv is not None and app.dispatcher.is_running(conv.key)
+async def chat_is_replying(service: ServiceFacade, thread_id: str) -> bool:
+    conv = await service.conversations.by_thread(thread_id)
+    return conv is not None and service.is_replying(conv.key)

@@ -1,0 +1,38 @@
+"""What the admin API reads and asks of the running service: one typed facade, built by the
+composition root (bot/app.py), so no route reaches into the App."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from agent.config import AgentConfig
+    from agent.runner import AgentRunner
+    from agent.skills.registry import SkillRegistry
+    from bot.context import ChannelState
+    from bot.conversations import ConversationStore
+    from bot.metrics import Metrics
+    from bot.schedules.service import Schedules
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ServiceFacade:
+    runner: AgentRunner
+    conversations: ConversationStore
+    schedules: Schedules
+    skills: SkillRegistry
+    agent_config: AgentConfig
+    data_dir: Path
+    db: sqlite3.Connection  # the service database (the API's thread records live there)
+    metrics: Metrics
+    channel_states: Callable[[], Mapping[str, ChannelState]]
+    restart_channel: Callable[[str], Awaitable[bool]]
+    health: Callable[[], dict[str, Any]]
+    is_replying: Callable[[str], bool]
+    """True while a chat reply runs in the conversation `key` (the dispatcher's lanes)."""
+    intake_open: Callable[[], bool]
+    reload_mcp: Callable[[], Awaitable[None]] | None = None
