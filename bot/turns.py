@@ -210,12 +210,13 @@ class TurnRunner:
         if not msg.attachments:
             return [], []
         uploads = self.runner.thread_dirs(conv.thread_id).uploads
+        limit = min(self.max_upload_bytes, channel.capabilities.max_file_in)
         files, notes = [], []
         for att in msg.attachments:
             try:
-                if att.size is not None and att.size > self.max_upload_bytes:
-                    raise FileTooLarge(att.name, att.size, self.max_upload_bytes)
-                path = await channel.fetch_file(msg, att, uploads, limit=self.max_upload_bytes)
+                if att.size is not None and att.size > limit:
+                    raise FileTooLarge(att.name, att.size, limit)
+                path = await channel.fetch_file(msg, att, uploads, limit=limit)
                 files.append(_agent_path(path, uploads))
             except FileTooLarge as exc:
                 notes.append(texts.file_not_read(att.name, exc))

@@ -139,20 +139,20 @@ class RateBudget:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Capabilities:
-    """What a channel can do; the service reads this and never asks which platform it is.
+    """What the service needs to know of a channel; it never asks which platform it is.
 
-    `edit_budget` holds every rate budget of the platform, each declared once (see RateBudget).
+    Every field is read by the service (how a channel streams, edits or renders is its own
+    business, behind the reply verbs):
+    `max_text_len`: the longest text one reply part may hold (the final is split to fit);
+    `buttons`: buttons can be shown (else command answers go as plain text and a clarification
+    lists its options in the text); `max_file_in`: the largest attachment the platform lets the
+    bot download (the service applies the lower of it and `max_upload_mb`, and names that limit
+    when it refuses a file); `edit_budget`: every rate budget of the platform, each declared
+    once (see RateBudget).
     """
 
     max_text_len: int = 4000
-    can_edit: bool = True
-    native_stream: bool = False
-    cards: bool = False
     buttons: bool = False
-    files_in: bool = False
-    files_out: bool = False
-    threads: bool = False
-    markdown: str = "commonmark"
     max_file_in: int = 20 * 1024 * 1024
     edit_budget: tuple[RateBudget, ...] = ()
 

@@ -54,10 +54,10 @@ def module_imports(path: Path) -> set[str]:
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             found |= {a.name for a in node.names if a.name.startswith("bot.")}
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            if node.module.startswith("bot"):
-                found.add(node.module)
-                found |= {f"{node.module}.{a.name}" for a in node.names}
+        elif (isinstance(node, ast.ImportFrom) and node.module and node.level == 0
+              and node.module.startswith("bot")):
+            found.add(node.module)
+            found |= {f"{node.module}.{a.name}" for a in node.names}
     return found
 
 

@@ -188,13 +188,7 @@ class TelegramChannel(Channel):
 def _capabilities(config: TelegramConfig) -> Capabilities:
     return Capabilities(
         max_text_len=4000,
-        can_edit=True,
-        native_stream=True,
         buttons=True,
-        files_in=True,
-        files_out=True,
-        threads=True,
-        markdown="telegram-html",
         max_file_in=files.DOWNLOAD_LIMIT,
         # No "update" budget: the channel coalesces updates itself, per call kind.
         edit_budget=pacing.budgets(config.stream_interval_dm, config.stream_interval_group),

@@ -134,7 +134,6 @@ async def test_markdown_mode_sends_one_reply(
     make_channel: MakeChannel, fake_dingtalk: FakeDingTalk
 ) -> None:
     channel, ctx = await make_channel()
-    assert not channel.capabilities.can_edit
     msg = await _inbound(channel, ctx, fake_dingtalk, text="hi")
     handle = await channel.open_reply(msg, ReplyDoc())
     await channel.update_reply(handle, ReplyDoc(text="par"))
