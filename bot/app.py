@@ -152,7 +152,7 @@ class App:
             channel = self.channels.get(msg.chat.channel)
             if channel is None:
                 log.warning("message for disabled channel %s settled unanswered", msg.chat.channel)
-                await self.journal.failed(msg, "channel not enabled", told=False)
+                await self.turns.settle.unanswered(msg, "channel not enabled")
                 continue
             log.info("taking up %s:%s (%s before restart)", msg.chat.channel, msg.event_id,
                      entry.state)

@@ -73,7 +73,7 @@ class Dispatcher:
         channel = self.channels.get(msg.chat.channel)
         if channel is None:
             log.warning("message for unknown channel %s settled unanswered", msg.chat.channel)
-            await self.turns.journal.failed(msg, "channel not running", told=False)
+            await self.turns.settle.unanswered(msg, "channel not running")
             return
         if msg.unsupported:  # a sticker, a poll ...: say what we can read instead
             self._spawn(self._reply(channel, msg, texts.cannot_read(msg.unsupported)))
@@ -185,7 +185,7 @@ class Dispatcher:
             pass
         except Exception:  # logged once and settled: never re-run at every restart
             log.exception("turn failed for %s", job.msg.chat.key)
-            await self.turns.journal.failed(job.msg, "failed unexpectedly", told=False)
+            await self.turns.settle.unanswered(job.msg, "failed unexpectedly")
 
     # ---------------------------------------------------------------- commands
 

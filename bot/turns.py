@@ -1,7 +1,7 @@
 """One chat turn: from an accepted message to a settled entry in the delivery journal.
 
 Fetches attachments into the thread's uploads, runs the agent, streams the reply, and settles
-the message: delivered, or failed with the reason and whether the user was told. A turn that
+the message through its `Settle` (bot/settle.py, the one place that settles a message): delivered, or failed with the reason and whether the user was told. A turn that
 fails unexpectedly is tried once more; a message that failed twice (across restarts too) gets
 a plain failure notice. When the service stops mid-answer the message stays `running`, and the
 restart continues in the reply the user already sees.
@@ -25,16 +25,15 @@ from bot.delivery import DeliveryTrack, FinalPlan
 from bot.journal import Entry, Journal
 from bot.metrics import Metrics
 from bot.replies import ReplyStreamer
+from bot.settle import Settle
 from channels.base import (
     Button,
     Channel,
     ChannelError,
-    DeliveryRefused,
     FileTooLarge,
     InboundMessage,
     ReplyDoc,
     ReplyHandle,
-    ReplyStatus,
 )
 
 log = logging.getLogger("bot.turns")
@@ -51,6 +50,7 @@ class TurnRunner:
         self.runner = runner
         self.conversations = conversations
         self.journal = journal
+        self.settle = Settle(journal, self.metrics)  # the one place that settles a message
         self.max_upload_bytes = max_upload_bytes
         self._keep_pending: set[asyncio.Task[None]] = set()
         self.commands = commands  # `/<skill> TASK` is a skill turn for the agent
@@ -86,7 +86,7 @@ class TurnRunner:
             raise
         except ChannelError as exc:
             await streamer.abandon()
-            await self._undeliverable(channel, msg, exc)
+            await self.settle.undeliverable(channel.name, msg, exc)
             return
         except Exception:
             log.exception("turn failed for %s (attempt %d)", msg.chat.key, attempts)
@@ -96,7 +96,7 @@ class TurnRunner:
             else:
                 await self.run(channel, msg, streamer.handle, stop_reason, resumed=True)
             return
-        await self._settle(msg, status, streamer.doc.note)
+        await self.settle.answered(msg, status, streamer.doc.note)
 
     async def resume_delivery(self, channel: Channel, msg: InboundMessage, entry: Entry,
                               handle: ReplyHandle | None) -> None:
@@ -106,9 +106,9 @@ class TurnRunner:
         try:
             await streamer.resume_final(plan, entry.parts_done, entry.sending)
         except ChannelError as exc:
-            await self._undeliverable(channel, msg, exc)
+            await self.settle.undeliverable(channel.name, msg, exc)
             return
-        await self._settle(msg, plan.doc.status, plan.doc.note)
+        await self.settle.answered(msg, plan.doc.status, plan.doc.note)
 
     async def give_up(self, channel: Channel, msg: InboundMessage,
                       handle: ReplyHandle | None) -> None:
@@ -124,8 +124,7 @@ class TurnRunner:
         except ChannelError as exc:
             log.warning("failure notice for %s not delivered: %s", msg.chat.key, exc)
             told = False
-        self.metrics.deliveries_given_up.inc(channel=channel.name, reason="failed twice")
-        await self.journal.failed(msg, "failed twice", told=told)
+        await self.settle.gave_up(channel.name, msg, told=told)
 
     def _streamer(self, channel: Channel, msg: InboundMessage,
                   handle: ReplyHandle | None) -> ReplyStreamer:
@@ -159,27 +158,7 @@ class TurnRunner:
         except (ChannelError, TimeoutError) as exc:
             log.warning("could not mark reply cancelled: %s", exc)
         if not restarting:
-            await self.journal.delivered(msg, "stopped")
-
-    # ---------------------------------------------------------------- settling
-
-    async def _settle(self, msg: InboundMessage, status: ReplyStatus, note: str) -> None:
-        if status == "failed":
-            await self.journal.failed(msg, note or "the agent failed", told=True)
-        else:
-            await self.journal.delivered(msg, "stopped" if status == "cancelled" else "")
-
-    async def _undeliverable(self, channel: Channel, msg: InboundMessage,
-                             exc: ChannelError) -> None:
-        """Settle a message whose reply the platform would not take (the streamer counted
-        refusals and unreachable platforms in `antler_deliveries_given_up_total`)."""
-        log.warning("reply to %s not delivered: %s", msg.chat.key, exc)
-        if isinstance(exc, DeliveryRefused):
-            await self.journal.failed(msg, exc.reason, told=False)
-            return
-        if not exc.retryable:
-            self.metrics.deliveries_given_up.inc(channel=channel.name, reason="refused")
-        await self.journal.failed(msg, str(exc), told=False)
+            await self.settle.stopped(msg)
 
     def _sign_of_life(self, msg: InboundMessage) -> None:
         """Admission → first visible sign (typing or placeholder), from the event's arrival."""
@@ -200,10 +179,9 @@ class TurnRunner:
             else:
                 await channel.send_text(msg.chat, text, reply_to=msg.message_id)
         except ChannelError as exc:
-            log.warning("command reply on %s failed: %s", channel.name, exc)
-            await self.journal.failed(msg, str(exc), told=False)
+            await self.settle.undeliverable(channel.name, msg, exc)
             return
-        await self.journal.delivered(msg)
+        await self.settle.answered(msg, "done")
 
     async def _fetch_files(self, channel: Channel, msg: InboundMessage,
                            conv: Conversation) -> tuple[list[str], list[str]]:
