@@ -1,8 +1,9 @@
 """One chat turn: from an accepted message to a settled entry in the delivery journal.
 
 Fetches attachments into the thread's uploads, runs the agent, streams the reply, and settles
-the message through its `Settle` (bot/settle.py, the one place that settles a message): delivered, or failed with the reason and whether the user was told. A turn that
-fails unexpectedly is tried once more; a message that failed twice (across restarts too) gets
+the message through its `Settle` (bot/settle.py, the one place that settles a message):
+delivered, or failed with the reason and whether the user was told. A turn that fails
+unexpectedly is tried once more; a message that failed twice (across restarts too) gets
 a plain failure notice. When the service stops mid-answer the message stays `running`, and the
 restart continues in the reply the user already sees.
 """
