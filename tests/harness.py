@@ -67,6 +67,7 @@ class ServiceHarness:
         schedule_clock: Any = None,
         **extra: Any,
     ) -> None:
+        self.data_dir = data_dir
         self.raw = service_config(data_dir, fake_openai, channels, **extra)
         self.schedule_clock = schedule_clock
         self.only = only
