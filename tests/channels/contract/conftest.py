@@ -8,11 +8,15 @@ from pathlib import Path
 import pytest
 
 from tests.channels.contract.driver import Driver
+from tests.channels.contract.feishu import FeishuDriver
+from tests.channels.contract.slack import SlackDriver
 from tests.channels.contract.telegram import TelegramDriver
 from tests.fakes.openai_server import FakeOpenAI
 from tests.harness import ServiceHarness
 
 DRIVERS: dict[str, Callable[[], Driver]] = {
+    "feishu": FeishuDriver,
+    "slack": SlackDriver,
     "telegram": TelegramDriver,
 }
 
