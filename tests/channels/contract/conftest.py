@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.channels.contract.dingtalk import DingTalkDriver
 from tests.channels.contract.driver import Driver
 from tests.channels.contract.feishu import FeishuDriver
 from tests.channels.contract.slack import SlackDriver
@@ -15,6 +16,7 @@ from tests.fakes.openai_server import FakeOpenAI
 from tests.harness import ServiceHarness
 
 DRIVERS: dict[str, Callable[[], Driver]] = {
+    "dingtalk": DingTalkDriver,
     "feishu": FeishuDriver,
     "slack": SlackDriver,
     "telegram": TelegramDriver,
