@@ -10,7 +10,7 @@ from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.openai_wire import Reply, ToolCall
 from tests.harness import ServiceHarness
 
-STREAMED = "Streaming works: " + "token " * 60
+STREAMED = "Streaming works: " + "token " * 25
 
 
 async def answered(svc: ServiceHarness, fake_openai: FakeOpenAI, requests: int) -> None:
@@ -82,14 +82,14 @@ async def test_buttons_are_shown_and_a_press_answers(driver: Driver, service: Se
 async def test_a_message_behind_a_running_reply_gets_a_queued_notice(
     driver: Driver, service: ServiceHarness, fake_openai: FakeOpenAI
 ) -> None:
-    fake_openai.script(Reply(text="slow " * 40, tokens_per_second=40))
+    fake_openai.script(Reply(text="slow " * 20, tokens_per_second=40))
     driver.send("first", "e1")
     await fake_openai.wait_requests(1, timeout=20)
     driver.send("second", "e2")
     await answered(service, fake_openai, 2)
     assert driver.saw_queued()
     # the notice became the second reply (where it shows depends on the platform)
-    assert sorted(driver.shown()) == ["echo: second", ("slow " * 40).strip()]
+    assert sorted(driver.shown()) == ["echo: second", ("slow " * 20).strip()]
 
 
 async def test_a_429_on_the_final_is_waited_out(driver: Driver, service: ServiceHarness,

@@ -10,8 +10,9 @@ import pytest
 
 from channels.base import Button, RateLimited, ReplyDoc, ToolStep
 from channels.dingtalk.channel import DingTalkChannel
-from tests.channels.dingtalk.conftest import MakeChannel, RecordingContext
+from tests.channels.dingtalk.conftest import MakeChannel
 from tests.fakes.dingtalk_server import FakeDingTalk
+from tests.fakes.recording_context import RecordingContext
 
 
 async def _inbound(

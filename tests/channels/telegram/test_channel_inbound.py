@@ -14,7 +14,8 @@ from aiohttp import web
 from bot.command_registry import CommandRegistry, SkillCommand
 from channels.base import Attachment, FileTooLarge, InboundMessage, PublishResult
 from channels.telegram.stream import TelegramReply
-from tests.channels.telegram.conftest import ChannelFactory, RecordingContext
+from tests.channels.telegram.conftest import ChannelFactory
+from tests.fakes.recording_context import RecordingContext
 from tests.fakes.telegram_server import FakeTelegram
 
 
