@@ -86,7 +86,8 @@ class App:
         self.turns = TurnRunner(runner=self.runner, conversations=self.conversations,
                                 journal=self.journal,
                                 max_upload_bytes=int(ch.max_upload_mb * 1024 * 1024),
-                                commands=self.commands, metrics=self.metrics)
+                                commands=self.commands, metrics=self.metrics,
+                                thread_for=self.schedules.thread_for)
         command_service = CommandService(
             conversations=self.conversations, agent=self.runner, help=self.commands,
             schedules=self.schedules if settings.schedules.enabled else None,
@@ -98,7 +99,6 @@ class App:
                                      command_service=command_service)
         self.runner.on_title = self._set_title
         self.metrics.waiting_for_slot.read = lambda: gauge_value(self.dispatcher.waiting)
-        self.turns.thread_for = self.schedules.thread_for
         self._scheduler: asyncio.Task[None] | None = None
         self.gateway: GatewayServer | None = None
         self.started_at = 0.0

@@ -46,7 +46,9 @@ MAX_ATTEMPTS = 2
 class TurnRunner:
     def __init__(self, *, runner: AgentRunner, conversations: ConversationStore, journal: Journal,
                  max_upload_bytes: int, commands: CommandRegistry,
-                 metrics: Metrics | None = None) -> None:
+                 metrics: Metrics | None = None,
+                 thread_for: Callable[[InboundMessage, Conversation], Conversation] | None = None,
+                 ) -> None:
         self.metrics = metrics or Metrics()
         self.runner = runner
         self.conversations = conversations
@@ -55,9 +57,8 @@ class TurnRunner:
         self.max_upload_bytes = max_upload_bytes
         self._keep_pending: set[asyncio.Task[None]] = set()
         self.commands = commands  # `/<skill> TASK` is a skill turn for the agent
-        # which thread a turn runs in (schedules give some runs a fresh one); set by the app
-        self.thread_for: Callable[[InboundMessage, Conversation], Conversation] = \
-            lambda msg, conv: conv
+        # which thread a turn runs in (schedules give some runs a fresh one)
+        self.thread_for = thread_for or _same_thread
 
     def keep_pending(self, task: asyncio.Task[None]) -> None:
         """The run in `task` is cancelled by shutdown: leave its message `running` for restart."""
@@ -209,6 +210,10 @@ class TurnRunner:
         if command is not None and self.commands.is_skill(command.name):
             return _turn(msg, files, text=command.args, skill=command.name)
         return _turn(msg, files)
+
+
+def _same_thread(msg: InboundMessage, conv: Conversation) -> Conversation:
+    return conv
 
 
 def _turn(msg: InboundMessage, files: list[str], text: str | None = None,
