@@ -84,10 +84,6 @@ class Hands:
 
     # state -----------------------------------------------------------------------------------
 
-    def is_skill(self, name: str) -> bool:
-        """For `/<name>` in chat: an enabled skill."""
-        return self.skills.is_enabled(name)
-
     def status_notes(self) -> list[str]:
         """Lines for /status: skill problems, configured tools left out, MCP state."""
         lines = [*self.skills.problems, *self.notes]

@@ -17,8 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from agent.events import TextDelta
+from bench.support import BenchContext
 from bot.replies import ReplyStreamer
-from channels.base import InboundMessage, PublishResult
+from channels.base import InboundMessage
 from channels.dingtalk.channel import DingTalkChannel
 from channels.dingtalk.config import DingTalkConfig
 from tests.fakes.dingtalk_server import FakeDingTalk
@@ -26,20 +27,6 @@ from tests.fakes.openai_server import FakeOpenAI
 from tests.harness import ServiceHarness
 
 TOKENS_PER_SECOND = 40.0
-
-
-class _Ctx:
-    def __init__(self, data_dir: Path) -> None:
-        self.data_dir, self.bot_name = data_dir, "Antler"
-        self.published: list[InboundMessage] = []
-
-    async def publish(self, msg: InboundMessage) -> PublishResult:
-        self.published.append(msg)
-        return PublishResult.accepted
-
-    def add_route(self, *args: Any) -> None: ...
-
-    def report(self, **kwargs: Any) -> None: ...
 
 
 def _pct(values: list[float], q: float) -> float:
@@ -101,7 +88,7 @@ def _visible_latencies(fake: FakeDingTalk, card_id: str, sent: list[tuple[str, f
 async def streaming(fake: FakeDingTalk, tmp: Path, cards: int, tokens: int) -> dict[str, float]:
     config = DingTalkConfig(enabled=True, client_id=f"bench-{cards}", client_secret="s",
                             api_base=fake.base, card_template_id="tpl", stream_interval=0.5)
-    ctx = _Ctx(tmp)
+    ctx = BenchContext(tmp)
     channel = DingTalkChannel(config, ctx)
     await channel.start()
     try:

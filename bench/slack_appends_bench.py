@@ -20,8 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from agent.events import Final, TextDelta
+from bench.support import BenchContext
 from bot.replies import ReplyStreamer
-from channels.base import ChatRef, InboundMessage, PublishResult, UserRef
+from channels.base import ChatRef, InboundMessage, UserRef
 from channels.slack.channel import SlackChannel
 from channels.slack.config import SlackConfig
 from tests.fakes.slack_server import APP_TOKEN, BOT_TOKEN, FakeSlack
@@ -29,20 +30,6 @@ from tests.fakes.slack_server import APP_TOKEN, BOT_TOKEN, FakeSlack
 SECONDS = 60.0
 TOKENS_PER_SECOND = 10.0
 STREAM_CALLS = ("chat.startStream", "chat.appendStream")
-
-
-class _Ctx:
-    def __init__(self, data_dir: Path) -> None:
-        self.data_dir, self.bot_name = data_dir, "Antler"
-
-    async def publish(self, msg: InboundMessage) -> PublishResult:
-        return PublishResult.accepted
-
-    def add_route(self, *args: Any) -> None:
-        raise NotImplementedError
-
-    def report(self, **kw: Any) -> None:
-        return None
 
 
 async def _answer(channel: SlackChannel, i: int) -> str:
@@ -72,7 +59,7 @@ async def _run(answers: int) -> dict[str, Any]:
         with tempfile.TemporaryDirectory() as tmp:
             cfg = SlackConfig(enabled=True, bot_token=BOT_TOKEN, app_token=APP_TOKEN,
                               api_base=fake.api_base)
-            channel = SlackChannel(cfg, _Ctx(Path(tmp)))
+            channel = SlackChannel(cfg, BenchContext(Path(tmp)))
             await channel.start()
             t0 = time.monotonic()
             texts = await asyncio.gather(*(_answer(channel, i) for i in range(answers)))

@@ -19,29 +19,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-from channels.base import InboundMessage, PublishResult, ReplyDoc
+from bench.support import BenchContext
+from channels.base import InboundMessage, ReplyDoc
 from channels.slack.channel import SlackChannel
 from channels.slack.config import SlackConfig
 from tests.fakes.slack_server import APP_TOKEN, BOT_TOKEN, FakeSlack
 
 ROUNDS = 100
 THREADS = 50
-
-
-class _Ctx:
-    def __init__(self, data_dir: Path) -> None:
-        self.data_dir, self.bot_name = data_dir, "Antler"
-        self.queue: asyncio.Queue[InboundMessage] = asyncio.Queue()
-
-    async def publish(self, msg: InboundMessage) -> PublishResult:
-        self.queue.put_nowait(msg)
-        return PublishResult.accepted
-
-    def add_route(self, *args: Any) -> None:
-        raise NotImplementedError
-
-    def report(self, **kw: Any) -> None:
-        return None
 
 
 def _pct(values: list[float], q: float) -> float:
@@ -55,7 +40,7 @@ async def _wait_calls(fake: FakeSlack, method: str, n: int) -> float:
     return fake.calls_of(method)[n - 1].at
 
 
-async def _latency(fake: FakeSlack, channel: SlackChannel, ctx: _Ctx) -> dict[str, Any]:
+async def _latency(fake: FakeSlack, channel: SlackChannel, ctx: BenchContext) -> dict[str, Any]:
     acks, first, token = [], [], []
     for i in range(ROUNDS):
         ts = f"1700001{i:03d}.000100"
@@ -107,7 +92,7 @@ async def _many(native: bool) -> dict[str, Any]:
             cfg = SlackConfig(enabled=True, bot_token=BOT_TOKEN, app_token=APP_TOKEN,
                               api_base=fake.api_base, native_stream=native,
                               workspace_edits_per_second=8.0, workspace_appends_per_second=15.0)
-            channel = SlackChannel(cfg, _Ctx(Path(tmp)))
+            channel = SlackChannel(cfg, BenchContext(Path(tmp)))
             await channel.start()
             t0 = time.monotonic()
             await asyncio.gather(*(_one_thread(channel, i, 20) for i in range(THREADS)))
@@ -133,7 +118,7 @@ async def run() -> dict[str, Any]:
     fake = FakeSlack().start()
     try:
         with tempfile.TemporaryDirectory() as tmp:
-            ctx = _Ctx(Path(tmp))
+            ctx = BenchContext(Path(tmp))
             cfg = SlackConfig(enabled=True, bot_token=BOT_TOKEN, app_token=APP_TOKEN,
                               api_base=fake.api_base, workspace_appends_per_second=1000.0,
                               min_append_chars=1)

@@ -131,3 +131,32 @@ def register_recording_channel() -> None:
 
 
 Factory = Callable[[], Any]
+
+
+class BenchContext:
+    """The ChannelContext benchmarks give a channel: publishes are kept (list and queue) and
+    handed to `on_publish` when set; no routes, no native menu, reports ignored."""
+
+    def __init__(self, data_dir: Path) -> None:
+        self.data_dir, self.bot_name = data_dir, "Antler"
+        self.published: list[Any] = []
+        self.queue: asyncio.Queue[Any] = asyncio.Queue()
+        self.on_publish: Callable[[Any], None] | None = None
+
+    async def publish(self, msg: Any) -> Any:
+        from channels.base import PublishResult
+
+        self.published.append(msg)
+        self.queue.put_nowait(msg)
+        if self.on_publish is not None:
+            self.on_publish(msg)
+        return PublishResult.accepted
+
+    def commands(self) -> tuple[Any, ...]:
+        return ()
+
+    def add_route(self, *_: Any) -> None:
+        raise NotImplementedError("benchmarks serve no webhook routes")
+
+    def report(self, **_: Any) -> None:
+        return None

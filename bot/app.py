@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Callable
 from typing import Any
 
 from agent.hands import Hands
@@ -14,11 +15,15 @@ from agent.tools.schedules import schedule_tools
 from bot import texts
 from bot.access import AccessGate
 from bot.bus import MessageBus
+from bot.command_context import CommandService
+from bot.command_registry import CommandRegistry, SkillCommand, SkillSource
+from bot.commands import COMMANDS
 from bot.config import Settings
 from bot.config_apply import live_config
 from bot.config_live import LiveConfig
 from bot.context import ServiceContext
 from bot.dispatcher import Dispatcher
+from bot.gateway.facade import ServiceFacade
 from bot.gateway.routes import DynamicRoutes
 from bot.gateway.server import GatewayServer, build_app
 from bot.journal import Entry, State
@@ -64,6 +69,7 @@ class App:
         self.pacer = Pacer()
         self.gate = AccessGate({}, self.pacer, self._tell_refused)
         self.hands = Hands(settings.agent)
+        self.commands = CommandRegistry(COMMANDS, skill_commands(lambda: self.hands), BOT_NAME)
         self.schedules = build_schedules(self.stores.schedules, settings.schedules,
                                          publish=self.bus.publish, notify=self._notify,
                                          outcome=self.journal.entry, clock=schedule_clock)
@@ -88,18 +94,19 @@ class App:
         self.turns = TurnRunner(runner=self.runner, conversations=self.conversations,
                                 journal=self.journal,
                                 max_upload_bytes=int(ch.max_upload_mb * 1024 * 1024),
-                                metrics=self.metrics)
+                                commands=self.commands, metrics=self.metrics,
+                                thread_for=self.schedules.thread_for)
+        command_service = CommandService(
+            conversations=self.conversations, agent=self.runner, help=self.commands,
+            schedules=self.schedules if settings.schedules.enabled else None,
+            status_notes=lambda: self.hands.status_notes())
         self.dispatcher = Dispatcher(channels=self.channels, turns=self.turns,
                                      conversations=self.conversations,
                                      max_concurrent_runs=ch.max_concurrent_runs,
-                                     busy_policy=self._busy_policy, bot_name=BOT_NAME)
-        self.turns.chat_commands = self.hands.is_skill
+                                     busy_policy=self._busy_policy, commands=self.commands,
+                                     command_service=command_service)
         self.runner.on_title = self._set_title
         self.metrics.read_gauges(lambda: self.bus.depth, lambda: self.dispatcher.waiting)
-        self.dispatcher.status_notes = self.hands.status_notes
-        self.turns.thread_for = self.schedules.thread_for
-        if settings.schedules.enabled:
-            self.dispatcher.schedules = self.schedules
         self._scheduler: asyncio.Task[None] | None = None
         self.gateway: GatewayServer | None = None
         self.started_at = 0.0
@@ -110,7 +117,7 @@ class App:
 
     def _add_channel(self, name: str, cfg: ChannelConfig, kwargs: dict[str, Any]) -> None:
         ctx = ServiceContext(name, bus=self.bus, routes=self.routes, data_dir=self.data_dir,
-                             bot_name=BOT_NAME, gate=self.gate)
+                             bot_name=BOT_NAME, gate=self.gate, menu=self.commands.menu)
         self.contexts[name] = ctx
         self.gate.configs[name] = cfg
         self._channel_specs[name] = (cfg, kwargs)
@@ -145,7 +152,7 @@ class App:
         if gateway and self.settings.gateway.enabled:
             gw = self.settings.gateway
             token = self._admin_token()
-            web_app = build_app(self.health, self.routes, service=self,
+            web_app = build_app(self.health, self.routes, service=self.facade(),
                                 auth_token=self._admin_token)  # asked per request: live
             self.gateway = GatewayServer(web_app, gw.host, gw.port, has_token=bool(token))
             await self.gateway.start()
@@ -173,7 +180,7 @@ class App:
             channel = self.channels.get(msg.chat.channel)
             if channel is None:
                 log.warning("message for disabled channel %s settled unanswered", msg.chat.channel)
-                await self.journal.failed(msg, "channel not enabled", told=False)
+                await self.turns.settle.unanswered(msg, "channel not enabled")
                 continue
             log.info("taking up %s:%s (%s before restart)", msg.chat.channel, msg.event_id,
                      entry.state)
@@ -252,6 +259,18 @@ class App:
 
     # ---------------------------------------------------------------- state
 
+    def facade(self) -> ServiceFacade:
+        """What the admin API may read and ask of the service."""
+        return ServiceFacade(
+            runner=self.runner, conversations=self.conversations, schedules=self.schedules,
+            skills=lambda: self.hands.skills, agent_config=lambda: self.settings.agent,
+            data_dir=self.data_dir, records=self.stores.gateway, metrics=self.metrics,
+            channel_states=lambda: {name: ctx.state for name, ctx in self.contexts.items()},
+            restart_channel=self.restart_channel, health=self.health,
+            channel_enabled=lambda name: name in self.channels, live_config=lambda: self.live,
+            has_admin_token=lambda: bool(self._admin_token()),
+            is_replying=self.dispatcher.is_running, intake_open=lambda: not self.bus.closed)
+
     def health(self) -> dict[str, Any]:
         database = self.stores.status()
         return {
@@ -262,3 +281,18 @@ class App:
             "queue_depth": self.bus.depth,
             "active_runs": self.dispatcher.active_runs,
         }
+
+
+def skill_commands(hands: Callable[[], Hands]) -> SkillSource:
+    """The enabled skills as commands, read afresh each time (skills are enabled at runtime,
+    and the hands are rebuilt when the agent's settings change)."""
+
+    def current() -> list[SkillCommand]:
+        return [SkillCommand(s.name, _summary(s.description)) for s in hands().skills.enabled()]
+
+    return current
+
+
+def _summary(description: str, limit: int = 100) -> str:
+    line = description.strip().splitlines()[0] if description.strip() else "run this skill"
+    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"

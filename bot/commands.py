@@ -1,4 +1,8 @@
-"""Slash commands: a declared table of small handlers, recognised the same way on every channel."""
+"""Slash commands: a declared table of small handlers, recognised the same way on every channel.
+
+The table holds the built-ins; `bot/command_registry.py` joins them with the enabled skills into
+the one registry everything else reads.
+"""
 
 from __future__ import annotations
 
@@ -8,12 +12,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from bot import texts
-from channels.base import Button, InboundMessage
+from bot.command_context import CommandContext, CommandReply
+from channels.base import Button
 
 if TYPE_CHECKING:
     from agent.memory import MemoryView
-    from bot.conversations import Conversation
-    from bot.dispatcher import Dispatcher
 
 _LEADING_MENTIONS = re.compile(r"^(?:\s*(?:<@[\w|.-]+>|@\S+))+\s*")
 _COMMAND = re.compile(r"^/([A-Za-z][\w-]*)(?:@\S+)?(?:\s+(.*))?$", re.DOTALL)
@@ -35,19 +38,6 @@ def parse_command(text: str) -> ParsedCommand | None:
     if not match:
         return None
     return ParsedCommand(name=match.group(1).lower(), args=(match.group(2) or "").strip())
-
-
-@dataclass(frozen=True, slots=True)
-class CommandReply:
-    text: str
-    buttons: tuple[Button, ...] = ()
-
-
-@dataclass
-class CommandContext:
-    msg: InboundMessage
-    conversation: Conversation
-    dispatcher: Dispatcher
 
 
 Handler = Callable[[CommandContext, str], Awaitable[CommandReply]]
@@ -82,14 +72,6 @@ class CommandTable:
     def get(self, name: str) -> Command | None:
         return self.commands.get(name)
 
-    def help_text(self) -> str:
-        lines = ["Commands:"]
-        for cmd in self.commands.values():
-            if not cmd.hidden:
-                lines.append(f"{cmd.usage} — {cmd.summary}")
-        lines.append("Anything else is a message to the agent.")
-        return "\n".join(lines)
-
 
 COMMANDS = CommandTable()
 
@@ -98,7 +80,7 @@ COMMANDS = CommandTable()
 async def _new(ctx: CommandContext, args: str) -> CommandReply:
     if ctx.msg.in_main_chat:
         return CommandReply(texts.NEW_IN_MAIN_CHAT)
-    await ctx.dispatcher.conversations.new_thread(ctx.msg.chat)
+    await ctx.service.conversations.new_thread(ctx.msg.chat)
     return CommandReply("New conversation started.")
 
 
@@ -106,14 +88,14 @@ async def _new(ctx: CommandContext, args: str) -> CommandReply:
 async def _stop(ctx: CommandContext, args: str) -> CommandReply:
     if ctx.msg.in_main_chat:
         return await _stop_in_chat(ctx, args.strip())
-    stopped = await ctx.dispatcher.stop_run(ctx.msg.chat.key)
+    stopped = await ctx.lanes.stop_run(ctx.msg.chat.key)
     return CommandReply(texts.stopped(1) if stopped else texts.NOTHING_RUNNING)
 
 
 async def _stop_in_chat(ctx: CommandContext, args: str) -> CommandReply:
     """In a main chat: the sender's running replies in any of the chat's threads."""
-    d = ctx.dispatcher
-    runs = d.runs_in_chat(ctx.msg.chat, ctx.msg.sender.id)
+    lanes = ctx.lanes
+    runs = lanes.runs_in_chat(ctx.msg.chat, ctx.msg.sender.id)
     if args and args != "all":
         runs = [m for m in runs if (m.chat.topic_id or _MAIN) == args]
     if not runs:
@@ -123,7 +105,7 @@ async def _stop_in_chat(ctx: CommandContext, args: str) -> CommandReply:
                    for m in runs]
         buttons.append(Button(label=texts.STOP_ALL, value="/stop all"))
         return CommandReply(texts.choose_reply_to_stop(len(runs)), tuple(buttons))
-    count = sum([await d.stop_run(m.chat.key) for m in runs])
+    count = sum([await lanes.stop_run(m.chat.key) for m in runs])
     return CommandReply(texts.stopped(count) if count else texts.NOTHING_RUNNING_IN_CHAT)
 
 
@@ -133,23 +115,24 @@ _MAIN = "main"  # /stop's name for the chat-level conversation of a main chat
 @COMMANDS.register("status", "show this conversation's thread, model and activity",
                    ordered=False)
 async def _status(ctx: CommandContext, args: str) -> CommandReply:
-    d, conv = ctx.dispatcher, ctx.conversation
+    service, lanes, conv = ctx.service, ctx.lanes, ctx.conversation
     if ctx.msg.in_main_chat:  # the chat-level settings, and the sender's replies in the chat
-        conv = await d.conversations.get_or_create(ctx.msg.chat.with_topic(None))
-    model = d.runner.resolve_model(conv.model)
-    running = "yes" if d.is_running(conv.key) else "no"
+        conv = await service.conversations.get_or_create(ctx.msg.chat.with_topic(None))
+    model = service.agent.resolve_model(conv.model)
+    running = "yes" if lanes.is_running(conv.key) else "no"
     if ctx.msg.in_main_chat:
-        running = str(len(d.runs_in_chat(ctx.msg.chat, ctx.msg.sender.id)))
+        running = str(len(lanes.runs_in_chat(ctx.msg.chat, ctx.msg.sender.id)))
     lines = [
         f"Thread: {conv.thread_id}",
         f"Title: {conv.title or '(none yet)'}",
         f"Model: {model.label} ({model.name})",
         f"Thinking: {_on(conv.thinking)} · Plan mode: {_on(conv.plan_mode)}",
-        f"Reply running: {running} · Queued messages: {d.queued(conv.key)}",
+        f"Reply running: {running} · Queued messages: {lanes.queued(conv.key)}",
     ]
-    if d.schedules is not None and (line := await d.schedules.status_line(ctx.msg.chat)):
+    schedules = service.schedules
+    if schedules is not None and (line := await schedules.status_line(ctx.msg.chat)):
         lines.append(line)
-    lines += d.status_notes()
+    lines += service.status_notes()
     return CommandReply("\n".join(lines))
 
 
@@ -160,17 +143,17 @@ def _on(flag: bool) -> str:
 @COMMANDS.register("models", "list models, or switch this conversation's model", "/models [NAME]")
 async def _models(ctx: CommandContext, args: str) -> CommandReply:
     """In a main chat the chat-level setting: the model new conversations there start with."""
-    d, main = ctx.dispatcher, ctx.msg.in_main_chat
-    target = await d.conversations.get_or_create(ctx.msg.chat.with_topic(None)) if main else (
+    service, main = ctx.service, ctx.msg.in_main_chat
+    target = await service.conversations.get_or_create(ctx.msg.chat.with_topic(None)) if main else (
         ctx.conversation)
     if not args:
         return _model_list(ctx, None, target.model, main)
-    if args not in d.runner.model_names():
+    if args not in service.agent.model_names():
         return _model_list(ctx, texts.unknown_model(args), target.model, main)
-    await d.conversations.update(target.key, model=args)
-    label = d.runner.resolve_model(args).label
+    await service.conversations.update(target.key, model=args)
+    label = service.agent.resolve_model(args).label
     if main:
-        running = len(d.runs_in_chat(ctx.msg.chat, ctx.msg.sender.id))
+        running = len(ctx.lanes.runs_in_chat(ctx.msg.chat, ctx.msg.sender.id))
         text = texts.chat_default_model(label, running)
     else:
         text = texts.model_switched(label)
@@ -182,7 +165,7 @@ async def _models(ctx: CommandContext, args: str) -> CommandReply:
 
 def _model_list(ctx: CommandContext, heading: str | None, current: str | None,
                 main: bool) -> CommandReply:
-    runner = ctx.dispatcher.runner
+    runner = ctx.service.agent
     active = runner.resolve_model(current)
     lines = [heading or texts.model_list(active.label, chat_default=main), ""]
     buttons = []
@@ -197,7 +180,7 @@ def _model_list(ctx: CommandContext, heading: str | None, current: str | None,
 @COMMANDS.register("memory", "show what the agent remembers about you; forget one fact or all",
                    "/memory [forget N | clear]")
 async def _memory(ctx: CommandContext, args: str) -> CommandReply:
-    memory = ctx.dispatcher.runner.memory
+    memory = ctx.service.agent.memory
     if not memory.enabled:
         return CommandReply("Long-term memory is not enabled on this service, so nothing is "
                             "remembered about you between conversations.")
@@ -245,7 +228,7 @@ async def _plan(ctx: CommandContext, args: str) -> CommandReply:
 @COMMANDS.register("think", "extended thinking on models that support it", "/think on|off")
 async def _think(ctx: CommandContext, args: str) -> CommandReply:
     reply = await _toggle(ctx, args, "thinking", "Thinking")
-    model = ctx.dispatcher.runner.resolve_model(ctx.conversation.model)
+    model = ctx.service.agent.resolve_model(ctx.conversation.model)
     if args.strip().lower() == "on" and not model.supports_thinking:
         return CommandReply(f"{reply.text} ({model.label} does not support thinking; it applies "
                             "when you switch to a model that does.)")
@@ -257,14 +240,14 @@ async def _toggle(ctx: CommandContext, args: str, column: str, label: str) -> Co
     if choice not in ("on", "off"):
         current = _on(bool(getattr(ctx.conversation, column)))
         return CommandReply(f"{label} is {current} for this conversation. Use on or off.")
-    await ctx.dispatcher.conversations.update(ctx.conversation.key, **{column: choice == "on"})
+    await ctx.service.conversations.update(ctx.conversation.key, **{column: choice == "on"})
     return CommandReply(f"{label} {choice} for this conversation.")
 
 
 @COMMANDS.register("schedule", "run a task later or repeatedly; list, pause or cancel them",
                    "/schedule WHEN TASK | list | cancel N | pause N | resume N", ordered=False)
 async def _schedule(ctx: CommandContext, args: str) -> CommandReply:
-    schedules = ctx.dispatcher.schedules
+    schedules = ctx.service.schedules
     if schedules is None:
         return CommandReply(texts.SCHEDULES_DISABLED)
     chat, sender = ctx.msg.chat, ctx.msg.sender
@@ -283,7 +266,7 @@ async def _schedule(ctx: CommandContext, args: str) -> CommandReply:
 @COMMANDS.register("timezone", "show or set this conversation's time zone for schedules",
                    "/timezone [Area/City]", ordered=False)
 async def _timezone(ctx: CommandContext, args: str) -> CommandReply:
-    schedules = ctx.dispatcher.schedules
+    schedules = ctx.service.schedules
     if schedules is None:
         return CommandReply(texts.SCHEDULES_DISABLED)
     return CommandReply(await schedules.timezone_command(ctx.msg.chat, args))
@@ -291,10 +274,9 @@ async def _timezone(ctx: CommandContext, args: str) -> CommandReply:
 
 @COMMANDS.register("help", "show this help", ordered=False)
 async def _help(ctx: CommandContext, args: str) -> CommandReply:
-    return CommandReply(COMMANDS.help_text())
+    return CommandReply(ctx.service.help.help_text())
 
 
 @COMMANDS.register("start", "greet", hidden=True)
 async def _start(ctx: CommandContext, args: str) -> CommandReply:
-    hello = f"Hi! I'm {ctx.dispatcher.bot_name}, an AI agent. Send me a message to get going."
-    return CommandReply(f"{hello}\n\n{COMMANDS.help_text()}")
+    return CommandReply(ctx.service.help.greeting())

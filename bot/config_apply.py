@@ -42,8 +42,6 @@ def _agent(app: App, new: Settings, keys: list[str]) -> None:
         runner.middleware_providers = [hands.middlewares if p == old.middlewares else p
                                        for p in runner.middleware_providers]
         app.hands = hands
-        app.turns.chat_commands = hands.is_skill
-        app.dispatcher.status_notes = hands.status_notes
     app.runner.reconfigure(models=new.models, default_model=new.default_model, config=new.agent)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -11,7 +12,7 @@ from bot.access import AccessGate, Verdict
 from bot.bus import MessageBus
 from bot.gateway.routes import DynamicRoutes
 from channels.backoff import RetryState
-from channels.base import Handler, InboundMessage, PublishResult
+from channels.base import Handler, InboundMessage, MenuCommand, PublishResult
 from channels.text import clean_input
 
 Status = Literal["stopped", "connecting", "connected", "retrying"]
@@ -53,7 +54,8 @@ class ServiceContext:
     """The `ChannelContext` the service hands to one channel."""
 
     def __init__(self, name: str, *, bus: MessageBus, routes: DynamicRoutes, data_dir: Path,
-                 bot_name: str, gate: AccessGate | None = None) -> None:
+                 bot_name: str, gate: AccessGate | None = None,
+                 menu: Callable[[], tuple[MenuCommand, ...]] = tuple) -> None:
         self.name = name
         self.bus = bus
         self.gate = gate
@@ -61,7 +63,12 @@ class ServiceContext:
         self.data_dir = data_dir / "channels" / name
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self.bot_name = bot_name
+        self._menu = menu
         self.state = ChannelState()
+
+    def commands(self) -> tuple[MenuCommand, ...]:
+        """The command registry's entries, for the channel's native menu."""
+        return self._menu()
 
     async def publish(self, msg: InboundMessage) -> PublishResult:
         self.state.last_event_at = time.time()

@@ -16,17 +16,16 @@ import time
 from collections import deque
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from bot import texts
-from bot.commands import COMMANDS, CommandContext, CommandTable, ParsedCommand, parse_command
+from bot.command_context import CommandContext, CommandService
+from bot.command_registry import CommandRegistry
+from bot.commands import ParsedCommand, parse_command
 from bot.conversations import ConversationStore
 from bot.journal import Entry, State
 from bot.turns import TurnRunner
 from channels.base import BusyPolicy, Channel, ChatRef, InboundMessage, ReplyDoc, ReplyHandle
-
-if TYPE_CHECKING:
-    from bot.schedules.service import Schedules
 
 log = logging.getLogger("bot.dispatcher")
 
@@ -52,14 +51,13 @@ class _Lane:
 class Dispatcher:
     def __init__(self, *, channels: dict[str, Channel], turns: TurnRunner,
                  conversations: ConversationStore, max_concurrent_runs: int,
-                 busy_policy: Callable[[str], BusyPolicy], bot_name: str = "Antler",
-                 commands: CommandTable = COMMANDS) -> None:
+                 busy_policy: Callable[[str], BusyPolicy], commands: CommandRegistry,
+                 command_service: CommandService) -> None:
         self.channels = channels
         self.turns = turns
-        self.runner = turns.runner
         self.conversations = conversations
         self.commands = commands
-        self.bot_name = bot_name
+        self.command_service = command_service  # what commands may use besides the lanes
         self.busy_policy = busy_policy
         self.slots = asyncio.Semaphore(max_concurrent_runs)
         self.max_runs = max_concurrent_runs
@@ -69,8 +67,6 @@ class Dispatcher:
         self._side_tasks: set[asyncio.Task[None]] = set()
         self._idle = asyncio.Event()
         self._idle.set()
-        self.status_notes: Callable[[], list[str]] = list
-        self.schedules: Schedules | None = None  # set by the app when schedules are enabled
 
     # ---------------------------------------------------------------- intake
 
@@ -78,18 +74,18 @@ class Dispatcher:
         channel = self.channels.get(msg.chat.channel)
         if channel is None:
             log.warning("message for unknown channel %s settled unanswered", msg.chat.channel)
-            await self.turns.journal.failed(msg, "channel not running", told=False)
+            await self.turns.settle.unanswered(msg, "channel not running")
             return
         if msg.unsupported:  # a sticker, a poll ...: say what we can read instead
             self._spawn(self._reply(channel, msg, texts.cannot_read(msg.unsupported)))
             return
         command = parse_command(msg.text) if not msg.attachments else None
-        if command is not None and (cmd := self.commands.get(command.name)):
+        if command is not None and (cmd := self.commands.builtin(command.name)):
             if cmd.ordered:
                 self._enqueue(_Job(msg, command=command))
             else:
                 self._spawn(self._run_command(channel, msg, cmd.name, command.args))
-        elif command is not None and not self.turns.is_chat_command(command.name):
+        elif command is not None and not self.commands.is_skill(command.name):
             self._spawn(self._reply(channel, msg, self.commands.help_text()))
         else:
             await self._enqueue_chat(channel, msg)
@@ -190,17 +186,18 @@ class Dispatcher:
             pass
         except Exception:  # logged once and settled: never re-run at every restart
             log.exception("turn failed for %s", job.msg.chat.key)
-            await self.turns.journal.failed(job.msg, "failed unexpectedly", told=False)
+            await self.turns.settle.unanswered(job.msg, "failed unexpectedly")
 
     # ---------------------------------------------------------------- commands
 
     async def _run_command(self, channel: Channel, msg: InboundMessage, name: str,
                            args: str) -> None:
-        cmd = self.commands.get(name)
+        cmd = self.commands.builtin(name)
         assert cmd is not None
         conv = await self.conversations.get_or_create(msg.chat)
         try:
-            reply = await cmd.handler(CommandContext(msg, conv, self), args)
+            context = CommandContext(msg, conv, lanes=self, service=self.command_service)
+            reply = await cmd.handler(context, args)
         except Exception:
             log.exception("command /%s failed", name)
             await self._reply(channel, msg, texts.command_failed(name))

@@ -8,6 +8,11 @@ from __future__ import annotations
 
 # ------------------------------------------------------------------ admission and load
 
+def greeting(bot_name: str) -> str:
+    """The one `/start` greeting (the registry adds the command list)."""
+    return f"Hi! I'm {bot_name}, an AI agent. Send me a message to get going."
+
+
 BUSY = "I'm handling too many messages right now; please send that again in a minute."
 
 # ------------------------------------------------------------------ stopped or interrupted runs

@@ -1,8 +1,9 @@
 """One chat turn: from an accepted message to a settled entry in the delivery journal.
 
 Fetches attachments into the thread's uploads, runs the agent, streams the reply, and settles
-the message: delivered, or failed with the reason and whether the user was told. A turn that
-fails unexpectedly is tried once more; a message that failed twice (across restarts too) gets
+the message through its `Settle` (bot/settle.py, the one place that settles a message):
+delivered, or failed with the reason and whether the user was told. A turn that fails
+unexpectedly is tried once more; a message that failed twice (across restarts too) gets
 a plain failure notice. When the service stops mid-answer the message stays `running`, and the
 restart continues in the reply the user already sees.
 """
@@ -18,22 +19,22 @@ from pathlib import Path
 from agent.events import Failed, RunSettings, Turn
 from agent.runner import AgentRunner
 from bot import texts
+from bot.command_registry import CommandRegistry
 from bot.commands import parse_command
 from bot.conversations import Conversation, ConversationStore
 from bot.delivery import DeliveryTrack, FinalPlan
 from bot.journal import Entry, Journal
 from bot.metrics import Metrics
 from bot.replies import ReplyStreamer
+from bot.settle import Settle
 from channels.base import (
     Button,
     Channel,
     ChannelError,
-    DeliveryRefused,
     FileTooLarge,
     InboundMessage,
     ReplyDoc,
     ReplyHandle,
-    ReplyStatus,
 )
 
 log = logging.getLogger("bot.turns")
@@ -44,21 +45,20 @@ MAX_ATTEMPTS = 2
 
 class TurnRunner:
     def __init__(self, *, runner: AgentRunner, conversations: ConversationStore, journal: Journal,
-                 max_upload_bytes: int, metrics: Metrics | None = None) -> None:
+                 max_upload_bytes: int, commands: CommandRegistry,
+                 metrics: Metrics | None = None,
+                 thread_for: Callable[[InboundMessage, Conversation], Conversation] | None = None,
+                 ) -> None:
         self.metrics = metrics or Metrics()
         self.runner = runner
         self.conversations = conversations
         self.journal = journal
+        self.settle = Settle(journal, self.metrics)  # the one place that settles a message
         self.max_upload_bytes = max_upload_bytes
         self._keep_pending: set[asyncio.Task[None]] = set()
-        self.chat_commands: Callable[[str], bool] = lambda name: False
-        # which thread a turn runs in (schedules give some runs a fresh one); set by the app
-        self.thread_for: Callable[[InboundMessage, Conversation], Conversation] = \
-            lambda msg, conv: conv
-
-    def is_chat_command(self, name: str) -> bool:
-        """True when `/name` is meant for the agent (a skill), not the command table."""
-        return self.chat_commands(name)
+        self.commands = commands  # `/<skill> TASK` is a skill turn for the agent
+        # which thread a turn runs in (schedules give some runs a fresh one)
+        self.thread_for = thread_for or _same_thread
 
     def keep_pending(self, task: asyncio.Task[None]) -> None:
         """The run in `task` is cancelled by shutdown: leave its message `running` for restart."""
@@ -88,7 +88,7 @@ class TurnRunner:
             raise
         except ChannelError as exc:
             await streamer.abandon()
-            await self._undeliverable(channel, msg, exc)
+            await self.settle.undeliverable(channel.name, msg, exc)
             return
         except Exception:
             log.exception("turn failed for %s (attempt %d)", msg.chat.key, attempts)
@@ -98,7 +98,7 @@ class TurnRunner:
             else:
                 await self.run(channel, msg, streamer.handle, stop_reason, resumed=True)
             return
-        await self._settle(msg, status, streamer.doc.note)
+        await self.settle.answered(msg, status, streamer.doc.note)
 
     async def resume_delivery(self, channel: Channel, msg: InboundMessage, entry: Entry,
                               handle: ReplyHandle | None) -> None:
@@ -108,9 +108,9 @@ class TurnRunner:
         try:
             await streamer.resume_final(plan, entry.parts_done, entry.sending)
         except ChannelError as exc:
-            await self._undeliverable(channel, msg, exc)
+            await self.settle.undeliverable(channel.name, msg, exc)
             return
-        await self._settle(msg, plan.doc.status, plan.doc.note)
+        await self.settle.answered(msg, plan.doc.status, plan.doc.note)
 
     async def give_up(self, channel: Channel, msg: InboundMessage,
                       handle: ReplyHandle | None) -> None:
@@ -126,8 +126,7 @@ class TurnRunner:
         except ChannelError as exc:
             log.warning("failure notice for %s not delivered: %s", msg.chat.key, exc)
             told = False
-        self.metrics.deliveries_given_up.labels(channel=channel.name, reason="failed twice").inc()
-        await self.journal.failed(msg, "failed twice", told=told)
+        await self.settle.gave_up(channel.name, msg, told=told)
 
     def _streamer(self, channel: Channel, msg: InboundMessage,
                   handle: ReplyHandle | None) -> ReplyStreamer:
@@ -161,27 +160,7 @@ class TurnRunner:
         except (ChannelError, TimeoutError) as exc:
             log.warning("could not mark reply cancelled: %s", exc)
         if not restarting:
-            await self.journal.delivered(msg, "stopped")
-
-    # ---------------------------------------------------------------- settling
-
-    async def _settle(self, msg: InboundMessage, status: ReplyStatus, note: str) -> None:
-        if status == "failed":
-            await self.journal.failed(msg, note or "the agent failed", told=True)
-        else:
-            await self.journal.delivered(msg, "stopped" if status == "cancelled" else "")
-
-    async def _undeliverable(self, channel: Channel, msg: InboundMessage,
-                             exc: ChannelError) -> None:
-        """Settle a message whose reply the platform would not take (the streamer counted
-        refusals and unreachable platforms in `antler_deliveries_given_up_total`)."""
-        log.warning("reply to %s not delivered: %s", msg.chat.key, exc)
-        if isinstance(exc, DeliveryRefused):
-            await self.journal.failed(msg, exc.reason, told=False)
-            return
-        if not exc.retryable:
-            self.metrics.deliveries_given_up.labels(channel=channel.name, reason="refused").inc()
-        await self.journal.failed(msg, str(exc), told=False)
+            await self.settle.stopped(msg)
 
     def _sign_of_life(self, msg: InboundMessage) -> None:
         """Admission → first visible sign (typing or placeholder), from the event's arrival."""
@@ -202,22 +181,22 @@ class TurnRunner:
             else:
                 await channel.send_text(msg.chat, text, reply_to=msg.message_id)
         except ChannelError as exc:
-            log.warning("command reply on %s failed: %s", channel.name, exc)
-            await self.journal.failed(msg, str(exc), told=False)
+            await self.settle.undeliverable(channel.name, msg, exc)
             return
-        await self.journal.delivered(msg)
+        await self.settle.answered(msg, "done")
 
     async def _fetch_files(self, channel: Channel, msg: InboundMessage,
                            conv: Conversation) -> tuple[list[str], list[str]]:
         if not msg.attachments:
             return [], []
         uploads = self.runner.thread_dirs(conv.thread_id).uploads
+        limit = min(self.max_upload_bytes, channel.capabilities.max_file_in)
         files, notes = [], []
         for att in msg.attachments:
             try:
-                if att.size is not None and att.size > self.max_upload_bytes:
-                    raise FileTooLarge(att.name, att.size, self.max_upload_bytes)
-                path = await channel.fetch_file(msg, att, uploads, limit=self.max_upload_bytes)
+                if att.size is not None and att.size > limit:
+                    raise FileTooLarge(att.name, att.size, limit)
+                path = await channel.fetch_file(msg, att, uploads, limit=limit)
                 files.append(_agent_path(path, uploads))
             except FileTooLarge as exc:
                 notes.append(texts.file_not_read(att.name, exc))
@@ -228,9 +207,13 @@ class TurnRunner:
     def _turn(self, msg: InboundMessage, files: list[str]) -> Turn:
         """The agent's view of the message; `/<skill> task` becomes Turn(skill=..., text=task)."""
         command = parse_command(msg.text)
-        if command is not None and self.is_chat_command(command.name):
+        if command is not None and self.commands.is_skill(command.name):
             return _turn(msg, files, text=command.args, skill=command.name)
         return _turn(msg, files)
+
+
+def _same_thread(msg: InboundMessage, conv: Conversation) -> Conversation:
+    return conv
 
 
 def _turn(msg: InboundMessage, files: list[str], text: str | None = None,

@@ -1,7 +1,8 @@
-"""The contract between the service and every messenger: value types, capabilities, Channel.
+"""The contract between the service and every messenger: the Channel, its context and config.
 
 A channel turns platform events into `InboundMessage`s (handed to `ChannelContext.publish`) and
-renders `ReplyDoc`s back onto the platform. It never imports `bot` or `agent`.
+renders `ReplyDoc`s back onto the platform. It never imports `bot` or `agent`. The value types
+live in `channels/types.py` and the errors in `channels/errors.py`; both are re-exported here.
 """
 
 from __future__ import annotations
@@ -10,214 +11,39 @@ import abc
 import enum
 import logging
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from channels.backoff import RetryState
+from channels.errors import ChannelError, DeliveryRefused, FileTooLarge, RateLimited
+from channels.types import (
+    Attachment,
+    Button,
+    Capabilities,
+    ChatRef,
+    ChatType,
+    InboundMessage,
+    MenuCommand,
+    RateBudget,
+    ReplyDoc,
+    ReplyStatus,
+    Scope,
+    ToolStep,
+    UserRef,
+)
 
 if TYPE_CHECKING:
     from channels.pacing import Pacer
 
-ChatType = Literal["dm", "group"]
-Scope = Literal["reply", "chat", "workspace", "bot"]
-
-
-# --------------------------------------------------------------------------- value types
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ChatRef:
-    """Where a message lives. `topic_id`: a thread/topic inside the chat (None: the whole chat)."""
-
-    channel: str
-    chat_id: str
-    chat_type: ChatType = "dm"
-    workspace: str = ""
-    topic_id: str | None = None
-
-    @property
-    def key(self) -> str:
-        """The conversation key: `channel:[workspace/]chat_id[:topic_id]`."""
-        chat = f"{self.workspace}/{self.chat_id}" if self.workspace else self.chat_id
-        return f"{self.channel}:{chat}" + (f":{self.topic_id}" if self.topic_id else "")
-
-    def with_topic(self, topic_id: str | None) -> ChatRef:
-        return replace(self, topic_id=topic_id)
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class UserRef:
-    """The sender. `id` is the platform's user id; `name` is for display only."""
-
-    id: str
-    name: str = ""
-    is_bot: bool = False
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Attachment:
-    """A file that came with a message. `ref` is whatever the channel needs to fetch it."""
-
-    name: str
-    ref: str
-    kind: Literal["image", "file", "audio", "video"] = "file"
-    mime_type: str = ""
-    size: int | None = None
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class InboundMessage:
-    """One user message (or button press) as the platform delivered it.
-
-    `event_id` is the platform's own id (dedupe keys on it). `raw` holds platform leftovers that
-    only the originating channel reads back (e.g. a reply token). `mentions_bot` and
-    `replies_to_bot` (a reply to the bot, or a message in a thread the bot answers in) are what
-    the service's access gate reads to decide whether a group message is meant for the bot.
-    `unsupported` names what was sent when Antler cannot read it ("a sticker"): the service
-    answers with what it can read instead of running the agent.
-    only the originating channel reads back (e.g. a reply token). `in_main_chat`: sent in the main
-    chat of a chat whose top-level messages start their own threads (Slack channels, Feishu groups
-    in per-topic mode); commands there act on the chat (`chat.with_topic(None)`), not on the
-    thread the message itself starts (docs/channels/README.md, "Scope").
-    """
-
-    event_id: str
-    chat: ChatRef
-    sender: UserRef
-    text: str
-    attachments: tuple[Attachment, ...] = ()
-    mentions_bot: bool = False
-    replies_to_bot: bool = False
-    reply_to: str | None = None
-    quoted_text: str | None = None
-    message_id: str | None = None
-    received_at: float = 0.0
-    is_button: bool = False
-    unsupported: str = ""
-    in_main_chat: bool = False
-    raw: Mapping[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ToolStep:
-    """One line of tool progress shown while the agent works."""
-
-    id: str
-    label: str
-    state: Literal["running", "done", "failed"] = "running"
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Button:
-    """A button; pressing it sends `value` back as if the user had typed it."""
-
-    label: str
-    value: str
-
-
-ReplyStatus = Literal["queued", "working", "done", "failed", "cancelled"]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ReplyDoc:
-    """The whole visible state of one reply. Every update sends the whole document."""
-
-    text: str = ""
-    progress: tuple[ToolStep, ...] = ()
-    status: ReplyStatus = "working"
-    buttons: tuple[Button, ...] = ()
-    note: str = ""
-
-    @property
-    def final(self) -> bool:
-        return self.status in ("done", "failed", "cancelled")
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class RateBudget:
-    """A token bucket the platform imposes on one kind of call; `channels.pacing` enforces it.
-
-    `scope` says what the bucket is shared by: one reply, one chat, one workspace or the whole
-    bot. `method` names the calls it counts: "update" is the service's reply updates (and the
-    final), anything else a platform call the channel paces itself ("chat.update", "draft").
-    `chat_type` limits the bucket to DMs or groups (None: both). `serial`: calls run one at a
-    time and the interval counts from the end of the previous call.
-    """
-
-    scope: Scope
-    per_second: float
-    burst: int = 1
-    method: str = "update"
-    chat_type: ChatType | None = None
-    serial: bool = False
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Capabilities:
-    """What a channel can do; the service reads this and never asks which platform it is.
-
-    `edit_budget` holds every rate budget of the platform, each declared once (see RateBudget).
-    """
-
-    max_text_len: int = 4000
-    can_edit: bool = True
-    native_stream: bool = False
-    cards: bool = False
-    buttons: bool = False
-    files_in: bool = False
-    files_out: bool = False
-    threads: bool = False
-    markdown: str = "commonmark"
-    max_file_in: int = 20 * 1024 * 1024
-    edit_budget: tuple[RateBudget, ...] = ()
-
-    def budgets_for(self, chat: ChatRef, method: str = "update") -> tuple[RateBudget, ...]:
-        return tuple(
-            b for b in self.edit_budget
-            if b.method == method and b.chat_type in (None, chat.chat_type)
-        )
-
-
-# --------------------------------------------------------------------------- errors
-
-
-class ChannelError(Exception):
-    """A platform call failed. `retryable` says whether the same call may succeed later."""
-
-    def __init__(self, message: str, *, retryable: bool = False) -> None:
-        super().__init__(message)
-        self.retryable = retryable
-
-
-class RateLimited(ChannelError):
-    """The platform said slow down. Wait `retry_after` seconds; `scope` is what is blocked
-    (for `method` only, when the platform limits that method alone; "" blocks every call)."""
-
-    def __init__(self, retry_after: float, *, scope: Scope = "chat", method: str = "") -> None:
-        super().__init__(f"rate limited for {retry_after:.1f}s", retryable=True)
-        self.retry_after = float(retry_after)
-        self.scope = scope
-        self.method = method
-
-
-class DeliveryRefused(ChannelError):
-    """A definitive no: the chat is gone, the bot was blocked or removed, or it may not post
-    there. Retrying cannot help; `reason` is a short plain-words label for the journal."""
-
-    def __init__(self, reason: str, detail: str = "") -> None:
-        super().__init__(f"delivery refused: {reason}" + (f" ({detail})" if detail else ""))
-        self.reason = reason
-
-
-class FileTooLarge(ChannelError):
-    def __init__(self, name: str, size: int, limit: int) -> None:
-        mb = limit / (1024 * 1024)
-        super().__init__(f"{name} is larger than the {mb:g} MB limit")
-        self.name, self.size, self.limit = name, size, limit
-
+__all__ = [
+    "Attachment", "BusyPolicy", "Button", "Capabilities", "Channel", "ChannelConfig",
+    "ChannelContext", "ChannelError", "ChatRef", "ChatType", "DeliveryRefused", "FileTooLarge",
+    "GroupTrigger", "Handler", "InboundMessage", "MenuCommand", "PublishResult", "RateBudget",
+    "RateLimited", "ReplyDoc", "ReplyHandle", "ReplyStatus", "Scope", "ToolStep", "UserRef",
+    "effective_limit", "handle_chat",
+]
 
 # --------------------------------------------------------------------------- config
 
@@ -303,6 +129,10 @@ class ChannelContext(Protocol):
 
     async def publish(self, msg: InboundMessage) -> PublishResult:
         """Hand a message to the service. Returns once it is durably accepted (or not)."""
+        ...
+
+    def commands(self) -> tuple[MenuCommand, ...]:
+        """The service's chat commands (built-ins, then enabled skills), for a native menu."""
         ...
 
     def add_route(self, method: str, path: str, handler: Handler) -> None:

@@ -71,6 +71,7 @@ class ServiceHarness:
         pacer_clock: VirtualClock | None = None,
         **extra: Any,
     ) -> None:
+        self.data_dir = data_dir
         self.raw = service_config(data_dir, fake_openai, channels, **extra)
         self.schedule_clock = schedule_clock
         self.pacer_clock = pacer_clock

@@ -45,3 +45,54 @@ def test_only_the_registry_names_platforms() -> None:
         text = path.read_text(encoding="utf-8")
         offenders += [f"{path.name}: {p}" for p in platforms if f'"{p}"' in text]
     assert not offenders
+
+
+def module_imports(path: Path) -> set[str]:
+    """The `bot.*` modules a file imports, at run time or for type checking only."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names if a.name.startswith("bot.")}
+        elif (isinstance(node, ast.ImportFrom) and node.module and node.level == 0
+              and node.module.startswith("bot")):
+            found.add(node.module)
+            found |= {f"{node.module}.{a.name}" for a in node.names}
+    return found
+
+
+def bot_import_graph() -> dict[str, set[str]]:
+    modules = {}
+    for path in sorted((ROOT / "bot").rglob("*.py")):
+        parts = path.relative_to(ROOT).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        modules[name] = path
+    return {name: module_imports(path) & set(modules) - {name}
+            for name, path in modules.items()}
+
+
+def reaches(graph: dict[str, set[str]], start: str, goal: str) -> bool:
+    seen, todo = set(), [start]
+    while todo:
+        node = todo.pop()
+        if node == goal:
+            return True
+        if node not in seen:
+            seen.add(node)
+            todo += graph.get(node, set())
+    return False
+
+
+@pytest.mark.parametrize(("low", "high"), [
+    ("bot.gateway", "bot.app"),
+    ("bot.commands", "bot.dispatcher"),
+    ("bot.command_context", "bot.dispatcher"),
+    ("bot.command_registry", "bot.dispatcher"),
+])
+def test_no_import_cycles_through_the_composition(low: str, high: str) -> None:
+    """Commands and the Gateway get narrow parts; they never import (even for types) what
+    builds them, so there is no cycle between them and the App or the Dispatcher."""
+    graph = bot_import_graph()
+    starts = [m for m in graph if m == low or m.startswith(low + ".")]
+    assert starts
+    assert [m for m in starts if reaches(graph, m, high)] == []

@@ -53,7 +53,7 @@ async def get_artifact(call: Call) -> web.FileResponse:
     gw: Gateway = call.gw
     thread_id = call.path["thread_id"]
     await gw.thread(thread_id)
-    root = thread_dirs(gw.app.runner.data_dir, thread_id, create=False).root
+    root = thread_dirs(gw.service.runner.data_dir, thread_id, create=False).root
     path = resolve_artifact(root, call.path["path"])
     ctype = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
     attach = call.query.download or ctype in ACTIVE_TYPES or path.suffix.lower() in ACTIVE_SUFFIXES

@@ -27,10 +27,10 @@ def channel_info(name: str, state: ChannelState) -> ChannelInfo:
            response=ChannelsResponse)
 async def list_channels(call: Call) -> ChannelsResponse:
     gw: Gateway = call.gw
-    contexts = gw.app.contexts
+    states = gw.service.channel_states()
     return ChannelsResponse(
-        service_running=not gw.app.bus.closed,
-        channels={name: channel_info(name, ctx.state) for name, ctx in contexts.items()})
+        service_running=gw.service.intake_open(),
+        channels={name: channel_info(name, state) for name, state in states.items()})
 
 
 @api.route("POST", "/api/channels/{name}/restart", summary="Stop and start a channel", tag=TAG,
@@ -38,12 +38,12 @@ async def list_channels(call: Call) -> ChannelsResponse:
 async def restart_channel(call: Call) -> ChannelRestart:
     gw: Gateway = call.gw
     name = call.path["name"]
-    if name not in gw.app.contexts:
+    if name not in gw.service.channel_states():
         raise ApiError(404, f"channel {name!r} is not configured")
-    if name not in gw.app.channels:
+    if not gw.service.channel_enabled(name):
         raise ApiError(409, f"channel {name!r} is disabled; enable it in the configuration "
                             f"(PATCH /api/config/channels/{name})")
-    ok = await gw.app.restart_channel(name)
-    state = gw.app.contexts[name].state
+    ok = await gw.service.restart_channel(name)
+    state = gw.service.channel_states()[name]
     message = "restarted" if ok else f"start failed: {state.last_error}; retrying with backoff"
     return ChannelRestart(success=ok, message=message, channel=channel_info(name, state))

@@ -74,7 +74,7 @@ class ModelsUpdate(BaseModel):
 
 
 def _live(call: Call) -> LiveConfig:
-    live: LiveConfig | None = call.gw.app.live
+    live: LiveConfig | None = call.gw.service.live_config()
     if live is None:
         raise ApiError(409, "the service was not started from a config file; nothing to change")
     return live
@@ -83,7 +83,7 @@ def _live(call: Call) -> LiveConfig:
 def _who(call: Call) -> str:
     actor = call.request.headers.get(ACTOR_HEADER, "").strip()[:64]
     remote = call.request.remote or "?"
-    token = "admin token" if call.gw.app.settings.gateway.auth_token else "no token"
+    token = "admin token" if call.gw.service.has_admin_token() else "no token"
     return f"{actor} ({token}, {remote})" if actor else f"{token}, {remote}"
 
 

@@ -7,9 +7,8 @@ import logging
 from typing import Any
 
 from aiohttp import web
+from aiohttp.typedefs import Handler
 from pydantic import ValidationError
-
-from bot.gateway.registry import Handler
 
 log = logging.getLogger("bot.gateway")
 

@@ -56,8 +56,8 @@ class McpConfig(BaseModel):
 
 def config_path(gw: Gateway) -> Path:
     """`agent.extensions_config` (the file the agent re-reads when it changes)."""
-    configured = getattr(gw.app.settings.agent, "extensions_config", None)
-    return Path(configured) if configured else gw.app.data_dir / FILE_NAME
+    configured = getattr(gw.service.agent_config(), "extensions_config", None)
+    return Path(configured) if configured else gw.service.data_dir / FILE_NAME
 
 
 def read_raw(path: Path) -> dict[str, Any]:
@@ -164,7 +164,7 @@ async def put_mcp_config(call: Call) -> dict[str, Any]:
             await asyncio.to_thread(write_atomic, path, raw)
         except OSError as exc:
             raise ApiError(500, f"could not write {path.name}: {exc}") from None
-    reload = getattr(call.gw.app, "reload_mcp", None)
+    reload = call.gw.service.reload_mcp
     if reload is not None:
         await reload()
     return _masked(raw)

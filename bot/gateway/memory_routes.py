@@ -74,7 +74,7 @@ class MemoryStatusResponse(BaseModel):
 
 
 def service(call: Call) -> MemoryService:
-    memory: MemoryService = call.gw.app.runner.memory
+    memory: MemoryService = call.gw.service.runner.memory
     return memory
 
 

@@ -17,7 +17,7 @@ CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 @api.route("GET", "/metrics", summary="Prometheus metrics", tag="meta", produces="text/plain")
 async def metrics(call: Call) -> web.Response:
     gw: Gateway = call.gw
-    response = web.Response(text=gw.app.metrics.render())
+    response = web.Response(text=gw.service.metrics.render())
     response.headers["Content-Type"] = CONTENT_TYPE
     return response
 
@@ -26,4 +26,4 @@ async def metrics(call: Call) -> web.Response:
            tag="meta", response=Health)
 async def health(call: Call) -> dict[str, Any]:
     gw: Gateway = call.gw
-    return gw.app.health()
+    return gw.service.health()

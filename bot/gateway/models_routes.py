@@ -25,7 +25,7 @@ def model_response(model: ModelConfig, default: str | None) -> ModelResponse:
 
 
 def _default(gw: Gateway) -> str:
-    return gw.app.runner.resolve_model(None).name
+    return gw.service.runner.resolve_model(None).name
 
 
 @api.route("GET", "/api/models", summary="List the configured models", tag=TAG,
@@ -33,7 +33,7 @@ def _default(gw: Gateway) -> str:
 async def list_models(call: Call) -> ModelsResponse:
     gw: Gateway = call.gw
     default = _default(gw)
-    return ModelsResponse(models=[model_response(m, default) for m in gw.app.runner.models])
+    return ModelsResponse(models=[model_response(m, default) for m in gw.service.runner.models])
 
 
 @api.route("GET", "/api/models/{name}", summary="Get one model", tag=TAG,
@@ -41,7 +41,7 @@ async def list_models(call: Call) -> ModelsResponse:
 async def get_model(call: Call) -> ModelResponse:
     gw: Gateway = call.gw
     name = call.path["name"]
-    for model in gw.app.runner.models:
+    for model in gw.service.runner.models:
         if model.name == name:
             return model_response(model, _default(gw))
     raise ApiError(404, f"model {name!r} not found")

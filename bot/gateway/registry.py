@@ -11,12 +11,15 @@ import json
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 from pydantic import BaseModel, ValidationError
 
 from agent.paths import THREAD_ID_PATTERN
+
+if TYPE_CHECKING:
+    from bot.gateway.service import Gateway
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 GATEWAY_KEY: web.AppKey[Any] = web.AppKey("gateway", object)
@@ -49,9 +52,10 @@ class Call:
     query: Any = None
 
     @property
-    def gw(self) -> Any:
-        """The `Gateway` (service.py): the App and the API's own stores."""
-        return self.request.app[GATEWAY_KEY]
+    def gw(self) -> Gateway:
+        """The `Gateway` (service.py): the service facade and the API's own stores."""
+        gateway: Gateway = self.request.app[GATEWAY_KEY]
+        return gateway
 
 
 RouteFn = Callable[[Call], Awaitable[Any]]

@@ -46,9 +46,9 @@ async def with_files(gw: Gateway, thread_id: str, messages: list[Any],
     paths = attached_paths(gw, thread_id, human.additional_kwargs.get("files"))
     if not paths:
         return messages
-    model = gw.app.runner.resolve_model(settings.model)
-    dirs = gw.app.runner.thread_dirs(thread_id)
-    files = await prepare_files(paths, dirs, gw.app.settings.agent.uploads,
+    model = gw.service.runner.resolve_model(settings.model)
+    dirs = gw.service.runner.thread_dirs(thread_id)
+    files = await prepare_files(paths, dirs, gw.service.agent_config().uploads,
                                 vision=model.supports_vision)
     turn = Turn(text=text_of(human.content), user_id="api", files=tuple(paths))
     meta = human_metadata(turn)
@@ -66,7 +66,7 @@ def attached_paths(gw: Gateway, thread_id: str, files: Any) -> list[str]:
         return []
     if not isinstance(files, list):
         raise _bad_files("additional_kwargs.files must be a list of {filename, path}")
-    dirs = gw.app.runner.thread_dirs(thread_id)
+    dirs = gw.service.runner.thread_dirs(thread_id)
     out: list[str] = []
     for item in files:
         path = _agent_path(item)
@@ -123,9 +123,9 @@ async def fork_point(gw: Gateway, thread_id: str, body: RunCreate) -> str | None
     if not checkpoint_id:
         return None
     checkpoint_id = str(checkpoint_id)
-    head = await gw.app.runner.checkpoint(thread_id)
+    head = await gw.service.runner.checkpoint(thread_id)
     if head is not None and head.config["configurable"].get("checkpoint_id") == checkpoint_id:
         return None
-    if await gw.app.runner.checkpoint(thread_id, checkpoint_id) is None:
+    if await gw.service.runner.checkpoint(thread_id, checkpoint_id) is None:
         raise ApiError(404, f"checkpoint {checkpoint_id} not found in thread {thread_id}")
     return checkpoint_id

@@ -95,8 +95,8 @@ async def _settings(gw: Gateway, thread_id: str, body: RunCreate) -> RunSettings
     configurable = body.config.configurable if body.config else {}
     model = (ctx.model_name or ctx.model) if ctx else None
     model = model or configurable.get("model_name") or configurable.get("model")
-    conv = await gw.app.conversations.by_thread(thread_id)
-    if model is not None and model not in gw.app.runner.model_names():
+    conv = await gw.service.conversations.by_thread(thread_id)
+    if model is not None and model not in gw.service.runner.model_names():
         raise ApiError(400, f"model {model!r} is not configured; see GET /api/models")
     thinking = ctx.thinking_enabled if ctx and ctx.thinking_enabled is not None else None
     plan = ctx.is_plan_mode if ctx and ctx.is_plan_mode is not None else None

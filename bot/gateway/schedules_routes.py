@@ -126,8 +126,8 @@ def run_response(run: Run) -> RunResponse:
 
 
 def admin(call: Call) -> ScheduleAdmin:
-    app = call.gw.app
-    return ScheduleAdmin(app.schedules, set(app.channels))
+    service = call.gw.service
+    return ScheduleAdmin(service.schedules, set(service.channel_states()))
 
 
 def task_id(call: Call) -> int:
@@ -143,7 +143,7 @@ async def _do(coro):  # type: ignore[no-untyped-def]
 
 @api.route("GET", BASE, summary="List scheduled tasks", tag=TAG, response=TasksResponse)
 async def list_tasks(call: Call) -> TasksResponse:
-    tasks = await call.gw.app.schedules.store.all(500)
+    tasks = await call.gw.service.schedules.store.all(500)
     return TasksResponse(tasks=[task_response(s) for s in tasks])
 
 
@@ -203,7 +203,7 @@ async def trigger_task(call: Call) -> RunResponse:
            response=RunsResponse, errors=(404, 422))
 async def task_runs(call: Call) -> RunsResponse:
     schedule = await _do(admin(call).get(task_id(call)))
-    runs = await call.gw.app.schedules.store.runs_of(schedule.id, 50)
+    runs = await call.gw.service.schedules.store.runs_of(schedule.id, 50)
     return RunsResponse(runs=[run_response(r) for r in runs])
 
 
@@ -211,8 +211,8 @@ async def task_runs(call: Call) -> RunsResponse:
            summary="Scheduled tasks of the conversation on this thread", tag=TAG,
            response=TasksResponse, errors=(404, 422))
 async def thread_tasks(call: Call) -> TasksResponse:
-    conv = await call.gw.app.conversations.by_thread(call.path["thread_id"])
+    conv = await call.gw.service.conversations.by_thread(call.path["thread_id"])
     if conv is None:
         raise ApiError(404, f"thread {call.path['thread_id']} has no chat conversation")
-    tasks = await call.gw.app.schedules.store.for_conversation(conv.key)
+    tasks = await call.gw.service.schedules.store.for_conversation(conv.key)
     return TasksResponse(tasks=[task_response(s) for s in tasks])

@@ -15,7 +15,7 @@ from bot.gateway.registry import GATEWAY_KEY, OPENAPI_KEY, Route
 from bot.gateway.routes import DynamicRoutes
 
 if TYPE_CHECKING:
-    from bot.app import App
+    from bot.gateway.facade import ServiceFacade
 
 log = logging.getLogger("bot.gateway")
 
@@ -48,7 +48,7 @@ def api_routes() -> list[Route]:
     return [route for module in modules for route in module.api.routes]
 
 
-def build_app(health: HealthFn, routes: DynamicRoutes, *, service: App | None = None,
+def build_app(health: HealthFn, routes: DynamicRoutes, *, service: ServiceFacade | None = None,
               auth_token: str | Callable[[], str | None] | None = None) -> web.Application:
     """The aiohttp app: the admin API when `service` is given, else just /health.
     `auth_token` may be a callable, asked on every request (the token then changes live)."""
@@ -64,7 +64,7 @@ def build_app(health: HealthFn, routes: DynamicRoutes, *, service: App | None = 
         from bot.gateway.registry import Registry
         from bot.gateway.service import Gateway
 
-        gw = Gateway.for_app(service)
+        gw = Gateway.for_service(service)
         app[GATEWAY_KEY] = gw
         registry = Registry(api_routes())
         secured = bool(auth_token() if callable(auth_token) else auth_token)

@@ -1,32 +1,29 @@
-"""What the admin API's routes share: the running App and the API's own stores."""
+"""What the admin API's routes share: the service facade and the API's own stores."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from bot.gateway.errors import ApiError
+from bot.gateway.facade import ServiceFacade
 from bot.gateway.records import UNFINISHED
 from bot.gateway.run_manager import RunManager
 from bot.gateway.thread_store import ThreadRow, ThreadStore
 
-if TYPE_CHECKING:
-    from bot.app import App
-
 
 @dataclass
 class Gateway:
-    app: App
+    service: ServiceFacade
     threads: ThreadStore
     runs: RunManager
 
     @classmethod
-    def for_app(cls, app: App) -> Gateway:
-        records = app.stores.gateway  # thread and run records, on the configured backend
-        threads = ThreadStore(records, app.conversations)
-        runs = RunManager(app.runner, app.metrics, records,
-                          chat_running=lambda tid: chat_is_replying(app, tid))
-        return cls(app, threads, runs)
+    def for_service(cls, service: ServiceFacade) -> Gateway:
+        records = service.records  # thread and run records, on the configured backend
+        threads = ThreadStore(records, service.conversations)
+        runs = RunManager(service.runner, service.metrics, records,
+                          chat_running=lambda tid: chat_is_replying(service, tid))
+        return cls(service, threads, runs)
 
     async def thread(self, thread_id: str) -> ThreadRow:
         row = await self.threads.get(thread_id)
@@ -35,7 +32,7 @@ class Gateway:
         return row
 
     async def status(self, thread_id: str) -> str:
-        if self.runs.is_busy(thread_id) or await chat_is_replying(self.app, thread_id):
+        if self.runs.is_busy(thread_id) or await chat_is_replying(self.service, thread_id):
             return "busy"
         runs = await self.runs.list(thread_id, limit=1)
         if runs and runs[0].status in UNFINISHED:  # run by another process on the database
@@ -45,6 +42,6 @@ class Gateway:
         return "idle"
 
 
-async def chat_is_replying(app: App, thread_id: str) -> bool:
-    conv = await app.conversations.by_thread(thread_id)
-    return conv is not None and app.dispatcher.is_running(conv.key)
+async def chat_is_replying(service: ServiceFacade, thread_id: str) -> bool:
+    conv = await service.conversations.by_thread(thread_id)
+    return conv is not None and service.is_replying(conv.key)

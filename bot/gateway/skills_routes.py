@@ -65,7 +65,7 @@ class SkillInstallResponse(BaseModel):
 
 
 def registry(call: Call) -> SkillRegistry:
-    skills: SkillRegistry = call.gw.app.hands.skills
+    skills: SkillRegistry = call.gw.service.skills()
     return skills
 
 
@@ -144,7 +144,7 @@ async def install_skill(call: Call) -> SkillInstallResponse:
 async def _thread_file(call: Call) -> bytes:
     body: SkillInstallFromThread = call.body
     await call.gw.thread(body.thread_id)
-    root = thread_dirs(call.gw.app.runner.data_dir, body.thread_id, create=False).root
+    root = thread_dirs(call.gw.service.runner.data_dir, body.thread_id, create=False).root
     path = resolve_artifact(root, body.path)
     if path.stat().st_size > skill_archive.MAX_ARCHIVE:
         raise ApiError(413, f"the archive is larger than {skill_archive.MAX_ARCHIVE} bytes")

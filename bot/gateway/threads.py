@@ -42,7 +42,7 @@ def titled(state: dict[str, Any], row: ThreadRow) -> dict[str, Any]:
 async def thread_response(gw: Gateway, row: ThreadRow, *, full: bool = True) -> ThreadResponse:
     values: dict[str, Any] = {}
     if full:
-        tup = await gw.app.runner.checkpoint(row.thread_id)
+        tup = await gw.service.runner.checkpoint(row.thread_id)
         values = titled(state_from_checkpoint(row.thread_id, tup), row)["values"]
     elif row.metadata.get("title"):
         values = {"title": row.metadata["title"]}
@@ -97,7 +97,7 @@ async def delete_thread(call: Call) -> SuccessResponse:
     if gw.runs.is_busy(thread_id):
         raise ApiError(409, f"thread {thread_id} has an active run")
     try:
-        await gw.app.runner.delete_thread(thread_id)
+        await gw.service.runner.delete_thread(thread_id)
     except ThreadBusy:
         raise ApiError(409, f"thread {thread_id} has an active run") from None
     await gw.threads.delete(thread_id)  # with its runs' records
@@ -133,7 +133,7 @@ async def get_state(call: Call) -> dict[str, Any]:
     gw: Gateway = call.gw
     thread_id = call.path["thread_id"]
     row = await gw.thread(thread_id)
-    return titled(state_from_checkpoint(thread_id, await gw.app.runner.checkpoint(thread_id)),
+    return titled(state_from_checkpoint(thread_id, await gw.service.runner.checkpoint(thread_id)),
                   row)
 
 
@@ -145,9 +145,9 @@ async def update_state(call: Call) -> StateUpdateResponse:
     thread_id = call.path["thread_id"]
     row = await gw.thread(thread_id)
     checkpoint_id = body.checkpoint_id or (body.checkpoint or {}).get("checkpoint_id")
-    if gw.runs.is_busy(thread_id) or await chat_is_replying(gw.app, thread_id):
+    if gw.runs.is_busy(thread_id) or await chat_is_replying(gw.service, thread_id):
         raise ApiError(409, f"thread {thread_id} has an active run; try again when it is done")
-    if checkpoint_id and await gw.app.runner.checkpoint(thread_id, str(checkpoint_id)) is None:
+    if checkpoint_id and await gw.service.runner.checkpoint(thread_id, str(checkpoint_id)) is None:
         raise ApiError(404, f"checkpoint {checkpoint_id} not found in thread {thread_id}")
     values = dict(body.values or {})
     title = values.pop("title", None)
@@ -155,7 +155,7 @@ async def update_state(call: Call) -> StateUpdateResponse:
         raise ApiError(422, "values.title must be a string")
     if values or body.as_node:
         try:
-            config = await gw.app.runner.update_state(
+            config = await gw.service.runner.update_state(
                 thread_id, values, body.as_node, str(checkpoint_id) if checkpoint_id else None)
         except ThreadBusy:
             raise ApiError(409, f"thread {thread_id} has an active run") from None
@@ -163,12 +163,12 @@ async def update_state(call: Call) -> StateUpdateResponse:
                 NotImplementedError) as exc:
             raise ApiError(400, f"cannot update the state: {exc}") from None
     else:
-        head = await gw.app.runner.checkpoint(thread_id)
+        head = await gw.service.runner.checkpoint(thread_id)
         config = head.config if head else {"configurable": {"thread_id": thread_id}}
     if title is not None:  # the title is thread metadata (the graph has no title channel)
         await gw.threads.patch(thread_id, {"title": title})
         if row.conversation is not None:
-            await gw.app.conversations.update(row.conversation, title=title)
+            await gw.service.conversations.update(row.conversation, title=title)
     return StateUpdateResponse(checkpoint=checkpoint_ref(config))  # type: ignore[arg-type]
 
 
@@ -183,5 +183,5 @@ async def get_history(call: Call) -> list[dict[str, Any]]:
     if isinstance(before, dict):
         before = before.get("checkpoint_id") or (before.get("configurable") or {}).get(
             "checkpoint_id")
-    tuples = await gw.app.runner.checkpoints(thread_id, body.limit, before or None)
+    tuples = await gw.service.runner.checkpoints(thread_id, body.limit, before or None)
     return [titled(state_from_checkpoint(thread_id, tup), row) for tup in tuples]

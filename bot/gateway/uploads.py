@@ -101,7 +101,7 @@ async def _uploads_dir(call: Call, *, create: bool = False) -> Path:
     if create and await gw.threads.get(thread_id) is None:
         await gw.threads.create(thread_id, {})
     await gw.thread(thread_id)
-    return gw.app.runner.thread_dirs(thread_id).uploads
+    return gw.service.runner.thread_dirs(thread_id).uploads
 
 
 @api.route("POST", BASE, summary="Upload files (multipart field `files`)", tag=TAG,
@@ -134,7 +134,7 @@ async def upload(call: Call) -> UploadResponse:
         raise
     if not saved and not skipped:
         raise ApiError(400, "no files in the multipart field 'files'")
-    enabled = call.gw.app.settings.agent.uploads.convert_documents
+    enabled = call.gw.service.agent_config().uploads.convert_documents
     files = [file_info(call.path["thread_id"], p, o, await convert(p, enabled))
              for p, o in saved]
     message = f"{len(files)} file(s) uploaded" + (f", {len(skipped)} skipped" if skipped else "")

@@ -41,9 +41,6 @@ class ConsoleChannel(Channel):
     name = "console"
     capabilities = Capabilities(
         max_text_len=100_000,
-        can_edit=True,
-        native_stream=True,
-        files_out=True,
         edit_budget=(RateBudget(scope="reply", per_second=20, burst=5),),
     )
 

@@ -197,15 +197,9 @@ class DingTalkChannel(Channel):
 
 
 def capabilities_for(config: DingTalkConfig) -> Capabilities:
-    streaming = bool(config.card_template_id)
     return Capabilities(
         max_text_len=4000,
-        can_edit=streaming,
-        cards=streaming,
         buttons=True,
-        files_in=True,
-        files_out=True,
-        markdown="dingtalk",
         max_file_in=config.max_file_bytes,
         # The service paces the app's QPS; per card the channel coalesces to `stream_interval`
         # itself (a second per-reply bucket in the service would add up to one interval of lag).

@@ -44,9 +44,7 @@ class FeishuChannel(Channel):
         self.config: FeishuConfig = config
         self.backoff = backoff
         self.capabilities = Capabilities(
-            max_text_len=render.CARD_MAX_CHARS, can_edit=True, native_stream=True, cards=True,
-            buttons=True, files_in=True, files_out=True, threads=True, markdown="feishu",
-            max_file_in=MAX_FILE_IN,
+            max_text_len=render.CARD_MAX_CHARS, buttons=True, max_file_in=MAX_FILE_IN,
             edit_budget=(RateBudget(scope="reply", per_second=1 / config.stream_interval),
                          *CARD_BUDGETS),
         )

@@ -48,14 +48,7 @@ def capabilities_for(config: SlackConfig) -> Capabilities:
     )
     return Capabilities(
         max_text_len=MAX_TEXT_LEN,
-        can_edit=True,
-        native_stream=config.native_stream,
-        cards=True,
         buttons=True,
-        files_in=True,
-        files_out=True,
-        threads=True,
-        markdown="commonmark",
         max_file_in=config.max_file_bytes,
         edit_budget=budgets,
     )

@@ -37,6 +37,8 @@ class Inbound:
         self.config, self.ctx, self.me = config, ctx, me
         self.followed = followed
         self.app: AsyncApp | None = None
+        # bare words after a mention that act as commands ("@Antler new"): the built-ins
+        self.command_words = frozenset(c.name for c in ctx.commands() if not c.skill)
 
     def register(self, app: AsyncApp) -> None:
         self.app = app
@@ -50,7 +52,8 @@ class Inbound:
 
     async def on_event(self, body: dict[str, Any]) -> None:
         try:
-            msg = parse.parse_event(body, self.me, received_at=time.time())
+            msg = parse.parse_event(body, self.me, received_at=time.time(),
+                                    command_words=self.command_words)
         except (KeyError, TypeError, ValueError, AttributeError):
             log.warning("malformed slack event skipped: %s", body.get("event_id"))
             return

@@ -12,8 +12,6 @@ from channels.base import Attachment, ChatRef, InboundMessage, UserRef
 CHANNEL = "slack"
 # Message subtypes that are still a person talking to us; every other subtype is ignored.
 USER_SUBTYPES = frozenset({"file_share", "thread_broadcast"})
-# Words that act as commands when they are the whole message after a mention ("@Antler new").
-COMMAND_WORDS = frozenset({"new", "stop", "status", "models", "memory", "help"})
 BUTTON_PREFIX = "antler_btn_"
 # The message id of a slash command: answers to it go to its sender only (chat.postEphemeral).
 EPHEMERAL_PREFIX = "ephemeral:"
@@ -36,14 +34,18 @@ def strip_mentions(text: str, bot_user_id: str) -> str:
     return lead.sub("", text).strip()
 
 
-def normalise_command(text: str) -> str:
-    """`/new@Antler` -> `/new`; a bare command word (`new`, `models gpt-4o`) -> `/new` ..."""
+def normalise_command(text: str, command_words: frozenset[str] = frozenset()) -> str:
+    """`/new@Antler` -> `/new`; a bare command word (`new`, `models gpt-4o`) -> `/new` ...
+
+    `command_words`: the words that act as commands when they are the whole message after a
+    mention ("@Antler new"): the service's built-in commands (`ChannelContext.commands`).
+    """
     if text.startswith("/"):
         head, _, rest = text.partition(" ")
         head = head.split("@", 1)[0]
         return f"{head} {rest}".strip()
     words = text.split()
-    if words and words[0].lower() in COMMAND_WORDS:
+    if words and words[0].lower() in command_words:
         is_model_pick = words[0].lower() == "models" and len(words) == 2
         if len(words) == 1 or is_model_pick:
             return "/" + " ".join([words[0].lower(), *words[1:]])
@@ -88,7 +90,8 @@ def parse_files(files: Sequence[Mapping[str, Any]] | None) -> tuple[Attachment, 
 
 
 def parse_event(
-    body: Mapping[str, Any], me: BotIdentity, *, received_at: float = 0.0
+    body: Mapping[str, Any], me: BotIdentity, *, received_at: float = 0.0,
+    command_words: frozenset[str] = frozenset(),
 ) -> InboundMessage | None:
     """An `event_callback` body with a `message` or `app_mention` event -> InboundMessage."""
     event = body.get("event") or {}
@@ -117,7 +120,7 @@ def parse_event(
         event_id=str(event_id),
         chat=chat,
         sender=UserRef(id=str(event["user"])),
-        text=normalise_command(strip_mentions(raw_text, me.user_id)),
+        text=normalise_command(strip_mentions(raw_text, me.user_id), command_words),
         attachments=parse_files(event.get("files")),
         mentions_bot=mentions,
         reply_to=str(thread_ts) if thread_ts and thread_ts != ts else None,

@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import functools
 import logging
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,7 @@ from channels.base import (
     ChannelError,
     ChatRef,
     InboundMessage,
+    MenuCommand,
     ReplyDoc,
 )
 from channels.telegram import files, pacing
@@ -40,14 +42,9 @@ from channels.telegram.render import render_parts
 from channels.telegram.resume import finish_replayable, reply_state, restore_reply
 from channels.telegram.stream import Replies, TelegramReply
 
-COMMANDS = (
-    ("new", "Start a fresh conversation"),
-    ("stop", "Stop the current answer"),
-    ("status", "Show the conversation's status"),
-    ("models", "Choose the model"),
-    ("memory", "Show what I remember about you"),
-    ("help", "List the commands"),
-)
+# Telegram's rule for a menu command name; a skill named otherwise (`data-to-chart`) still works
+# when typed, it is just not in the menu.
+_MENU_NAME = re.compile(r"^[a-z0-9_]{1,32}$")
 
 
 class TelegramChannel(Channel):
@@ -113,8 +110,9 @@ class TelegramChannel(Channel):
         )
 
     async def _register_commands(self) -> None:
+        """The service's command registry as Telegram's command menu (setMyCommands)."""
         try:
-            await self.bot.set_my_commands([BotCommand(c, d) for c, d in COMMANDS])
+            await self.bot.set_my_commands(menu(self.ctx.commands()))
         except TelegramError as exc:
             self.log.warning("setMyCommands failed: %s", exc.message)
 
@@ -189,14 +187,14 @@ class TelegramChannel(Channel):
 def _capabilities(config: TelegramConfig) -> Capabilities:
     return Capabilities(
         max_text_len=4000,
-        can_edit=True,
-        native_stream=True,
         buttons=True,
-        files_in=True,
-        files_out=True,
-        threads=True,
-        markdown="telegram-html",
         max_file_in=files.DOWNLOAD_LIMIT,
         # No "update" budget: the channel coalesces updates itself, per call kind.
         edit_budget=pacing.budgets(config.stream_interval_dm, config.stream_interval_group),
     )
+
+
+def menu(commands: tuple[MenuCommand, ...]) -> list[BotCommand]:
+    """Telegram's menu: the commands whose names it accepts, summaries cut to its 256 chars."""
+    return [BotCommand(c.name, c.summary[:256] if len(c.summary) >= 3 else c.usage)
+            for c in commands if _MENU_NAME.match(c.name)][:100]

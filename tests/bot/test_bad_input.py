@@ -4,11 +4,13 @@ that is not the platform's is logged once and settled (never re-run at every res
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from bot import texts
+from channels.base import Attachment, FileTooLarge
 from channels.text import clean_input
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.recording_channel import RecordingChannel
@@ -77,3 +79,20 @@ async def test_a_turn_failing_outside_the_platform_is_settled(
         await svc.restart()
         await svc.idle()
         assert channel_of(svc).of("open") == []  # settled: not re-run at the next start
+
+
+async def test_a_file_over_the_platforms_download_limit_is_refused_with_that_limit(
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
+    """The service reads `Capabilities.max_file_in`: a file the platform would not let the bot
+    download is refused up front, naming the platform's limit (lower than max_upload_mb)."""
+    async with harness(tmp_path, fake_openai) as svc:
+        channel = channel_of(svc)
+        channel.capabilities = replace(channel.capabilities, max_file_in=1024 * 1024)
+        channel.files["big"] = b"x"
+        await channel.inject("read this", attachments=(
+            Attachment(name="big.bin", ref="big", size=2 * 1024 * 1024),))
+        await svc.idle()
+    notes = [c.text for c in channel.of("text")]
+    assert notes == [texts.file_not_read("big.bin", FileTooLarge("big.bin", 2 << 20, 1 << 20))]
+    assert "1 MB" in notes[0]

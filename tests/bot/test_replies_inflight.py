@@ -12,8 +12,8 @@ from pathlib import Path
 from agent.events import TextDelta
 from bot.replies import ReplyStreamer
 from channels.base import ChannelConfig, ReplyDoc
-from tests.channels.telegram.conftest import RecordingContext
 from tests.fakes.recording_channel import Handle, RecordingChannel
+from tests.fakes.recording_context import RecordingContext
 
 
 class SlowUpdates(RecordingChannel):

@@ -12,7 +12,7 @@ import pytest
 
 from tests.channels.feishu import payloads
 from tests.channels.feishu.conftest import until
-from tests.e2e.test_feishu import card_buttons, harness
+from tests.channels.feishu.test_e2e import card_buttons, harness
 from tests.fakes.feishu_server import FakeFeishu
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.openai_wire import Reply

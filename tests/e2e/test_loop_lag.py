@@ -20,7 +20,7 @@ from tests.channels.dingtalk.conftest import fake_dingtalk  # noqa: F401  (fixtu
 from tests.channels.dingtalk.test_e2e import ANSWER, _ask, _service
 from tests.channels.feishu import payloads
 from tests.channels.feishu.conftest import until
-from tests.e2e.test_feishu import feishu  # noqa: F401  (fixture)
+from tests.channels.feishu.test_e2e import feishu  # noqa: F401  (fixture)
 from tests.fakes.dingtalk_server import FakeDingTalk
 from tests.fakes.feishu_server import FakeFeishu
 from tests.fakes.openai_server import FakeOpenAI, Reply

@@ -6,7 +6,8 @@ import time
 from pathlib import Path
 
 from tests.channels.slack import events
-from tests.e2e.test_slack_e2e import bot_texts, fake_slack, slack_cfg
+from tests.channels.slack.conftest import fake_slack
+from tests.channels.slack.test_e2e import bot_texts, slack_cfg
 from tests.fakes.clock import VirtualClock
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.slack_server import FakeSlack

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from tests.channels.slack import events
-from tests.e2e.test_slack_e2e import bot_texts, slack_cfg
+from tests.channels.slack.test_e2e import bot_texts, slack_cfg
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.openai_wire import Reply
 from tests.fakes.slack_server import FakeSlack

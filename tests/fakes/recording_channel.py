@@ -51,7 +51,7 @@ class Handle:
 
 class RecordingChannel(Channel):
     name = "test"
-    capabilities = Capabilities(max_text_len=1000, buttons=True, files_in=True, files_out=True)
+    capabilities = Capabilities(max_text_len=1000, buttons=True)
 
     def __init__(
         self, config: ChannelConfig, ctx: ChannelContext, capabilities: Capabilities | None = None

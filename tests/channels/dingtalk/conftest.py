@@ -9,37 +9,11 @@ from typing import Any
 
 import pytest
 
-from channels.backoff import BackoffPolicy, RetryState
-from channels.base import Handler, InboundMessage, PublishResult
+from channels.backoff import BackoffPolicy
 from channels.dingtalk.channel import DingTalkChannel
 from channels.dingtalk.config import DingTalkConfig
 from tests.fakes.dingtalk_server import FakeDingTalk
-
-
-class RecordingContext:
-    """A ChannelContext that records what the channel publishes and reports."""
-
-    def __init__(self, data_dir: Path) -> None:
-        self.data_dir = data_dir
-        self.bot_name = "Antler"
-        self.published: list[InboundMessage] = []
-        self.reports: list[dict[str, Any]] = []
-        self.routes: list[tuple[str, str, Handler]] = []
-        self._seen: set[str] = set()
-
-    async def publish(self, msg: InboundMessage) -> PublishResult:
-        if msg.event_id in self._seen:
-            return PublishResult.duplicate
-        self._seen.add(msg.event_id)
-        self.published.append(msg)
-        return PublishResult.accepted
-
-    def add_route(self, method: str, path: str, handler: Handler) -> None:
-        self.routes.append((method, path, handler))
-
-    def report(self, *, connected: bool | None = None, error: str | None = None,
-               retry: RetryState | None = None) -> None:
-        self.reports.append({"connected": connected, "error": error, "retry": retry})
+from tests.fakes.recording_context import RecordingContext
 
 
 @pytest.fixture

@@ -107,22 +107,6 @@ async def test_group_at_message_is_answered_in_the_group(
     assert "@Antler" not in final["content"]
 
 
-async def test_redelivered_message_is_answered_once(
-    tmp_path: Path, fake_openai: FakeOpenAI, fake_dingtalk: FakeDingTalk
-) -> None:
-    async with _service(tmp_path, fake_openai, fake_dingtalk) as svc:
-        data = fake_dingtalk.chatbot_data("only once", msg_id="m-redeliver")
-        first = fake_dingtalk.push_message(data)
-        await fake_dingtalk.until(fake_dingtalk.webhook_messages, timeout=10)
-        await svc.idle()
-        second = fake_dingtalk.push_message(data)
-        await fake_dingtalk.until(lambda: fake_dingtalk.ack_for(second))
-        await svc.idle()
-    assert (fake_dingtalk.ack_for(first) or {}).get("code") == 200
-    assert len(fake_dingtalk.webhook_messages()) == 1
-    assert len(fake_openai.requests) == 1
-
-
 async def test_card_creation_failure_falls_back_to_markdown(
     tmp_path: Path, fake_openai: FakeOpenAI, fake_dingtalk: FakeDingTalk
 ) -> None:
@@ -223,23 +207,6 @@ async def test_model_buttons_in_a_group_are_a_card_whose_press_is_acted_on(
         assert "✓ Smart" in json.dumps(fake_dingtalk.standard_card(card_id), ensure_ascii=False)
         await _ask(svc, fake_dingtalk, lambda: fake_openai.requests, text="@Antler hi", **group)
     assert fake_openai.requests[-1].model == "fake-smart"
-
-
-async def test_buttons_after_an_ai_card_come_on_their_own_card(
-    tmp_path: Path, fake_openai: FakeOpenAI, fake_dingtalk: FakeDingTalk
-) -> None:
-    fake_openai.script(Reply(tool_calls=[ToolCall("ask_clarification", {
-        "question": "Which format?", "options": ["CSV", "Excel"]})]))
-    async with _service(tmp_path, fake_openai, fake_dingtalk, card_template_id="tpl") as svc:
-        await _ask(svc, fake_dingtalk, lambda: _button_cards(fake_dingtalk),
-                   text="export the data")
-        [card_id] = _button_cards(fake_dingtalk)
-        buttons = fake_dingtalk.card_buttons(card_id)
-        assert list(buttons) == ["CSV", "Excel"]
-        fake_dingtalk.push_card_press(card_id, buttons["Excel"])
-        await fake_dingtalk.until(lambda: len(fake_openai.requests) == 2, timeout=10)
-        await svc.idle(timeout=10)
-    assert FakeOpenAI.user_texts(fake_openai.requests[1])[-1] == "Excel"
 
 
 async def test_stop_in_a_group_stops_its_reply(

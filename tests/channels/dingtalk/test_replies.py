@@ -10,8 +10,9 @@ import pytest
 
 from channels.base import Button, RateLimited, ReplyDoc, ToolStep
 from channels.dingtalk.channel import DingTalkChannel
-from tests.channels.dingtalk.conftest import MakeChannel, RecordingContext
+from tests.channels.dingtalk.conftest import MakeChannel
 from tests.fakes.dingtalk_server import FakeDingTalk
+from tests.fakes.recording_context import RecordingContext
 
 
 async def _inbound(
@@ -134,7 +135,6 @@ async def test_markdown_mode_sends_one_reply(
     make_channel: MakeChannel, fake_dingtalk: FakeDingTalk
 ) -> None:
     channel, ctx = await make_channel()
-    assert not channel.capabilities.can_edit
     msg = await _inbound(channel, ctx, fake_dingtalk, text="hi")
     handle = await channel.open_reply(msg, ReplyDoc())
     await channel.update_reply(handle, ReplyDoc(text="par"))

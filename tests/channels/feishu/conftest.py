@@ -6,50 +6,16 @@ import asyncio
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from channels.backoff import BackoffPolicy, RetryState
-from channels.base import Handler, InboundMessage, PublishResult
+from channels.backoff import BackoffPolicy
 from channels.feishu.channel import FeishuChannel
 from channels.feishu.config import FeishuConfig
 from tests.fakes.feishu_server import FakeFeishu
-
-
-@dataclass
-class RecordingContext:
-    data_dir: Path
-    bot_name: str = "Antler"
-    result: PublishResult = PublishResult.accepted
-    published: list[InboundMessage] = field(default_factory=list)
-    routes: dict[tuple[str, str], Handler] = field(default_factory=dict)
-    reports: list[tuple[bool | None, str | None]] = field(default_factory=list)
-
-    async def publish(self, msg: InboundMessage) -> PublishResult:
-        self.published.append(msg)
-        return self.result
-
-    def add_route(self, method: str, path: str, handler: Handler) -> None:
-        self.routes[(method, path)] = handler
-
-    retries: list[RetryState] = field(default_factory=list)
-
-    def report(self, *, connected: bool | None = None, error: str | None = None,
-               retry: RetryState | None = None) -> None:
-        self.reports.append((connected, error))
-        if retry is not None:
-            self.retries.append(retry)
-
-    async def wait_published(self, n: int = 1, timeout: float = 5.0) -> list[InboundMessage]:
-        end = time.monotonic() + timeout
-        while len(self.published) < n:
-            if time.monotonic() > end:
-                raise TimeoutError(f"{len(self.published)} of {n} messages published")
-            await asyncio.sleep(0.01)
-        return self.published
+from tests.fakes.recording_context import RecordingContext
 
 
 @pytest.fixture

@@ -62,7 +62,9 @@ async def test_reconnects_after_server_drop(fake, ctx, make_channel):
     [msg] = await ctx.wait_published()
     assert msg.text == "back again"
     assert channel.connection.reconnects == 1
-    assert (False, "feishu long connection lost; reconnecting") in ctx.reports
+    lost = {"connected": False, "error": "feishu long connection lost; reconnecting",
+            "retry": None}
+    assert lost in ctx.reports
 
 
 async def test_reconnects_when_connection_goes_silent(fake, ctx, make_channel):
@@ -111,7 +113,7 @@ async def test_start_outage_is_retried_until_the_endpoint_recovers(fake, ctx, ma
     assert [r.attempts for r in ctx.retries] == [1, 2, 3]
     assert "503" in ctx.retries[0].last_error
     assert len(vt.slept) == 3  # each wait taken on virtual time
-    assert ctx.reports[-1] == (True, None)
+    assert ctx.reports[-1] == {"connected": True, "error": None, "retry": None}
     assert channel.connection.reconnects == 0
     ours = [r for r in caplog.records if r.name == "channels.feishu"]
     assert [r.levelname for r in ours] == ["WARNING", "INFO"]  # one failure line, one recovery
@@ -124,7 +126,7 @@ async def test_reconnect_outage_is_retried_with_backoff(fake, ctx, make_channel)
     fake.fail_http("ws_endpoint", 503, times=2)
     fake.drop_connections()
     await until(lambda: fake.ws.connects == 2)
-    await until(lambda: ctx.reports[-1] == (True, None))
+    await until(lambda: ctx.reports[-1] == {"connected": True, "error": None, "retry": None})
     assert channel.connection.reconnects == 1
     assert [r.attempts for r in ctx.retries] == [1, 2]
     assert len(vt.slept) == 2

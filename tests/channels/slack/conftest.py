@@ -2,64 +2,16 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from aiohttp import web
 
-from channels.backoff import RetryState
-from channels.base import InboundMessage, PublishResult
 from channels.slack.channel import SlackChannel
 from channels.slack.config import SlackConfig
+from tests.fakes.recording_context import RecordingContext
 from tests.fakes.slack_server import APP_TOKEN, BOT_TOKEN, SIGNING_SECRET, FakeSlack
-
-
-class RecordingContext:
-    """A ChannelContext that records publishes and serves added routes on 127.0.0.1."""
-
-    def __init__(self, data_dir: Path) -> None:
-        self.data_dir = data_dir
-        self.bot_name = "Antler"
-        self.published: list[InboundMessage] = []
-        self.seen: set[str] = set()
-        self.reports: list[dict[str, Any]] = []
-        self.web = web.Application()
-        self.runner: web.AppRunner | None = None
-        self.url = ""
-        self._arrived = asyncio.Event()
-
-    async def publish(self, msg: InboundMessage) -> PublishResult:
-        if msg.event_id in self.seen:
-            return PublishResult.duplicate
-        self.seen.add(msg.event_id)
-        self.published.append(msg)
-        self._arrived.set()
-        return PublishResult.accepted
-
-    def add_route(self, method: str, path: str, handler: Any) -> None:
-        self.web.router.add_route(method, path, handler)
-
-    def report(self, *, connected: bool | None = None, error: str | None = None,
-               retry: RetryState | None = None) -> None:
-        self.reports.append({"connected": connected, "error": error})
-
-    async def serve(self) -> None:
-        self.runner = web.AppRunner(self.web, access_log=None)
-        await self.runner.setup()
-        site = web.TCPSite(self.runner, "127.0.0.1", 0)
-        await site.start()
-        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-        self.url = f"http://127.0.0.1:{port}"
-
-    async def wait_published(self, n: int = 1, timeout: float = 5.0) -> list[InboundMessage]:
-        async with asyncio.timeout(timeout):
-            while len(self.published) < n:
-                self._arrived.clear()
-                await self._arrived.wait()
-        return self.published
 
 
 @pytest.fixture
@@ -99,8 +51,7 @@ async def make_channel(
     yield make
     for channel, ctx in started:
         await channel.stop()
-        if ctx.runner is not None:
-            await ctx.runner.cleanup()
+        await ctx.close()
 
 
 @pytest.fixture

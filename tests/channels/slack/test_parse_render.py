@@ -14,9 +14,11 @@ ME = parse.BotIdentity(user_id="UBOT", bot_id="B0001", team_id="T0001")
 def test_strip_mentions_and_commands():
     assert parse.strip_mentions("<@UBOT|antler>  hello <@UBOT>", "UBOT") == "hello <@UBOT>"
     assert parse.normalise_command("/new@Antler") == "/new"
-    assert parse.normalise_command("models gpt-4o") == "/models gpt-4o"
-    assert parse.normalise_command("Help") == "/help"
-    assert parse.normalise_command("help me write") == "help me write"
+    words = frozenset({"models", "help"})
+    assert parse.normalise_command("models gpt-4o", words) == "/models gpt-4o"
+    assert parse.normalise_command("Help", words) == "/help"
+    assert parse.normalise_command("help me write", words) == "help me write"
+    assert parse.normalise_command("help") == "help"  # not a command word of this service
 
 
 def test_parse_dm_and_thread_reply():

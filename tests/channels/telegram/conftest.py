@@ -3,47 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from channels.backoff import RetryState
-from channels.base import InboundMessage, PublishResult
 from channels.telegram.channel import TelegramChannel
 from channels.telegram.config import TelegramConfig
 from tests.fakes.clock import VirtualClock
+from tests.fakes.recording_context import RecordingContext
 from tests.fakes.telegram_server import TOKEN, FakeTelegram
-
-
-@dataclass
-class RecordingContext:
-    """A ChannelContext that records what the channel publishes."""
-
-    data_dir: Path
-    bot_name: str = "Antler"
-    published: list[InboundMessage] = field(default_factory=list)
-    routes: dict[tuple[str, str], Any] = field(default_factory=dict)
-    reports: list[dict[str, Any]] = field(default_factory=list)
-    result: PublishResult = PublishResult.accepted
-    seen: set[str] = field(default_factory=set)
-
-    async def publish(self, msg: InboundMessage) -> PublishResult:
-        if self.result is not PublishResult.accepted:
-            return self.result
-        if msg.event_id in self.seen:
-            return PublishResult.duplicate
-        self.seen.add(msg.event_id)
-        self.published.append(msg)
-        return self.result
-
-    def add_route(self, method: str, path: str, handler: Any) -> None:
-        self.routes[(method, path)] = handler
-
-    def report(self, *, connected: bool | None = None, error: str | None = None,
-               retry: RetryState | None = None) -> None:
-        self.reports.append({"connected": connected, "error": error, "retry": retry})
 
 
 @pytest.fixture

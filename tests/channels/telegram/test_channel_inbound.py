@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from dataclasses import replace
 from pathlib import Path
 
@@ -10,8 +11,11 @@ import aiohttp
 import pytest
 from aiohttp import web
 
+from bot.command_registry import CommandRegistry, SkillCommand
 from channels.base import Attachment, FileTooLarge, InboundMessage, PublishResult
 from channels.telegram.stream import TelegramReply
+from tests.channels.telegram.conftest import ChannelFactory
+from tests.fakes.recording_context import RecordingContext
 from tests.fakes.telegram_server import FakeTelegram
 
 
@@ -217,3 +221,18 @@ async def test_the_service_limit_is_enforced_while_downloading(
         await channel.fetch_file(msg, Attachment(name="a.bin", ref="LIAR"), uploads,
                                  limit=2**18)
     assert list(uploads.iterdir()) == []
+
+
+async def test_the_menu_is_the_command_registry(fake: FakeTelegram, ctx: RecordingContext,
+                                                make_channel: ChannelFactory) -> None:
+    """setMyCommands gets every built-in and the skills Telegram accepts as menu names."""
+    skills = [SkillCommand("thread_digest", "sum up a thread"), SkillCommand("data-to-chart", "x")]
+    ctx.menu = CommandRegistry(skills=lambda: skills).menu()
+    await make_channel()
+    (call,) = fake.calls_of("setMyCommands")
+    commands = call.body["commands"]
+    entries = json.loads(commands) if isinstance(commands, str) else commands
+    names = [c["command"] for c in entries]
+    assert names == ["new", "stop", "status", "models", "memory", "plan", "think", "schedule",
+                     "timezone", "help", "thread_digest"]
+    assert entries[-1]["description"] == "sum up a thread"

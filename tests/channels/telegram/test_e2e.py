@@ -31,20 +31,6 @@ def prompt(request: Any) -> str:
     return json.dumps([text_of(m.get("content")) for m in request.body["messages"]])
 
 
-async def test_dm_streams_then_finishes(tmp_path, fake_openai, fake) -> None:
-    text = "Streaming works: " + "token " * 60
-    fake_openai.script(Reply(text=text, tokens_per_second=50))
-    async with service(tmp_path, fake_openai, fake) as svc:
-        fake.push_message(555, "hello")
-        await fake.wait_for(lambda: fake.sent_texts(555), timeout=10)
-        await svc.idle()
-    drafts = fake.calls_of("sendMessageDraft")
-    assert len(drafts) >= 2
-    assert all(text.startswith(d.body["text"].rstrip("…").rstrip()) for d in drafts[1:])
-    assert fake.sent_texts(555) == [text.strip()]
-    assert fake.violations == []
-
-
 async def test_group_needs_a_mention(tmp_path, fake_openai, fake) -> None:
     async with service(tmp_path, fake_openai, fake) as svc:
         fake.push_message(-100, "chatter nobody asked about")
@@ -108,20 +94,6 @@ async def test_429_mid_stream_is_waited_out_and_the_final_arrives(
         await svc.idle()
     assert fake.sent_texts(555) == [text.strip()]
     assert fake.violations == []  # nothing was called before retry_after had passed
-
-
-async def test_long_answer_is_split_into_parts_under_4096(tmp_path, fake_openai, fake) -> None:
-    text = "\n\n".join(f"Paragraph {i}: " + "lorem ipsum " * 40 for i in range(21))
-    assert len(text) > 10_000
-    fake_openai.script(Reply(text=text))
-    async with service(tmp_path, fake_openai, fake) as svc:
-        fake.push_message(555, "write a lot")
-        await fake.wait_for(lambda: len(fake.sent_texts(555)) >= 3, timeout=15)
-        await svc.idle()
-    parts = fake.sent_texts(555)
-    assert all(len(p) <= 4096 for p in parts)
-    assert " ".join(parts).split() == text.split()
-    assert fake.violations == []
 
 
 async def test_photo_path_reaches_the_model(tmp_path, fake_openai, fake) -> None:
@@ -188,29 +160,6 @@ async def test_presented_file_is_uploaded_after_the_answer(tmp_path, fake_openai
     assert document.body["chat_id"] == 555
     assert document.body["document"]["filename"] == "table.csv"
     assert document.body["document"]["data"] == b"a,b\n1,2\n"
-    assert fake.violations == []
-
-
-async def test_clarification_answered_with_an_inline_button(tmp_path, fake_openai, fake) -> None:
-    fake_openai.script(Reply(tool_calls=[ToolCall("ask_clarification", {
-        "question": "Which format?", "options": ["CSV", "Excel"]})]))
-    async with service(tmp_path, fake_openai, fake) as svc:
-        fake.push_message(555, "export the data")
-        await fake.wait_for(lambda: fake.sent_texts(555), timeout=10)
-        await svc.idle()
-        [asked] = fake.calls_of("sendMessage")
-        keyboard = asked.body["reply_markup"]["inline_keyboard"]
-        buttons = {b["text"]: b["callback_data"] for row in keyboard for b in row}
-        assert list(buttons) == ["CSV", "Excel"]
-        question_id = next(m for (chat, m) in fake.messages if chat == 555)
-        fake.push_callback(555, question_id, buttons["Excel"])
-        await fake.wait_for(lambda: fake.calls_of("answerCallbackQuery"))
-        await fake_openai.wait_requests(2)
-        await svc.idle()
-    assert asked.body["text"] == "Which format?"  # no tool-step line: the question is the answer
-    assert len(fake_openai.requests) == 2
-    assert FakeOpenAI.user_texts(fake_openai.requests[1]) == ["export the data", "Excel"]
-    assert fake.sent_texts(555)[-1] == "echo: Excel"
     assert fake.violations == []
 
 

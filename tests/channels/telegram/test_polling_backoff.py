@@ -9,7 +9,7 @@ import pytest
 
 from channels.telegram.channel import TelegramChannel
 from channels.telegram.config import TelegramConfig
-from tests.channels.telegram.conftest import RecordingContext
+from tests.fakes.recording_context import RecordingContext
 from tests.fakes.telegram_server import TOKEN, FakeTelegram
 from tests.fakes.virtual_time import VirtualTime
 

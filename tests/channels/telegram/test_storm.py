@@ -16,10 +16,10 @@ from agent.events import Final, TextDelta
 from bot.metrics import Metrics
 from bot.replies import ReplyStreamer
 from channels.base import DeliveryRefused, ReplyDoc
-from tests.channels.telegram.conftest import RecordingContext
 from tests.channels.telegram.test_e2e import service
 from tests.fakes.openai_server import FakeOpenAI, text_of
 from tests.fakes.openai_wire import Reply
+from tests.fakes.recording_context import RecordingContext
 from tests.fakes.telegram_server import FakeTelegram
 
 CHATS = 20

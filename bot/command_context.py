@@ -1,0 +1,74 @@
+"""What a command handler gets: the message, its conversation, and the few service parts it uses.
+
+Commands never see the Dispatcher or the App: `Lanes` names the dispatcher operations they use,
+`AgentFacade` the runner's, and `CommandService` the rest (built once by the composition root).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+from channels.base import Button, ChatRef, InboundMessage
+
+if TYPE_CHECKING:
+    from agent.config import ModelConfig
+    from agent.memory import MemoryService
+    from bot.conversations import Conversation, ConversationStore
+    from bot.schedules.service import Schedules
+
+
+class Lanes(Protocol):
+    """The dispatcher's conversation lanes, as /stop and /status see them."""
+
+    async def stop_run(self, key: str) -> bool: ...
+
+    def runs_in_chat(self, chat: ChatRef, sender_id: str) -> list[InboundMessage]: ...
+
+    def is_running(self, key: str) -> bool: ...
+
+    def queued(self, key: str) -> int: ...
+
+
+class AgentFacade(Protocol):
+    """The agent runner's models and memory (agent.runner.AgentRunner is one)."""
+
+    memory: MemoryService
+
+    def model_names(self) -> list[str]: ...
+
+    def resolve_model(self, name: str | None) -> ModelConfig: ...
+
+
+class HelpText(Protocol):
+    """The command registry's texts (bot/command_registry.py)."""
+
+    def help_text(self) -> str: ...
+
+    def greeting(self) -> str: ...
+
+
+@dataclass(frozen=True, slots=True)
+class CommandService:
+    """The service parts every command may use, built once by the composition root."""
+
+    conversations: ConversationStore
+    agent: AgentFacade
+    help: HelpText
+    schedules: Schedules | None = None  # None when schedules are disabled
+    status_notes: Callable[[], list[str]] = list  # extra lines for /status (skills, MCP)
+
+
+@dataclass(frozen=True, slots=True)
+class CommandContext:
+    msg: InboundMessage
+    conversation: Conversation
+    lanes: Lanes
+    service: CommandService
+
+
+@dataclass(frozen=True, slots=True)
+class CommandReply:
+    text: str
+    buttons: tuple[Button, ...] = ()

@@ -1,0 +1,44 @@
+"""What the admin API reads and asks of the running service: one typed facade, built by the
+composition root (bot/app.py), so no route reaches into the App."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from agent.config import AgentConfig
+    from agent.runner import AgentRunner
+    from agent.skills.registry import SkillRegistry
+    from bot.config_live import LiveConfig
+    from bot.context import ChannelState
+    from bot.conversations import ConversationStore
+    from bot.gateway.records import GatewayRecords
+    from bot.metrics import Metrics
+    from bot.schedules.service import Schedules
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ServiceFacade:
+    runner: AgentRunner
+    conversations: ConversationStore
+    schedules: Schedules
+    skills: Callable[[], SkillRegistry]  # the current registry (rebuilt when settings change)
+    agent_config: Callable[[], AgentConfig]
+    """The agent's current settings (they change at run time)."""
+    data_dir: Path
+    records: GatewayRecords  # the API's thread and run records, on the configured backend
+    metrics: Metrics
+    channel_states: Callable[[], Mapping[str, ChannelState]]
+    restart_channel: Callable[[str], Awaitable[bool]]
+    channel_enabled: Callable[[str], bool]
+    live_config: Callable[[], LiveConfig | None]
+    """The watched config file and its editor (None when not started from a file)."""
+    has_admin_token: Callable[[], bool]
+    health: Callable[[], dict[str, Any]]
+    is_replying: Callable[[str], bool]
+    """True while a chat reply runs in the conversation `key` (the dispatcher's lanes)."""
+    intake_open: Callable[[], bool]
+    reload_mcp: Callable[[], Awaitable[None]] | None = None

@@ -1,0 +1,175 @@
+"""The value types the service and every channel share: chats, messages, reply documents,
+rate budgets, what a channel can do, and the command menu it may show."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+
+ChatType = Literal["dm", "group"]
+Scope = Literal["reply", "chat", "workspace", "bot"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ChatRef:
+    """Where a message lives. `topic_id`: a thread/topic inside the chat (None: the whole chat)."""
+
+    channel: str
+    chat_id: str
+    chat_type: ChatType = "dm"
+    workspace: str = ""
+    topic_id: str | None = None
+
+    @property
+    def key(self) -> str:
+        """The conversation key: `channel:[workspace/]chat_id[:topic_id]`."""
+        chat = f"{self.workspace}/{self.chat_id}" if self.workspace else self.chat_id
+        return f"{self.channel}:{chat}" + (f":{self.topic_id}" if self.topic_id else "")
+
+    def with_topic(self, topic_id: str | None) -> ChatRef:
+        return replace(self, topic_id=topic_id)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UserRef:
+    """The sender. `id` is the platform's user id; `name` is for display only."""
+
+    id: str
+    name: str = ""
+    is_bot: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Attachment:
+    """A file that came with a message. `ref` is whatever the channel needs to fetch it."""
+
+    name: str
+    ref: str
+    kind: Literal["image", "file", "audio", "video"] = "file"
+    mime_type: str = ""
+    size: int | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class InboundMessage:
+    """One user message (or button press) as the platform delivered it.
+
+    `event_id` is the platform's own id (dedupe keys on it). `raw` holds platform leftovers that
+    only the originating channel reads back (e.g. a reply token). `mentions_bot` and
+    `replies_to_bot` (a reply to the bot, or a message in a thread the bot answers in) are what
+    the service's access gate reads to decide whether a group message is meant for the bot.
+    `unsupported` names what was sent when Antler cannot read it ("a sticker"): the service
+    answers with what it can read instead of running the agent. `in_main_chat`: sent in the main
+    chat of a chat whose top-level messages start their own threads (Slack channels, Feishu groups
+    in per-topic mode); commands there act on the chat (`chat.with_topic(None)`), not on the
+    thread the message itself starts (docs/channels/README.md, "Scope").
+    """
+
+    event_id: str
+    chat: ChatRef
+    sender: UserRef
+    text: str
+    attachments: tuple[Attachment, ...] = ()
+    mentions_bot: bool = False
+    replies_to_bot: bool = False
+    reply_to: str | None = None
+    quoted_text: str | None = None
+    message_id: str | None = None
+    received_at: float = 0.0
+    is_button: bool = False
+    unsupported: str = ""
+    in_main_chat: bool = False
+    raw: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolStep:
+    """One line of tool progress shown while the agent works."""
+
+    id: str
+    label: str
+    state: Literal["running", "done", "failed"] = "running"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Button:
+    """A button; pressing it sends `value` back as if the user had typed it."""
+
+    label: str
+    value: str
+
+
+ReplyStatus = Literal["queued", "working", "done", "failed", "cancelled"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReplyDoc:
+    """The whole visible state of one reply. Every update sends the whole document."""
+
+    text: str = ""
+    progress: tuple[ToolStep, ...] = ()
+    status: ReplyStatus = "working"
+    buttons: tuple[Button, ...] = ()
+    note: str = ""
+
+    @property
+    def final(self) -> bool:
+        return self.status in ("done", "failed", "cancelled")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RateBudget:
+    """A token bucket the platform imposes on one kind of call; `channels.pacing` enforces it.
+
+    `scope` says what the bucket is shared by: one reply, one chat, one workspace or the whole
+    bot. `method` names the calls it counts: "update" is the service's reply updates (and the
+    final), anything else a platform call the channel paces itself ("chat.update", "draft").
+    `chat_type` limits the bucket to DMs or groups (None: both). `serial`: calls run one at a
+    time and the interval counts from the end of the previous call.
+    """
+
+    scope: Scope
+    per_second: float
+    burst: int = 1
+    method: str = "update"
+    chat_type: ChatType | None = None
+    serial: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Capabilities:
+    """What the service needs to know of a channel; it never asks which platform it is.
+
+    Every field is read by the service (how a channel streams, edits or renders is its own
+    business, behind the reply verbs):
+    `max_text_len`: the longest text one reply part may hold (the final is split to fit);
+    `buttons`: buttons can be shown (else command answers go as plain text and a clarification
+    lists its options in the text); `max_file_in`: the largest attachment the platform lets the
+    bot download (the service applies the lower of it and `max_upload_mb`, and names that limit
+    when it refuses a file); `edit_budget`: every rate budget of the platform, each declared
+    once (see RateBudget).
+    """
+
+    max_text_len: int = 4000
+    buttons: bool = False
+    max_file_in: int = 20 * 1024 * 1024
+    edit_budget: tuple[RateBudget, ...] = ()
+
+    def budgets_for(self, chat: ChatRef, method: str = "update") -> tuple[RateBudget, ...]:
+        return tuple(
+            b for b in self.edit_budget
+            if b.method == method and b.chat_type in (None, chat.chat_type)
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MenuCommand:
+    """One entry of the service's command registry, as a channel's native menu shows it
+    (Telegram's command list, Slack's bare command words). `skill`: the command runs a skill
+    (`/name TASK`), answered by the agent; otherwise a built-in command."""
+
+    name: str
+    summary: str
+    usage: str = ""
+    skill: bool = False

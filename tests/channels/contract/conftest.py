@@ -1,0 +1,38 @@
+"""The contract suite runs every test once per platform, each through its real SDK."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.channels.contract.dingtalk import DingTalkDriver
+from tests.channels.contract.driver import Driver
+from tests.channels.contract.feishu import FeishuDriver
+from tests.channels.contract.slack import SlackDriver
+from tests.channels.contract.telegram import TelegramDriver
+from tests.fakes.openai_server import FakeOpenAI
+from tests.harness import ServiceHarness
+
+DRIVERS: dict[str, Callable[[], Driver]] = {
+    "dingtalk": DingTalkDriver,
+    "feishu": FeishuDriver,
+    "slack": SlackDriver,
+    "telegram": TelegramDriver,
+}
+
+
+@pytest.fixture(params=sorted(DRIVERS))
+def driver(request: pytest.FixtureRequest) -> Iterator[Driver]:
+    platform = DRIVERS[request.param]()
+    platform.start()
+    yield platform
+    platform.stop()
+
+
+@pytest.fixture
+async def service(tmp_path: Path, fake_openai: FakeOpenAI,
+                  driver: Driver) -> AsyncIterator[ServiceHarness]:
+    async with ServiceHarness(tmp_path, fake_openai, {driver.name: driver.config()}) as svc:
+        yield svc

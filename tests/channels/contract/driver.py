@@ -1,0 +1,79 @@
+"""What the contract suite needs of a platform: its fake server, driven as a user would.
+
+One `Driver` per platform (telegram.py, slack.py, feishu.py, dingtalk.py) pushes a user's
+messages, button presses and redeliveries into the platform's fake server, and reads back what
+the user sees there. Every conversation is one DM. A fifth platform is done when its driver
+passes `test_contract.py`.
+"""
+
+from __future__ import annotations
+
+import abc
+from typing import Any
+
+OUTPUTS = "/mnt/user-data/outputs"
+
+
+class Driver(abc.ABC):
+    name: str
+    max_part: int
+    """The longest text one message may show (a longer answer is split)."""
+
+    @abc.abstractmethod
+    def start(self) -> None:
+        """Start the fake server."""
+
+    @abc.abstractmethod
+    def stop(self) -> None: ...
+
+    @abc.abstractmethod
+    def config(self) -> dict[str, Any]:
+        """The channel's section of the service config, pointing at the fake server."""
+
+    @abc.abstractmethod
+    def send(self, text: str, event: str) -> None:
+        """The user sends `text` in the DM; `event` names the platform event (for redelivery)."""
+
+    @abc.abstractmethod
+    def redeliver(self, event: str) -> None:
+        """The platform delivers the event `event` again."""
+
+    @abc.abstractmethod
+    def send_file(self, text: str, name: str, data: bytes) -> None:
+        """The user sends a file with `text`."""
+
+    @abc.abstractmethod
+    def shown(self) -> list[str]:
+        """The current text of every message (or card) the bot shows in the DM, in order."""
+
+    @abc.abstractmethod
+    def updates(self) -> int:
+        """How many times a reply's visible text changed before its final (streaming)."""
+
+    @abc.abstractmethod
+    def buttons(self) -> list[str]:
+        """The labels of the buttons on the bot's latest message."""
+
+    @abc.abstractmethod
+    def press(self, label: str) -> None:
+        """The user presses the button `label` on the bot's latest message."""
+
+    @abc.abstractmethod
+    def files_out(self) -> dict[str, bytes]:
+        """The files the bot sent, by name."""
+
+    @abc.abstractmethod
+    def rate_limit_final(self) -> None:
+        """The next call that delivers a final answer is refused with a 429 (retry-after)."""
+
+    @abc.abstractmethod
+    def rate_limits_served(self) -> int:
+        """How many 429s the fake server has answered."""
+
+    @abc.abstractmethod
+    def saw_queued(self) -> bool:
+        """Some message showed the queued state ("I'll answer after the current reply")."""
+
+    def violations(self) -> list[str]:
+        """Calls the fake server saw break the platform's rules (e.g. sent during a 429 block)."""
+        return []

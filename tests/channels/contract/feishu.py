@@ -1,0 +1,112 @@
+"""The contract driver for Feishu/Lark: lark-oapi (long connection, CardKit) against
+tests/fakes/feishu_server.py."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Any
+
+from tests.channels.contract.driver import Driver
+from tests.channels.feishu import payloads
+from tests.fakes.feishu_server import RATE_LIMITED, FakeCard, FakeFeishu
+
+DM = "oc_dm"
+
+
+def card_buttons(card: FakeCard) -> dict[str, dict[str, Any]]:
+    """label -> callback value of every button on a CardKit (v2) card."""
+    found: dict[str, dict[str, Any]] = {}
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            if node.get("tag") == "button":
+                found[node["text"]["content"]] = node["behaviors"][0]["value"]
+            for child in node.values():
+                walk(child)
+        elif isinstance(node, list):
+            for child in node:
+                walk(child)
+
+    walk(card.card)
+    return found
+
+
+class FeishuDriver(Driver):
+    name = "feishu"
+    max_part = 12_000
+
+    def __init__(self) -> None:
+        self.fake = FakeFeishu()
+        self.events: dict[str, dict[str, Any]] = {}
+        self._limits = 0
+
+    def start(self) -> None:
+        self.fake.start()
+
+    def stop(self) -> None:
+        self.fake.stop()
+
+    def config(self) -> dict[str, Any]:
+        return {"enabled": True, "app_id": f"cli_{uuid.uuid4().hex[:12]}", "app_secret": "sec",
+                "domain": self.fake.base, "stream_interval": 0.1}
+
+    def send(self, text: str, event: str) -> None:
+        self.events[event] = payloads.message_event(text, event_id=f"ev-{uuid.uuid4().hex}")
+        self.fake.push_event(self.events[event])
+
+    def redeliver(self, event: str) -> None:
+        self.fake.wait_ack(self.fake.push_event(self.events[event]))
+
+    def send_file(self, text: str, name: str, data: bytes) -> None:
+        self.fake.add_resource("om_file", "file_1", data, name)
+        self.fake.push_event(payloads.message_event(
+            {"file_key": "file_1", "file_name": name}, msg_type="file", message_id="om_file"))
+
+    def _bot_messages(self) -> list[str]:
+        ordered = sorted(self.fake.messages.items(), key=lambda item: item[1]["at"])
+        return [mid for mid, m in ordered if m["msg_type"] != "file"]
+
+    def _text(self, mid: str) -> str:
+        card = self.fake.card_of(mid)
+        if card is not None:
+            return card.elements.get("answer", "").strip()
+        content = json.loads(self.fake.messages[mid]["content"] or "{}")
+        if "text" in content:
+            return str(content["text"]).strip()
+        return "\n".join(e.get("content", "") for e in content.get("elements", [])).strip()
+
+    def shown(self) -> list[str]:
+        return [self._text(mid) for mid in self._bot_messages()]
+
+    def updates(self) -> int:
+        return len(self.fake.recorded("element_content")) + len(self.fake.recorded("patch"))
+
+    def _buttons(self) -> dict[str, dict[str, Any]]:
+        card = self.fake.card_of(self._bot_messages()[-1])
+        return card_buttons(card) if card is not None else {}
+
+    def buttons(self) -> list[str]:
+        return list(self._buttons())
+
+    def press(self, label: str) -> None:
+        latest = self._bot_messages()[-1]
+        self.fake.push_event(payloads.card_action(self._buttons()[label], chat_id=DM,
+                                                  message_id=latest))
+
+    def files_out(self) -> dict[str, bytes]:
+        return dict(self.fake.uploads.values())
+
+    def rate_limit_final(self) -> None:
+        self.fake.fail_next("card_update", RATE_LIMITED)  # the final card (green header)
+        self._limits += 1
+
+    def rate_limits_served(self) -> int:
+        return self._limits - len(self.fake._failures["card_update"])
+
+    def saw_queued(self) -> bool:
+        return any("Queued" in json.dumps(c.body, ensure_ascii=False)
+                   for c in self.fake.calls if c.headers.get("op", "").startswith("card"))
+
+    def violations(self) -> list[str]:
+        return list(self.fake.violations)

@@ -1,0 +1,95 @@
+"""The contract driver for Slack: slack-bolt and slack_sdk (Socket Mode) against
+tests/fakes/slack_server.py."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+from tests.channels.contract.driver import Driver
+from tests.channels.slack import events
+from tests.fakes.slack_server import APP_TOKEN, BOT_TOKEN, SIGNING_SECRET, FakeSlack
+
+DM = "D0001"
+
+
+def visible(message: dict[str, Any]) -> str:
+    """What a user sees: the markdown block when there is one, else the (streamed) text."""
+    blocks = message.get("blocks") or []
+    if blocks and blocks[0].get("type") == "markdown":
+        return str(blocks[0]["text"])
+    return str(message["text"])
+
+
+class SlackDriver(Driver):
+    name = "slack"
+    max_part = 12_000
+
+    def __init__(self) -> None:
+        self.fake = FakeSlack()
+        self.events: dict[str, dict[str, Any]] = {}
+        self._ts = itertools.count(100)
+        self._limits = 0
+
+    def start(self) -> None:
+        self.fake.start()
+
+    def stop(self) -> None:
+        self.fake.stop()
+
+    def config(self) -> dict[str, Any]:
+        return {"enabled": True, "bot_token": BOT_TOKEN, "app_token": APP_TOKEN,
+                "signing_secret": SIGNING_SECRET, "api_base": self.fake.api_base}
+
+    def _push(self, event: dict[str, Any], name: str, retry: int = 0) -> None:
+        self.fake.push_event(event, event_id=f"Ev-{name}", retry_attempt=retry)
+
+    def send(self, text: str, event: str) -> None:
+        self.events[event] = events.dm(text, ts=f"1700000001.{next(self._ts):06d}")
+        self._push(self.events[event], event)
+
+    def redeliver(self, event: str) -> None:
+        self._push(self.events[event], event, retry=1)
+
+    def send_file(self, text: str, name: str, data: bytes) -> None:
+        url = self.fake.add_file(name, data)
+        event = events.dm(text, ts=f"1700000001.{next(self._ts):06d}", subtype="file_share",
+                          files=[{"id": "F1", "name": name, "mimetype": "text/plain",
+                                  "size": len(data), "url_private_download": url}])
+        self._push(event, "file")
+
+    def _bot_messages(self) -> list[dict[str, Any]]:
+        mine = [m for m in self.fake.messages.values() if m.get("bot_id") and m["channel"] == DM]
+        return sorted(mine, key=lambda m: float(m["ts"]))
+
+    def shown(self) -> list[str]:
+        return [visible(m).strip() for m in self._bot_messages()]
+
+    def updates(self) -> int:
+        return len(self.fake.calls_of("chat.appendStream")) + len(self.fake.calls_of("chat.update"))
+
+    def _actions(self) -> list[dict[str, Any]]:
+        latest = self._bot_messages()[-1]
+        blocks = latest.get("stop_blocks") or latest.get("blocks") or []
+        return [e for b in blocks if b["type"] == "actions" for e in b["elements"]]
+
+    def buttons(self) -> list[str]:
+        return [e["text"]["text"] for e in self._actions()]
+
+    def press(self, label: str) -> None:
+        value = next(e["value"] for e in self._actions() if e["text"]["text"] == label)
+        thread = self._bot_messages()[-1].get("thread_ts")
+        self.fake.push_action(value, channel=DM, thread_ts=thread)
+
+    def files_out(self) -> dict[str, bytes]:
+        return {u["name"]: u["data"] for u in self.fake.uploads.values() if u.get("completed")}
+
+    def rate_limit_final(self) -> None:
+        self.fake.rate_limit("chat.stopStream", retry_after=1)
+        self._limits += 1
+
+    def rate_limits_served(self) -> int:
+        return self._limits - len(self.fake._failures.get("chat.stopStream") or [])
+
+    def saw_queued(self) -> bool:
+        return bool(self.fake.calls_of("reactions.add"))

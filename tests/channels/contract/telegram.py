@@ -1,0 +1,82 @@
+"""The contract driver for Telegram: python-telegram-bot against tests/fakes/telegram_server.py."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.channels.contract.driver import Driver
+from tests.fakes.telegram_server import TOKEN, FakeTelegram
+
+DM = 555
+
+
+class TelegramDriver(Driver):
+    name = "telegram"
+    max_part = 4096
+
+    def __init__(self) -> None:
+        self.fake = FakeTelegram()
+        self.events: dict[str, dict[str, Any]] = {}
+        self._limits = 0
+
+    def start(self) -> None:
+        self.fake.start()
+
+    def stop(self) -> None:
+        self.fake.stop()
+
+    def config(self) -> dict[str, Any]:
+        return {"enabled": True, "bot_token": TOKEN, "api_base": self.fake.api_base,
+                "poll_timeout": 1}
+
+    def send(self, text: str, event: str) -> None:
+        self.events[event] = self.fake.message(DM, text)
+        self.fake.push_update({"message": self.events[event]})
+
+    def redeliver(self, event: str) -> None:
+        self.fake.push_update({"message": dict(self.events[event])})
+
+    def send_file(self, text: str, name: str, data: bytes) -> None:
+        self.fake.add_file("DOC1", data)
+        document = {"file_id": "DOC1", "file_unique_id": "u1", "file_name": name,
+                    "mime_type": "text/plain", "file_size": len(data)}
+        self.fake.push_message(DM, None, document=document, caption=text)
+
+    def shown(self) -> list[str]:
+        return self.fake.shown_texts(DM)
+
+    def updates(self) -> int:
+        return len(self.fake.calls_of("sendMessageDraft", "editMessageText"))
+
+    def _latest_markup(self) -> dict[str, Any]:
+        sends = self.fake.calls_of("sendMessage", "editMessageText")
+        return next((c.body.get("reply_markup") or {} for c in reversed(sends)), {})
+
+    def buttons(self) -> list[str]:
+        keyboard = self._latest_markup().get("inline_keyboard", [])
+        return [b["text"] for row in keyboard for b in row]
+
+    def press(self, label: str) -> None:
+        keyboard = self._latest_markup()["inline_keyboard"]
+        data = next(b["callback_data"] for row in keyboard for b in row if b["text"] == label)
+        latest = max(m for (chat, m) in self.fake.messages if chat == DM)
+        self.fake.push_callback(DM, latest, data)
+
+    def files_out(self) -> dict[str, bytes]:
+        docs = [c.body["document"] for c in self.fake.calls_of("sendDocument")]
+        return {d["filename"]: d["data"] for d in docs}
+
+    def rate_limit_final(self) -> None:
+        # In a DM the final is a new message after the drafts: sendMessage.
+        self.fake.fail_next("sendMessage", 429, "Too Many Requests: retry after 1", retry_after=1)
+        self._limits += 1
+
+    def rate_limits_served(self) -> int:
+        return self._limits - len(self.fake._failures["sendMessage"])
+
+    def saw_queued(self) -> bool:
+        calls = self.fake.calls_of("sendMessage", "editMessageText")
+        return any("Queued" in str(c.body.get("text")) for c in calls)
+
+    def violations(self) -> list[str]:
+        return list(self.fake.violations)

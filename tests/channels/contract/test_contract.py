@@ -1,0 +1,113 @@
+"""The channel contract: what every platform does for the service, through its real SDK and
+fake server. Parametrized over the platforms in conftest.DRIVERS."""
+
+from __future__ import annotations
+
+import json
+
+from tests.channels.contract.driver import OUTPUTS, Driver
+from tests.fakes.openai_server import FakeOpenAI
+from tests.fakes.openai_wire import Reply, ToolCall
+from tests.harness import ServiceHarness
+
+STREAMED = "Streaming works: " + "token " * 25
+
+
+async def answered(svc: ServiceHarness, fake_openai: FakeOpenAI, requests: int) -> None:
+    """Wait until the agent was asked `requests` times and every reply is settled."""
+    await fake_openai.wait_requests(requests, timeout=20)
+    await svc.idle(timeout=20)
+
+
+async def test_a_reply_opens_streams_and_finishes(driver: Driver, service: ServiceHarness,
+                                                  fake_openai: FakeOpenAI) -> None:
+    fake_openai.script(Reply(text=STREAMED, tokens_per_second=50))
+    driver.send("hello", "e1")
+    await answered(service, fake_openai, 1)
+    assert driver.shown() == [STREAMED.strip()]
+    assert driver.updates() >= 1  # the text showed before the final
+    assert driver.violations() == []
+
+
+async def test_a_long_answer_continues_in_more_messages(driver: Driver, service: ServiceHarness,
+                                                        fake_openai: FakeOpenAI) -> None:
+    paragraphs = driver.max_part * 3 // 2 // 700 + 1  # one and a half messages' worth
+    text = "\n\n".join(f"Paragraph {i}: " + "lorem ipsum " * 57 for i in range(paragraphs))
+    fake_openai.script(Reply(text=text))
+    driver.send("write a lot", "e1")
+    await answered(service, fake_openai, 1)
+    parts = driver.shown()
+    assert len(parts) >= 2
+    assert all(len(p) <= driver.max_part for p in parts)
+    assert " ".join(parts).split() == text.split()
+    assert driver.violations() == []
+
+
+async def test_a_file_in_reaches_the_agent(driver: Driver, service: ServiceHarness,
+                                           fake_openai: FakeOpenAI) -> None:
+    driver.send_file("read this", "notes.txt", b"secret notes")
+    await answered(service, fake_openai, 1)
+    assert "notes.txt" in json.dumps(fake_openai.requests[0].body)
+    saved = [p for p in service.data_dir.rglob("notes.txt") if "uploads" in p.parts]
+    assert [p.read_bytes() for p in saved] == [b"secret notes"]
+
+
+async def test_a_file_out_follows_the_answer(driver: Driver, service: ServiceHarness,
+                                             fake_openai: FakeOpenAI) -> None:
+    report = f"{OUTPUTS}/report.md"
+    fake_openai.script(
+        Reply(tool_calls=[ToolCall("write_file", {"path": report, "content": "# Report\nok"})]),
+        Reply(tool_calls=[ToolCall("present_files", {"filepaths": [report]})]),
+        Reply(text="Here is your report."),
+    )
+    driver.send("write a report", "e1")
+    await answered(service, fake_openai, 3)
+    assert driver.files_out() == {"report.md": b"# Report\nok"}
+    assert driver.shown()[-1].endswith("Here is your report.")
+
+
+async def test_buttons_are_shown_and_a_press_answers(driver: Driver, service: ServiceHarness,
+                                                     fake_openai: FakeOpenAI) -> None:
+    fake_openai.script(Reply(tool_calls=[ToolCall("ask_clarification", {
+        "question": "Which format?", "options": ["CSV", "Excel"]})]))
+    driver.send("export the data", "e1")
+    await answered(service, fake_openai, 1)
+    assert driver.buttons() == ["CSV", "Excel"]
+    driver.press("Excel")
+    await answered(service, fake_openai, 2)
+    assert FakeOpenAI.user_texts(fake_openai.requests[1])[-1].endswith("Excel")
+    assert driver.shown()[-1].endswith("echo: Excel")
+
+
+async def test_a_message_behind_a_running_reply_gets_a_queued_notice(
+    driver: Driver, service: ServiceHarness, fake_openai: FakeOpenAI
+) -> None:
+    fake_openai.script(Reply(text="slow " * 20, tokens_per_second=40))
+    driver.send("first", "e1")
+    await fake_openai.wait_requests(1, timeout=20)
+    driver.send("second", "e2")
+    await answered(service, fake_openai, 2)
+    assert driver.saw_queued()
+    # the notice became the second reply (where it shows depends on the platform)
+    assert sorted(driver.shown()) == ["echo: second", ("slow " * 20).strip()]
+
+
+async def test_a_429_on_the_final_is_waited_out(driver: Driver, service: ServiceHarness,
+                                               fake_openai: FakeOpenAI) -> None:
+    driver.rate_limit_final()
+    driver.send("hello", "e1")
+    await answered(service, fake_openai, 1)
+    assert driver.rate_limits_served() == 1
+    assert driver.shown() == ["echo: hello"]
+    assert driver.violations() == []  # nothing reached the platform before the retry-after
+
+
+async def test_a_redelivered_event_is_answered_once(driver: Driver, service: ServiceHarness,
+                                                    fake_openai: FakeOpenAI) -> None:
+    driver.send("only once", "e1")
+    await answered(service, fake_openai, 1)
+    driver.redeliver("e1")
+    driver.send("next", "e2")
+    await answered(service, fake_openai, 2)
+    assert driver.shown() == ["echo: only once", "echo: next"]
+    assert len(fake_openai.requests) == 2
