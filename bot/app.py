@@ -14,7 +14,9 @@ from agent.tools.schedules import schedule_tools
 from bot import texts
 from bot.access import AccessGate
 from bot.bus import MessageBus
-from bot.config import Settings
+from bot.cluster.settling import SettleNotifyingJournal
+from bot.cluster.stream_bus import RedisBus
+from bot.config import BusBackend, Settings
 from bot.context import ServiceContext
 from bot.dispatcher import Dispatcher
 from bot.gateway.routes import DynamicRoutes
@@ -47,11 +49,22 @@ class App:
         ch = settings.channels
         self.stores = build_stores(settings)  # the storage backend is chosen there, only there
         self.db = self.stores.db
-        self.stores.on_orphans = self._resume  # messages of another process that died
-        self.journal = self.stores.journal
         self.conversations = self.stores.conversations
         self.metrics = Metrics()
-        self.bus = MessageBus(self.journal, ch.inbound_queue_size, self._tell_busy, self.metrics)
+        self.cluster: RedisBus | None = None  # the bus when several workers share Redis
+        if settings.bus.backend is BusBackend.redis:
+            self.cluster = RedisBus(self.stores.journal, settings.bus.redis,
+                                    ch.inbound_queue_size, self._tell_busy, self.metrics)
+            self.bus: MessageBus = self.cluster
+            self.journal = SettleNotifyingJournal(self.stores.journal, self.cluster.settled)
+        else:
+            self.journal = self.stores.journal
+            self.bus = MessageBus(self.journal, ch.inbound_queue_size, self._tell_busy,
+                                  self.metrics)
+        # messages of another process that died: on Redis back into the streams, where the
+        # owner of each conversation's partition takes them up
+        self._orphans = self.cluster.republish if self.cluster else self._resume
+        self.stores.on_orphans = self._orphans
         self.metrics.queue_depth.read = lambda: gauge_value(self.bus.depth)
         self.routes = DynamicRoutes()
         self.pacer = Pacer()
@@ -93,6 +106,9 @@ class App:
         self.turns.thread_for = self.schedules.thread_for
         if settings.schedules.enabled:
             self.dispatcher.schedules = self.schedules
+        if self.cluster is not None:
+            self.cluster.on_resume = self._resume
+            self.cluster.on_abandon = self.dispatcher.abandon
         self._scheduler: asyncio.Task[None] | None = None
         self.gateway: GatewayServer | None = None
         self.started_at = 0.0
@@ -115,6 +131,12 @@ class App:
     async def start(self, *, gateway: bool = True) -> None:
         self.started_at = time.time()
         await self.stores.open()  # StorageUnavailable (a ConfigError) when it cannot be reached
+        if self.cluster is not None:
+            try:
+                await self.cluster.open()  # RedisUnavailable (a ConfigError) likewise
+            except Exception:
+                await self.stores.close()
+                raise
         await self.journal.prune()
         await self.runner.start()
         self._consumer = asyncio.create_task(self._consume(), name="dispatcher")
@@ -127,6 +149,8 @@ class App:
         for name in list(self.channels):
             await self.supervisor.start(name)  # a failed start keeps retrying in the background
         await self._resume_unsettled()
+        if self.cluster is not None:
+            self.cluster.start_reading()
         if self.settings.schedules.enabled:
             self._scheduler = asyncio.create_task(self.schedules.scheduler.run(), name="schedules")
 
@@ -137,7 +161,7 @@ class App:
 
     async def _resume_unsettled(self) -> None:
         """Take up messages the last process accepted but did not settle (see the journal)."""
-        await self._resume(await self.journal.unsettled())
+        await self._orphans(await self.journal.unsettled())
 
     async def _resume(self, entries: list[Entry]) -> None:
         for entry in entries:
@@ -187,6 +211,8 @@ class App:
             await asyncio.gather(self._scheduler, return_exceptions=True)
         self.bus.close()
         await self.dispatcher.shutdown(self.settings.channels.shutdown_grace_seconds)
+        if self.cluster is not None:  # what did not settle goes to the partitions' next owners
+            await self.cluster.shutdown()
         if self._consumer is not None:
             self._consumer.cancel()
             await asyncio.gather(self._consumer, return_exceptions=True)
@@ -232,4 +258,5 @@ class App:
             "channels": {name: ctx.state.as_dict() for name, ctx in self.contexts.items()},
             "queue_depth": self.bus.depth,
             "active_runs": self.dispatcher.active_runs,
+            **({"bus": self.cluster.status()} if self.cluster else {}),
         }

@@ -266,6 +266,23 @@ class Dispatcher:
             return False
         return True
 
+    async def abandon(self, keys: set[str]) -> None:
+        """Another worker took these conversations over (this one lost their partition while
+        paused): drop their queued jobs, cancel their runs and leave the messages `running`
+        for the new owner, as a shutdown would."""
+        runs = []
+        for key in keys:
+            lane = self.lanes.get(key)
+            if lane is None:
+                continue
+            lane.jobs.clear()
+            if lane.run is not None and not lane.run.done():
+                lane.stop_reason = texts.RESTARTING
+                self.turns.keep_pending(lane.run)
+                lane.run.cancel()
+                runs.append(lane.run)
+        await asyncio.gather(*runs, return_exceptions=True)
+
     async def shutdown(self, grace: float) -> None:
         """Let running replies finish for `grace` seconds, then cancel what is left.
 
