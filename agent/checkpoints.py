@@ -13,6 +13,7 @@ written by AsyncSqliteSaver is read by this one and vice versa.
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from functools import cache
@@ -68,7 +69,11 @@ class PostgresCheckpoints:
         saver = retrying_postgres_saver()(self.pool)
         saver.retry = self.retry
         async with self.pool.connection() as conn:
-            await conn.execute("SELECT pg_advisory_lock(%s)", (SETUP_LOCK,))
+            # try, never wait inside the server: a statement waiting for the lock holds a
+            # snapshot, and the holder's CREATE INDEX CONCURRENTLY waits for every older
+            # snapshot, so two processes starting at once would block each other
+            while not await _try_lock(conn):
+                await asyncio.sleep(0.1)
             try:
                 await saver.setup()
             finally:
@@ -77,6 +82,12 @@ class PostgresCheckpoints:
 
     async def close(self) -> None:
         return None
+
+
+async def _try_lock(conn: Any) -> bool:
+    cur = await conn.execute("SELECT pg_try_advisory_lock(%s) AS locked", (SETUP_LOCK,))
+    row = await cur.fetchone()
+    return bool(row and row["locked"])  # the pool's rows are dicts
 
 
 @cache

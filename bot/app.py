@@ -14,6 +14,7 @@ from agent.tools.schedules import schedule_tools
 from bot import texts
 from bot.access import AccessGate
 from bot.bus import MessageBus
+from bot.cluster.connections import ConnectionLeases
 from bot.cluster.settling import SettleNotifyingJournal
 from bot.cluster.stream_bus import RedisBus
 from bot.config import BusBackend, Settings
@@ -89,8 +90,13 @@ class App:
         for name in only if only is not None else list(enabled):
             cfg = enabled.get(name) or ch.platform(name) or config_model(name)(enabled=True)
             self._add_channel(name, cfg, (channel_kwargs or {}).get(name, {}))
+        connections = None
+        if self.cluster is not None:
+            cluster, redis_cfg = self.cluster, settings.bus.redis
+            connections = ConnectionLeases(lambda: cluster.client, redis_cfg.key_prefix,
+                                           redis_cfg.lease_seconds, lambda: cluster.worker)
         self.supervisor = ChannelSupervisor(self.channels, self.contexts, self._build_channel,
-                                            backoff)
+                                            backoff, connections)
         self.turns = TurnRunner(runner=self.runner, conversations=self.conversations,
                                 journal=self.journal,
                                 max_upload_bytes=int(ch.max_upload_mb * 1024 * 1024),
