@@ -15,6 +15,7 @@ from bot import texts
 from bot.access import AccessGate
 from bot.bus import MessageBus
 from bot.cluster.connections import ConnectionLeases
+from bot.cluster.control import ClusterRuns
 from bot.cluster.settling import SettleNotifyingJournal
 from bot.cluster.stream_bus import RedisBus
 from bot.config import BusBackend, Settings
@@ -112,9 +113,13 @@ class App:
         self.turns.thread_for = self.schedules.thread_for
         if settings.schedules.enabled:
             self.dispatcher.schedules = self.schedules
+        self.control: ClusterRuns | None = None
         if self.cluster is not None:
             self.cluster.on_resume = self._resume
             self.cluster.on_abandon = self.dispatcher.abandon
+            self.control = ClusterRuns(lambda: cluster.client, redis_cfg.key_prefix,
+                                       lambda: cluster.worker, self.dispatcher.stop_run)
+            self.dispatcher.elsewhere = self.control
         self._scheduler: asyncio.Task[None] | None = None
         self.gateway: GatewayServer | None = None
         self.started_at = 0.0
@@ -155,7 +160,8 @@ class App:
         for name in list(self.channels):
             await self.supervisor.start(name)  # a failed start keeps retrying in the background
         await self._resume_unsettled()
-        if self.cluster is not None:
+        if self.cluster is not None and self.control is not None:
+            self.control.listen()
             self.cluster.start_reading()
         if self.settings.schedules.enabled:
             self._scheduler = asyncio.create_task(self.schedules.scheduler.run(), name="schedules")
@@ -217,6 +223,8 @@ class App:
             await asyncio.gather(self._scheduler, return_exceptions=True)
         self.bus.close()
         await self.dispatcher.shutdown(self.settings.channels.shutdown_grace_seconds)
+        if self.control is not None:
+            await self.control.close()
         if self.cluster is not None:  # what did not settle goes to the partitions' next owners
             await self.cluster.shutdown()
         if self._consumer is not None:

@@ -106,14 +106,14 @@ async def _new(ctx: CommandContext, args: str) -> CommandReply:
 async def _stop(ctx: CommandContext, args: str) -> CommandReply:
     if ctx.msg.in_main_chat:
         return await _stop_in_chat(ctx, args.strip())
-    stopped = await ctx.dispatcher.stop_run(ctx.msg.chat.key)
+    stopped = await ctx.dispatcher.stop_anywhere(ctx.msg.chat)
     return CommandReply(texts.stopped(1) if stopped else texts.NOTHING_RUNNING)
 
 
 async def _stop_in_chat(ctx: CommandContext, args: str) -> CommandReply:
     """In a main chat: the sender's running replies in any of the chat's threads."""
     d = ctx.dispatcher
-    runs = d.runs_in_chat(ctx.msg.chat, ctx.msg.sender.id)
+    runs = await d.runs_in_chat_anywhere(ctx.msg.chat, ctx.msg.sender.id)
     if args and args != "all":
         runs = [m for m in runs if (m.chat.topic_id or _MAIN) == args]
     if not runs:
@@ -123,7 +123,7 @@ async def _stop_in_chat(ctx: CommandContext, args: str) -> CommandReply:
                    for m in runs]
         buttons.append(Button(label=texts.STOP_ALL, value="/stop all"))
         return CommandReply(texts.choose_reply_to_stop(len(runs)), tuple(buttons))
-    count = sum([await d.stop_run(m.chat.key) for m in runs])
+    count = sum([await d.stop_anywhere(m.chat) for m in runs])
     return CommandReply(texts.stopped(count) if count else texts.NOTHING_RUNNING_IN_CHAT)
 
 
@@ -139,7 +139,7 @@ async def _status(ctx: CommandContext, args: str) -> CommandReply:
     model = d.runner.resolve_model(conv.model)
     running = "yes" if d.is_running(conv.key) else "no"
     if ctx.msg.in_main_chat:
-        running = str(len(d.runs_in_chat(ctx.msg.chat, ctx.msg.sender.id)))
+        running = str(len(await d.runs_in_chat_anywhere(ctx.msg.chat, ctx.msg.sender.id)))
     lines = [
         f"Thread: {conv.thread_id}",
         f"Title: {conv.title or '(none yet)'}",
@@ -170,7 +170,7 @@ async def _models(ctx: CommandContext, args: str) -> CommandReply:
     await d.conversations.update(target.key, model=args)
     label = d.runner.resolve_model(args).label
     if main:
-        running = len(d.runs_in_chat(ctx.msg.chat, ctx.msg.sender.id))
+        running = len(await d.runs_in_chat_anywhere(ctx.msg.chat, ctx.msg.sender.id))
         text = texts.chat_default_model(label, running)
     else:
         text = texts.model_switched(label)

@@ -16,7 +16,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from bot import texts
 from bot.commands import COMMANDS, CommandContext, CommandTable, ParsedCommand, parse_command
@@ -29,6 +29,18 @@ if TYPE_CHECKING:
     from bot.schedules.service import Schedules
 
 log = logging.getLogger("bot.dispatcher")
+
+
+class RunsElsewhere(Protocol):
+    """Replies written by other workers (bot/cluster/control.py), when there are any."""
+
+    async def started(self, msg: InboundMessage) -> None: ...
+
+    async def ended(self, msg: InboundMessage) -> None: ...
+
+    async def in_chat(self, chat: ChatRef, sender_id: str) -> list[InboundMessage]: ...
+
+    async def stop(self, chat: ChatRef) -> bool: ...
 
 
 @dataclass
@@ -71,6 +83,7 @@ class Dispatcher:
         self._idle.set()
         self.status_notes: Callable[[], list[str]] = list
         self.schedules: Schedules | None = None  # set by the app when schedules are enabled
+        self.elsewhere: RunsElsewhere | None = None  # set by the app with several workers
 
     # ---------------------------------------------------------------- intake
 
@@ -165,8 +178,12 @@ class Dispatcher:
                     lane.stop_reason = ""
                     lane.run = asyncio.create_task(self._run_job(job, lane), name=f"run {key}")
                     lane.running = job.msg
+                    if self.elsewhere is not None:
+                        await self.elsewhere.started(job.msg)
                     await asyncio.wait({lane.run})
                     lane.run = lane.running = None
+                    if self.elsewhere is not None:
+                        await self.elsewhere.ended(job.msg)
                 finally:
                     self.slots.release()
         finally:
@@ -242,6 +259,19 @@ class Dispatcher:
             and lane.running.chat.with_topic(None) == top
             and lane.running.sender.id == sender_id
         ]
+
+    async def stop_anywhere(self, chat: ChatRef) -> bool:
+        """Stop the reply of conversation `chat` on whichever worker writes it."""
+        if await self.stop_run(chat.key):
+            return True
+        return self.elsewhere is not None and await self.elsewhere.stop(chat)
+
+    async def runs_in_chat_anywhere(self, chat: ChatRef, sender_id: str) -> list[InboundMessage]:
+        """`runs_in_chat`, with the replies other workers write."""
+        runs = self.runs_in_chat(chat, sender_id)
+        if self.elsewhere is not None:
+            runs += await self.elsewhere.in_chat(chat, sender_id)
+        return runs
 
     def is_running(self, key: str) -> bool:
         lane = self.lanes.get(key)

@@ -117,3 +117,44 @@ def test_redis_bus_needs_postgres(tmp_path: Path, fake_openai: FakeOpenAI) -> No
         svc.settings()
     assert any(p.startswith("bus.backend: redis needs storage.backend: postgres")
                for p in caught.value.problems)
+
+
+async def test_stop_in_a_main_chat_stops_replies_on_every_worker(
+    tmp_path: Path, fake_openai: FakeOpenAI, pg_dsn: str, redis_bus: dict[str, Any]
+) -> None:
+    from bot import texts
+    from bot.cluster.partitions import partition_of
+    from tests.fakes.openai_wire import Reply
+
+    async with worker(tmp_path, fake_openai, pg_dsn, redis_bus) as one, \
+            worker(tmp_path, fake_openai, pg_dsn, redis_bus) as two:
+        assert one.app is not None
+        assert two.app is not None
+        for _ in range(40):
+            if one.app.health()["bus"]["partitions"] and two.app.health()["bus"]["partitions"]:
+                break
+            await asyncio.sleep(0.1)
+        owned = [set(w.app.health()["bus"]["partitions"]) for w in (one, two) if w.app]
+        count = redis_bus["redis"]["partitions"]
+        topics = [next(f"t{i}" for i in range(100)
+                       if partition_of(f"test:g1:t{i}", count) in mine) for mine in owned]
+        fake_openai.script(Reply(text="long " * 50, stall_after=2),
+                           Reply(text="long " * 50, stall_after=2))
+        a = chan(one)
+        for topic in topics:  # one reply written by each worker
+            await a.inject("go", chat_id="g1", topic=topic, chat_type="group", mentions_bot=True)
+        for ch in (chan(one), chan(two)):
+            await ch.wait_for("update")
+        await a.inject("/stop all", chat_id="g1", chat_type="group", in_main_chat=True)
+        shown: list[str] = []
+        for _ in range(100):
+            shown = chan(one).texts() + chan(two).texts()
+            if texts.stopped(2) in shown:
+                break
+            await asyncio.sleep(0.1)
+        assert texts.stopped(2) in shown
+        fake_openai.release()
+        await settled(one, 3)
+        stopped = [c for w in (one, two) for c in chan(w).of("finish")
+                   if c.doc is not None and c.doc.status == "cancelled"]
+        assert len(stopped) == 2
