@@ -17,6 +17,7 @@ from bot.bus import MessageBus
 from bot.cluster.connections import ConnectionLeases
 from bot.cluster.control import ClusterRuns
 from bot.cluster.settling import SettleNotifyingJournal
+from bot.cluster.shared_budgets import SharedPacing
 from bot.cluster.stream_bus import RedisBus
 from bot.config import BusBackend, Settings
 from bot.context import ServiceContext
@@ -84,6 +85,11 @@ class App:
                                   middleware_providers=[self.hands.middlewares],
                                   checkpoints=self.stores.checkpoints,
                                   memory_store=self.stores.memory)
+        self.pacing: SharedPacing | None = None  # wide budgets and 429s shared by workers
+        if self.cluster is not None:
+            cl = self.cluster
+            self.pacing = SharedPacing(lambda: cl.client, settings.bus.redis.key_prefix,
+                                       lambda: cl.worker, cl.live_workers)
         self.contexts: dict[str, ServiceContext] = {}
         self.channels: dict[str, Channel] = {}
         self._channel_specs: dict[str, tuple[ChannelConfig, dict[str, Any]]] = {}
@@ -135,7 +141,10 @@ class App:
 
     def _build_channel(self, name: str) -> Channel:
         cfg, kwargs = self._channel_specs[name]
-        return channel_class(name)(cfg, self.contexts[name], **kwargs)
+        channel = channel_class(name)(cfg, self.contexts[name], **kwargs)
+        if self.pacing is not None:
+            self.pacing.attach(name, channel.pacer)
+        return channel
 
     # ---------------------------------------------------------------- lifecycle
 
@@ -162,6 +171,8 @@ class App:
         await self._resume_unsettled()
         if self.cluster is not None and self.control is not None:
             self.control.listen()
+            if self.pacing is not None:
+                self.pacing.listen()
             self.cluster.start_reading()
         if self.settings.schedules.enabled:
             self._scheduler = asyncio.create_task(self.schedules.scheduler.run(), name="schedules")
@@ -225,6 +236,8 @@ class App:
         await self.dispatcher.shutdown(self.settings.channels.shutdown_grace_seconds)
         if self.control is not None:
             await self.control.close()
+        if self.pacing is not None:
+            await self.pacing.close()
         if self.cluster is not None:  # what did not settle goes to the partitions' next owners
             await self.cluster.shutdown()
         if self._consumer is not None:

@@ -99,6 +99,10 @@ class RedisBus(MessageBus):
         self._tasks = [asyncio.create_task(self.partitions.run(), name="bus-partitions"),
                        asyncio.create_task(self._read_loop(), name="bus-reader")]
 
+    def live_workers(self) -> int:
+        """Workers alive at the last look (this one included)."""
+        return self.partitions.live_workers if self.partitions else 1
+
     def status(self) -> dict[str, object]:
         """What /health says about the bus."""
         parts = self.partitions

@@ -7,17 +7,15 @@ after kill -9, /stop through a worker that is not writing the reply.
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import psycopg
 import pytest
 
 from bot import texts
 from tests.e2e.service_process import wait_until
-from tests.e2e.workers import Worker, chat_owned_by, start_all, workers
+from tests.e2e.workers import Worker, chat_owned_by, own_database, start_all, workers
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.openai_wire import Reply
 from tests.fakes.telegram_server import FakeTelegram
@@ -42,25 +40,16 @@ def telegram() -> Iterator[FakeTelegram]:
 
 
 @pytest.fixture
-def own_database(pg_server: str) -> Iterator[str]:
-    """A database of this test's own: LangGraph's checkpoint setup (an advisory lock and
-    CREATE INDEX CONCURRENTLY) then waits for nobody else's transactions."""
-    name = f"antler_{uuid.uuid4().hex[:10]}"
-    with psycopg.connect(pg_server, autocommit=True) as conn:
-        conn.execute(f"CREATE DATABASE {name}")
-    parts = psycopg.conninfo.conninfo_to_dict(pg_server)
-    try:
-        yield psycopg.conninfo.make_conninfo(**{**parts, "dbname": name})
-    finally:
-        with psycopg.connect(pg_server, autocommit=True) as conn:
-            conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+def own_db(pg_server: str) -> Iterator[str]:
+    with own_database(pg_server) as dsn:
+        yield dsn
 
 
 @pytest.fixture
 def cluster(request: pytest.FixtureRequest, tmp_path: Path, fake_openai: FakeOpenAI,
-            telegram: FakeTelegram, own_database: str, redis_bus: dict[str, Any]
+            telegram: FakeTelegram, own_db: str, redis_bus: dict[str, Any]
             ) -> Iterator[list[Worker]]:
-    group = workers(tmp_path, fake_openai.base_url, telegram, own_database, redis_bus,
+    group = workers(tmp_path, fake_openai.base_url, telegram, own_db, redis_bus,
                     request.param)
     try:
         start_all(group)

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import urllib.request
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+import psycopg
 
 from bot.cluster.partitions import partition_of
 from tests.e2e.service_process import ServiceProcess, wait_until
@@ -65,3 +70,18 @@ def chat_owned_by(owner: Worker, chats: range) -> int:
     """A group chat id whose conversation's partition `owner` holds."""
     mine = set(owner.partitions())
     return next(c for c in chats if partition_of(f"telegram:{c}", PARTITIONS) in mine)
+
+
+@contextlib.contextmanager
+def own_database(server: str) -> Iterator[str]:
+    """A database of its own on `server` (dropped after): LangGraph's checkpoint setup (CREATE
+    INDEX CONCURRENTLY) then waits for no other test's transactions."""
+    name = f"antler_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(server, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    parts = psycopg.conninfo.conninfo_to_dict(server)
+    try:
+        yield psycopg.conninfo.make_conninfo(**{**parts, "dbname": name})
+    finally:
+        with psycopg.connect(server, autocommit=True) as conn:
+            conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
