@@ -238,12 +238,12 @@ class App:
             await self.control.close()
         if self.pacing is not None:
             await self.pacing.close()
-        if self.cluster is not None:  # what did not settle goes to the partitions' next owners
-            await self.cluster.shutdown()
         if self._consumer is not None:
             self._consumer.cancel()
             await asyncio.gather(self._consumer, return_exceptions=True)
-        await self.supervisor.stop_all()
+        await self.supervisor.stop_all()  # (hands the platform connections over)
+        if self.cluster is not None:  # what did not settle goes to the partitions' next owners
+            await self.cluster.shutdown()
         if self.gateway is not None:
             await self.gateway.stop()
         await self.runner.stop()

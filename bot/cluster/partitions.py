@@ -75,6 +75,8 @@ lease time for each partition read."""
             except (RedisError, OSError) as exc:
                 log.warning("bus: Redis unreachable (%s); partitions kept while leases last",
                             exc)
+            except Exception:  # never let the keeper die: the leases would lapse silently
+                log.exception("bus: partition upkeep failed")
             await asyncio.sleep(self.seconds / 3)
 
     async def tick(self) -> None:

@@ -228,13 +228,21 @@ class RedisBus(MessageBus):
             known.ids.append(entry_id)
             return
         self.inflight[key] = _InFlight(p, msg.chat.key, [entry_id])
+        try:
+            await self._handle(msg)
+        except Exception as exc:  # stays pending: the sweep takes it again after a lease time
+            self.inflight.pop(key, None)
+            log.warning("bus: %s left for later: %s", key, exc)
+
+    async def _handle(self, msg: InboundMessage) -> None:
+        """What the journal says the read message needs."""
         entry = await self.journal.entry(msg)
         if entry is None or entry.state not in UNSETTLED:
             await self.settled(msg)
         elif entry.state is State.accepted and not entry.handle:
             self.queue.put_nowait(msg)
         elif self.on_resume is not None:
-            log.info("bus: taking up %s (%s by a worker that stopped)", key, entry.state)
+            log.info("bus: taking up %s (%s by a worker that stopped)", entry.key, entry.state)
             await self.on_resume([entry])
 
     # ---------------------------------------------------------------- settling
