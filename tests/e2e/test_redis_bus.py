@@ -158,3 +158,26 @@ async def test_stop_in_a_main_chat_stops_replies_on_every_worker(
         stopped = [c for w in (one, two) for c in chan(w).of("finish")
                    if c.doc is not None and c.doc.status == "cancelled"]
         assert len(stopped) == 2
+
+
+async def test_redis_going_away_tells_the_sender_to_retry_and_records_nothing(
+    tmp_path: Path, fake_openai: FakeOpenAI, pg_dsn: str
+) -> None:
+    from bot import texts
+    from tests.redis_server import Throwaway
+
+    server = Throwaway().start()
+    bus = {"backend": "redis", "redis": {"url": server.url, "partitions": 2,
+                                         "lease_seconds": 2}}
+    try:
+        async with worker(tmp_path, fake_openai, pg_dsn, bus) as svc:
+            assert svc.app is not None
+            a = chan(svc)
+            await a.inject("first", event_id="evt-1")
+            await settled(svc, 1)
+            server.stop()  # Redis is gone
+            assert (await a.inject("second", event_id="evt-2")).value == "busy"
+            assert texts.BUSY in a.texts()
+            assert await svc.app.journal.count("accepted") == 0  # the redelivery is taken later
+    finally:
+        server.stop()
