@@ -24,7 +24,7 @@ from bot.context import ServiceContext
 from bot.dispatcher import Dispatcher
 from bot.gateway.routes import DynamicRoutes
 from bot.gateway.server import GatewayServer, build_app
-from bot.journal import Entry, State
+from bot.journal import Entry, Journal, State
 from bot.metrics import Metrics, gauge_value
 from bot.pacing import Pacer
 from bot.schedules import build_schedules
@@ -59,7 +59,8 @@ class App:
             self.cluster = RedisBus(self.stores.journal, settings.bus.redis,
                                     ch.inbound_queue_size, self._tell_busy, self.metrics)
             self.bus: MessageBus = self.cluster
-            self.journal = SettleNotifyingJournal(self.stores.journal, self.cluster.settled)
+            self.journal: Journal = SettleNotifyingJournal(self.stores.journal,
+                                                           self.cluster.settled)
         else:
             self.journal = self.stores.journal
             self.bus = MessageBus(self.journal, ch.inbound_queue_size, self._tell_busy,
