@@ -15,10 +15,15 @@ from agent.tools.schedules import schedule_tools
 from bot import texts
 from bot.access import AccessGate
 from bot.bus import MessageBus
+from bot.cluster.connections import ConnectionLeases
+from bot.cluster.control import ClusterRuns
+from bot.cluster.settling import SettleNotifyingJournal
+from bot.cluster.shared_budgets import SharedPacing
+from bot.cluster.stream_bus import RedisBus
 from bot.command_context import CommandService
 from bot.command_registry import CommandRegistry, SkillCommand, SkillSource
 from bot.commands import COMMANDS
-from bot.config import Settings
+from bot.config import BusBackend, Settings
 from bot.config_apply import live_config
 from bot.config_live import LiveConfig
 from bot.context import ServiceContext
@@ -26,7 +31,7 @@ from bot.dispatcher import Dispatcher
 from bot.gateway.facade import ServiceFacade
 from bot.gateway.routes import DynamicRoutes
 from bot.gateway.server import GatewayServer, build_app
-from bot.journal import Entry, State
+from bot.journal import Entry, Journal, State
 from bot.metrics import Metrics
 from bot.schedules import build_schedules
 from bot.schedules.scheduler import EVENT_PREFIX as SCHEDULED_RUN
@@ -60,11 +65,23 @@ class App:
         self.data_dir = settings.storage.data_dir
         ch = settings.channels
         self.stores = build_stores(settings)  # the storage backend is chosen there, only there
-        self.stores.on_orphans = self._resume  # messages of another process that died
-        self.journal = self.stores.journal
         self.conversations = self.stores.conversations
         self.metrics = Metrics()
-        self.bus = MessageBus(self.journal, ch.inbound_queue_size, self._tell_busy, self.metrics)
+        self.cluster: RedisBus | None = None  # the bus when several workers share Redis
+        if settings.bus.backend is BusBackend.redis:
+            self.cluster = RedisBus(self.stores.journal, settings.bus.redis,
+                                    ch.inbound_queue_size, self._tell_busy, self.metrics)
+            self.bus: MessageBus = self.cluster
+            self.journal: Journal = SettleNotifyingJournal(self.stores.journal,
+                                                           self.cluster.settled)
+        else:
+            self.journal = self.stores.journal
+            self.bus = MessageBus(self.journal, ch.inbound_queue_size, self._tell_busy,
+                                  self.metrics)
+        # messages of another process that died: on Redis back into the streams, where the
+        # owner of each conversation's partition takes them up
+        self._orphans = self.cluster.republish if self.cluster else self._resume
+        self.stores.on_orphans = self._orphans
         self.routes = DynamicRoutes()
         self.pacer = Pacer()
         self.gate = AccessGate({}, self.pacer, self._tell_refused)
@@ -82,6 +99,11 @@ class App:
                                   middleware_providers=[self.hands.middlewares],
                                   checkpoints=self.stores.checkpoints,
                                   memory_store=self.stores.memory)
+        self.pacing: SharedPacing | None = None  # wide budgets and 429s shared by workers
+        if self.cluster is not None:
+            cl = self.cluster
+            self.pacing = SharedPacing(lambda: cl.client, settings.bus.redis.key_prefix,
+                                       lambda: cl.worker, cl.live_workers)
         self.contexts: dict[str, ServiceContext] = {}
         self.channels: dict[str, Channel] = {}
         self._channel_specs: dict[str, tuple[ChannelConfig, dict[str, Any]]] = {}
@@ -89,8 +111,13 @@ class App:
         for name in only if only is not None else list(enabled):
             cfg = enabled.get(name) or ch.platform(name) or config_model(name)(enabled=True)
             self._add_channel(name, cfg, (channel_kwargs or {}).get(name, {}))
+        connections = None
+        if self.cluster is not None:
+            cluster, redis_cfg = self.cluster, settings.bus.redis
+            connections = ConnectionLeases(lambda: cluster.client, redis_cfg.key_prefix,
+                                           redis_cfg.lease_seconds, lambda: cluster.worker)
         self.supervisor = ChannelSupervisor(self.channels, self.contexts, self._build_channel,
-                                            backoff)
+                                            backoff, connections)
         self.turns = TurnRunner(runner=self.runner, conversations=self.conversations,
                                 journal=self.journal,
                                 max_upload_bytes=int(ch.max_upload_mb * 1024 * 1024),
@@ -107,6 +134,13 @@ class App:
                                      command_service=command_service)
         self.runner.on_title = self._set_title
         self.metrics.read_gauges(lambda: self.bus.depth, lambda: self.dispatcher.waiting)
+        self.control: ClusterRuns | None = None
+        if self.cluster is not None:
+            self.cluster.on_resume = self._resume
+            self.cluster.on_abandon = self.dispatcher.abandon
+            self.control = ClusterRuns(lambda: cluster.client, redis_cfg.key_prefix,
+                                       lambda: cluster.worker, self.dispatcher.stop_run)
+            self.dispatcher.elsewhere = self.control
         self._scheduler: asyncio.Task[None] | None = None
         self.gateway: GatewayServer | None = None
         self.started_at = 0.0
@@ -139,13 +173,22 @@ class App:
 
     def _build_channel(self, name: str) -> Channel:
         cfg, kwargs = self._channel_specs[name]
-        return channel_class(name)(cfg, self.contexts[name], **kwargs)
+        channel = channel_class(name)(cfg, self.contexts[name], **kwargs)
+        if self.pacing is not None:
+            self.pacing.attach(name, channel.pacer)
+        return channel
 
     # ---------------------------------------------------------------- lifecycle
 
     async def start(self, *, gateway: bool = True) -> None:
         self.started_at = time.time()
         await self.stores.open()  # StorageUnavailable (a ConfigError) when it cannot be reached
+        if self.cluster is not None:
+            try:
+                await self.cluster.open()  # RedisUnavailable (a ConfigError) likewise
+            except Exception:
+                await self.stores.close()
+                raise
         await self.journal.prune()
         await self.runner.start()
         self._consumer = asyncio.create_task(self._consume(), name="dispatcher")
@@ -159,6 +202,11 @@ class App:
         for name in list(self.channels):
             await self.supervisor.start(name)  # a failed start keeps retrying in the background
         await self._resume_unsettled()
+        if self.cluster is not None and self.control is not None:
+            self.control.listen()
+            if self.pacing is not None:
+                self.pacing.listen()
+            self.cluster.start_reading()
         if self.settings.schedules.enabled:
             self._scheduler = asyncio.create_task(self.schedules.scheduler.run(), name="schedules")
         if gateway:  # `antler serve`; `antler chat` runs on the file as it was
@@ -171,7 +219,7 @@ class App:
 
     async def _resume_unsettled(self) -> None:
         """Take up messages the last process accepted but did not settle (see the journal)."""
-        await self._resume(await self.journal.unsettled())
+        await self._orphans(await self.journal.unsettled())
 
     async def _resume(self, entries: list[Entry]) -> None:
         for entry in entries:
@@ -223,10 +271,16 @@ class App:
             await asyncio.gather(self._scheduler, return_exceptions=True)
         self.bus.close()
         await self.dispatcher.shutdown(self.settings.channels.shutdown_grace_seconds)
+        if self.control is not None:
+            await self.control.close()
+        if self.pacing is not None:
+            await self.pacing.close()
         if self._consumer is not None:
             self._consumer.cancel()
             await asyncio.gather(self._consumer, return_exceptions=True)
-        await self.supervisor.stop_all()
+        await self.supervisor.stop_all()  # (hands the platform connections over)
+        if self.cluster is not None:  # what did not settle goes to the partitions' next owners
+            await self.cluster.shutdown()
         if self.gateway is not None:
             await self.gateway.stop()
         await self.runner.stop()
@@ -280,6 +334,7 @@ class App:
             "channels": {name: ctx.state.as_dict() for name, ctx in self.contexts.items()},
             "queue_depth": self.bus.depth,
             "active_runs": self.dispatcher.active_runs,
+            **({"bus": self.cluster.status()} if self.cluster else {}),
         }
 
 

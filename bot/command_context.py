@@ -22,9 +22,12 @@ if TYPE_CHECKING:
 class Lanes(Protocol):
     """The dispatcher's conversation lanes, as /stop and /status see them."""
 
-    async def stop_run(self, key: str) -> bool: ...
+    async def stop_anywhere(self, chat: ChatRef) -> bool:
+        """Stop the reply of conversation `chat`, on whichever worker writes it."""
 
-    def runs_in_chat(self, chat: ChatRef, sender_id: str) -> list[InboundMessage]: ...
+    async def runs_in_chat_anywhere(self, chat: ChatRef, sender_id: str
+                                    ) -> list[InboundMessage]:
+        """The sender's running replies anywhere in `chat` (its threads), on every worker."""
 
     def is_running(self, key: str) -> bool: ...
 

@@ -88,14 +88,14 @@ async def _new(ctx: CommandContext, args: str) -> CommandReply:
 async def _stop(ctx: CommandContext, args: str) -> CommandReply:
     if ctx.msg.in_main_chat:
         return await _stop_in_chat(ctx, args.strip())
-    stopped = await ctx.lanes.stop_run(ctx.msg.chat.key)
+    stopped = await ctx.lanes.stop_anywhere(ctx.msg.chat)
     return CommandReply(texts.stopped(1) if stopped else texts.NOTHING_RUNNING)
 
 
 async def _stop_in_chat(ctx: CommandContext, args: str) -> CommandReply:
     """In a main chat: the sender's running replies in any of the chat's threads."""
     lanes = ctx.lanes
-    runs = lanes.runs_in_chat(ctx.msg.chat, ctx.msg.sender.id)
+    runs = await lanes.runs_in_chat_anywhere(ctx.msg.chat, ctx.msg.sender.id)
     if args and args != "all":
         runs = [m for m in runs if (m.chat.topic_id or _MAIN) == args]
     if not runs:
@@ -105,7 +105,7 @@ async def _stop_in_chat(ctx: CommandContext, args: str) -> CommandReply:
                    for m in runs]
         buttons.append(Button(label=texts.STOP_ALL, value="/stop all"))
         return CommandReply(texts.choose_reply_to_stop(len(runs)), tuple(buttons))
-    count = sum([await lanes.stop_run(m.chat.key) for m in runs])
+    count = sum([await lanes.stop_anywhere(m.chat) for m in runs])
     return CommandReply(texts.stopped(count) if count else texts.NOTHING_RUNNING_IN_CHAT)
 
 
@@ -121,7 +121,7 @@ async def _status(ctx: CommandContext, args: str) -> CommandReply:
     model = service.agent.resolve_model(conv.model)
     running = "yes" if lanes.is_running(conv.key) else "no"
     if ctx.msg.in_main_chat:
-        running = str(len(lanes.runs_in_chat(ctx.msg.chat, ctx.msg.sender.id)))
+        running = str(len(await lanes.runs_in_chat_anywhere(ctx.msg.chat, ctx.msg.sender.id)))
     lines = [
         f"Thread: {conv.thread_id}",
         f"Title: {conv.title or '(none yet)'}",
@@ -153,7 +153,7 @@ async def _models(ctx: CommandContext, args: str) -> CommandReply:
     await service.conversations.update(target.key, model=args)
     label = service.agent.resolve_model(args).label
     if main:
-        running = len(ctx.lanes.runs_in_chat(ctx.msg.chat, ctx.msg.sender.id))
+        running = len(await ctx.lanes.runs_in_chat_anywhere(ctx.msg.chat, ctx.msg.sender.id))
         text = texts.chat_default_model(label, running)
     else:
         text = texts.model_switched(label)

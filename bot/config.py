@@ -68,6 +68,30 @@ class StorageConfig(BaseModel):
     postgres: PostgresConfig = Field(default_factory=PostgresConfig)
 
 
+class BusBackend(enum.StrEnum):
+    memory = "memory"
+    redis = "redis"
+
+
+class RedisConfig(BaseModel):
+    """The Redis server several workers share when `bus.backend` is `redis` (docs/scale-out.md)."""
+
+    model_config = ConfigDict(extra="forbid")
+    url: SecretStr | None = None  # redis://[:password@]host:6379/0, from the environment
+    key_prefix: str = Field(default="antler", min_length=1)
+    partitions: int = Field(default=16, ge=1, le=1024)
+    # a dead worker's partitions, unacknowledged messages and platform connections are taken
+    # over once its leases run out: this long after its last renewal
+    lease_seconds: float = Field(default=10, ge=1, le=300)
+    connect_timeout_seconds: float = Field(default=5, gt=0)
+
+
+class BusConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    backend: BusBackend = BusBackend.memory
+    redis: RedisConfig = Field(default_factory=RedisConfig)
+
+
 class GatewayConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
     enabled: bool = Field(default=True, json_schema_extra=RESTART)
@@ -120,6 +144,7 @@ class Settings(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     storage: StorageConfig = Field(default_factory=StorageConfig, json_schema_extra=RESTART)
+    bus: BusConfig = Field(default_factory=BusConfig, json_schema_extra=RESTART)
     gateway: GatewayConfig = Field(default_factory=GatewayConfig, json_schema_extra=LIVE)
     logging: LoggingConfig = Field(default_factory=LoggingConfig, json_schema_extra=LIVE)
     models: list[ModelConfig] = Field(default_factory=list, json_schema_extra=LIVE)
@@ -294,6 +319,7 @@ def _cross_checks(settings: Settings) -> list[str]:
     if settings.default_model and settings.default_model not in names:
         problems.append(f"default_model: {settings.default_model!r} is not one of models[].name")
     problems += _storage_checks(settings.storage)
+    problems += _bus_checks(settings)
     gw = settings.gateway
     token = gw.auth_token.get_secret_value() if gw.auth_token else ""
     if gw.enabled and not token and not is_loopback(gw.host):
@@ -320,6 +346,23 @@ def _storage_checks(storage: StorageConfig) -> list[str]:
     if pg.pool_min > pg.pool_max:
         problems.append(f"storage.postgres.pool_min: {pg.pool_min} is more than "
                         f"storage.postgres.pool_max ({pg.pool_max})")
+    return problems
+
+
+def _bus_checks(settings: Settings) -> list[str]:
+    bus = settings.bus
+    if bus.backend is not BusBackend.redis:
+        return []
+    url = bus.redis.url.get_secret_value().strip() if bus.redis.url else ""
+    problems = []
+    if not url:
+        problems.append("bus.redis.url: required when bus.backend is redis "
+                        "(redis://[:password@]host:6379/0, e.g. $ANTLER_REDIS_URL)")
+    elif not url.startswith(("redis://", "rediss://", "unix://")):
+        problems.append("bus.redis.url: not a Redis URL (redis://[:password@]host:6379/0)")
+    if settings.storage.backend is not StorageBackend.postgres:
+        problems.append("bus.backend: redis needs storage.backend: postgres (the workers share "
+                        "the delivery journal and conversations there)")
     return problems
 
 

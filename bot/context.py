@@ -33,6 +33,9 @@ class ChannelState:
     connected_since: float | None = None
     last_event_at: float | None = None
     last_error: str | None = None
+    connection: str = ""
+    """With several workers, for a bot allowing one receiving connection: `held` (this worker
+    receives) or `standby`."""
     inbound: int = 0
     duplicates: int = 0
     reconnects: int = 0
@@ -44,6 +47,9 @@ class ChannelState:
     def retrying(self, retry: RetryState) -> None:
         self.status, self.attempts = "retrying", retry.attempts
         self.next_retry_at, self.last_error = retry.next_retry_at, retry.last_error
+
+    def connection_is(self, role: str) -> None:
+        self.connection = role
 
     def settled(self, status: Status) -> None:
         """Out of an outage: `status` is connecting, connected or stopped."""

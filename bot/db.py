@@ -139,8 +139,31 @@ def open_db(data_dir: Path) -> sqlite3.Connection:
 
 
 def migrate(conn: sqlite3.Connection) -> int:
-    """Apply the migrations this database has not seen; returns the schema version."""
-    (version,) = conn.execute("PRAGMA user_version").fetchone()
-    for number, script in enumerate(MIGRATIONS[version:], start=version + 1):
-        conn.executescript(f"BEGIN;\n{script}\nPRAGMA user_version = {number};\nCOMMIT;")
+    """Apply the migrations this database has not seen; returns the schema version.
+
+    The version is read under the write lock (BEGIN IMMEDIATE), so several processes starting
+    at once on one data_dir migrate it once: the others wait, then find it done."""
+    conn.execute("PRAGMA busy_timeout = 30000")
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        (version,) = conn.execute("PRAGMA user_version").fetchone()
+        for number, script in enumerate(MIGRATIONS[version:], start=version + 1):
+            for statement in _statements(script):
+                conn.execute(statement)
+            conn.execute(f"PRAGMA user_version = {number}")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
     return len(MIGRATIONS)
+
+
+def _statements(script: str) -> list[str]:
+    """The statements of a migration script (executescript would commit the open transaction)."""
+    found, current = [], ""
+    for line in script.splitlines(keepends=True):
+        current += line
+        if sqlite3.complete_statement(current):
+            found.append(current.strip())
+            current = ""
+    return [s for s in found if s]

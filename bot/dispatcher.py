@@ -16,7 +16,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from bot import texts
 from bot.command_context import CommandContext, CommandService
@@ -28,6 +28,18 @@ from bot.turns import TurnRunner
 from channels.base import BusyPolicy, Channel, ChatRef, InboundMessage, ReplyDoc, ReplyHandle
 
 log = logging.getLogger("bot.dispatcher")
+
+
+class RunsElsewhere(Protocol):
+    """Replies written by other workers (bot/cluster/control.py), when there are any."""
+
+    async def started(self, msg: InboundMessage) -> None: ...
+
+    async def ended(self, msg: InboundMessage) -> None: ...
+
+    async def in_chat(self, chat: ChatRef, sender_id: str) -> list[InboundMessage]: ...
+
+    async def stop(self, chat: ChatRef) -> bool: ...
 
 
 @dataclass
@@ -67,6 +79,7 @@ class Dispatcher:
         self._side_tasks: set[asyncio.Task[None]] = set()
         self._idle = asyncio.Event()
         self._idle.set()
+        self.elsewhere: RunsElsewhere | None = None  # set by the app with several workers
 
     # ---------------------------------------------------------------- intake
 
@@ -161,8 +174,12 @@ class Dispatcher:
                     lane.stop_reason = ""
                     lane.run = asyncio.create_task(self._run_job(job, lane), name=f"run {key}")
                     lane.running = job.msg
+                    if self.elsewhere is not None:
+                        await self.elsewhere.started(job.msg)
                     await asyncio.wait({lane.run})
                     lane.run = lane.running = None
+                    if self.elsewhere is not None:
+                        await self.elsewhere.ended(job.msg)
                 finally:
                     self.slots.release()
         finally:
@@ -240,6 +257,19 @@ class Dispatcher:
             and lane.running.sender.id == sender_id
         ]
 
+    async def stop_anywhere(self, chat: ChatRef) -> bool:
+        """Stop the reply of conversation `chat` on whichever worker writes it."""
+        if await self.stop_run(chat.key):
+            return True
+        return self.elsewhere is not None and await self.elsewhere.stop(chat)
+
+    async def runs_in_chat_anywhere(self, chat: ChatRef, sender_id: str) -> list[InboundMessage]:
+        """`runs_in_chat`, with the replies other workers write."""
+        runs = self.runs_in_chat(chat, sender_id)
+        if self.elsewhere is not None:
+            runs += await self.elsewhere.in_chat(chat, sender_id)
+        return runs
+
     def is_running(self, key: str) -> bool:
         lane = self.lanes.get(key)
         return lane is not None and lane.run is not None
@@ -262,6 +292,23 @@ class Dispatcher:
         except TimeoutError:
             return False
         return True
+
+    async def abandon(self, keys: set[str]) -> None:
+        """Another worker took these conversations over (this one lost their partition while
+        paused): drop their queued jobs, cancel their runs and leave the messages `running`
+        for the new owner, as a shutdown would."""
+        runs = []
+        for key in keys:
+            lane = self.lanes.get(key)
+            if lane is None:
+                continue
+            lane.jobs.clear()
+            if lane.run is not None and not lane.run.done():
+                lane.stop_reason = texts.RESTARTING
+                self.turns.keep_pending(lane.run)
+                lane.run.cancel()
+                runs.append(lane.run)
+        await asyncio.gather(*runs, return_exceptions=True)
 
     async def shutdown(self, grace: float) -> None:
         """Let running replies finish for `grace` seconds, then cancel what is left.

@@ -7,6 +7,10 @@ The first start of each channel is awaited (the service comes up with what it ca
 fails, the channel's state says `retrying` and a task keeps trying with the one backoff
 (`channels/backoff.py`), each time with a fresh instance of the channel, until a start succeeds
 or the channel is stopped or restarted. An outage gives one warning and one recovery line.
+
+With several workers (`bus.backend: redis`), a channel whose platform allows one receiving
+connection per bot starts for sending only, and receives only while this worker holds the
+bot's connection lease (bot/cluster/connections.py).
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import asyncio
 import logging
 from collections.abc import Callable
 
+from bot.cluster.connections import ConnectionLeases
 from bot.context import ServiceContext
 from channels.backoff import Backoff, BackoffPolicy, describe
 from channels.base import Channel
@@ -31,8 +36,10 @@ class ChannelSupervisor:
         contexts: dict[str, ServiceContext],
         build: Callable[[str], Channel],
         policy: BackoffPolicy | None = None,
+        connections: ConnectionLeases | None = None,
     ) -> None:
         self.channels = channels
+        self.connections = connections  # with several workers: who receives on each bot
         self.contexts = contexts
         self.build = build
         self.policy = policy or BackoffPolicy()
@@ -79,6 +86,8 @@ class ChannelSupervisor:
     async def _attempt(self, name: str, channel: Channel, backoff: Backoff) -> bool:
         state = self.contexts[name].state
         state.status, state.next_retry_at = "connecting", None
+        if self.connections is not None:
+            self.connections.prepare(channel)
         try:
             await channel.start()
         except Exception as exc:
@@ -92,9 +101,17 @@ class ChannelSupervisor:
         if state.status == "connecting":  # not already reported connected or retrying
             state.settled("connected" if state.connected else "connecting")
         log.info("channel %s: running", name)
+        if self.connections is not None:
+            self.connections.hold(name, channel, state.connection_is)
         return True
 
     async def _stop_one(self, name: str, channel: Channel) -> None:
+        if self.connections is not None:
+            try:
+                await self.connections.let_go(name)
+            except Exception as exc:
+                log.warning("channel %s: handing the connection over failed: %s", name,
+                            describe(exc))
         await self._stop_quietly(name, channel)
         state = self.contexts[name].state
         state.running = state.connected = False

@@ -167,10 +167,30 @@ class Channel(abc.ABC):
         from channels.pacing import Pacer  # pacing builds on the types above
 
         self.pacer = Pacer()  # every budget and rate-limit block of this channel
+        self.receiving = True
+        """False while another process holds this bot's one receiving connection (see
+        `exclusive_connection`): `start` then connects for sending only."""
+        self.may_receive: Callable[[], bool] = lambda: True
+        """Checked before each receive call on an exclusive connection: False once this
+        process's hold on the connection has lapsed (the fencing check)."""
 
     @abc.abstractmethod
     async def start(self) -> None:
         """Connect and begin delivering messages to `ctx.publish`. Return once connected."""
+
+    def exclusive_connection(self) -> str | None:
+        """The bot account's id when the platform allows one receiving connection per bot at a
+        time (Telegram's getUpdates); None when every process may receive (webhooks, and
+        connections among which the platform spreads the events itself)."""
+        return None
+
+    async def start_receiving(self) -> None:
+        """Begin receiving on an exclusive connection (started with `receiving` False)."""
+        raise NotImplementedError(f"{self.name} has no exclusive connection")
+
+    async def stop_receiving(self) -> None:
+        """Stop receiving on an exclusive connection; keep sending."""
+        raise NotImplementedError(f"{self.name} has no exclusive connection")
 
     @abc.abstractmethod
     async def stop(self) -> None:

@@ -9,6 +9,10 @@ Buckets are keyed by method and scope (one reply, one chat, one workspace, the w
 rate-limit answer blocks its scope (every method, or only the one named) until its retry-after
 has passed: nothing waiting on the pacer reaches the blocked scope before then. The clock and
 the sleep are injectable, so tests run on virtual time.
+
+With several processes on one bot (scale-out), the service gives the pacer a `SharedScopes`:
+budgets wider than a chat (the bot's, a workspace's) are split evenly among the live processes,
+and a block of such a scope is told to the others, who apply it too (`apply_block`).
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import contextlib
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 from channels.base import ChannelError, ChatRef, RateBudget, RateLimited, Scope
 
@@ -26,6 +31,19 @@ Sleep = Callable[[float], Awaitable[None]]
 Key = tuple[str, ...]
 SCOPES: tuple[Scope, ...] = ("bot", "workspace", "chat", "reply")
 _EPSILON = 1e-9  # a token short by a rounding error is a token
+WIDE: tuple[Scope, ...] = ("bot", "workspace")  # scopes several processes share
+
+
+class SharedScopes(Protocol):
+    """What the pacer needs from processes sharing its bot (injected; see bot/cluster)."""
+
+    def processes(self) -> int:
+        """How many processes share the bot's wide budgets now (at least 1)."""
+        ...
+
+    def blocked(self, key: Key, seconds: float) -> None:
+        """A wide scope was blocked here for `seconds`: tell the other processes."""
+        ...
 
 
 @dataclass
@@ -68,6 +86,7 @@ class Pacer:
         self._probe = asyncio.Lock()
         self._waiting: dict[Key, int] = {}
         self._max = max_buckets
+        self.shared: SharedScopes | None = None
 
     # ------------------------------------------------------------------ keys
 
@@ -87,6 +106,12 @@ class Pacer:
               method: str = "") -> None:
         """Nothing (or only `method`, when given) reaches `scope` for `seconds` from now."""
         key = (method, *self.scope_key(scope, chat, reply_key))
+        self.apply_block(key, seconds)
+        if scope in WIDE and self.shared is not None:
+            self.shared.blocked(key, seconds)
+
+    def apply_block(self, key: Key, seconds: float) -> None:
+        """Block `key` (a method and a scope key) for `seconds` from now."""
         self._blocked[key] = max(self._blocked.get(key, 0.0), self.clock() + seconds)
         if len(self._blocked) > self._max:
             now = self.clock()
@@ -246,12 +271,17 @@ class Pacer:
     def _bucket(self, budget: RateBudget, chat: ChatRef, reply_key: str, now: float) -> _Bucket:
         key = self._key(budget, chat, reply_key)
         bucket = self._buckets.get(key)
+        share = self.shared.processes() if self.shared and budget.scope in WIDE else 1
+        rate, burst = budget.per_second / share, max(1.0, float(budget.burst) / share)
         if bucket is None:
             if len(self._buckets) >= self._max:
                 self._prune(now)
-            burst = float(budget.burst)
-            bucket = _Bucket(rate=budget.per_second, burst=burst, tokens=burst, stamp=now)
+            bucket = _Bucket(rate=rate, burst=burst, tokens=burst, stamp=now)
             self._buckets[key] = bucket
+        elif bucket.rate != rate:  # processes came or went: this one's share changed
+            bucket.wait_time(now)
+            bucket.rate, bucket.burst = rate, burst
+            bucket.tokens = min(bucket.tokens, burst)
         return bucket
 
     def _lock(self, budget: RateBudget, chat: ChatRef, reply_key: str) -> asyncio.Lock:

@@ -96,3 +96,33 @@ def storage(request: pytest.FixtureRequest) -> dict[str, object]:
         return {"backend": "sqlite"}
     dsn = request.getfixturevalue("pg_dsn")
     return {"backend": "postgres", "postgres": {"dsn": dsn}}
+
+
+@pytest.fixture(scope="session")
+def redis_server() -> Iterator[str]:
+    """A Redis server's URL (see tests/redis_server.py)."""
+    from tests import redis_server as rs
+
+    url, throwaway = rs.find_server()
+    if url is None:
+        if rs.required():
+            pytest.fail(rs.INSTALL_HINT)
+        pytest.skip(rs.INSTALL_HINT)
+    try:
+        yield url
+    finally:
+        if throwaway is not None:
+            throwaway.stop()
+
+
+@pytest.fixture
+def redis_bus(redis_server: str) -> Iterator[dict[str, object]]:
+    """The `bus` config section for a Redis bus under a key prefix of this test's own."""
+    from tests import redis_server as rs
+
+    prefix = rs.new_prefix()
+    try:
+        yield {"backend": "redis", "redis": {"url": redis_server, "key_prefix": prefix,
+                                             "partitions": 8, "lease_seconds": 2}}
+    finally:
+        rs.drop_prefix(redis_server, prefix)

@@ -6,10 +6,11 @@ exactly one gets the row. The row's `claim` is `<owner>:<token>`: the owning pro
 bot/stores/pg_life.py) and a token of the insert, so an insert whose answer was lost with the
 connection (and is retried) is still recognised as its own.
 
-`unsettled()` returns, and takes over, only the rows whose owner is gone (its process stopped or
-died: its life lock is free), so a process starting next to running ones never answers a message
-another is still answering; a running process calls it again from time to time to take up the
-messages of one that died.
+`start()` moves the row to the process that runs it (with the Redis bus, the publisher and the
+answering worker differ: the row follows whoever answers). `unsettled()` returns, and takes
+over, only the rows whose owner is gone (its process stopped or died: its life lock is free), so
+a process starting next to running ones never answers a message another is still answering; a
+running process calls it again from time to time to take up the messages of one that died.
 """
 
 from __future__ import annotations
@@ -83,8 +84,9 @@ class PostgresJournal:
         key = event_key(msg)
         row = await self.sql.one(
             "UPDATE antler_journal SET state = 'running', attempts = attempts + 1,"
-            f" updated_at = %s WHERE key = %s AND state IN {_UNSETTLED} RETURNING attempts",
-            (time.time(), key))
+            " updated_at = %s, claim = %s || ':' || split_part(claim, ':', 2)"
+            f" WHERE key = %s AND state IN {_UNSETTLED} RETURNING attempts",
+            (time.time(), str(self.owner), key))
         if row is None:
             row = await self.sql.one("SELECT attempts FROM antler_journal WHERE key = %s", (key,))
         return int(row[0]) if row else 1

@@ -91,9 +91,8 @@ class TelegramChannel(Channel):
             await self._start_webhook()
         else:
             await self.bot.delete_webhook()
-            self._poller = Poller(self.inbound, self.sender, self.ctx, self.config.poll_timeout,
-                                  self.backoff)
-            self._poll_task = asyncio.create_task(self._poller.run(), name="telegram-poll")
+            if self.receiving:
+                await self.start_receiving()
         self.ctx.report(connected=True)
         self.log.info("telegram connected as @%s (%s)", me.username, self.config.mode)
 
@@ -116,7 +115,20 @@ class TelegramChannel(Channel):
         except TelegramError as exc:
             self.log.warning("setMyCommands failed: %s", exc.message)
 
-    async def stop(self) -> None:
+    def exclusive_connection(self) -> str | None:
+        """Polling: one getUpdates per bot at a time (the bot id is the token's first part)."""
+        if self.config.mode == "webhook":
+            return None
+        return self.config.bot_token.get_secret_value().split(":", 1)[0]
+
+    async def start_receiving(self) -> None:
+        if self._poll_task is not None:
+            return
+        self._poller = Poller(self.inbound, self.sender, self.ctx, self.config.poll_timeout,
+                              self.backoff, self.may_receive)
+        self._poll_task = asyncio.create_task(self._poller.run(), name="telegram-poll")
+
+    async def stop_receiving(self) -> None:
         if self._poll_task is not None:
             self._poll_task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -125,6 +137,9 @@ class TelegramChannel(Channel):
         if self._poller is not None:
             await self._poller.confirm()
             self._poller = None
+
+    async def stop(self) -> None:
+        await self.stop_receiving()
         await self.replies.close()
         with contextlib.suppress(TelegramError):
             await self.bot.shutdown()

@@ -11,7 +11,7 @@ import asyncio
 import hmac
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -107,7 +107,8 @@ class Poller:
     """
 
     def __init__(self, inbound: Inbound, sender: Sender, ctx: ChannelContext, timeout: int,
-                 backoff: BackoffPolicy | None = None) -> None:
+                 backoff: BackoffPolicy | None = None,
+                 may_poll: Callable[[], bool] = lambda: True) -> None:
         self.inbound = inbound
         self.sender = sender
         self.ctx = ctx
@@ -115,9 +116,13 @@ class Poller:
         self.offset = 0
         self.backoff = Backoff("telegram getUpdates", log, backoff)
         self._failures = 0
+        self.may_poll = may_poll  # False once another process may hold the connection
 
     async def run(self) -> None:
         while True:
+            if not self.may_poll():
+                await asyncio.sleep(0.2)
+                continue
             for update in await self._fetch():
                 if not await self._handle_one(update):
                     await asyncio.sleep(0.5)

@@ -1,0 +1,110 @@
+"""One live platform connection per bot account, across workers.
+
+Some platforms allow one receiving connection per bot at a time (Telegram's getUpdates: a second
+poller gets 409 Conflict). Each worker starts such a channel for sending only; a `Holder` per
+channel then competes for the Redis lease `<prefix>:conn:<channel>:<bot id>`. The worker that
+gets it starts receiving and renews the lease; the others stand by and try again every fifth of
+the lease time, so when the holder dies another takes the connection within
+`bus.redis.lease_seconds` (+ a fifth). Nothing the platform delivered meanwhile is lost: the
+platform keeps what was not confirmed (Telegram's offset) and the journal recognises what the
+dead holder had already accepted. The channel checks the lease before each receive call
+(`Channel.may_receive`), so a holder paused past its lease does not poll beside the new one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+
+import redis.asyncio as aioredis
+from redis.exceptions import RedisError
+
+from bot.cluster.lease import Lease
+from channels.base import Channel
+
+log = logging.getLogger("bot.cluster.connections")
+
+Report = Callable[[str], None]  # "held" or "standby", for /health
+
+
+class Holder:
+    """Competes for one channel's connection lease and starts or stops its receiving."""
+
+    def __init__(self, client: aioredis.Redis, key: str, seconds: float, worker: str,
+                 channel: Channel, report: Report) -> None:
+        self.lease = Lease(client, key, seconds, worker)
+        self.channel = channel
+        self.seconds = seconds
+        self.report = report
+        self.receiving = False
+        channel.may_receive = lambda: self.lease.held
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        self.report("standby")
+        self._task = asyncio.create_task(self._run(), name=f"lease {self.channel.name}")
+
+    async def stop(self) -> None:
+        """Let go: stop receiving and hand the lease back, so a standby takes it at once."""
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+        await self._set_receiving(False)
+        with contextlib.suppress(RedisError, OSError):
+            await self.lease.release()
+
+    async def _run(self) -> None:
+        while True:
+            try:
+                held = await self.lease.acquire()  # renews when already held
+            except (RedisError, OSError) as exc:
+                log.warning("connection lease of %s: Redis unreachable: %s", self.channel.name, exc)
+                held = self.lease.held
+            await self._set_receiving(held)
+            await asyncio.sleep(self.seconds / (3 if held else 5))
+
+    async def _set_receiving(self, on: bool) -> None:
+        if on == self.receiving:
+            return
+        if on:
+            log.info("channel %s: this worker holds the platform connection", self.channel.name)
+            await self.channel.start_receiving()
+        else:
+            log.warning("channel %s: platform connection handed over", self.channel.name)
+            await self.channel.stop_receiving()
+        self.receiving = on
+        self.report("held" if on else "standby")
+
+
+class ConnectionLeases:
+    """The holders of this worker, one per running channel with an exclusive connection."""
+
+    def __init__(self, client: Callable[[], aioredis.Redis | None], prefix: str, seconds: float,
+                 worker: Callable[[], str]) -> None:
+        self.client = client
+        self.prefix = prefix
+        self.seconds = seconds
+        self.worker = worker
+        self.holders: dict[str, Holder] = {}
+
+    def prepare(self, channel: Channel) -> None:
+        """Before `channel.start()`: connect for sending only when the connection is exclusive."""
+        channel.receiving = channel.exclusive_connection() is None
+
+    def hold(self, name: str, channel: Channel, report: Report) -> None:
+        """After a successful start: compete for the connection."""
+        bot = channel.exclusive_connection()
+        client = self.client()
+        if bot is None or client is None:
+            return
+        key = f"{self.prefix}:conn:{channel.name}:{bot}"
+        holder = Holder(client, key, self.seconds, self.worker(), channel, report)
+        self.holders[name] = holder
+        holder.start()
+
+    async def let_go(self, name: str) -> None:
+        holder = self.holders.pop(name, None)
+        if holder is not None:
+            await holder.stop()

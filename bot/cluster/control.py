@@ -1,0 +1,157 @@
+"""/stop and /status across workers.
+
+A conversation's messages, commands included, go to the worker owning its partition, so /stop,
+the busy `interrupt` and /status of one conversation act where its reply is written whichever
+worker received them. What spans conversations (in a main chat: the sender's replies in all of
+its threads, each possibly on another worker) goes through Redis: each worker lists the replies
+it is writing in a hash per chat (`<prefix>:runs:<chat>`), and asks the worker writing one to
+stop it over pub/sub (`<prefix>:control:<worker>`), which answers on a reply channel.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+
+import redis.asyncio as aioredis
+from redis.exceptions import RedisError
+
+from bot.cluster.redis_client import done
+from bot.journal import dump_message, load_message
+from channels.base import ChatRef, InboundMessage
+
+log = logging.getLogger("bot.cluster.control")
+
+StopLocal = Callable[[str], Awaitable[bool]]
+ANSWER_SECONDS = 6.0  # a stop waits up to 5 s for the run to end
+
+
+class ClusterRuns:
+    """The replies being written on other workers; `RunsElsewhere` of the dispatcher."""
+
+    def __init__(self, client: Callable[[], aioredis.Redis | None], prefix: str,
+                 worker: Callable[[], str], stop_local: StopLocal) -> None:
+        self.client = client
+        self.prefix = prefix
+        self.worker = worker
+        self.stop_local = stop_local
+        self._listener: asyncio.Task[None] | None = None
+
+    def _runs_key(self, chat: ChatRef) -> str:
+        return f"{self.prefix}:runs:{chat.with_topic(None).key}"
+
+    # ---------------------------------------------------------------- this worker's runs
+
+    async def started(self, msg: InboundMessage) -> None:
+        entry = json.dumps({"worker": self.worker(), "msg": dump_message(msg)})
+        await self._quietly(lambda c: done(c.hset(self._runs_key(msg.chat), msg.chat.key, entry)))
+
+    async def ended(self, msg: InboundMessage) -> None:
+        await self._quietly(lambda c: done(c.hdel(self._runs_key(msg.chat), msg.chat.key)))
+
+    # ---------------------------------------------------------------- other workers' runs
+
+    async def in_chat(self, chat: ChatRef, sender_id: str) -> list[InboundMessage]:
+        """The sender's replies being written in `chat` (any thread) on other live workers."""
+        client = self.client()
+        if client is None:
+            return []
+        try:
+            found = await done(client.hgetall(self._runs_key(chat)))
+            live = await self._live(client)
+        except (RedisError, OSError) as exc:
+            log.warning("control: cannot read other workers' runs: %s", exc)
+            return []
+        runs = []
+        for value in found.values():
+            entry = json.loads(value)
+            msg = load_message(entry["msg"])
+            if entry["worker"] != self.worker() and entry["worker"] in live \
+                    and msg.sender.id == sender_id:
+                runs.append(msg)
+        return runs
+
+    async def stop(self, chat: ChatRef) -> bool:
+        """Ask the worker writing the reply in conversation `chat` to stop it."""
+        client = self.client()
+        if client is None:
+            return False
+        try:
+            value = await done(client.hget(self._runs_key(chat), chat.key))
+            if value is None or (worker := json.loads(value)["worker"]) == self.worker():
+                return False
+            return await self._ask(client, worker, chat.key)
+        except (RedisError, OSError) as exc:
+            log.warning("control: stop of %s not delivered: %s", chat.key, exc)
+            return False
+
+    async def _ask(self, client: aioredis.Redis, worker: str, key: str) -> bool:
+        reply = f"{self.prefix}:control:reply:{uuid.uuid4().hex}"
+        pubsub = client.pubsub()
+        await pubsub.subscribe(reply)
+        try:
+            request = json.dumps({"stop": key, "reply": reply})
+            if not await client.publish(f"{self.prefix}:control:{worker}", request):
+                return False  # nobody listens there: the worker is gone
+            deadline = time.monotonic() + ANSWER_SECONDS
+            while (left := deadline - time.monotonic()) > 0:
+                message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=left)
+                if message is not None:
+                    return bool(json.loads(message["data"]).get("stopped"))
+            return False
+        finally:
+            await pubsub.aclose()
+
+    # ---------------------------------------------------------------- answering requests
+
+    def listen(self) -> None:
+        self._listener = asyncio.create_task(self._listen(), name="cluster-control")
+
+    async def close(self) -> None:
+        if self._listener is not None:
+            self._listener.cancel()
+            await asyncio.gather(self._listener, return_exceptions=True)
+
+    async def _listen(self) -> None:
+        while True:
+            client = self.client()
+            if client is None:
+                await asyncio.sleep(1)
+                continue
+            try:
+                await self._serve(client)
+            except (RedisError, OSError) as exc:
+                log.warning("control: listening failed (%s); listening again", exc)
+                await asyncio.sleep(1)
+
+    async def _serve(self, client: aioredis.Redis) -> None:
+        pubsub = client.pubsub()
+        await pubsub.subscribe(f"{self.prefix}:control:{self.worker()}")
+        try:
+            async for message in pubsub.listen():
+                if message.get("type") != "message":
+                    continue
+                request = json.loads(message["data"])
+                stopped = await self.stop_local(request["stop"])
+                await client.publish(request["reply"], json.dumps({"stopped": stopped}))
+        finally:
+            with contextlib.suppress(RedisError, OSError):
+                await pubsub.aclose()
+
+    async def _live(self, client: aioredis.Redis) -> set[str]:
+        workers = await client.zrangebyscore(f"{self.prefix}:workers", time.time(), "+inf")
+        return set(workers)
+
+    async def _quietly(self, op: Callable[[aioredis.Redis], Awaitable[object]]) -> None:
+        client = self.client()
+        if client is None:
+            return
+        try:
+            await op(client)
+        except (RedisError, OSError) as exc:
+            log.warning("control: run registry not updated: %s", exc)
