@@ -119,6 +119,7 @@ async def test_stop_with_several_running_lists_them_with_buttons(svc, fake_slack
     fake_slack.push_event(events.mention("first task", ts="1700000002.000100"), event_id="Ev1")
     fake_slack.push_event(events.mention("second task", ts="1700000003.000100"), event_id="Ev2")
     await until(lambda: svc.app.dispatcher.active_runs == 2)
+    await fake_openai.wait_requests(2, timeout=20)  # both replies are being written
     fake_slack.push_command("stop", channel="C0001")
     await fake_slack.until(lambda f: f.calls_of("chat.postEphemeral"))
     [listing] = ephemerals(fake_slack)
