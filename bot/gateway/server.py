@@ -67,8 +67,18 @@ def build_app(health: HealthFn, routes: DynamicRoutes, *, service: App | None = 
         registry = Registry(api_routes())
         app[OPENAPI_KEY] = build_openapi(registry.routes, secured=bool(auth_token))
         registry.mount(app)
+        _mount_console(app, service, gw, auth_token)
     app.router.add_route("*", "/{tail:.*}", _fallback(routes))
     return app
+
+
+def _mount_console(app: web.Application, service: App, gw: Any, token: str | None) -> None:
+    """The web console at /console (bot/gateway/console), on the same auth as the API."""
+    from bot.gateway.console import mount_console
+    from bot.gateway.console.services import ConsoleServices
+    from bot.gateway.mcp_config import config_path
+
+    mount_console(app, ConsoleServices.for_app(service, config_path(gw)), token)
 
 
 def _fallback(routes: DynamicRoutes) -> Callable[[web.Request], Any]:
