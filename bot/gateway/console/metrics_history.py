@@ -1,8 +1,9 @@
 """What the Metrics page charts: snapshots of the service's counters and histograms, taken at
 most every `step` seconds while someone watches (each page load and data poll samples), the
-last `keep` of them kept. Each point shows the minute before it: answers and 429s in that
-minute, and p50/p99 of first-visible latency and run duration over the observations in it
-(interpolated within histogram buckets, as Prometheus' `histogram_quantile` does)."""
+last `keep` of them kept. Each point shows the minute before it (since the newest snapshot a
+minute or more old, else the oldest kept): answers and 429s in that minute, and p50/p99 of
+first-visible latency and run duration over the observations in it (interpolated within
+histogram buckets, as Prometheus' `histogram_quantile` does)."""
 
 from __future__ import annotations
 
@@ -81,10 +82,10 @@ class MetricsHistory:
             "run_p50", "run_p99")}
         points = list(self.snapshots)
         start = 0
-        for point in points:
-            while points[start].at < point.at - WINDOW:
+        for i, point in enumerate(points):
+            while start + 1 < i and points[start + 1].at <= point.at - WINDOW:
                 start += 1
-            base = points[start] if points[start] is not point else None
+            base = points[start] if start < i else None  # the newest a minute or more ago
             out["t"].append(round(point.at, 3))
             out["answers"].append(point.answers - (base.answers if base else point.answers))
             out["rate_limited"].append(
