@@ -140,3 +140,14 @@ async def test_static_assets_are_served_with_their_licences(console: Console) ->
         assert resp.headers["X-Content-Type-Options"] == "nosniff"
     status, _, _ = await console.get("/console/static/../templates/base.html")
     assert status in (403, 404)
+
+
+async def test_repeated_wrong_tokens_are_throttled(console: Console) -> None:
+    await console.get("/console/login")
+    for _ in range(10):
+        status, _, _ = await console.post("/console/login", {"token": "guess"})
+        assert status == 401
+    status, page, _ = await console.post("/console/login", {"token": TOKEN})
+    assert status == 429
+    assert "Too many wrong tokens" in page
+    assert (await console.get("/console/channels"))[0] == 303  # still not logged in

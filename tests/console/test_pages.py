@@ -182,6 +182,9 @@ async def test_memory_people_facts_forget_one_and_all(admin: Console, svc: Servi
     status, _, resp = await admin.post(f"/console/memory/test:42/facts/{first.id}/forget")
     assert "already forgotten" in await admin.follow(resp)
     status, _, resp = await admin.post("/console/memory/test:42/forget")
+    assert "nothing was forgotten" in await admin.follow(resp)
+    assert len(await app(svc).runner.memory.store.facts("test:42")) == 1
+    status, _, resp = await admin.post("/console/memory/test:42/forget", {"confirm": "yes"})
     assert "Everything about test:42 was forgotten." in await admin.follow(resp)
     assert await app(svc).runner.memory.store.facts("test:42") == []
 

@@ -31,7 +31,11 @@ async def login_form(ctx: Ctx) -> web.StreamResponse:
 async def login(ctx: Ctx) -> web.StreamResponse:
     sessions = ctx.request.app[SESSIONS_KEY]
     target = safe_next(await ctx.field("next"))
-    session = sessions.login(ctx.session, await ctx.field("token"))
+    remote = ctx.request.remote or ""
+    if sessions.throttled(remote):
+        return ctx.render("login.html", status=429, next=target,
+                          error="Too many wrong tokens from this address; wait a few minutes.")
+    session = sessions.login(ctx.session, await ctx.field("token"), remote)
     if session is None:
         return ctx.render("login.html", status=401, next=target,
                           error="That token is not the admin token.")

@@ -57,5 +57,8 @@ async def forget_all(ctx: Ctx) -> web.StreamResponse:
     who = _person(ctx)
     if who is None:
         return not_found(ctx, "that person")
+    if await ctx.field("confirm") != "yes":
+        return ctx.back(person_url(who), "Tick the box to confirm; nothing was forgotten.",
+                        "error")
     await ctx.services.memory.service.clear(who)
     return ctx.back(HERE, f"Everything about {who} was forgotten.")

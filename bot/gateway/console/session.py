@@ -10,6 +10,8 @@ carries the session's CSRF token and, when the browser sends one, a same-origin 
   another origin. SameSite=Strict keeps the cookie off cross-site requests in the first place.
 - Sessions live in memory (a restart logs everyone out), expire after 12 idle hours, and at
   most 1,000 are kept (the oldest go first).
+- After 10 wrong tokens from one address within 5 minutes, logins from it are refused (429)
+  until the oldest of them is 5 minutes old.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from __future__ import annotations
 import hmac
 import secrets
 import time
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
@@ -28,6 +30,8 @@ COOKIE = "antler_console"
 PATH = "/console"
 IDLE_SECONDS = 12 * 3600
 MAX_SESSIONS = 1000
+MAX_FAILURES = 10
+FAILURE_WINDOW = 300.0
 Page = Callable[[web.Request], Awaitable[web.StreamResponse]]
 SESSION_KEY = "console_session"
 
@@ -54,6 +58,7 @@ class Sessions:
         self.token = token.encode() if token else b""
         self.clock = clock
         self._sessions: OrderedDict[str, Session] = OrderedDict()
+        self._failures: dict[str, deque[float]] = {}
 
     @property
     def open(self) -> bool:
@@ -81,9 +86,22 @@ class Sessions:
             self._sessions.popitem(last=False)
         return session
 
-    def login(self, old: Session | None, given: str) -> Session | None:
+    def throttled(self, remote: str) -> bool:
+        """Too many wrong tokens from `remote` lately."""
+        failures = self._failures.get(remote)
+        now = self.clock()
+        while failures and now - failures[0] > FAILURE_WINDOW:
+            failures.popleft()
+        if failures is not None and not failures:
+            del self._failures[remote]
+        return failures is not None and len(failures) >= MAX_FAILURES
+
+    def login(self, old: Session | None, given: str, remote: str = "") -> Session | None:
         """A fresh authenticated session for the right token; None otherwise."""
         if not self.open and not hmac.compare_digest(given.strip().encode(), self.token):
+            self._failures.setdefault(remote, deque()).append(self.clock())
+            while len(self._failures) > MAX_SESSIONS:
+                self._failures.pop(next(iter(self._failures)))
             return None
         if old is not None:
             self._sessions.pop(old.sid, None)
