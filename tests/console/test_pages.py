@@ -13,7 +13,8 @@ import aiohttp
 from bot.journal import State
 from channels.base import ChatRef, InboundMessage, UserRef
 from tests.console.client import Console
-from tests.gateway.conftest import AUTH
+from tests.fakes.openai_server import FakeOpenAI
+from tests.gateway.conftest import AUTH, TOKEN, make_harness
 from tests.harness import ServiceHarness
 
 
@@ -231,3 +232,27 @@ async def test_pages_answer_for_every_nav_entry(admin: Console) -> None:
         assert status == 200, slug
         assert 'aria-current="page"' in page
         assert '<main id="main"' in page
+
+
+async def test_deliveries_and_conversations_on_each_storage_backend(
+        tmp_path: Path, fake_openai: FakeOpenAI, test_channel_registered: None,
+        storage: dict[str, object]) -> None:
+    """The journal's `recent`/`count` and the conversation list, on SQLite and PostgreSQL."""
+    async with make_harness(tmp_path, fake_openai, storage=storage) as svc:
+        console = Console(svc.gateway_url)
+        try:
+            await console.login(TOKEN)
+            chat = ChatRef(channel="test", chat_id="pg1")
+            msg = InboundMessage(event_id="e-pg", chat=chat, sender=UserRef(id="u", name="U"),
+                                 text="hi")
+            assert await app(svc).journal.accept(msg)
+            await app(svc).journal.failed(msg, "chat not found", told=False)
+            await app(svc).conversations.get_or_create(chat)
+            _, page, _ = await console.get("/console/deliveries")
+            failed_part = page[page.index('id="failed"'):page.index('id="recent"')]
+            assert "e-pg" in failed_part
+            assert "chat not found" in failed_part
+            _, page, _ = await console.get("/console/conversations")
+            assert ">pg1<" in page
+        finally:
+            await console.close()
