@@ -13,6 +13,7 @@ import aiohttp
 from bot.journal import State
 from channels.base import ChatRef, InboundMessage, UserRef
 from tests.console.client import Console
+from tests.console.stage import ADMIN_TOKEN, stage
 from tests.fakes.openai_server import FakeOpenAI
 from tests.gateway.conftest import AUTH, TOKEN, make_harness
 from tests.harness import ServiceHarness
@@ -254,5 +255,34 @@ async def test_deliveries_and_conversations_on_each_storage_backend(
             assert "chat not found" in failed_part
             _, page, _ = await console.get("/console/conversations")
             assert ">pg1<" in page
+        finally:
+            await console.close()
+
+
+async def test_a_failure_is_a_short_page_not_a_traceback(admin: Console, tmp_path: Path) -> None:
+    (tmp_path / "extensions_config.json").write_text("{not json")
+    status, page, resp = await admin.get("/console/mcp")
+    assert status == 500
+    assert resp.content_type == "text/html"
+    assert "extensions_config.json is not valid JSON" in page
+    assert "Traceback" not in page
+    status, page, _ = await admin.post("/console/extensions/skills/pdf-tools",
+                                       {"enabled": "false"})
+    assert status == 500
+    assert "not valid JSON" in page
+
+
+async def test_a_restart_that_fails_says_why(tmp_path: Path, fake_openai: FakeOpenAI) -> None:
+    async with stage(tmp_path, fake_openai) as st:
+        console = Console(st.url)
+        try:
+            await console.login(ADMIN_TOKEN)
+            st.telegram.fail_next("getMe", 502, "Bad Gateway", times=3)
+            _status, _, resp = await console.post("/console/channels/telegram/restart")
+            page = await console.follow(resp)
+            assert "telegram did not start:" in page
+            assert "retrying with backoff" in page
+            assert 'class="flash error"' in page
+            assert "status-retrying" in page
         finally:
             await console.close()

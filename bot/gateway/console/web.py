@@ -4,6 +4,7 @@ every page passes (session, login, CSRF) and the security headers of every answe
 from __future__ import annotations
 
 import datetime as dt
+import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,6 +17,9 @@ from multidict import MultiDictProxy
 
 from bot.gateway.console.services import ConsoleServices
 from bot.gateway.console.session import Session, Sessions, csrf_ok, set_cookie
+from bot.gateway.errors import ApiError
+
+log = logging.getLogger("bot.gateway.console")
 
 HERE = Path(__file__).parent
 TEMPLATES = jinja2.Environment(
@@ -118,14 +122,26 @@ def guarded(fn: ConsoleHandler, *, login: bool = True) -> Callable[[web.Request]
             response = web.Response(status=303, headers={
                 "Location": "/console/login?next=" + quote(request.path_qs, safe="")})
         else:
-            ctx = Ctx(request, session, request.app[SERVICES_KEY], fresh)
-            response = await fn(ctx)
+            response = await _page(fn, Ctx(request, session, request.app[SERVICES_KEY], fresh))
         if fresh and session is not None:
             set_cookie(request, response, session)
         response.headers.update(HEADERS)
         return response
 
     return handle
+
+
+async def _page(fn: ConsoleHandler, ctx: Ctx) -> web.StreamResponse:
+    """The page, or an error page: a failure is shown as a short text, never a traceback."""
+    try:
+        return await fn(ctx)
+    except ApiError as exc:
+        return ctx.render("failed.html", status=exc.status, title="Failed", page="",
+                          detail=str(exc.detail))
+    except Exception:
+        log.exception("%s %s failed", ctx.request.method, ctx.request.path)
+        return ctx.render("failed.html", status=500, title="Failed", page="",
+                          detail="Internal error; see the service log.")
 
 
 def refused(request: web.Request) -> web.Response:
