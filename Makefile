@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEVSTAMP := $(VENV)/.installed-dev
 
-.PHONY: run test bench lint check clean
+.PHONY: run test bench lint check clean browser
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +29,17 @@ $(JSSDK):
 		cd $(JSDIR) && npm install --silent --no-audit --no-fund @langchain/langgraph-sdk@1.6.5 >/dev/null; \
 	else echo "npm not found: the JS client test will be skipped"; fi
 
+# Debian's chromium for the console's browser tests (tests/console/test_browser.py): installed
+# with apt-get when missing and this is root; otherwise those tests skip (and fail under CI).
+browser:
+	@if ! command -v chromium >/dev/null && [ ! -x /usr/bin/chromium ]; then \
+		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+			echo "installing chromium (apt-get) for the console's browser tests"; \
+			apt-get update -qq >/dev/null && \
+			DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+		else echo "chromium not found and not installable here: the browser tests will skip"; fi; \
+	fi
+
 config.yaml:
 	cp config.example.yaml config.yaml
 
@@ -37,7 +48,7 @@ run: $(STAMP) config.yaml
 
 # Tests run in parallel (pytest-xdist, one worker per core): each test has its own temp dir,
 # ports, PostgreSQL schema and fake servers.
-test: $(DEVSTAMP) $(JSSDK)
+test: $(DEVSTAMP) $(JSSDK) browser
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 	ANTLER_JS_SDK_DIR=$(CURDIR)/$(JSDIR) $(BIN)/python -m pytest -q -n auto

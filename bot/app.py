@@ -314,7 +314,7 @@ class App:
     # ---------------------------------------------------------------- state
 
     def facade(self) -> ServiceFacade:
-        """What the admin API may read and ask of the service."""
+        """What the admin API and the console may read and ask of the service."""
         return ServiceFacade(
             runner=self.runner, conversations=self.conversations, schedules=self.schedules,
             skills=lambda: self.hands.skills, agent_config=lambda: self.settings.agent,
@@ -323,7 +323,9 @@ class App:
             restart_channel=self.restart_channel, health=self.health,
             channel_enabled=lambda name: name in self.channels, live_config=lambda: self.live,
             has_admin_token=lambda: bool(self._admin_token()),
-            is_replying=self.dispatcher.is_running, intake_open=lambda: not self.bus.closed)
+            is_replying=self.dispatcher.is_running, intake_open=lambda: not self.bus.closed,
+            journal=self.journal, queued=self.dispatcher.queued,
+            stop_run=self.dispatcher.stop_run)
 
     def health(self) -> dict[str, Any]:
         database = self.stores.status()

@@ -1,5 +1,5 @@
-"""What the admin API reads and asks of the running service: one typed facade, built by the
-composition root (bot/app.py), so no route reaches into the App."""
+"""What the admin API and the web console read and ask of the running service: one typed
+facade, built by the composition root (bot/app.py), so no route or page reaches into the App."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from bot.context import ChannelState
     from bot.conversations import ConversationStore
     from bot.gateway.records import GatewayRecords
+    from bot.journal import Journal
     from bot.metrics import Metrics
     from bot.schedules.service import Schedules
 
@@ -41,4 +42,9 @@ class ServiceFacade:
     is_replying: Callable[[str], bool]
     """True while a chat reply runs in the conversation `key` (the dispatcher's lanes)."""
     intake_open: Callable[[], bool]
+    journal: Journal  # the delivery journal (the console's Deliveries page reads it)
+    queued: Callable[[str], int]
+    """How many messages wait behind the reply in the conversation `key` (this worker)."""
+    stop_run: Callable[[str], Awaitable[bool]]
+    """Stop the reply running in the conversation `key` on this worker (False: none ran)."""
     reload_mcp: Callable[[], Awaitable[None]] | None = None

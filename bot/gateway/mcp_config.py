@@ -19,6 +19,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from bot.gateway.errors import ApiError
+from bot.gateway.facade import ServiceFacade
 from bot.gateway.registry import Call, Registry
 from bot.gateway.service import Gateway
 
@@ -56,8 +57,13 @@ class McpConfig(BaseModel):
 
 def config_path(gw: Gateway) -> Path:
     """`agent.extensions_config` (the file the agent re-reads when it changes)."""
-    configured = getattr(gw.service.agent_config(), "extensions_config", None)
-    return Path(configured) if configured else gw.service.data_dir / FILE_NAME
+    return extensions_file(gw.service)
+
+
+def extensions_file(service: ServiceFacade) -> Path:
+    """The current `agent.extensions_config` (it changes live), else the data dir's file."""
+    configured = getattr(service.agent_config(), "extensions_config", None)
+    return Path(configured) if configured else service.data_dir / FILE_NAME
 
 
 def read_raw(path: Path) -> dict[str, Any]:
@@ -84,22 +90,31 @@ def mask(server: dict[str, Any]) -> dict[str, Any]:
 
 
 def validate_stdio(name: str, server: McpServer) -> None:
+    problems = stdio_problems(server)
+    if problems:
+        raise ApiError(400, f"{name}: {next(iter(problems.values()))}")
+
+
+def stdio_problems(server: McpServer) -> dict[str, str]:
+    """What is wrong with an enabled stdio server, by field (`command`, `args`, `env`)."""
     if server.type != "stdio" or not server.enabled:
-        return
+        return {}
     allowed = STDIO_COMMANDS | {c.strip() for c in os.environ.get(ALLOWLIST_ENV, "").split(",")
                                 if c.strip()}
     command = server.command or ""
+    problems: dict[str, str] = {}
     if not command or _BAD_CHARS.search(command):
-        raise ApiError(400, f"{name}: command must be one bare executable name")
-    if command not in allowed:
-        raise ApiError(400, f"{name}: command {command!r} is not allowed "
-                            f"(allowed: {', '.join(sorted(allowed))}; extend with {ALLOWLIST_ENV})")
+        problems["command"] = "command must be one bare executable name"
+    elif command not in allowed:
+        problems["command"] = (f"command {command!r} is not allowed (allowed: "
+                               f"{', '.join(sorted(allowed))}; extend with {ALLOWLIST_ENV})")
     bad = [a for a in server.args if a.split("=", 1)[0] in BAD_ARGS]
     if bad:
-        raise ApiError(400, f"{name}: arguments not allowed: {', '.join(bad)}")
+        problems["args"] = f"arguments not allowed: {', '.join(bad)}"
     bad_env = sorted(set(server.env) & BAD_ENV)
     if bad_env:
-        raise ApiError(400, f"{name}: environment variables not allowed: {', '.join(bad_env)}")
+        problems["env"] = f"environment variables not allowed: {', '.join(bad_env)}"
+    return problems
 
 
 def merge_secrets(new: dict[str, Any], old: dict[str, Any]) -> dict[str, Any]:
@@ -151,20 +166,29 @@ async def put_mcp_config(call: Call) -> dict[str, Any]:
     body: McpConfig = call.body
     for name, server in body.mcp_servers.items():
         validate_stdio(name, server)
-    path = config_path(call.gw)
-    async with config_lock:
-        raw = read_raw(path)
-        old = raw.get("mcpServers") or {}
-        servers = {}
-        for name, server in body.mcp_servers.items():
-            data = server.model_dump(exclude_none=True)
-            servers[name] = merge_secrets(data, old.get(name) or {})
-        raw["mcpServers"] = servers
-        try:
-            await asyncio.to_thread(write_atomic, path, raw)
-        except OSError as exc:
-            raise ApiError(500, f"could not write {path.name}: {exc}") from None
+    raw = await replace_servers(config_path(call.gw), body.mcp_servers)
     reload = call.gw.service.reload_mcp
     if reload is not None:
         await reload()
     return _masked(raw)
+
+
+async def replace_servers(path: Path, servers: dict[str, McpServer]) -> dict[str, Any]:
+    """Write the servers (stored secrets kept where `***` came back); the whole file after."""
+    async with config_lock:
+        raw = read_raw(path)
+        old = raw.get("mcpServers") or {}
+        raw["mcpServers"] = {
+            name: merge_secrets(server.model_dump(exclude_none=True), old.get(name) or {})
+            for name, server in servers.items()}
+        try:
+            await asyncio.to_thread(write_atomic, path, raw)
+        except OSError as exc:
+            raise ApiError(500, f"could not write {path.name}: {exc}") from None
+    return raw
+
+
+def masked_servers(path: Path) -> dict[str, dict[str, Any]]:
+    """The servers as a client may see them (secrets masked)."""
+    servers: dict[str, dict[str, Any]] = _masked(read_raw(path))["mcp_servers"]
+    return servers

@@ -70,8 +70,20 @@ def build_app(health: HealthFn, routes: DynamicRoutes, *, service: ServiceFacade
         secured = bool(auth_token() if callable(auth_token) else auth_token)
         app[OPENAPI_KEY] = build_openapi(registry.routes, secured=secured)
         registry.mount(app)
+        _mount_console(app, service, auth_token)
     app.router.add_route("*", "/{tail:.*}", _fallback(routes))
     return app
+
+
+def _mount_console(app: web.Application, service: ServiceFacade,
+                   token: str | Callable[[], str | None] | None) -> None:
+    """The web console at /console (bot/gateway/console), on the API's token (asked per login
+    and request, so it follows the live `gateway.auth_token`)."""
+    from bot.gateway.console import mount_console
+    from bot.gateway.console.services import ConsoleServices
+
+    mount_console(app, ConsoleServices.for_service(service),
+                  token if callable(token) else (lambda: token))
 
 
 def _fallback(routes: DynamicRoutes) -> Callable[[web.Request], Any]:

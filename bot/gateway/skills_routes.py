@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 
 from aiohttp import BodyPartReader
 from aiohttp.http_exceptions import HttpProcessingError
@@ -102,20 +103,23 @@ async def put_skill(call: Call) -> SkillInfo:
     reg = registry(call)
     skill = find(reg, call.path["name"])
     body: SkillUpdate = call.body
-    path = config_path(call.gw)
+    await set_enabled(config_path(call.gw), skill.name, body.enabled)
+    return info(reg, skill)
+
+
+async def set_enabled(path: Path, name: str, enabled: bool) -> None:
+    """Write a skill's enabled state to extensions_config.json (atomic, other keys kept)."""
     async with config_lock:
         raw = read_raw(path)
         listed = raw.get("skills")
         skills = listed if isinstance(listed, dict) else {}
-        entry = skills.get(skill.name)
-        skills[skill.name] = {**(entry if isinstance(entry, dict) else {}),
-                              "enabled": body.enabled}
+        entry = skills.get(name)
+        skills[name] = {**(entry if isinstance(entry, dict) else {}), "enabled": enabled}
         raw["skills"] = skills
         try:
             await asyncio.to_thread(write_atomic, path, raw)
         except OSError as exc:
             raise ApiError(500, f"could not write {path.name}: {exc}") from None
-    return info(reg, skill)
 
 
 @api.route("POST", "/api/skills/install",
@@ -126,6 +130,13 @@ async def put_skill(call: Call) -> SkillInfo:
 async def install_skill(call: Call) -> SkillInstallResponse:
     data = await (_thread_file(call) if call.body is not None else _archive_bytes(call))
     reg = registry(call)
+    skill = await install(reg, data)
+    return SkillInstallResponse(success=True, skill_name=skill.name,
+                                message=f"skill {skill.name} installed", skill=info(reg, skill))
+
+
+async def install(reg: SkillRegistry, data: bytes) -> Skill:
+    """Unpack a `.skill` archive into skills/custom and reload (400/409 as ApiError)."""
     async with _install_lock:
         taken = {s.name for s in reg.skills}
         try:
@@ -135,10 +146,7 @@ async def install_skill(call: Call) -> SkillInstallResponse:
         except skill_archive.SkillExists as exc:
             raise ApiError(409, f"skill {exc} already exists") from None
         await asyncio.to_thread(reg.reload)
-    return SkillInstallResponse(success=True, skill_name=skill.name,
-                                message=f"skill {skill.name} installed",
-                                skill=info(reg, find(reg, skill.name)))
-
+    return find(reg, skill.name)
 
 
 async def _thread_file(call: Call) -> bytes:
@@ -155,7 +163,7 @@ async def _archive_bytes(call: Call) -> bytes:
     request = call.request
     limit = skill_archive.MAX_ARCHIVE
     if not request.content_type.startswith("multipart/"):
-        data = await _read_limited(request.content.read, limit)
+        data = await read_limited(request.content.read, limit)
         if not data:
             raise ApiError(400, "send the .skill archive as the body or multipart field 'files'")
         return data
@@ -163,7 +171,7 @@ async def _archive_bytes(call: Call) -> bytes:
         reader = await request.multipart()
         while (part := await reader.next()) is not None:
             if isinstance(part, BodyPartReader) and part.name in ("files", "file"):
-                data = await _read_limited(part.read_chunk, limit)
+                data = await read_limited(part.read_chunk, limit)
                 if data:
                     return data
     except (HttpProcessingError, ValueError, AssertionError) as exc:
@@ -171,7 +179,7 @@ async def _archive_bytes(call: Call) -> bytes:
     raise ApiError(400, "no archive in the multipart field 'files'")
 
 
-async def _read_limited(read: Callable[[int], Awaitable[bytes]], limit: int) -> bytes:
+async def read_limited(read: Callable[[int], Awaitable[bytes]], limit: int) -> bytes:
     """Read chunks with `read(size)` until exhausted; 413 once past `limit` bytes."""
     out = bytearray()
     while chunk := await read(64 * 1024):

@@ -207,6 +207,10 @@ class FakeTelegram:
         for _ in range(times):
             self._failures[method].append(Failure(status, description, retry_after))
 
+    def clear_failures(self) -> None:
+        """Drop the failures `fail_next` queued that no call has taken yet."""
+        self._failures.clear()
+
     def hold(self, method: str, when: Callable[[dict[str, Any]], bool] = lambda body: True, *,
              act: bool = True) -> Hold:
         """Hold the next matching call of `method` (see `Hold`)."""
