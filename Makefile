@@ -50,6 +50,7 @@ run: $(STAMP) config.yaml
 # ports, PostgreSQL schema and fake servers.
 test: $(DEVSTAMP) $(JSSDK) browser
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 	ANTLER_JS_SDK_DIR=$(CURDIR)/$(JSDIR) $(BIN)/python -m pytest -q -n auto
 

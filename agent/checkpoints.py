@@ -108,15 +108,21 @@ def retrying_postgres_saver() -> Any:
         async def aget_tuple(self, config: Any) -> Any:
             return await self._again(lambda: super(RetryingPostgresSaver, self).aget_tuple(config))
 
-        async def aput(self, config: Any, checkpoint: Any, metadata: Any,
-                       new_versions: Any) -> Any:
-            return await self._again(lambda: super(RetryingPostgresSaver, self).aput(
-                config, checkpoint, metadata, new_versions))
+        async def aput(self, config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Any:
+            return await self._again(
+                lambda: super(RetryingPostgresSaver, self).aput(
+                    config, checkpoint, metadata, new_versions
+                )
+            )
 
-        async def aput_writes(self, config: Any, writes: Sequence[tuple[str, Any]],
-                              task_id: str, task_path: str = "") -> None:
-            await self._again(lambda: super(RetryingPostgresSaver, self).aput_writes(
-                config, writes, task_id, task_path))
+        async def aput_writes(
+            self, config: Any, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = ""
+        ) -> None:
+            await self._again(
+                lambda: super(RetryingPostgresSaver, self).aput_writes(
+                    config, writes, task_id, task_path
+                )
+            )
 
     return RetryingPostgresSaver
 

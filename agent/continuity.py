@@ -39,12 +39,14 @@ class Continuity:
         self.memory = memory
         self._history = history
 
-    async def before(self, thread_id: str, turn: Turn, model: ModelConfig,
-                     dirs: ThreadDirs) -> PreparedTurn:
+    async def before(
+        self, thread_id: str, turn: Turn, model: ModelConfig, dirs: ThreadDirs
+    ) -> PreparedTurn:
         from langchain_core.messages import HumanMessage
 
-        files = await prepare_files(turn.files, dirs, self.config.uploads,
-                                    vision=model.supports_vision)
+        files = await prepare_files(
+            turn.files, dirs, self.config.uploads, vision=model.supports_vision
+        )
         meta = human_metadata(turn)
         if files.images:
             meta["images"] = list(files.images)
@@ -68,15 +70,18 @@ class Continuity:
         except Exception:
             log.exception("could not queue the exchange of %s for memory", turn.user_id)
 
-    async def title(self, turn: Turn, answer: str, model: ModelConfig,
-                    models: list[ModelConfig]) -> str:
+    async def title(
+        self, turn: Turn, answer: str, model: ModelConfig, models: list[ModelConfig]
+    ) -> str:
         """A short title for a thread's first exchange ("" when none could be made)."""
         cfg = self.config.title
-        title_model = next((m for m in models if cfg.model_name and m.name == cfg.model_name),
-                           model)
+        title_model = next(
+            (m for m in models if cfg.model_name and m.name == cfg.model_name), model
+        )
         chat = create_chat_model(title_model, self.config, thinking=False)
-        title = await make_title(chat, turn.text, answer, cfg,
-                                 timeout=min(30.0, self.config.request_timeout_seconds))
+        title = await make_title(
+            chat, turn.text, answer, cfg, timeout=min(30.0, self.config.request_timeout_seconds)
+        )
         return title or ""
 
     async def _answered_before(self, thread_id: str) -> bool:

@@ -68,14 +68,7 @@ class Failed:
 
 
 AgentEvent = (
-    TextDelta
-    | ToolStarted
-    | ToolFinished
-    | Progress
-    | Clarification
-    | Artifact
-    | Final
-    | Failed
+    TextDelta | ToolStarted | ToolFinished | Progress | Clarification | Artifact | Final | Failed
 )
 
 

@@ -58,10 +58,13 @@ def load_extensions(path: Path) -> Extensions:
     skills = raw.get("skills") or {}
     if not isinstance(servers, dict) or not isinstance(skills, dict):
         raise ExtensionsError(f"{path}: mcpServers and skills must be objects")
-    enabled = {name: bool((entry or {}).get("enabled", True)) if isinstance(entry, dict)
-               else bool(entry) for name, entry in skills.items()}
-    return Extensions(mcp_servers={k: v for k, v in servers.items() if isinstance(v, dict)},
-                      skills=enabled)
+    enabled = {
+        name: bool((entry or {}).get("enabled", True)) if isinstance(entry, dict) else bool(entry)
+        for name, entry in skills.items()
+    }
+    return Extensions(
+        mcp_servers={k: v for k, v in servers.items() if isinstance(v, dict)}, skills=enabled
+    )
 
 
 def expand_vars(value: Any) -> Any:

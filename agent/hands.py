@@ -29,9 +29,11 @@ class Hands:
         self.mcp = McpTools(config.extensions_config)
         self.configured, self.notes = load_configured_tools(config.tools, bash_enabled=self.bash)
         self.fs_for = FSFactory(config.skills.path, self.skills.dir_allowed)
-        self.subagents = (Subagents(config.subagents, bash_enabled=self.bash,
-                                    build=self._build_subagent)
-                          if config.subagents.enabled else None)
+        self.subagents = (
+            Subagents(config.subagents, bash_enabled=self.bash, build=self._build_subagent)
+            if config.subagents.enabled
+            else None
+        )
 
     # providers -------------------------------------------------------------------------------
 
@@ -55,8 +57,9 @@ class Hands:
         from agent.middlewares.subagent_limit import SubagentLimit
 
         types = self.subagents.types() if self.subagents is not None else None
-        static = lead_static(bash=self.bash, subagent_types=types,
-                             limit=self.config.subagents.max_concurrent)
+        static = lead_static(
+            bash=self.bash, subagent_types=types, limit=self.config.subagents.max_concurrent
+        )
         common = self._common(static)
         return [common[0], SubagentLimit(self.config.subagents.max_concurrent), *common[1:]]
 
@@ -66,8 +69,12 @@ class Hands:
         from agent.middlewares.mcp_tools import McpToolsMiddleware
         from agent.middlewares.tool_errors import ToolErrors
 
-        return [HandsPrompt(static, self.skills, skills_section), LoopGuard(),
-                McpToolsMiddleware(self.mcp), ToolErrors()]
+        return [
+            HandsPrompt(static, self.skills, skills_section),
+            LoopGuard(),
+            McpToolsMiddleware(self.mcp),
+            ToolErrors(),
+        ]
 
     def _build_subagent(self, ctx: BuildContext, tools: list[Any], prompt: str) -> Any:
         from langchain.agents import create_agent

@@ -56,10 +56,13 @@ def skills_section(registry: SkillRegistry) -> str:
         return ""
     items = "\n".join(
         f"<skill><name>{escape(s.name)}</name><description>{escape(s.description)}"
-        f"</description><location>{s.virtual_path}</location></skill>" for s in enabled)
+        f"</description><location>{s.virtual_path}</location></skill>"
+        for s in enabled
+    )
     return (
         "<skills>\nSkills are instructions for specific kinds of work, located at /mnt/skills. "
         "When a request matches a skill's description, read its SKILL.md with read_file first "
         "and follow it (it may point to more files next to it). The user can also start a "
         "message with /<skill-name> to use one.\n<available_skills>\n"
-        f"{items}\n</available_skills>\n</skills>")
+        f"{items}\n</available_skills>\n</skills>"
+    )

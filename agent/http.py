@@ -24,8 +24,9 @@ from typing import Any
 _pools: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[str, Any], Any]] = (
     weakref.WeakKeyDictionary()
 )
-_OWN_CLIENT_KEYS = frozenset({"http_async_client", "async_client", "root_async_client",
-                              "openai_proxy", "http_client"})
+_OWN_CLIENT_KEYS = frozenset(
+    {"http_async_client", "async_client", "root_async_client", "openai_proxy", "http_client"}
+)
 
 
 def shared_client(base_url: str, timeout: Any) -> Any | None:

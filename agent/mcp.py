@@ -17,23 +17,34 @@ from agent.extensions import ExtensionsError, expand_vars, load_extensions, sign
 
 log = logging.getLogger(__name__)
 
-TRANSPORTS = {"stdio": "stdio", "sse": "sse", "http": "streamable_http",
-              "streamable_http": "streamable_http", "streamable-http": "streamable_http"}
+TRANSPORTS = {
+    "stdio": "stdio",
+    "sse": "sse",
+    "http": "streamable_http",
+    "streamable_http": "streamable_http",
+    "streamable-http": "streamable_http",
+}
 
 
 def connection(name: str, spec: dict[str, Any]) -> dict[str, Any]:
     """One server's `mcpServers` entry → a MultiServerMCPClient connection."""
     spec = expand_vars(spec)
-    kind = str(spec.get("type") or spec.get("transport") or
-               ("stdio" if spec.get("command") else "streamable_http"))
+    kind = str(
+        spec.get("type")
+        or spec.get("transport")
+        or ("stdio" if spec.get("command") else "streamable_http")
+    )
     transport = TRANSPORTS.get(kind)
     if transport is None:
         raise ValueError(f"unknown type {kind!r} (stdio, sse or http)")
     if transport == "stdio":
         if not spec.get("command"):
             raise ValueError("stdio needs a command")
-        conn: dict[str, Any] = {"transport": "stdio", "command": spec["command"],
-                                "args": [str(a) for a in spec.get("args") or []]}
+        conn: dict[str, Any] = {
+            "transport": "stdio",
+            "command": spec["command"],
+            "args": [str(a) for a in spec.get("args") or []],
+        }
         if spec.get("env"):
             conn["env"] = {str(k): str(v) for k, v in spec["env"].items()}
         if spec.get("cwd"):

@@ -45,8 +45,10 @@ def human_content(turn: Turn, files_block: str | None = None) -> str:
             parts.append(files_block)
     elif turn.files:
         listed = "\n".join(f"- {path}" for path in turn.files)
-        parts.append(f"New files uploaded with this message (in /mnt/user-data/uploads; read "
-                     f"them with read_file):\n{listed}")
+        parts.append(
+            f"New files uploaded with this message (in /mnt/user-data/uploads; read "
+            f"them with read_file):\n{listed}"
+        )
     return "\n\n".join(parts)
 
 

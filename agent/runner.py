@@ -84,8 +84,9 @@ class AgentRunner:
         self.tool_providers = list(tool_providers)
         self.middleware_providers = [context_middlewares, *middleware_providers]
         self.checkpoint_store = checkpoints or SqliteCheckpoints(self.data_dir / "checkpoints.db")
-        self.memory = MemoryService(config.memory, self.data_dir, self._memory_model,
-                                    store=memory_store)
+        self.memory = MemoryService(
+            config.memory, self.data_dir, self._memory_model, store=memory_store
+        )
         self.continuity = Continuity(config, self.memory, self.history)
         self._graphs: dict[tuple[str, bool, bool], Any] = {}
         self._runs: dict[str, _Run] = {}
@@ -94,8 +95,9 @@ class AgentRunner:
         self._after = AfterAnswer()
         self.on_title: Callable[[str, str], Awaitable[None] | None] = lambda _id, _title: None
 
-    def reconfigure(self, *, models: list[ModelConfig], default_model: str | None,
-                    config: AgentConfig) -> None:
+    def reconfigure(
+        self, *, models: list[ModelConfig], default_model: str | None, config: AgentConfig
+    ) -> None:
         """New settings for the next runs (a config reload); running ones finish as they began."""
         if not models:
             raise ValueError("at least one model must be configured (models[])")
@@ -202,8 +204,13 @@ class AgentRunner:
         """The thread's newest `CheckpointTuple` (or the one named), or None when none."""
         return await self._require_saver().aget_tuple(_config(thread_id, checkpoint_id))
 
-    async def update_state(self, thread_id: str, values: dict[str, Any],
-                           as_node: str | None = None, checkpoint_id: str | None = None) -> Any:
+    async def update_state(
+        self,
+        thread_id: str,
+        values: dict[str, Any],
+        as_node: str | None = None,
+        checkpoint_id: str | None = None,
+    ) -> Any:
         """LangGraph's `update_state`: the new checkpoint's config; ThreadBusy while it runs."""
         check_thread_id(thread_id)
         if thread_id in self._runs:
@@ -212,8 +219,7 @@ class AgentRunner:
         unknown = sorted(set(values) - set(graph.channels))
         if unknown:
             raise ValueError(f"the state has no {', '.join(map(repr, unknown))}")
-        return await graph.aupdate_state(_config(thread_id, checkpoint_id), values,
-                                         as_node=as_node)
+        return await graph.aupdate_state(_config(thread_id, checkpoint_id), values, as_node=as_node)
 
     async def checkpoints(self, thread_id: str, limit: int, before: str | None = None) -> list[Any]:
         """The thread's checkpoints, newest first (`CheckpointTuple`s)."""
@@ -259,8 +265,9 @@ class AgentRunner:
         queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
         turn = Turn(text="", user_id=user_id)
         run.task = asyncio.create_task(
-            self._produce_raw(graph, _config(thread_id, checkpoint_id), messages, turn, settings,
-                              modes, queue),
+            self._produce_raw(
+                graph, _config(thread_id, checkpoint_id), messages, turn, settings, modes, queue
+            ),
             name=f"agent-graph-run:{thread_id}",
         )
         try:
@@ -356,8 +363,9 @@ class AgentRunner:
         relay = EventRelay()
         model = self.resolve_model(settings.model)
         try:
-            prepared = await self.continuity.before(thread_id, turn, model,
-                                                    self.thread_dirs(thread_id))
+            prepared = await self.continuity.before(
+                thread_id, turn, model, self.thread_dirs(thread_id)
+            )
             async for mode, payload in graph.astream(
                 {"messages": [prepared.message]},
                 config={**_config(thread_id), "recursion_limit": self.config.recursion_limit},
@@ -412,8 +420,9 @@ class AgentRunner:
             )
         return self._graphs[key]
 
-    def _context(self, thread_id: str, turn: Turn, settings: RunSettings,
-                 memory: str = "") -> RunContext:
+    def _context(
+        self, thread_id: str, turn: Turn, settings: RunSettings, memory: str = ""
+    ) -> RunContext:
         return RunContext(
             thread_id=thread_id,
             dirs=self.thread_dirs(thread_id),

@@ -58,14 +58,21 @@ class Subagents:
 
         def graph_for(kind: str) -> Any:
             if kind not in graphs:
-                allowed = [t for t in lead_tools if t.name not in LEAD_ONLY and
-                           (kind == GENERAL or t.name in BASH_TOOLS)]
+                allowed = [
+                    t
+                    for t in lead_tools
+                    if t.name not in LEAD_ONLY and (kind == GENERAL or t.name in BASH_TOOLS)
+                ]
                 graphs[kind] = self.build(ctx, allowed, SUBAGENT_PROMPT)
             return graphs[kind]
 
         @tool
-        async def task(description: str, prompt: str, runtime: ToolRuntime[RunContext],
-                       subagent_type: str = GENERAL) -> str:
+        async def task(
+            description: str,
+            prompt: str,
+            runtime: ToolRuntime[RunContext],
+            subagent_type: str = GENERAL,
+        ) -> str:
             """Delegate a self-contained piece of work to a subagent, which works with its own
             tools and returns a report. description: 3-8 words shown to the user. prompt: the
             full task with all context it needs (it cannot see this conversation).
@@ -77,14 +84,17 @@ class Subagents:
 
         return task
 
-    async def _run(self, graph: Any, description: str, prompt: str,
-                   runtime: ToolRuntime[RunContext]) -> str:
+    async def _run(
+        self, graph: Any, description: str, prompt: str, runtime: ToolRuntime[RunContext]
+    ) -> str:
         pid = f"task:{runtime.tool_call_id}"
         write = runtime.stream_writer
         write(progress(pid, f"Subagent: {description}"))
         lines: asyncio.Queue[dict[str, str]] = asyncio.Queue()
-        job = asyncio.create_task(self._drive(graph, prompt, runtime.context, lines.put_nowait,
-                                              pid), context=contextvars.Context())
+        job = asyncio.create_task(
+            self._drive(graph, prompt, runtime.context, lines.put_nowait, pid),
+            context=contextvars.Context(),
+        )
         try:
             result = await asyncio.wait_for(_relay(job, lines, write), self.cfg.timeout_seconds)
         except TimeoutError:
@@ -99,14 +109,21 @@ class Subagents:
         write(progress(pid, f"Subagent: {description}", "done"))
         return result or "(the subagent returned no text)"
 
-    async def _drive(self, graph: Any, prompt: str, context: RunContext | None,
-                     write: Callable[[Any], None], pid: str) -> str:
+    async def _drive(
+        self,
+        graph: Any,
+        prompt: str,
+        context: RunContext | None,
+        write: Callable[[Any], None],
+        pid: str,
+    ) -> str:
         answer = ""
         labels: dict[str, str] = {}
         async for update in graph.astream(
             {"messages": [HumanMessage(prompt)]},
             config={"recursion_limit": self.cfg.recursion_limit},
-            context=context, stream_mode="updates",
+            context=context,
+            stream_mode="updates",
         ):
             for message in _messages(update):
                 if isinstance(message, AIMessage):
@@ -122,8 +139,9 @@ class Subagents:
         return answer
 
 
-async def _relay(job: asyncio.Task[str], lines: asyncio.Queue[dict[str, str]],
-                 write: Callable[[Any], None]) -> str:
+async def _relay(
+    job: asyncio.Task[str], lines: asyncio.Queue[dict[str, str]], write: Callable[[Any], None]
+) -> str:
     """Write the subagent's progress lines (from the lead's context) until it finishes."""
     while True:
         getter = asyncio.ensure_future(lines.get())

@@ -27,13 +27,15 @@ def clean_title(text: str, max_words: int, max_chars: int) -> str:
     words = line.split()[:max_words]
     title = " ".join(words)
     if len(title) > max_chars:
-        title = title[:max_chars].rsplit(" ", 1)[0] if " " in title[:max_chars] else title[
-            :max_chars]
+        title = (
+            title[:max_chars].rsplit(" ", 1)[0] if " " in title[:max_chars] else title[:max_chars]
+        )
     return title.strip(_QUOTES + " ,;:")
 
 
-async def make_title(model: Any, user_text: str, answer: str, config: TitleConfig,
-                     timeout: float = 30.0) -> str:
+async def make_title(
+    model: Any, user_text: str, answer: str, config: TitleConfig, timeout: float = 30.0
+) -> str:
     """The title, or "" when the model fails (the next first-exchange check will not retry)."""
     messages = [
         ("system", TITLE_PROMPT.format(max_words=config.max_words)),

@@ -29,8 +29,9 @@ IMAGE_TYPES = {
     ".gif": "image/gif",
     ".webp": "image/webp",
 }
-UPLOADED = ("New files uploaded with this message (in /mnt/user-data/uploads; read them with "
-            "read_file):")
+UPLOADED = (
+    "New files uploaded with this message (in /mnt/user-data/uploads; read them with read_file):"
+)
 NO_VISION = "an image; the current model cannot see images, so say so if asked about it"
 
 
@@ -47,7 +48,7 @@ def host_path(agent_path: str, dirs: ThreadDirs) -> Path | None:
     prefix = VIRTUAL_ROOT + "/"
     if not agent_path.startswith(prefix):
         return None
-    rest = agent_path[len(prefix):]
+    rest = agent_path[len(prefix) :]
     path = (dirs.root / rest).resolve()
     return path if path.is_relative_to(dirs.root.resolve()) else None
 
@@ -61,8 +62,9 @@ def image_type(path: str) -> str | None:
     return IMAGE_TYPES.get(Path(path).suffix.lower())
 
 
-async def prepare_files(files: Sequence[str], dirs: ThreadDirs, config: UploadsConfig, *,
-                        vision: bool) -> PreparedFiles:
+async def prepare_files(
+    files: Sequence[str], dirs: ThreadDirs, config: UploadsConfig, *, vision: bool
+) -> PreparedFiles:
     if not files:
         return PreparedFiles()
     lines, inlined, images = [UPLOADED], list[str](), list[str]()

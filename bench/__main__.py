@@ -47,18 +47,26 @@ def main(argv: list[str]) -> int:
         started, load_before = time.time(), os.getloadavg()[0]
         figures = run(module.run())  # on the loop `antler serve` uses
         _print(name, figures)
-        record = {"benchmark": name, "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                  "seconds": round(time.time() - started, 1), "machine": _machine(load_before),
-                  "figures": figures}
+        record = {
+            "benchmark": name,
+            "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "seconds": round(time.time() - started, 1),
+            "machine": _machine(load_before),
+            "figures": figures,
+        }
         (RESULTS / f"{name}.json").write_text(json.dumps(record, indent=2) + "\n")
     return 0
 
 
 def _machine(load_before: float) -> dict[str, object]:
     """Where the figures come from; the load averages show whether the machine was shared."""
-    return {"python": platform.python_version(), "cpus": os.cpu_count(),
-            "platform": platform.platform(), "load_1m_before": round(load_before, 2),
-            "load_1m_after": round(os.getloadavg()[0], 2)}
+    return {
+        "python": platform.python_version(),
+        "cpus": os.cpu_count(),
+        "platform": platform.platform(),
+        "load_1m_before": round(load_before, 2),
+        "load_1m_after": round(os.getloadavg()[0], 2),
+    }
 
 
 if __name__ == "__main__":

@@ -37,16 +37,24 @@ def first_call(tg: FakeTelegram, chat_id: int, methods: tuple[str, ...]) -> floa
 
 
 def final_at(tg: FakeTelegram, chat_id: int, text: str) -> float | None:
-    times = [c.at for c in tg.calls_of("sendMessage", "editMessageText")
-             if c.body.get("chat_id") == chat_id and c.body.get("text") == text]
+    times = [
+        c.at
+        for c in tg.calls_of("sendMessage", "editMessageText")
+        if c.body.get("chat_id") == chat_id and c.body.get("text") == text
+    ]
     return min(times) if times else None
 
 
 async def run() -> dict[str, Any]:
     figures = await burst(CHATS, SLOTS)
     small = await burst(20, 4)
-    figures.update({f"small_burst_{k}": v for k, v in small.items()
-                    if k.startswith(("chats", "max_", "first_"))})
+    figures.update(
+        {
+            f"small_burst_{k}": v
+            for k, v in small.items()
+            if k.startswith(("chats", "max_", "first_"))
+        }
+    )
     return figures
 
 
@@ -58,8 +66,9 @@ async def burst(n_chats: int, slots: int) -> dict[str, Any]:
     telegram = {"enabled": True, "bot_token": TOKEN, "api_base": tg.api_base, "poll_timeout": 1}
     try:
         with tempfile.TemporaryDirectory() as tmp:
-            svc = ServiceHarness(Path(tmp), openai,
-                                 {"max_concurrent_runs": slots, "telegram": telegram})
+            svc = ServiceHarness(
+                Path(tmp), openai, {"max_concurrent_runs": slots, "telegram": telegram}
+            )
             async with svc:
                 pushed = {}
                 for chat_id in chats:
@@ -80,7 +89,9 @@ async def burst(n_chats: int, slots: int) -> dict[str, Any]:
             last_token = started[chat_id] + (TOKENS - 1) / TPS
             last_token_to_final.append(max(0.0, final - last_token))
     return {
-        "chats": n_chats, "max_concurrent_runs": slots, "model_tokens_per_second": TPS,
+        "chats": n_chats,
+        "max_concurrent_runs": slots,
+        "model_tokens_per_second": TPS,
         "first_visible_ms_p50": round(pct(first, 50) * 1000, 1),
         "first_visible_ms_p99": round(pct(first, 99) * 1000, 1),
         "chats_with_a_sign_of_life": len(first),

@@ -36,8 +36,14 @@ def _pct(values: list[float], q: float) -> float:
 
 async def first_visible(fake: FakeDingTalk, tmp: Path, n: int = 20) -> dict[str, float]:
     openai = FakeOpenAI().start()
-    config = {"enabled": True, "client_id": "bench", "client_secret": "s", "api_base": fake.base,
-              "card_template_id": "tpl", "stream_interval": 0.5}
+    config = {
+        "enabled": True,
+        "client_id": "bench",
+        "client_secret": "s",
+        "api_base": fake.base,
+        "card_template_id": "tpl",
+        "stream_interval": 0.5,
+    }
     lat: list[float] = []
     try:
         async with ServiceHarness(tmp, openai, channels={"dingtalk": config}) as svc:
@@ -46,7 +52,8 @@ async def first_visible(fake: FakeDingTalk, tmp: Path, n: int = 20) -> dict[str,
                 t0 = time.monotonic()
                 fake.push_message(fake.chatbot_data(f"q{i}", sender=f"user-{i}"))
                 rec = await fake.until(
-                    partial(_since, fake, "/v1.0/card/instances/deliver", before))
+                    partial(_since, fake, "/v1.0/card/instances/deliver", before)
+                )
                 lat.append(rec[0].at - t0)
                 await svc.idle()
     finally:
@@ -58,8 +65,9 @@ def _since(fake: FakeDingTalk, path: str, before: int) -> list[Any]:
     return fake.requests("POST", path)[before:]
 
 
-async def _stream_reply(channel: DingTalkChannel, msg: InboundMessage, fake: FakeDingTalk,
-                        tokens: int) -> list[tuple[str, float]]:
+async def _stream_reply(
+    channel: DingTalkChannel, msg: InboundMessage, fake: FakeDingTalk, tokens: int
+) -> list[tuple[str, float]]:
     """Stream `tokens` words; return (text so far, time handed over) per token."""
     streamer = ReplyStreamer(channel, msg)  # paced by the channel's own Pacer
     await streamer.open()
@@ -75,8 +83,9 @@ async def _stream_reply(channel: DingTalkChannel, msg: InboundMessage, fake: Fak
 
 
 def _visible_latencies(fake: FakeDingTalk, card_id: str, sent: list[tuple[str, float]]) -> list:
-    puts = [c for c in fake.requests("PUT", "/v1.0/card/streaming")
-            if c.body["outTrackId"] == card_id]
+    puts = [
+        c for c in fake.requests("PUT", "/v1.0/card/streaming") if c.body["outTrackId"] == card_id
+    ]
     out = []
     for text, at in sent:
         shown = next((p.at for p in puts if p.body["content"].startswith(text.strip())), None)
@@ -86,8 +95,14 @@ def _visible_latencies(fake: FakeDingTalk, card_id: str, sent: list[tuple[str, f
 
 
 async def streaming(fake: FakeDingTalk, tmp: Path, cards: int, tokens: int) -> dict[str, float]:
-    config = DingTalkConfig(enabled=True, client_id=f"bench-{cards}", client_secret="s",
-                            api_base=fake.base, card_template_id="tpl", stream_interval=0.5)
+    config = DingTalkConfig(
+        enabled=True,
+        client_id=f"bench-{cards}",
+        client_secret="s",
+        api_base=fake.base,
+        card_template_id="tpl",
+        stream_interval=0.5,
+    )
     ctx = BenchContext(tmp)
     channel = DingTalkChannel(config, ctx)
     await channel.start()
@@ -97,9 +112,9 @@ async def streaming(fake: FakeDingTalk, tmp: Path, cards: int, tokens: int) -> d
         await fake.until(lambda: len(ctx.published) == cards, timeout=20)
         start_puts = len(fake.requests("PUT", "/v1.0/card/streaming"))
         t0 = time.monotonic()
-        runs = await asyncio.gather(*(
-            _stream_reply(channel, m, fake, tokens) for m in ctx.published
-        ))
+        runs = await asyncio.gather(
+            *(_stream_reply(channel, m, fake, tokens) for m in ctx.published)
+        )
         elapsed = time.monotonic() - t0
     finally:
         await channel.stop()

@@ -45,8 +45,13 @@ class _Ctx:
 
 
 async def _channel(fake: FakeFeishu, ctx: _Ctx) -> FeishuChannel:
-    config = FeishuConfig(enabled=True, app_id=f"cli_{uuid.uuid4().hex[:10]}", app_secret="s",
-                          domain=fake.base, stream_interval=STREAM_INTERVAL)
+    config = FeishuConfig(
+        enabled=True,
+        app_id=f"cli_{uuid.uuid4().hex[:10]}",
+        app_secret="s",
+        domain=fake.base,
+        stream_interval=STREAM_INTERVAL,
+    )
     channel = FeishuChannel(config, ctx)  # type: ignore[arg-type]
     ctx.channel = channel
     await channel.start()
@@ -65,10 +70,16 @@ async def first_card(fake: FakeFeishu, n: int = 30) -> list[float]:
     return out
 
 
-async def _stream_one(channel: FeishuChannel, mid: str, tokens: int, tps: float,
-                      produced: dict[str, float]) -> Any:
-    msg = InboundMessage(event_id=mid, message_id=mid, text="q", sender=UserRef(id="u"),
-                         chat=ChatRef(channel="feishu", chat_id="oc_bench"))
+async def _stream_one(
+    channel: FeishuChannel, mid: str, tokens: int, tps: float, produced: dict[str, float]
+) -> Any:
+    msg = InboundMessage(
+        event_id=mid,
+        message_id=mid,
+        text="q",
+        sender=UserRef(id="u"),
+        chat=ChatRef(channel="feishu", chat_id="oc_bench"),
+    )
     handle = await channel.open_reply(msg, ReplyDoc())
     text, done = "", asyncio.Event()
 
@@ -108,8 +119,9 @@ def _busiest_second(fake: FakeFeishu) -> int:
     for call in fake.calls:
         if "/cardkit/v1/cards/" in call.path:
             per_card.setdefault(call.path.split("/")[5], []).append(call.at)
-    return max((sum(1 for t in ts if s <= t < s + 1) for ts in per_card.values() for s in ts),
-               default=0)
+    return max(
+        (sum(1 for t in ts if s <= t < s + 1) for ts in per_card.values() for s in ts), default=0
+    )
 
 
 async def run() -> dict[str, Any]:
@@ -126,15 +138,18 @@ async def run() -> dict[str, Any]:
             fake.calls.clear()
             start = time.monotonic()
             many: dict[str, float] = {}
-            await asyncio.gather(*(_stream_one(channel, f"om_many{i}", 40, 20, many)
-                                   for i in range(50)))
+            await asyncio.gather(
+                *(_stream_one(channel, f"om_many{i}", 40, 20, many) for i in range(50))
+            )
             wall = time.monotonic() - start
             await channel.stop()
         return {
-            "first_card_ms_p50": _pct(firsts, 0.5), "first_card_ms_p99": _pct(firsts, 0.99),
+            "first_card_ms_p50": _pct(firsts, 0.5),
+            "first_card_ms_p99": _pct(firsts, 0.99),
             "token_to_visible_ms_p50": _pct(visible, 0.5),
             "token_to_visible_ms_p99": _pct(visible, 0.99),
-            "concurrent_cards": 50, "concurrent_wall_s": round(wall, 2),
+            "concurrent_cards": 50,
+            "concurrent_wall_s": round(wall, 2),
             "concurrent_card_ops": len(fake.calls),
             "busiest_card_ops_in_1s": _busiest_second(fake),
             "rate_violations": len(fake.violations),

@@ -44,7 +44,8 @@ def _run() -> dict[str, Any]:
     try:
         for count in (1, 2, 3):
             figures[f"turns_per_s_{count}_workers"] = round(
-                _throughput(pg, rd, count, messages, chats), 1)
+                _throughput(pg, rd, count, messages, chats), 1
+            )
         one = figures["turns_per_s_1_workers"]
         for count in (2, 3):
             figures[f"ratio_{count}_to_1"] = round(figures[f"turns_per_s_{count}_workers"] / one, 2)
@@ -68,10 +69,13 @@ class _Setup:
         self.prefix = redis_server.new_prefix()
         self.openai = FakeOpenAI().start()
         self.telegram = FakeTelegram().start()
-        bus = {"backend": "redis", "redis": {"url": self.rd, "key_prefix": self.prefix,
-                                             "lease_seconds": self.lease}}
-        self.group = workers(Path(self.tmp.name), self.openai.base_url, self.telegram, dsn,
-                             bus, self.count)
+        bus = {
+            "backend": "redis",
+            "redis": {"url": self.rd, "key_prefix": self.prefix, "lease_seconds": self.lease},
+        }
+        self.group = workers(
+            Path(self.tmp.name), self.openai.base_url, self.telegram, dsn, bus, self.count
+        )
         start_all(self.group)
         return self.group, self.telegram
 
@@ -98,8 +102,11 @@ def _throughput(pg: str, rd: str, count: int, messages: int, chats: int) -> floa
 
 
 def _answered(telegram: FakeTelegram) -> int:
-    return sum(1 for c in telegram.calls_of("sendMessage", "editMessageText")
-               if c.body.get("text", "").startswith("echo: chat "))
+    return sum(
+        1
+        for c in telegram.calls_of("sendMessage", "editMessageText")
+        if c.body.get("text", "").startswith("echo: chat ")
+    )
 
 
 def _takeover(pg: str, rd: str) -> dict[str, float]:
@@ -113,5 +120,8 @@ def _takeover(pg: str, rd: str) -> dict[str, float]:
         connection = time.monotonic() - killed
         wait_until(lambda: telegram.sent_texts(20_000), 60, "the message answered")
         answered = time.monotonic() - killed
-    return {"lease_seconds": LEASE_SECONDS, "takeover_connection_s": round(connection, 2),
-            "takeover_first_answer_s": round(answered, 2)}
+    return {
+        "lease_seconds": LEASE_SECONDS,
+        "takeover_connection_s": round(connection, 2),
+        "takeover_first_answer_s": round(answered, 2),
+    }

@@ -47,12 +47,21 @@ async def run() -> dict[str, Any]:
         return None
 
     config = SchedulesConfig(max_per_person=TASKS, max_per_chat=TASKS)
-    schedules = build_schedules(SqliteScheduleStore(db), config, publish=publish, notify=notify,
-                                outcome=journal.entry, clock=clock)
+    schedules = build_schedules(
+        SqliteScheduleStore(db),
+        config,
+        publish=publish,
+        notify=notify,
+        outcome=journal.entry,
+        clock=clock,
+    )
     started = time.perf_counter()
     for i in range(TASKS):
-        await schedules.create(ChatRef(channel="bench", chat_id=f"c{i}"), UserRef(id=f"u{i}"),
-                               "every hour post the status")
+        await schedules.create(
+            ChatRef(channel="bench", chat_id=f"c{i}"),
+            UserRef(id=f"u{i}"),
+            "every hour post the status",
+        )
     create_ms = (time.perf_counter() - started) * 1000 / TASKS
     clock.t += 3600
     with LoopLag() as lag:
@@ -65,8 +74,12 @@ async def run() -> dict[str, Any]:
     await schedules.scheduler.tick()
     reconcile_s = time.perf_counter() - started
     db.close()
-    return {"tasks": TASKS, "create_ms_per_task": round(create_ms, 3),
-            "runs_published": len(published), "tick_due_all_s": round(tick_s, 2),
-            **summary("tick_loop_lag", lag.lags), "tick_loop_lag_max_ms":
-            round(max(lag.lags, default=0.0) * 1000, 1), "tick_reconcile_all_s":
-            round(reconcile_s, 2)}
+    return {
+        "tasks": TASKS,
+        "create_ms_per_task": round(create_ms, 3),
+        "runs_published": len(published),
+        "tick_due_all_s": round(tick_s, 2),
+        **summary("tick_loop_lag", lag.lags),
+        "tick_loop_lag_max_ms": round(max(lag.lags, default=0.0) * 1000, 1),
+        "tick_reconcile_all_s": round(reconcile_s, 2),
+    }

@@ -34,10 +34,17 @@ STREAM_CALLS = ("chat.startStream", "chat.appendStream")
 
 async def _answer(channel: SlackChannel, i: int) -> str:
     ts = f"1700003{i:03d}.000100"
-    chat = ChatRef(channel="slack", chat_id="C0001", chat_type="group", workspace="T0001",
-                   topic_id=ts)
-    msg = InboundMessage(event_id=f"E{i}", chat=chat, sender=UserRef(id="U0001"), text="go",
-                         message_id=ts, raw={"thread_ts": ts})
+    chat = ChatRef(
+        channel="slack", chat_id="C0001", chat_type="group", workspace="T0001", topic_id=ts
+    )
+    msg = InboundMessage(
+        event_id=f"E{i}",
+        chat=chat,
+        sender=UserRef(id="U0001"),
+        text="go",
+        message_id=ts,
+        raw={"thread_ts": ts},
+    )
     streamer = ReplyStreamer(channel, msg)
     await streamer.open()
     text, n = "", 0
@@ -57,8 +64,9 @@ async def _run(answers: int) -> dict[str, Any]:
     fake = FakeSlack().start()
     try:
         with tempfile.TemporaryDirectory() as tmp:
-            cfg = SlackConfig(enabled=True, bot_token=BOT_TOKEN, app_token=APP_TOKEN,
-                              api_base=fake.api_base)
+            cfg = SlackConfig(
+                enabled=True, bot_token=BOT_TOKEN, app_token=APP_TOKEN, api_base=fake.api_base
+            )
             channel = SlackChannel(cfg, BenchContext(Path(tmp)))
             await channel.start()
             t0 = time.monotonic()
@@ -67,18 +75,25 @@ async def _run(answers: int) -> dict[str, Any]:
             await channel.stop()
         streamed = [c for m in STREAM_CALLS for c in fake.calls_of(m)]
         appends = fake.calls_of("chat.appendStream")
-        shown = [m["text"] + str(m.get("blocks") or "")
-                 for m in fake.messages.values() if m.get("bot_id")]
+        shown = [
+            m["text"] + str(m.get("blocks") or "")
+            for m in fake.messages.values()
+            if m.get("bot_id")
+        ]
         return {
             "answers": answers,
             "seconds": round(elapsed, 1),
             "stream_calls": len(streamed),
             "stream_calls_per_minute": round(len(streamed) * 60 / elapsed, 1),
             "stream_calls_max_in_60s": max(fake.max_in_window(m, 60.0) for m in STREAM_CALLS)
-            if answers else 0,
+            if answers
+            else 0,
             "start_plus_append_max_in_60s": _max_in_window(sorted(c.at for c in streamed), 60),
-            "mean_chars_per_append": round(statistics.fmean(
-                len(c.body["chunks"][0]["text"]) for c in appends), 1) if appends else 0.0,
+            "mean_chars_per_append": round(
+                statistics.fmean(len(c.body["chunks"][0]["text"]) for c in appends), 1
+            )
+            if appends
+            else 0.0,
             "finals_delivered": sum(1 for t in texts if any(t.strip() in m for m in shown)),
         }
     finally:

@@ -44,8 +44,14 @@ async def _latency(fake: FakeSlack, channel: SlackChannel, ctx: BenchContext) ->
     acks, first, token = [], [], []
     for i in range(ROUNDS):
         ts = f"1700001{i:03d}.000100"
-        event = {"type": "app_mention", "channel": "C0001", "user": "U0001", "ts": ts,
-                 "text": "<@UBOT> hi", "team": "T0001"}
+        event = {
+            "type": "app_mention",
+            "channel": "C0001",
+            "user": "U0001",
+            "ts": ts,
+            "text": "<@UBOT> hi",
+            "team": "T0001",
+        }
         statuses = len(fake.calls_of("assistant.threads.setStatus"))
         t0 = time.monotonic()
         env = await asyncio.to_thread(fake.push_event, event, event_id=f"Ev{i}")
@@ -61,8 +67,10 @@ async def _latency(fake: FakeSlack, channel: SlackChannel, ctx: BenchContext) ->
         token.append(await _wait_calls(fake, "chat.appendStream", appends + 1) - t1)
         await channel.finish_reply(handle, ReplyDoc(text="Hello world!", status="done"))
     return {
-        "ack_ms_p50": _pct(acks, 0.5), "ack_ms_p99": _pct(acks, 0.99),
-        "first_visible_ms_p50": _pct(first, 0.5), "first_visible_ms_p99": _pct(first, 0.99),
+        "ack_ms_p50": _pct(acks, 0.5),
+        "ack_ms_p99": _pct(acks, 0.99),
+        "first_visible_ms_p50": _pct(first, 0.5),
+        "first_visible_ms_p99": _pct(first, 0.99),
         "token_to_visible_ms_p50": _pct(token, 0.5),
         "token_to_visible_ms_p99": _pct(token, 0.99),
     }
@@ -72,10 +80,17 @@ async def _one_thread(channel: SlackChannel, i: int, updates: int) -> None:
     from channels.base import ChatRef, UserRef
 
     ts = f"1700002{i:03d}.000100"
-    chat = ChatRef(channel="slack", chat_id="C0001", chat_type="group", workspace="T0001",
-                   topic_id=ts)
-    msg = InboundMessage(event_id=f"E{i}", chat=chat, sender=UserRef(id="U0001"), text="go",
-                         message_id=ts, raw={"thread_ts": ts})
+    chat = ChatRef(
+        channel="slack", chat_id="C0001", chat_type="group", workspace="T0001", topic_id=ts
+    )
+    msg = InboundMessage(
+        event_id=f"E{i}",
+        chat=chat,
+        sender=UserRef(id="U0001"),
+        text="go",
+        message_id=ts,
+        raw={"thread_ts": ts},
+    )
     handle = await channel.open_reply(msg, ReplyDoc(status="working"))
     text = ""
     for n in range(updates):
@@ -89,9 +104,15 @@ async def _many(native: bool) -> dict[str, Any]:
     fake = FakeSlack().start()
     try:
         with tempfile.TemporaryDirectory() as tmp:
-            cfg = SlackConfig(enabled=True, bot_token=BOT_TOKEN, app_token=APP_TOKEN,
-                              api_base=fake.api_base, native_stream=native,
-                              workspace_edits_per_second=8.0, workspace_appends_per_second=15.0)
+            cfg = SlackConfig(
+                enabled=True,
+                bot_token=BOT_TOKEN,
+                app_token=APP_TOKEN,
+                api_base=fake.api_base,
+                native_stream=native,
+                workspace_edits_per_second=8.0,
+                workspace_appends_per_second=15.0,
+            )
             channel = SlackChannel(cfg, BenchContext(Path(tmp)))
             await channel.start()
             t0 = time.monotonic()
@@ -99,16 +120,21 @@ async def _many(native: bool) -> dict[str, Any]:
             elapsed = time.monotonic() - t0
             await channel.stop()
         finals_ok = sum(
-            1 for m in fake.messages.values()
+            1
+            for m in fake.messages.values()
             if m.get("bot_id") and ("end" in m["text"] or "end" in str(m.get("blocks")))
         )
         return {
-            "threads": THREADS, "seconds": round(elapsed, 2), "finals_delivered": finals_ok,
+            "threads": THREADS,
+            "seconds": round(elapsed, 2),
+            "finals_delivered": finals_ok,
             "chat_update_calls": len(fake.calls_of("chat.update")),
             "chat_update_max_per_1s": fake.max_in_window("chat.update", 1.0),
             "append_stream_calls": len(fake.calls_of("chat.appendStream")),
-            "stream_calls_max_per_1s": max(fake.max_in_window("chat.appendStream", 1.0),
-                                           fake.max_in_window("chat.startStream", 1.0)),
+            "stream_calls_max_per_1s": max(
+                fake.max_in_window("chat.appendStream", 1.0),
+                fake.max_in_window("chat.startStream", 1.0),
+            ),
         }
     finally:
         fake.stop()
@@ -119,9 +145,14 @@ async def run() -> dict[str, Any]:
     try:
         with tempfile.TemporaryDirectory() as tmp:
             ctx = BenchContext(Path(tmp))
-            cfg = SlackConfig(enabled=True, bot_token=BOT_TOKEN, app_token=APP_TOKEN,
-                              api_base=fake.api_base, workspace_appends_per_second=1000.0,
-                              min_append_chars=1)
+            cfg = SlackConfig(
+                enabled=True,
+                bot_token=BOT_TOKEN,
+                app_token=APP_TOKEN,
+                api_base=fake.api_base,
+                workspace_appends_per_second=1000.0,
+                min_append_chars=1,
+            )
             channel = SlackChannel(cfg, ctx)
             await channel.start()
             latency = await _latency(fake, channel, ctx)

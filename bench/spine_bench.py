@@ -44,21 +44,30 @@ def _fake(url: str) -> dict[str, Any]:
     return {"name": "fake", "model": "fake", "api_key": "sk", "base_url": url, "max_retries": 0}
 
 
-def _app(models: list[dict[str, Any]], max_runs: int = 64,
-         capabilities: Capabilities | None = None, extras: bool = False,
-         storage: dict[str, Any] | None = None) -> App:
+def _app(
+    models: list[dict[str, Any]],
+    max_runs: int = 64,
+    capabilities: Capabilities | None = None,
+    extras: bool = False,
+    storage: dict[str, Any] | None = None,
+) -> App:
     """The service with the recording channel. `extras` keeps the agent's title and memory
     model calls (on by default in the product); without them one turn is one model call."""
     register_recording_channel()
     agent = {} if extras else {"title": {"enabled": False}, "memory": {"enabled": False}}
-    settings = settings_from_dict({
-        "storage": {"data_dir": str(temp_dir()), **(storage or {})},
-        "gateway": {"enabled": False},
-        "models": models,
-        "agent": agent,
-        "channels": {"test": {"enabled": True}, "max_concurrent_runs": max_runs,
-                     "inbound_queue_size": 20_000},
-    })
+    settings = settings_from_dict(
+        {
+            "storage": {"data_dir": str(temp_dir()), **(storage or {})},
+            "gateway": {"enabled": False},
+            "models": models,
+            "agent": agent,
+            "channels": {
+                "test": {"enabled": True},
+                "max_concurrent_runs": max_runs,
+                "inbound_queue_size": 20_000,
+            },
+        }
+    )
     kwargs = {"test": {"capabilities": capabilities}} if capabilities else None
     return App(settings, channel_kwargs=kwargs)
 
@@ -74,7 +83,7 @@ class Finishes:
 
     def poll(self) -> int:
         calls = self.channel.calls
-        for call in calls[self._seen:]:
+        for call in calls[self._seen :]:
             if call.kind == "finish":
                 self.done += 1
                 self.failed += call.doc is not None and call.doc.status == "failed"
@@ -107,8 +116,9 @@ def _watch_first_events(app: App) -> dict[str, float]:
     return first
 
 
-async def dispatcher_overhead(samples: int = 300,
-                              storage: dict[str, Any] | None = None) -> dict[str, float]:
+async def dispatcher_overhead(
+    samples: int = 300, storage: dict[str, Any] | None = None
+) -> dict[str, float]:
     app = _app([ECHO], storage=storage)
     await app.start(gateway=False)
     first = _watch_first_events(app)
@@ -128,8 +138,12 @@ async def dispatcher_overhead(samples: int = 300,
     return summary("publish_to_first_event", latencies[20:])
 
 
-async def throughput(models: list[dict[str, Any]], turns: int = 1000, extras: bool = False,
-                     storage: dict[str, Any] | None = None) -> dict[str, float]:
+async def throughput(
+    models: list[dict[str, Any]],
+    turns: int = 1000,
+    extras: bool = False,
+    storage: dict[str, Any] | None = None,
+) -> dict[str, float]:
     app = _app(models, max_runs=64, extras=extras, storage=storage)
     await app.start(gateway=False)
     freeze_startup_objects()  # as `antler serve` does
@@ -143,8 +157,10 @@ async def throughput(models: list[dict[str, Any]], turns: int = 1000, extras: bo
     await done.wait(turns + 1, 300)
     elapsed, cpu = time.perf_counter() - start, cpu_seconds() - cpu
     await app.stop()
-    return {"turns_per_s": round((done.done - 1) / elapsed, 1),
-            "cpu_ms_per_turn": round(cpu / turns * 1000, 2)}
+    return {
+        "turns_per_s": round((done.done - 1) / elapsed, 1),
+        "cpu_ms_per_turn": round(cpu / turns * 1000, 2),
+    }
 
 
 async def concurrent_streams(convs: int = 1000, timeout: float = 240) -> dict[str, float]:
@@ -164,11 +180,16 @@ async def concurrent_streams(convs: int = 1000, timeout: float = 240) -> dict[st
         elapsed, cpu = time.perf_counter() - start, cpu_seconds() - cpu
         await app.stop()
     figures = summary("loop_lag", lag.lags)
-    figures.update({"streams_finished": done.done - done.failed, "streams_failed": done.failed,
-                    "wall_seconds": round(elapsed, 1),
-                    "ideal_seconds": round(STREAM_TOKENS / STREAM_TPS, 1),
-                    "peak_rss_mb": round(lag.peak_rss / 2**20, 1),
-                    "cpu_us_per_token": round(cpu / (convs * STREAM_TOKENS) * 1e6, 1)})
+    figures.update(
+        {
+            "streams_finished": done.done - done.failed,
+            "streams_failed": done.failed,
+            "wall_seconds": round(elapsed, 1),
+            "ideal_seconds": round(STREAM_TOKENS / STREAM_TPS, 1),
+            "peak_rss_mb": round(lag.peak_rss / 2**20, 1),
+            "cpu_us_per_token": round(cpu / (convs * STREAM_TOKENS) * 1e6, 1),
+        }
+    )
     return figures
 
 

@@ -25,8 +25,14 @@ from bot.schedules import SchedulesConfig, build_schedules
 from bot.stores import Stores, build_stores
 from channels.base import ChatRef, InboundMessage, PublishResult, UserRef
 
-FIGURES = ("publish_to_first_event_p50_ms", "publish_to_first_event_p99_ms", "turns_per_s",
-           "cpu_ms_per_turn", "run_records_ms_per_run", "schedule_tick_1000_due_s")
+FIGURES = (
+    "publish_to_first_event_p50_ms",
+    "publish_to_first_event_p99_ms",
+    "turns_per_s",
+    "cpu_ms_per_turn",
+    "run_records_ms_per_run",
+    "schedule_tick_1000_due_s",
+)
 RUNS, DUE = 500, 1_000
 
 
@@ -35,10 +41,16 @@ async def _backend(storage: Callable[[], dict[str, Any]]) -> dict[str, float]:
     every App: on one database the second run's events would be duplicates of the first's)."""
     figures = await dispatcher_overhead(storage=storage())
     figures.update(await throughput([ECHO], storage=storage()))
-    stores = build_stores(settings_from_dict({
-        "storage": {"data_dir": str(temp_dir()), **storage()},
-        "models": [{"name": "m", "model": "m", "api_key": "sk", "base_url": "http://127.0.0.1:9"}],
-    }))
+    stores = build_stores(
+        settings_from_dict(
+            {
+                "storage": {"data_dir": str(temp_dir()), **storage()},
+                "models": [
+                    {"name": "m", "model": "m", "api_key": "sk", "base_url": "http://127.0.0.1:9"}
+                ],
+            }
+        )
+    )
     await stores.open()
     try:
         figures["run_records_ms_per_run"] = await _run_records(stores)
@@ -56,9 +68,17 @@ async def _run_records(stores: Stores) -> float:
     started = time.perf_counter()
     for i in range(RUNS):
         now = time.time()
-        await records.add_run(RunRow(run_id=f"r{i}", thread_id="bench", assistant_id="lead_agent",
-                                     status="pending", created_at=now, updated_at=now,
-                                     modes=["values"]))
+        await records.add_run(
+            RunRow(
+                run_id=f"r{i}",
+                thread_id="bench",
+                assistant_id="lead_agent",
+                status="pending",
+                created_at=now,
+                updated_at=now,
+                modes=["values"],
+            )
+        )
         await records.set_run(f"r{i}", "running")
         await records.set_run(f"r{i}", "success", values=values)
         await records.touch_thread("bench")
@@ -76,13 +96,20 @@ async def _schedule_tick(stores: Stores) -> float:
     async def notify(chat: ChatRef, text: str) -> None:
         return None
 
-    schedules = build_schedules(stores.schedules,
-                                SchedulesConfig(max_per_person=DUE, max_per_chat=DUE),
-                                publish=publish, notify=notify, outcome=stores.journal.entry,
-                                clock=clock)
+    schedules = build_schedules(
+        stores.schedules,
+        SchedulesConfig(max_per_person=DUE, max_per_chat=DUE),
+        publish=publish,
+        notify=notify,
+        outcome=stores.journal.entry,
+        clock=clock,
+    )
     for i in range(DUE):
-        await schedules.create(ChatRef(channel="bench", chat_id=f"c{i}"), UserRef(id=f"u{i}"),
-                               "every hour post the status")
+        await schedules.create(
+            ChatRef(channel="bench", chat_id=f"c{i}"),
+            UserRef(id=f"u{i}"),
+            "every hour post the status",
+        )
     clock.t += 3600
     started = time.perf_counter()
     await schedules.scheduler.tick()
@@ -125,6 +152,7 @@ async def run() -> dict[str, object]:
             throwaway.stop()
     figures: dict[str, object] = {f"sqlite_{k}": v for k, v in sqlite.items()}
     figures.update({f"postgres_{k}": v for k, v in postgres.items()})
-    figures.update({f"ratio_{k}": round(postgres[k] / sqlite[k], 2)
-                    for k in FIGURES if sqlite.get(k)})
+    figures.update(
+        {f"ratio_{k}": round(postgres[k] / sqlite[k], 2) for k in FIGURES if sqlite.get(k)}
+    )
     return figures

@@ -105,7 +105,8 @@ class FakeOpenAIProcess:
         parent, child = mp.Pipe()
         self._parent = parent
         self.proc = mp.get_context("fork").Process(
-            target=_serve_fake, args=(child, tokens_per_second, text), daemon=True)
+            target=_serve_fake, args=(child, tokens_per_second, text), daemon=True
+        )
 
     def __enter__(self) -> str:
         self.proc.start()
@@ -125,8 +126,10 @@ def register_recording_channel() -> None:
     import channels
     from bot.config import channels_model
 
-    channels.REGISTRY["test"] = ("tests.fakes.recording_channel:RecordingConfig",
-                                 "tests.fakes.recording_channel:RecordingChannel")
+    channels.REGISTRY["test"] = (
+        "tests.fakes.recording_channel:RecordingConfig",
+        "tests.fakes.recording_channel:RecordingChannel",
+    )
     channels_model.cache_clear()
 
 

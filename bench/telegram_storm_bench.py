@@ -49,8 +49,12 @@ async def _calm(openai: FakeOpenAI) -> dict[str, Any]:
     tg = FakeTelegram().start()
     try:
         with tempfile.TemporaryDirectory() as tmp:
-            telegram = {"enabled": True, "bot_token": TOKEN, "api_base": tg.api_base,
-                        "poll_timeout": 1}
+            telegram = {
+                "enabled": True,
+                "bot_token": TOKEN,
+                "api_base": tg.api_base,
+                "poll_timeout": 1,
+            }
             async with ServiceHarness(Path(tmp), openai, {"telegram": telegram}) as svc:
                 chats = [3000 + i for i in range(CHATS)]
                 for i, chat in enumerate(chats):
@@ -73,20 +77,26 @@ async def run() -> dict[str, Any]:
     try:
         calm = await _calm(openai)
         with tempfile.TemporaryDirectory() as tmp:
-            telegram = {"enabled": True, "bot_token": TOKEN, "api_base": tg.api_base,
-                        "poll_timeout": 1}
+            telegram = {
+                "enabled": True,
+                "bot_token": TOKEN,
+                "api_base": tg.api_base,
+                "poll_timeout": 1,
+            }
             async with ServiceHarness(Path(tmp), openai, {"telegram": telegram}) as svc:
                 tg.storm(STORM)
                 storm_end = time.monotonic() + STORM
                 for i in range(CHATS):
                     tg.push_message(2000 + i, f"question {i}")
                 chats = [2000 + i for i in range(CHATS)]
-                await tg.wait_for(lambda: all(tg.shown_texts(c) for c in chats),
-                                  timeout=STORM + 120)
+                await tg.wait_for(
+                    lambda: all(tg.shown_texts(c) for c in chats), timeout=STORM + 120
+                )
                 done = time.monotonic()
                 await svc.idle()
         delivered = sum(
-            1 for i, c in enumerate(chats)
+            1
+            for i, c in enumerate(chats)
             if [t for t in tg.shown_texts(c) if t.startswith(f"answer to question {i}:")]
         )
         return {

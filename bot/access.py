@@ -40,8 +40,7 @@ class Verdict(enum.StrEnum):
 class AccessGate:
     """Decides per message; tells refused senders (rate-limited) through `notify`."""
 
-    def __init__(self, configs: dict[str, ChannelConfig], pacer: Pacer,
-                 notify: Notify) -> None:
+    def __init__(self, configs: dict[str, ChannelConfig], pacer: Pacer, notify: Notify) -> None:
         self.configs = configs
         self.pacer = pacer
         self.notify = notify

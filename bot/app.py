@@ -57,10 +57,15 @@ BOT_NAME = "Antler"
 
 
 class App:
-    def __init__(self, settings: Settings, *, only: list[str] | None = None,
-                 channel_kwargs: dict[str, dict[str, Any]] | None = None,
-                 backoff: BackoffPolicy | None = None,
-                 schedule_clock: Clock | None = None) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        only: list[str] | None = None,
+        channel_kwargs: dict[str, dict[str, Any]] | None = None,
+        backoff: BackoffPolicy | None = None,
+        schedule_clock: Clock | None = None,
+    ) -> None:
         self.settings = settings
         self.data_dir = settings.storage.data_dir
         ch = settings.channels
@@ -69,15 +74,22 @@ class App:
         self.metrics = Metrics()
         self.cluster: RedisBus | None = None  # the bus when several workers share Redis
         if settings.bus.backend is BusBackend.redis:
-            self.cluster = RedisBus(self.stores.journal, settings.bus.redis,
-                                    ch.inbound_queue_size, self._tell_busy, self.metrics)
+            self.cluster = RedisBus(
+                self.stores.journal,
+                settings.bus.redis,
+                ch.inbound_queue_size,
+                self._tell_busy,
+                self.metrics,
+            )
             self.bus: MessageBus = self.cluster
-            self.journal: Journal = SettleNotifyingJournal(self.stores.journal,
-                                                           self.cluster.settled)
+            self.journal: Journal = SettleNotifyingJournal(
+                self.stores.journal, self.cluster.settled
+            )
         else:
             self.journal = self.stores.journal
-            self.bus = MessageBus(self.journal, ch.inbound_queue_size, self._tell_busy,
-                                  self.metrics)
+            self.bus = MessageBus(
+                self.journal, ch.inbound_queue_size, self._tell_busy, self.metrics
+            )
         # messages of another process that died: on Redis back into the streams, where the
         # owner of each conversation's partition takes them up
         self._orphans = self.cluster.republish if self.cluster else self._resume
@@ -87,23 +99,33 @@ class App:
         self.gate = AccessGate({}, self.pacer, self._tell_refused)
         self.hands = Hands(settings.agent)
         self.commands = CommandRegistry(COMMANDS, skill_commands(lambda: self.hands), BOT_NAME)
-        self.schedules = build_schedules(self.stores.schedules, settings.schedules,
-                                         publish=self.bus.publish, notify=self._notify,
-                                         outcome=self.journal.entry, clock=schedule_clock)
+        self.schedules = build_schedules(
+            self.stores.schedules,
+            settings.schedules,
+            publish=self.bus.publish,
+            notify=self._notify,
+            outcome=self.journal.entry,
+            clock=schedule_clock,
+        )
         tools: list[ToolProvider] = [self.hands.tools]
         if settings.schedules.enabled:
             tools.append(schedule_tools(self.schedules))
-        self.runner = AgentRunner(models=settings.models, default_model=settings.default_model,
-                                  config=settings.agent, data_dir=self.data_dir,
-                                  tool_providers=tools,
-                                  middleware_providers=[self.hands.middlewares],
-                                  checkpoints=self.stores.checkpoints,
-                                  memory_store=self.stores.memory)
+        self.runner = AgentRunner(
+            models=settings.models,
+            default_model=settings.default_model,
+            config=settings.agent,
+            data_dir=self.data_dir,
+            tool_providers=tools,
+            middleware_providers=[self.hands.middlewares],
+            checkpoints=self.stores.checkpoints,
+            memory_store=self.stores.memory,
+        )
         self.pacing: SharedPacing | None = None  # wide budgets and 429s shared by workers
         if self.cluster is not None:
             cl = self.cluster
-            self.pacing = SharedPacing(lambda: cl.client, settings.bus.redis.key_prefix,
-                                       lambda: cl.worker, cl.live_workers)
+            self.pacing = SharedPacing(
+                lambda: cl.client, settings.bus.redis.key_prefix, lambda: cl.worker, cl.live_workers
+            )
         self.contexts: dict[str, ServiceContext] = {}
         self.channels: dict[str, Channel] = {}
         self._channel_specs: dict[str, tuple[ChannelConfig, dict[str, Any]]] = {}
@@ -114,32 +136,52 @@ class App:
         connections = None
         if self.cluster is not None:
             cluster, redis_cfg = self.cluster, settings.bus.redis
-            connections = ConnectionLeases(lambda: cluster.client, redis_cfg.key_prefix,
-                                           redis_cfg.lease_seconds, lambda: cluster.worker)
-        self.supervisor = ChannelSupervisor(self.channels, self.contexts, self._build_channel,
-                                            backoff, connections)
-        self.turns = TurnRunner(runner=self.runner, conversations=self.conversations,
-                                journal=self.journal,
-                                max_upload_bytes=int(ch.max_upload_mb * 1024 * 1024),
-                                commands=self.commands, metrics=self.metrics,
-                                thread_for=self.schedules.thread_for)
+            connections = ConnectionLeases(
+                lambda: cluster.client,
+                redis_cfg.key_prefix,
+                redis_cfg.lease_seconds,
+                lambda: cluster.worker,
+            )
+        self.supervisor = ChannelSupervisor(
+            self.channels, self.contexts, self._build_channel, backoff, connections
+        )
+        self.turns = TurnRunner(
+            runner=self.runner,
+            conversations=self.conversations,
+            journal=self.journal,
+            max_upload_bytes=int(ch.max_upload_mb * 1024 * 1024),
+            commands=self.commands,
+            metrics=self.metrics,
+            thread_for=self.schedules.thread_for,
+        )
         command_service = CommandService(
-            conversations=self.conversations, agent=self.runner, help=self.commands,
+            conversations=self.conversations,
+            agent=self.runner,
+            help=self.commands,
             schedules=self.schedules if settings.schedules.enabled else None,
-            status_notes=lambda: self.hands.status_notes())
-        self.dispatcher = Dispatcher(channels=self.channels, turns=self.turns,
-                                     conversations=self.conversations,
-                                     max_concurrent_runs=ch.max_concurrent_runs,
-                                     busy_policy=self._busy_policy, commands=self.commands,
-                                     command_service=command_service)
+            status_notes=lambda: self.hands.status_notes(),
+        )
+        self.dispatcher = Dispatcher(
+            channels=self.channels,
+            turns=self.turns,
+            conversations=self.conversations,
+            max_concurrent_runs=ch.max_concurrent_runs,
+            busy_policy=self._busy_policy,
+            commands=self.commands,
+            command_service=command_service,
+        )
         self.runner.on_title = self._set_title
         self.metrics.read_gauges(lambda: self.bus.depth, lambda: self.dispatcher.waiting)
         self.control: ClusterRuns | None = None
         if self.cluster is not None:
             self.cluster.on_resume = self._resume
             self.cluster.on_abandon = self.dispatcher.abandon
-            self.control = ClusterRuns(lambda: cluster.client, redis_cfg.key_prefix,
-                                       lambda: cluster.worker, self.dispatcher.stop_run)
+            self.control = ClusterRuns(
+                lambda: cluster.client,
+                redis_cfg.key_prefix,
+                lambda: cluster.worker,
+                self.dispatcher.stop_run,
+            )
             self.dispatcher.elsewhere = self.control
         self._scheduler: asyncio.Task[None] | None = None
         self.gateway: GatewayServer | None = None
@@ -150,8 +192,15 @@ class App:
         self.admin_token = token.get_secret_value() if token else None
 
     def _add_channel(self, name: str, cfg: ChannelConfig, kwargs: dict[str, Any]) -> None:
-        ctx = ServiceContext(name, bus=self.bus, routes=self.routes, data_dir=self.data_dir,
-                             bot_name=BOT_NAME, gate=self.gate, menu=self.commands.menu)
+        ctx = ServiceContext(
+            name,
+            bus=self.bus,
+            routes=self.routes,
+            data_dir=self.data_dir,
+            bot_name=BOT_NAME,
+            gate=self.gate,
+            menu=self.commands.menu,
+        )
         self.contexts[name] = ctx
         self.gate.configs[name] = cfg
         self._channel_specs[name] = (cfg, kwargs)
@@ -195,8 +244,9 @@ class App:
         if gateway and self.settings.gateway.enabled:
             gw = self.settings.gateway
             token = self._admin_token()
-            web_app = build_app(self.health, self.routes, service=self.facade(),
-                                auth_token=self._admin_token)  # asked per request: live
+            web_app = build_app(
+                self.health, self.routes, service=self.facade(), auth_token=self._admin_token
+            )  # asked per request: live
             self.gateway = GatewayServer(web_app, gw.host, gw.port, has_token=bool(token))
             await self.gateway.start()
         for name in list(self.channels):
@@ -230,8 +280,9 @@ class App:
                 log.warning("message for disabled channel %s settled unanswered", msg.chat.channel)
                 await self.turns.settle.unanswered(msg, "channel not enabled")
                 continue
-            log.info("taking up %s:%s (%s before restart)", msg.chat.channel, msg.event_id,
-                     entry.state)
+            log.info(
+                "taking up %s:%s (%s before restart)", msg.chat.channel, msg.event_id, entry.state
+            )
             if entry.state is State.accepted and not entry.handle:
                 try:
                     self.bus.requeue(msg)
@@ -316,16 +367,26 @@ class App:
     def facade(self) -> ServiceFacade:
         """What the admin API and the console may read and ask of the service."""
         return ServiceFacade(
-            runner=self.runner, conversations=self.conversations, schedules=self.schedules,
-            skills=lambda: self.hands.skills, agent_config=lambda: self.settings.agent,
-            data_dir=self.data_dir, records=self.stores.gateway, metrics=self.metrics,
+            runner=self.runner,
+            conversations=self.conversations,
+            schedules=self.schedules,
+            skills=lambda: self.hands.skills,
+            agent_config=lambda: self.settings.agent,
+            data_dir=self.data_dir,
+            records=self.stores.gateway,
+            metrics=self.metrics,
             channel_states=lambda: {name: ctx.state for name, ctx in self.contexts.items()},
-            restart_channel=self.restart_channel, health=self.health,
-            channel_enabled=lambda name: name in self.channels, live_config=lambda: self.live,
+            restart_channel=self.restart_channel,
+            health=self.health,
+            channel_enabled=lambda name: name in self.channels,
+            live_config=lambda: self.live,
             has_admin_token=lambda: bool(self._admin_token()),
-            is_replying=self.dispatcher.is_running, intake_open=lambda: not self.bus.closed,
-            journal=self.journal, queued=self.dispatcher.queued,
-            stop_run=self.dispatcher.stop_run)
+            is_replying=self.dispatcher.is_running,
+            intake_open=lambda: not self.bus.closed,
+            journal=self.journal,
+            queued=self.dispatcher.queued,
+            stop_run=self.dispatcher.stop_run,
+        )
 
     def health(self) -> dict[str, Any]:
         database = self.stores.status()

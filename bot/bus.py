@@ -29,8 +29,13 @@ class BusCounters:
 
 
 class MessageBus:
-    def __init__(self, journal: Journal, maxsize: int, on_overflow: OverflowHandler,
-                 metrics: Metrics | None = None) -> None:
+    def __init__(
+        self,
+        journal: Journal,
+        maxsize: int,
+        on_overflow: OverflowHandler,
+        metrics: Metrics | None = None,
+    ) -> None:
         self.metrics = metrics or Metrics()
         self.journal = journal
         self.queue: asyncio.Queue[InboundMessage] = asyncio.Queue(maxsize)

@@ -56,20 +56,30 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="antler", description="An AI agent in your messenger.")
     parser.add_argument("--version", action="store_true", help="print the version and exit")
     sub = parser.add_subparsers(dest="command")
-    for name, text in (("serve", "run all enabled channels and the admin server"),
-                       ("chat", "talk to the agent in this terminal"),
-                       ("check", "validate the configuration and show what would start")):
+    for name, text in (
+        ("serve", "run all enabled channels and the admin server"),
+        ("chat", "talk to the agent in this terminal"),
+        ("check", "validate the configuration and show what would start"),
+    ):
         cmd = sub.add_parser(name, help=text)
         cmd.add_argument("--config", type=Path, default=Path("config.yaml"))
-        cmd.add_argument("--log-level", choices=LEVELS, default=None,
-                         help="override logging.level (serve default: info; chat: warning)")
+        cmd.add_argument(
+            "--log-level",
+            choices=LEVELS,
+            default=None,
+            help="override logging.level (serve default: info; chat: warning)",
+        )
     return parser
 
 
 def _load(path: Path, command: str) -> Settings:
     if command == "chat" and not path.exists():
-        raise ConfigError([f"{path}: file not found; `antler chat` needs a model: copy "
-                           "config.example.yaml to config.yaml and fill in models[]"])
+        raise ConfigError(
+            [
+                f"{path}: file not found; `antler chat` needs a model: copy "
+                "config.example.yaml to config.yaml and fill in models[]"
+            ]
+        )
     return load_settings(path)
 
 
@@ -78,8 +88,12 @@ def _preflight(settings: Settings, *, check_port: bool) -> list[str]:
     from agent.runner import AgentRunner
 
     try:
-        runner = AgentRunner(models=settings.models, default_model=settings.default_model,
-                             config=settings.agent, data_dir=settings.storage.data_dir)
+        runner = AgentRunner(
+            models=settings.models,
+            default_model=settings.default_model,
+            config=settings.agent,
+            data_dir=settings.storage.data_dir,
+        )
     except ValueError as exc:
         raise ConfigError([f"models: {exc}"]) from exc
     gw = settings.gateway
@@ -99,8 +113,10 @@ def port_free(host: str, port: int) -> bool:
 
 
 def port_taken(host: str, port: int) -> str:
-    return (f"gateway.port: {port} on {host} is already in use (another Antler, or DeerFlow, "
-            "which uses 8001 too); set gateway.port to a free port")
+    return (
+        f"gateway.port: {port} on {host} is already in use (another Antler, or DeerFlow, "
+        "which uses 8001 too); set gateway.port to a free port"
+    )
 
 
 def _check(settings: Settings, warnings: list[str]) -> int:

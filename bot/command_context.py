@@ -25,8 +25,7 @@ class Lanes(Protocol):
     async def stop_anywhere(self, chat: ChatRef) -> bool:
         """Stop the reply of conversation `chat`, on whichever worker writes it."""
 
-    async def runs_in_chat_anywhere(self, chat: ChatRef, sender_id: str
-                                    ) -> list[InboundMessage]:
+    async def runs_in_chat_anywhere(self, chat: ChatRef, sender_id: str) -> list[InboundMessage]:
         """The sender's running replies anywhere in `chat` (its threads), on every worker."""
 
     def is_running(self, key: str) -> bool: ...

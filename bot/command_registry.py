@@ -33,8 +33,12 @@ def _no_skills() -> Iterable[SkillCommand]:
 
 
 class CommandRegistry:
-    def __init__(self, builtins: CommandTable = COMMANDS, skills: SkillSource = _no_skills,
-                 bot_name: str = "Antler") -> None:
+    def __init__(
+        self,
+        builtins: CommandTable = COMMANDS,
+        skills: SkillSource = _no_skills,
+        bot_name: str = "Antler",
+    ) -> None:
         self.builtins = builtins
         self.skills = skills
         self.bot_name = bot_name
@@ -49,10 +53,15 @@ class CommandRegistry:
 
     def menu(self) -> tuple[MenuCommand, ...]:
         """Every command a user may type, built-ins first, as plain data for channels."""
-        visible = [MenuCommand(name=c.name, summary=c.summary, usage=c.usage)
-                   for c in self.builtins.commands.values() if not c.hidden]
-        skills = [MenuCommand(name=s.name, summary=s.summary, usage=f"/{s.name} TASK", skill=True)
-                  for s in self._skills()]
+        visible = [
+            MenuCommand(name=c.name, summary=c.summary, usage=c.usage)
+            for c in self.builtins.commands.values()
+            if not c.hidden
+        ]
+        skills = [
+            MenuCommand(name=s.name, summary=s.summary, usage=f"/{s.name} TASK", skill=True)
+            for s in self._skills()
+        ]
         return tuple(visible + skills)
 
     def help_text(self) -> str:

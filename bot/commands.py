@@ -57,8 +57,9 @@ class Command:
 class CommandTable:
     commands: dict[str, Command] = field(default_factory=dict)
 
-    def register(self, name: str, summary: str, usage: str = "", hidden: bool = False,
-                 ordered: bool = True) -> Callable[[Handler], Handler]:
+    def register(
+        self, name: str, summary: str, usage: str = "", hidden: bool = False, ordered: bool = True
+    ) -> Callable[[Handler], Handler]:
         """Add a command. `ordered` ones wait their turn behind the conversation's messages;
         the others (/stop, /status, /help) answer at once."""
 
@@ -101,8 +102,10 @@ async def _stop_in_chat(ctx: CommandContext, args: str) -> CommandReply:
     if not runs:
         return CommandReply(texts.NOTHING_RUNNING_IN_CHAT)
     if len(runs) > 1 and not args:
-        buttons = [Button(label=texts.stop_label(m.text), value=f"/stop {m.chat.topic_id or _MAIN}")
-                   for m in runs]
+        buttons = [
+            Button(label=texts.stop_label(m.text), value=f"/stop {m.chat.topic_id or _MAIN}")
+            for m in runs
+        ]
         buttons.append(Button(label=texts.STOP_ALL, value="/stop all"))
         return CommandReply(texts.choose_reply_to_stop(len(runs)), tuple(buttons))
     count = sum([await lanes.stop_anywhere(m.chat) for m in runs])
@@ -112,8 +115,7 @@ async def _stop_in_chat(ctx: CommandContext, args: str) -> CommandReply:
 _MAIN = "main"  # /stop's name for the chat-level conversation of a main chat
 
 
-@COMMANDS.register("status", "show this conversation's thread, model and activity",
-                   ordered=False)
+@COMMANDS.register("status", "show this conversation's thread, model and activity", ordered=False)
 async def _status(ctx: CommandContext, args: str) -> CommandReply:
     service, lanes, conv = ctx.service, ctx.lanes, ctx.conversation
     if ctx.msg.in_main_chat:  # the chat-level settings, and the sender's replies in the chat
@@ -144,8 +146,11 @@ def _on(flag: bool) -> str:
 async def _models(ctx: CommandContext, args: str) -> CommandReply:
     """In a main chat the chat-level setting: the model new conversations there start with."""
     service, main = ctx.service, ctx.msg.in_main_chat
-    target = await service.conversations.get_or_create(ctx.msg.chat.with_topic(None)) if main else (
-        ctx.conversation)
+    target = (
+        await service.conversations.get_or_create(ctx.msg.chat.with_topic(None))
+        if main
+        else (ctx.conversation)
+    )
     if not args:
         return _model_list(ctx, None, target.model, main)
     if args not in service.agent.model_names():
@@ -163,8 +168,9 @@ async def _models(ctx: CommandContext, args: str) -> CommandReply:
     return CommandReply(f"{text}\n\n{listing.text}", listing.buttons)
 
 
-def _model_list(ctx: CommandContext, heading: str | None, current: str | None,
-                main: bool) -> CommandReply:
+def _model_list(
+    ctx: CommandContext, heading: str | None, current: str | None, main: bool
+) -> CommandReply:
     runner = ctx.service.agent
     active = runner.resolve_model(current)
     lines = [heading or texts.model_list(active.label, chat_default=main), ""]
@@ -172,18 +178,26 @@ def _model_list(ctx: CommandContext, heading: str | None, current: str | None,
     for name in runner.model_names():
         model = runner.resolve_model(name)
         lines.append(texts.model_line(name, model.label, name == active.name))
-        buttons.append(Button(label=("✓ " if name == active.name else "") + model.label,
-                              value=f"/models {name}"))
+        buttons.append(
+            Button(
+                label=("✓ " if name == active.name else "") + model.label, value=f"/models {name}"
+            )
+        )
     return CommandReply("\n".join(lines), tuple(buttons))
 
 
-@COMMANDS.register("memory", "show what the agent remembers about you; forget one fact or all",
-                   "/memory [forget N | clear]")
+@COMMANDS.register(
+    "memory",
+    "show what the agent remembers about you; forget one fact or all",
+    "/memory [forget N | clear]",
+)
 async def _memory(ctx: CommandContext, args: str) -> CommandReply:
     memory = ctx.service.agent.memory
     if not memory.enabled:
-        return CommandReply("Long-term memory is not enabled on this service, so nothing is "
-                            "remembered about you between conversations.")
+        return CommandReply(
+            "Long-term memory is not enabled on this service, so nothing is "
+            "remembered about you between conversations."
+        )
     user_id = f"{ctx.msg.chat.channel}:{ctx.msg.sender.id}"
     words = args.split()
     if words[:1] == ["clear"]:
@@ -199,8 +213,9 @@ async def _memory(ctx: CommandContext, args: str) -> CommandReply:
     if words:
         return CommandReply("Usage: /memory, /memory forget N or /memory clear.")
     if ctx.msg.chat.chat_type != "dm":
-        return CommandReply("What I remember about you is private: send /memory to me in a "
-                            "direct message.")
+        return CommandReply(
+            "What I remember about you is private: send /memory to me in a direct message."
+        )
     return CommandReply(_memory_text(await memory.listing(user_id)))
 
 
@@ -219,8 +234,9 @@ def _memory_text(view: MemoryView) -> str:
     return "\n".join(lines)
 
 
-@COMMANDS.register("plan", "plan mode: the agent keeps a visible todo list for longer tasks",
-                   "/plan on|off")
+@COMMANDS.register(
+    "plan", "plan mode: the agent keeps a visible todo list for longer tasks", "/plan on|off"
+)
 async def _plan(ctx: CommandContext, args: str) -> CommandReply:
     return await _toggle(ctx, args, "plan_mode", "Plan mode")
 
@@ -230,8 +246,10 @@ async def _think(ctx: CommandContext, args: str) -> CommandReply:
     reply = await _toggle(ctx, args, "thinking", "Thinking")
     model = ctx.service.agent.resolve_model(ctx.conversation.model)
     if args.strip().lower() == "on" and not model.supports_thinking:
-        return CommandReply(f"{reply.text} ({model.label} does not support thinking; it applies "
-                            "when you switch to a model that does.)")
+        return CommandReply(
+            f"{reply.text} ({model.label} does not support thinking; it applies "
+            "when you switch to a model that does.)"
+        )
     return reply
 
 
@@ -244,8 +262,12 @@ async def _toggle(ctx: CommandContext, args: str, column: str, label: str) -> Co
     return CommandReply(f"{label} {choice} for this conversation.")
 
 
-@COMMANDS.register("schedule", "run a task later or repeatedly; list, pause or cancel them",
-                   "/schedule WHEN TASK | list | cancel N | pause N | resume N", ordered=False)
+@COMMANDS.register(
+    "schedule",
+    "run a task later or repeatedly; list, pause or cancel them",
+    "/schedule WHEN TASK | list | cancel N | pause N | resume N",
+    ordered=False,
+)
 async def _schedule(ctx: CommandContext, args: str) -> CommandReply:
     schedules = ctx.service.schedules
     if schedules is None:
@@ -263,8 +285,12 @@ async def _schedule(ctx: CommandContext, args: str) -> CommandReply:
     return CommandReply(await schedules.create(chat, sender, args))
 
 
-@COMMANDS.register("timezone", "show or set this conversation's time zone for schedules",
-                   "/timezone [Area/City]", ordered=False)
+@COMMANDS.register(
+    "timezone",
+    "show or set this conversation's time zone for schedules",
+    "/timezone [Area/City]",
+    ordered=False,
+)
 async def _timezone(ctx: CommandContext, args: str) -> CommandReply:
     schedules = ctx.service.schedules
     if schedules is None:

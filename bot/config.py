@@ -132,9 +132,10 @@ class ChannelsShared(BaseModel):
 @cache
 def channels_model() -> type[ChannelsShared]:
     """ChannelsShared plus one optional section per registered platform."""
-    fields: dict[str, Any] = {name: (config_model(name) | None,
-                                     Field(default=None, json_schema_extra=CHANNEL))
-                              for name in REGISTRY}
+    fields: dict[str, Any] = {
+        name: (config_model(name) | None, Field(default=None, json_schema_extra=CHANNEL))
+        for name in REGISTRY
+    }
     model: type[ChannelsShared] = create_model("ChannelsConfig", __base__=ChannelsShared, **fields)
     return model
 
@@ -160,8 +161,9 @@ def load_settings(path: Path) -> Settings:
     return settings_from_file(path, read_yaml(path))
 
 
-def settings_from_file(path: Path, raw: dict[str, Any],
-                       env: Mapping[str, str] | None = None) -> Settings:
+def settings_from_file(
+    path: Path, raw: dict[str, Any], env: Mapping[str, str] | None = None
+) -> Settings:
     """Validate `raw` (read from `path`): `$VAR`s from `env`, by default its secrets file and
     the environment."""
     settings = settings_from_dict(raw, env=config_env(path) if env is None else env)
@@ -184,8 +186,7 @@ def read_yaml(path: Path) -> dict[str, Any]:
     except IsADirectoryError as exc:
         raise ConfigError([f"{path}: is a folder; give the path of the config file"]) from exc
     except UnicodeDecodeError as exc:
-        raise ConfigError([f"{path}: not UTF-8 text (byte {exc.start}); save it as UTF-8"]) \
-            from exc
+        raise ConfigError([f"{path}: not UTF-8 text (byte {exc.start}); save it as UTF-8"]) from exc
     except OSError as exc:
         raise ConfigError([f"{path}: cannot be read ({exc.strerror or exc})"]) from exc
     except yaml.YAMLError as exc:
@@ -212,8 +213,10 @@ def path_warnings(settings: Settings) -> list[str]:
     found: list[str] = []
     skills = settings.agent.skills.path
     if not skills.is_dir():
-        found.append(f"agent.skills.path: {skills} does not exist; no skills are loaded "
-                     "(relative paths are relative to the config file's folder)")
+        found.append(
+            f"agent.skills.path: {skills} does not exist; no skills are loaded "
+            "(relative paths are relative to the config file's folder)"
+        )
     return found  # extensions_config may be missing: it is optional and written by the API
 
 
@@ -276,11 +279,13 @@ def _message(err: Any, unset_var: str | None) -> str:
     return str(err["msg"]).removeprefix("Value error, ")
 
 
-def substitute(raw: dict[str, Any], env: Mapping[str, str] | None = None,
-               unset: dict[str, str] | None = None) -> dict[str, Any]:
+def substitute(
+    raw: dict[str, Any], env: Mapping[str, str] | None = None, unset: dict[str, str] | None = None
+) -> dict[str, Any]:
     """`raw` with `$VAR`s replaced from `env` (default: the environment)."""
-    data: dict[str, Any] = _substitute(raw, "", {} if unset is None else unset,
-                                       os.environ if env is None else env)
+    data: dict[str, Any] = _substitute(
+        raw, "", {} if unset is None else unset, os.environ if env is None else env
+    )
     return data
 
 
@@ -293,8 +298,10 @@ def var_reference(value: Any) -> str | None:
 def _substitute(value: Any, path: str, unset: dict[str, str], env: Mapping[str, str]) -> Any:
     """Replace `$VAR`/`${VAR}` in strings; a value that is only an unset `$VAR` becomes None."""
     if isinstance(value, dict):
-        return {k: _substitute(v, f"{path}.{k}" if path else str(k), unset, env)
-                for k, v in value.items()}
+        return {
+            k: _substitute(v, f"{path}.{k}" if path else str(k), unset, env)
+            for k, v in value.items()
+        }
     if isinstance(value, list):
         return [_substitute(v, f"{path}[{i}]", unset, env) for i, v in enumerate(value)]
     if not isinstance(value, str) or "$" not in value:
@@ -338,14 +345,20 @@ def _storage_checks(storage: StorageConfig) -> list[str]:
     dsn = pg.dsn.get_secret_value().strip() if pg.dsn else ""
     problems = []
     if not dsn:
-        problems.append("storage.postgres.dsn: required when storage.backend is postgres "
-                        "(postgresql://user:password@host:5432/dbname, e.g. $ANTLER_PG_DSN)")
+        problems.append(
+            "storage.postgres.dsn: required when storage.backend is postgres "
+            "(postgresql://user:password@host:5432/dbname, e.g. $ANTLER_PG_DSN)"
+        )
     elif not dsn.startswith(("postgresql://", "postgres://")) and "=" not in dsn:
-        problems.append("storage.postgres.dsn: not a PostgreSQL connection string "
-                        "(postgresql://user:password@host:5432/dbname)")
+        problems.append(
+            "storage.postgres.dsn: not a PostgreSQL connection string "
+            "(postgresql://user:password@host:5432/dbname)"
+        )
     if pg.pool_min > pg.pool_max:
-        problems.append(f"storage.postgres.pool_min: {pg.pool_min} is more than "
-                        f"storage.postgres.pool_max ({pg.pool_max})")
+        problems.append(
+            f"storage.postgres.pool_min: {pg.pool_min} is more than "
+            f"storage.postgres.pool_max ({pg.pool_max})"
+        )
     return problems
 
 
@@ -356,13 +369,17 @@ def _bus_checks(settings: Settings) -> list[str]:
     url = bus.redis.url.get_secret_value().strip() if bus.redis.url else ""
     problems = []
     if not url:
-        problems.append("bus.redis.url: required when bus.backend is redis "
-                        "(redis://[:password@]host:6379/0, e.g. $ANTLER_REDIS_URL)")
+        problems.append(
+            "bus.redis.url: required when bus.backend is redis "
+            "(redis://[:password@]host:6379/0, e.g. $ANTLER_REDIS_URL)"
+        )
     elif not url.startswith(("redis://", "rediss://", "unix://")):
         problems.append("bus.redis.url: not a Redis URL (redis://[:password@]host:6379/0)")
     if settings.storage.backend is not StorageBackend.postgres:
-        problems.append("bus.backend: redis needs storage.backend: postgres (the workers share "
-                        "the delivery journal and conversations there)")
+        problems.append(
+            "bus.backend: redis needs storage.backend: postgres (the workers share "
+            "the delivery journal and conversations there)"
+        )
     return problems
 
 

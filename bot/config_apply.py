@@ -27,8 +27,13 @@ if TYPE_CHECKING:
 log = logging.getLogger("bot.config")
 
 Applier = Callable[["App", Settings, list[str]], None]
-HANDS_KEYS = ("agent.tools", "agent.sandbox", "agent.skills", "agent.extensions_config",
-              "agent.subagents")
+HANDS_KEYS = (
+    "agent.tools",
+    "agent.sandbox",
+    "agent.skills",
+    "agent.extensions_config",
+    "agent.subagents",
+)
 DRAIN_POLL = 0.05
 
 
@@ -37,10 +42,12 @@ def _agent(app: App, new: Settings, keys: list[str]) -> None:
     if any(k.startswith(HANDS_KEYS) for k in keys):
         old, hands = app.hands, Hands(new.agent)
         runner = app.runner
-        runner.tool_providers = [hands.tools if p == old.tools else p
-                                 for p in runner.tool_providers]
-        runner.middleware_providers = [hands.middlewares if p == old.middlewares else p
-                                       for p in runner.middleware_providers]
+        runner.tool_providers = [
+            hands.tools if p == old.tools else p for p in runner.tool_providers
+        ]
+        runner.middleware_providers = [
+            hands.middlewares if p == old.middlewares else p for p in runner.middleware_providers
+        ]
         app.hands = hands
     app.runner.reconfigure(models=new.models, default_model=new.default_model, config=new.agent)
 
@@ -59,8 +66,10 @@ def _admin_token(app: App, new: Settings, keys: list[str]) -> None:
     non-loopback address (its host changes at the next start only)."""
     token = new.gateway.auth_token.get_secret_value() if new.gateway.auth_token else ""
     if not token and app.gateway is not None and not is_loopback(app.gateway.host):
-        raise ValueError(f"the admin server listens on {app.gateway.host}, not a loopback "
-                         "address: the token stays until a restart on a loopback host")
+        raise ValueError(
+            f"the admin server listens on {app.gateway.host}, not a loopback "
+            "address: the token stays until a restart on a loopback host"
+        )
     app.admin_token = token or None
 
 

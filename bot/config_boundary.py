@@ -42,8 +42,13 @@ def marker(extra: Any) -> Kind | None:
     return value
 
 
-def _walk(model: type[BaseModel], prefix: str, inherited: Kind, found: dict[str, Kind],
-          override: dict[str, type[BaseModel]] | None = None) -> None:
+def _walk(
+    model: type[BaseModel],
+    prefix: str,
+    inherited: Kind,
+    found: dict[str, Kind],
+    override: dict[str, type[BaseModel]] | None = None,
+) -> None:
     for name, field in model.model_fields.items():
         if field.exclude:
             continue
@@ -61,8 +66,9 @@ def model_of(annotation: Any) -> type[BaseModel] | None:
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return annotation
     if typing.get_origin(annotation) in (typing.Union, types.UnionType):
-        models = [a for a in get_args(annotation) if isinstance(a, type)
-                  and issubclass(a, BaseModel)]
+        models = [
+            a for a in get_args(annotation) if isinstance(a, type) and issubclass(a, BaseModel)
+        ]
         return models[0] if len(models) == 1 else None
     return None
 

@@ -89,8 +89,9 @@ class Edit:
     secrets: dict[str, str] = field(default_factory=dict)
 
 
-def edit_section(doc: CommentedMap, section: tuple[str, ...], body: Mapping[str, Any], *,
-                 replace: bool) -> Edit:
+def edit_section(
+    doc: CommentedMap, section: tuple[str, ...], body: Mapping[str, Any], *, replace: bool
+) -> Edit:
     """Write `body` into `doc` at `section` (created when missing)."""
     edit = Edit()
     if not section:  # top-level keys (`models` and `default_model`)
@@ -108,8 +109,9 @@ def edit_section(doc: CommentedMap, section: tuple[str, ...], body: Mapping[str,
     return edit
 
 
-def _merge(node: CommentedMap, body: Mapping[str, Any], parts: list[Part], edit: Edit,
-           replace: bool) -> None:
+def _merge(
+    node: CommentedMap, body: Mapping[str, Any], parts: list[Part], edit: Edit, replace: bool
+) -> None:
     if replace:
         for key in [k for k in node if k not in body]:
             del node[key]

@@ -57,8 +57,15 @@ Apply = Callable[[Settings, Settings, list[str]], Awaitable[Applied]]
 
 
 class LiveConfig:
-    def __init__(self, path: Path, settings: Settings, apply: Apply, changes: ChangeLog, *,
-                 poll: float = POLL_SECONDS) -> None:
+    def __init__(
+        self,
+        path: Path,
+        settings: Settings,
+        apply: Apply,
+        changes: ChangeLog,
+        *,
+        poll: float = POLL_SECONDS,
+    ) -> None:
         self.path = path
         self.settings = settings
         self.apply = apply
@@ -115,8 +122,9 @@ class LiveConfig:
                 return self._refused(source, who, exc.problems)
             return await self._adopt(self._substituted(raw, env), settings, source, who)
 
-    async def edit(self, section: tuple[str, ...], body: Mapping[str, Any], *, replace: bool,
-                   who: str) -> Change:
+    async def edit(
+        self, section: tuple[str, ...], body: Mapping[str, Any], *, replace: bool, who: str
+    ) -> Change:
         """Write `body` into `section` of the file (validated first) and apply it.
         An invalid result writes nothing and changes nothing (`ok` is False)."""
         async with self.lock:
@@ -167,8 +175,9 @@ class LiveConfig:
 
     # ------------------------------------------------------------------ internals
 
-    async def _adopt(self, data: dict[str, Any], settings: Settings, source: str,
-                     who: str) -> Change:
+    async def _adopt(
+        self, data: dict[str, Any], settings: Settings, source: str, who: str
+    ) -> Change:
         changed = changed_keys(self._data, data)
         change = Change(at=now(), source=source, who=who, ok=True, changed=changed)
         if not changed:
@@ -180,11 +189,16 @@ class LiveConfig:
         change.channels_restarted = done.channels_restarted
         change.pending_restart = self.pending_restart()
         self.changes.record(change)
-        log.info("config changed (%s): %s; applied: %s%s; waiting for a restart: %s",
-                 source, ", ".join(changed), ", ".join(done.applied) or "nothing",
-                 f" (channels restarted: {', '.join(done.channels_restarted)})"
-                 if done.channels_restarted else "",
-                 ", ".join(change.pending_restart) or "nothing")
+        log.info(
+            "config changed (%s): %s; applied: %s%s; waiting for a restart: %s",
+            source,
+            ", ".join(changed),
+            ", ".join(done.applied) or "nothing",
+            f" (channels restarted: {', '.join(done.channels_restarted)})"
+            if done.channels_restarted
+            else "",
+            ", ".join(change.pending_restart) or "nothing",
+        )
         for error in done.errors:
             log.warning("config change: %s", error)
         return change
@@ -192,8 +206,14 @@ class LiveConfig:
     def _refused(self, source: str, who: str, problems: list[str]) -> Change:
         for line in problems:
             log.error("config not applied: %s", line)
-        change = Change(at=now(), source=source, who=who, ok=False, errors=problems,
-                        pending_restart=self.pending_restart())
+        change = Change(
+            at=now(),
+            source=source,
+            who=who,
+            ok=False,
+            errors=problems,
+            pending_restart=self.pending_restart(),
+        )
         self.changes.record(change)
         return change
 

@@ -67,8 +67,11 @@ def variable_for(yaml_path: str) -> str:
 
 
 def _quote(value: str) -> str:
-    return "'" + value.replace("'", "'\"'\"'") + "'" if value != value.strip() or "'" in value \
-        or "#" in value or not value else value
+    return (
+        "'" + value.replace("'", "'\"'\"'") + "'"
+        if value != value.strip() or "'" in value or "#" in value or not value
+        else value
+    )
 
 
 def _unquote(value: str) -> str:

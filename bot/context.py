@@ -59,9 +59,17 @@ class ChannelState:
 class ServiceContext:
     """The `ChannelContext` the service hands to one channel."""
 
-    def __init__(self, name: str, *, bus: MessageBus, routes: DynamicRoutes, data_dir: Path,
-                 bot_name: str, gate: AccessGate | None = None,
-                 menu: Callable[[], tuple[MenuCommand, ...]] = tuple) -> None:
+    def __init__(
+        self,
+        name: str,
+        *,
+        bus: MessageBus,
+        routes: DynamicRoutes,
+        data_dir: Path,
+        bot_name: str,
+        gate: AccessGate | None = None,
+        menu: Callable[[], tuple[MenuCommand, ...]] = tuple,
+    ) -> None:
         self.name = name
         self.bus = bus
         self.gate = gate
@@ -91,8 +99,13 @@ class ServiceContext:
     def add_route(self, method: str, path: str, handler: Handler) -> None:
         self.routes.add(method, path, handler)
 
-    def report(self, *, connected: bool | None = None, error: str | None = None,
-               retry: RetryState | None = None) -> None:
+    def report(
+        self,
+        *,
+        connected: bool | None = None,
+        error: str | None = None,
+        retry: RetryState | None = None,
+    ) -> None:
         if connected is not None:
             if connected and not self.state.connected:
                 if self.state.connected_since is not None:

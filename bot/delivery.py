@@ -41,10 +41,14 @@ class FinalPlan:
 
     def to_json(self) -> dict[str, Any]:
         d = self.doc
-        return {"status": d.status, "note": d.note, "parts": list(self.parts),
-                "files": list(self.files),
-                "buttons": [[b.label, b.value] for b in d.buttons],
-                "progress": [[s.id, s.label, s.state] for s in d.progress]}
+        return {
+            "status": d.status,
+            "note": d.note,
+            "parts": list(self.parts),
+            "files": list(self.files),
+            "buttons": [[b.label, b.value] for b in d.buttons],
+            "progress": [[s.id, s.label, s.state] for s in d.progress],
+        }
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> FinalPlan:
@@ -52,8 +56,9 @@ class FinalPlan:
             status=data.get("status", "done"),
             note=data.get("note", ""),
             buttons=tuple(Button(label=lb, value=v) for lb, v in data.get("buttons", [])),
-            progress=tuple(ToolStep(id=i, label=lb, state=st)
-                           for i, lb, st in data.get("progress", [])),
+            progress=tuple(
+                ToolStep(id=i, label=lb, state=st) for i, lb, st in data.get("progress", [])
+            ),
         )
         parts = tuple(data.get("parts") or [""])
         return cls(doc=doc, parts=parts, files=tuple(data.get("files", [])))

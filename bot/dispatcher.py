@@ -61,10 +61,17 @@ class _Lane:
 
 
 class Dispatcher:
-    def __init__(self, *, channels: dict[str, Channel], turns: TurnRunner,
-                 conversations: ConversationStore, max_concurrent_runs: int,
-                 busy_policy: Callable[[str], BusyPolicy], commands: CommandRegistry,
-                 command_service: CommandService) -> None:
+    def __init__(
+        self,
+        *,
+        channels: dict[str, Channel],
+        turns: TurnRunner,
+        conversations: ConversationStore,
+        max_concurrent_runs: int,
+        busy_policy: Callable[[str], BusyPolicy],
+        commands: CommandRegistry,
+        command_service: CommandService,
+    ) -> None:
         self.channels = channels
         self.turns = turns
         self.conversations = conversations
@@ -117,8 +124,9 @@ class Dispatcher:
             job.notice = self._notice(channel, msg, doc)
         self._enqueue(job)
 
-    def _notice(self, channel: Channel, msg: InboundMessage,
-                doc: ReplyDoc | None) -> asyncio.Task[ReplyHandle | None]:
+    def _notice(
+        self, channel: Channel, msg: InboundMessage, doc: ReplyDoc | None
+    ) -> asyncio.Task[ReplyHandle | None]:
         """Send the queued notice beside intake: a slow platform never holds other messages."""
         return asyncio.create_task(self._mark_queued(channel, msg, doc), name="queued notice")
 
@@ -141,8 +149,9 @@ class Dispatcher:
             lane.stop_reason = texts.INTERRUPTED_BY_NEWER
             lane.run.cancel()
 
-    async def _mark_queued(self, channel: Channel, msg: InboundMessage,
-                           doc: ReplyDoc | None = None) -> ReplyHandle | None:
+    async def _mark_queued(
+        self, channel: Channel, msg: InboundMessage, doc: ReplyDoc | None = None
+    ) -> ReplyHandle | None:
         try:
             handle = await channel.mark_queued(msg, doc)
         except Exception as exc:  # a notice that failed must not lose the message
@@ -150,7 +159,8 @@ class Dispatcher:
             return None
         if msg.received_at:
             self.turns.metrics.first_visible.labels(channel=channel.name).observe(
-                max(0.0, time.time() - msg.received_at))
+                max(0.0, time.time() - msg.received_at)
+            )
         if handle is not None and (state := channel.handle_state(handle)) is not None:
             await self.turns.journal.keep_handle(msg, state)  # a restart reuses the notice
         return handle
@@ -197,8 +207,13 @@ class Dispatcher:
             if job.entry is not None and job.entry.state is State.delivering:
                 await self.turns.resume_delivery(channel, job.msg, job.entry, job.handle)
             else:
-                await self.turns.run(channel, job.msg, job.handle, lambda: lane.stop_reason,
-                                     resumed=job.entry is not None)
+                await self.turns.run(
+                    channel,
+                    job.msg,
+                    job.handle,
+                    lambda: lane.stop_reason,
+                    resumed=job.entry is not None,
+                )
         except asyncio.CancelledError:
             pass
         except Exception:  # logged once and settled: never re-run at every restart
@@ -207,8 +222,9 @@ class Dispatcher:
 
     # ---------------------------------------------------------------- commands
 
-    async def _run_command(self, channel: Channel, msg: InboundMessage, name: str,
-                           args: str) -> None:
+    async def _run_command(
+        self, channel: Channel, msg: InboundMessage, name: str, args: str
+    ) -> None:
         cmd = self.commands.builtin(name)
         assert cmd is not None
         conv = await self.conversations.get_or_create(msg.chat)
@@ -252,7 +268,8 @@ class Dispatcher:
         return [
             lane.running
             for lane in self.lanes.values()
-            if lane.run is not None and lane.running is not None
+            if lane.run is not None
+            and lane.running is not None
             and lane.running.chat.with_topic(None) == top
             and lane.running.sender.id == sender_id
         ]

@@ -95,8 +95,9 @@ class Journal(Protocol):
         with `sending=False`, the platform refused it (a crash now leaves no doubt)."""
         ...
 
-    async def part_done(self, msg: InboundMessage, parts_done: int,
-                  handle: Mapping[str, Any] | None) -> None:
+    async def part_done(
+        self, msg: InboundMessage, parts_done: int, handle: Mapping[str, Any] | None
+    ) -> None:
         """`parts_done` parts/files of the final are out; `handle` as it is now."""
         ...
 
@@ -121,8 +122,10 @@ class Journal(Protocol):
         ...
 
 
-_COLUMNS = ("key, state, attempts, handle, final, parts_done, sending, reason, told,"
-            " received_at, updated_at, payload")
+_COLUMNS = (
+    "key, state, attempts, handle, final, parts_done, sending, reason, told,"
+    " received_at, updated_at, payload"
+)
 
 
 class SqliteJournal:
@@ -148,7 +151,9 @@ class SqliteJournal:
         key = event_key(msg)
         self.db.execute(
             "UPDATE journal SET state = 'running', attempts = attempts + 1, updated_at = ?"
-            " WHERE key = ? AND state IN ('accepted', 'running', 'delivering')", (time.time(), key))
+            " WHERE key = ? AND state IN ('accepted', 'running', 'delivering')",
+            (time.time(), key),
+        )
         row = self.db.execute("SELECT attempts FROM journal WHERE key = ?", (key,)).fetchone()
         return int(row[0]) if row else 1
 
@@ -156,14 +161,16 @@ class SqliteJournal:
         self._set(msg, handle=json.dumps(handle))
 
     async def delivering(self, msg: InboundMessage, final: Mapping[str, Any]) -> None:
-        self._set(msg, state=State.delivering.value, final=json.dumps(final), parts_done=0,
-                  sending=0)
+        self._set(
+            msg, state=State.delivering.value, final=json.dumps(final), parts_done=0, sending=0
+        )
 
     async def part_sending(self, msg: InboundMessage, sending: bool = True) -> None:
         self._set(msg, sending=int(sending))
 
-    async def part_done(self, msg: InboundMessage, parts_done: int,
-                  handle: Mapping[str, Any] | None) -> None:
+    async def part_done(
+        self, msg: InboundMessage, parts_done: int, handle: Mapping[str, Any] | None
+    ) -> None:
         if handle is None:
             self._set(msg, parts_done=parts_done, sending=0)
         else:
@@ -173,25 +180,30 @@ class SqliteJournal:
         self._set(msg, state=State.delivered.value, reason=reason, payload="", final="")
 
     async def failed(self, msg: InboundMessage, reason: str, *, told: bool) -> None:
-        self._set(msg, state=State.failed.value, reason=reason, told=int(told), payload="",
-                  final="")
+        self._set(
+            msg, state=State.failed.value, reason=reason, told=int(told), payload="", final=""
+        )
 
     async def entry(self, msg: InboundMessage) -> Entry | None:
-        row = self.db.execute(f"SELECT {_COLUMNS} FROM journal WHERE key = ?",
-                              (event_key(msg),)).fetchone()
+        row = self.db.execute(
+            f"SELECT {_COLUMNS} FROM journal WHERE key = ?", (event_key(msg),)
+        ).fetchone()
         return entry_from_row(row) if row else None
 
     async def unsettled(self) -> list[Entry]:
         rows = self.db.execute(
             f"SELECT {_COLUMNS} FROM journal WHERE state IN ('accepted', 'running', 'delivering')"
-            " ORDER BY received_at").fetchall()
+            " ORDER BY received_at"
+        ).fetchall()
         found = []
         for row in rows:
             entry = entry_from_row(row)
             if entry.msg is None:
                 log.warning("journal: unreadable entry %s settled as failed", entry.key)
-                self.db.execute("UPDATE journal SET state = 'failed', reason = 'unreadable'"
-                                " WHERE key = ?", (entry.key,))
+                self.db.execute(
+                    "UPDATE journal SET state = 'failed', reason = 'unreadable' WHERE key = ?",
+                    (entry.key,),
+                )
                 continue
             found.append(entry)
         return found
@@ -211,30 +223,53 @@ class SqliteJournal:
         cutoff = (now or time.time()) - self.window
         cur = self.db.execute(
             "DELETE FROM journal WHERE received_at < ? AND state IN ('delivered', 'failed')",
-            (cutoff,))
+            (cutoff,),
+        )
         return cur.rowcount
 
     def _set(self, msg: InboundMessage, **values: Any) -> None:
         values["updated_at"] = time.time()
         assignments = ", ".join(f"{column} = ?" for column in values)
-        self.db.execute(f"UPDATE journal SET {assignments} WHERE key = ?",
-                        (*values.values(), event_key(msg)))
+        self.db.execute(
+            f"UPDATE journal SET {assignments} WHERE key = ?", (*values.values(), event_key(msg))
+        )
 
 
 def entry_from_row(row: tuple[Any, ...]) -> Entry:
-    (key, state, attempts, handle, final, parts_done, sending, reason, told, received, updated,
-     payload) = row
+    (
+        key,
+        state,
+        attempts,
+        handle,
+        final,
+        parts_done,
+        sending,
+        reason,
+        told,
+        received,
+        updated,
+        payload,
+    ) = row
     msg = None
     if payload:
         try:
             msg = load_message(payload)
         except (ValueError, KeyError, TypeError):
             msg = None
-    return Entry(key=key, state=State(state), attempts=int(attempts),
-                 handle=json.loads(handle) if handle else None,
-                 final=json.loads(final) if final else None, parts_done=int(parts_done),
-                 sending=bool(sending), reason=reason or "", told=bool(told),
-                 received_at=received, updated_at=updated, msg=msg)
+    return Entry(
+        key=key,
+        state=State(state),
+        attempts=int(attempts),
+        handle=json.loads(handle) if handle else None,
+        final=json.loads(final) if final else None,
+        parts_done=int(parts_done),
+        sending=bool(sending),
+        reason=reason or "",
+        told=bool(told),
+        received_at=received,
+        updated_at=updated,
+        msg=msg,
+    )
 
 
 def dump_message(msg: InboundMessage) -> str:

@@ -83,8 +83,9 @@ def secrets_of(value: Any) -> list[str]:
     return [s for s in found if s]
 
 
-def setup_logging(level: str | int, secrets: Iterable[str] = (), *,
-                  tracebacks: bool = True) -> RedactSecrets:
+def setup_logging(
+    level: str | int, secrets: Iterable[str] = (), *, tracebacks: bool = True
+) -> RedactSecrets:
     """Install the one root handler with the redaction filter; returns the filter."""
     root = logging.getLogger()
     for old in list(root.handlers):

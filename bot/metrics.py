@@ -33,50 +33,92 @@ class Metrics:
 
     def __init__(self) -> None:
         self.registry = reg = CollectorRegistry()
-        self.inbound = Counter("antler_inbound_messages_total",
-                               "Messages accepted from a channel.", CHANNEL, registry=reg)
-        self.duplicates = Counter("antler_duplicates_suppressed_total",
-                                  "Redelivered messages recognised and dropped.", CHANNEL,
-                                  registry=reg)
-        self.overflowed = Counter("antler_inbound_overflow_total",
-                                  "Messages refused because the inbound queue was full.",
-                                  CHANNEL, registry=reg)
-        self.runs_started = Counter("antler_runs_started_total", "Agent runs started.", CHANNEL,
-                                    registry=reg)
-        self.runs_finished = Counter("antler_runs_finished_total",
-                                     "Agent runs finished, by outcome "
-                                     "(succeeded, failed, cancelled).",
-                                     ("channel", "outcome"), registry=reg)
-        self.run_duration = Histogram("antler_run_duration_seconds", "Wall time of agent runs.",
-                                      CHANNEL, buckets=DURATION_BUCKETS, registry=reg)
-        self.first_update = Histogram("antler_time_to_first_update_seconds",
-                                      "From the start of a reply to its first visible content.",
-                                      CHANNEL, buckets=LATENCY_BUCKETS, registry=reg)
-        self.updates_sent = Counter("antler_reply_updates_sent_total",
-                                    "Reply edits/updates delivered to a channel.", CHANNEL,
-                                    registry=reg)
-        self.rate_limited = Counter("antler_rate_limited_total",
-                                    "Rate-limit responses received from a platform.", CHANNEL,
-                                    registry=reg)
-        self.deliveries_given_up = Counter("antler_deliveries_given_up_total",
-                                           "Reply deliveries ended without success, by reason "
-                                           "(the platform's definitive refusal, or unreachable).",
-                                           ("channel", "reason"), registry=reg)
-        self.reconnects = Counter("antler_channel_reconnects_total",
-                                  "Times a channel connection came back after a drop.", CHANNEL,
-                                  registry=reg)
-        self.queue_depth = Gauge("antler_inbound_queue_depth",
-                                 "Messages waiting in the inbound queue.", registry=reg)
-        self.waiting_for_slot = Gauge("antler_messages_waiting_for_slot",
-                                      "Accepted messages waiting for a free run slot.",
-                                      registry=reg)
-        self.first_visible = Histogram("antler_admission_to_first_visible_seconds",
-                                       "From the platform event's arrival to the first sign of "
-                                       "life the user sees (typing, placeholder, queued notice).",
-                                       CHANNEL, buckets=LATENCY_BUCKETS, registry=reg)
+        self.inbound = Counter(
+            "antler_inbound_messages_total",
+            "Messages accepted from a channel.",
+            CHANNEL,
+            registry=reg,
+        )
+        self.duplicates = Counter(
+            "antler_duplicates_suppressed_total",
+            "Redelivered messages recognised and dropped.",
+            CHANNEL,
+            registry=reg,
+        )
+        self.overflowed = Counter(
+            "antler_inbound_overflow_total",
+            "Messages refused because the inbound queue was full.",
+            CHANNEL,
+            registry=reg,
+        )
+        self.runs_started = Counter(
+            "antler_runs_started_total", "Agent runs started.", CHANNEL, registry=reg
+        )
+        self.runs_finished = Counter(
+            "antler_runs_finished_total",
+            "Agent runs finished, by outcome (succeeded, failed, cancelled).",
+            ("channel", "outcome"),
+            registry=reg,
+        )
+        self.run_duration = Histogram(
+            "antler_run_duration_seconds",
+            "Wall time of agent runs.",
+            CHANNEL,
+            buckets=DURATION_BUCKETS,
+            registry=reg,
+        )
+        self.first_update = Histogram(
+            "antler_time_to_first_update_seconds",
+            "From the start of a reply to its first visible content.",
+            CHANNEL,
+            buckets=LATENCY_BUCKETS,
+            registry=reg,
+        )
+        self.updates_sent = Counter(
+            "antler_reply_updates_sent_total",
+            "Reply edits/updates delivered to a channel.",
+            CHANNEL,
+            registry=reg,
+        )
+        self.rate_limited = Counter(
+            "antler_rate_limited_total",
+            "Rate-limit responses received from a platform.",
+            CHANNEL,
+            registry=reg,
+        )
+        self.deliveries_given_up = Counter(
+            "antler_deliveries_given_up_total",
+            "Reply deliveries ended without success, by reason "
+            "(the platform's definitive refusal, or unreachable).",
+            ("channel", "reason"),
+            registry=reg,
+        )
+        self.reconnects = Counter(
+            "antler_channel_reconnects_total",
+            "Times a channel connection came back after a drop.",
+            CHANNEL,
+            registry=reg,
+        )
+        self.queue_depth = Gauge(
+            "antler_inbound_queue_depth", "Messages waiting in the inbound queue.", registry=reg
+        )
+        self.waiting_for_slot = Gauge(
+            "antler_messages_waiting_for_slot",
+            "Accepted messages waiting for a free run slot.",
+            registry=reg,
+        )
+        self.first_visible = Histogram(
+            "antler_admission_to_first_visible_seconds",
+            "From the platform event's arrival to the first sign of "
+            "life the user sees (typing, placeholder, queued notice).",
+            CHANNEL,
+            buckets=LATENCY_BUCKETS,
+            registry=reg,
+        )
 
-    def read_gauges(self, queue_depth: Callable[[], float],
-                    waiting_for_slot: Callable[[], float]) -> None:
+    def read_gauges(
+        self, queue_depth: Callable[[], float], waiting_for_slot: Callable[[], float]
+    ) -> None:
         """The two gauges are read at scrape time from the bus and the dispatcher."""
         self.queue_depth.set_function(queue_depth)
         self.waiting_for_slot.set_function(waiting_for_slot)

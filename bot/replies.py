@@ -55,9 +55,14 @@ MAX_TRANSIENT_ATTEMPTS = 6
 class ReplyStreamer:
     """One reply to one message, from placeholder to final."""
 
-    def __init__(self, channel: Channel, msg: InboundMessage,
-                 handle: ReplyHandle | None = None, metrics: Metrics | None = None,
-                 track: DeliveryTrack | None = None) -> None:
+    def __init__(
+        self,
+        channel: Channel,
+        msg: InboundMessage,
+        handle: ReplyHandle | None = None,
+        metrics: Metrics | None = None,
+        track: DeliveryTrack | None = None,
+    ) -> None:
         self.metrics = metrics or Metrics()
         self.track = track or DeliveryTrack(None, msg, channel)
         self._in_final = False
@@ -112,8 +117,9 @@ class ReplyStreamer:
             self.doc = doc
             self._dirty.set()
 
-    async def finish(self, status: ReplyStatus | None = None, note: str = "", *,
-                     record: bool = True) -> ReplyStatus:
+    async def finish(
+        self, status: ReplyStatus | None = None, note: str = "", *, record: bool = True
+    ) -> ReplyStatus:
         """Deliver the final document, continuation parts and files; returns the final status.
 
         With `record` the final is written to the journal first and each part as it goes out;
@@ -139,12 +145,16 @@ class ReplyStreamer:
         taken as delivered: at most once, never twice.
         """
         start = steps_done
-        if in_doubt and not (start == 0 and self.handle is not None
-                             and self.channel.finish_is_replayable(self.handle)):
+        if in_doubt and not (
+            start == 0
+            and self.handle is not None
+            and self.channel.finish_is_replayable(self.handle)
+        ):
             start += 1
         if start == 0 and self.handle is None:
-            self.handle = await self._deliver(self.channel.open_reply, self.msg,
-                                              ReplyDoc(status="working"))
+            self.handle = await self._deliver(
+                self.channel.open_reply, self.msg, ReplyDoc(status="working")
+            )
         await self._send_plan(plan, start, True)
 
     async def _send_plan(self, plan: FinalPlan, start: int, record: bool) -> None:
@@ -169,8 +179,12 @@ class ReplyStreamer:
             await self._paced_deliver(self.channel.send_file, self.handle, path)
         except ChannelError as exc:
             log.warning("file %s not delivered: %s", path.name, exc)
-            await self._deliver(self.channel.send_text, self.msg.chat,
-                                texts.file_not_sent(path.name, exc), reply_to=self.msg.message_id)
+            await self._deliver(
+                self.channel.send_text,
+                self.msg.chat,
+                texts.file_not_sent(path.name, exc),
+                reply_to=self.msg.message_id,
+            )
 
     async def _flush_loop(self) -> None:
         while True:
@@ -210,8 +224,9 @@ class ReplyStreamer:
     async def _paced_deliver(self, fn: Callable[..., Awaitable[Any]], *args: Any) -> Any:
         return await self._deliver(fn, *args, paced=True)
 
-    async def _deliver(self, fn: Callable[..., Awaitable[Any]], *args: Any, paced: bool = False,
-                       **kw: Any) -> Any:
+    async def _deliver(
+        self, fn: Callable[..., Awaitable[Any]], *args: Any, paced: bool = False, **kw: Any
+    ) -> Any:
         """Call the channel until it succeeds or is refused for good.
 
         Rate limits are waited out as often as the platform asks, and nothing is sent before
@@ -254,7 +269,8 @@ class ReplyStreamer:
         if not self._first_seen and (doc.text or doc.progress or doc.status != "working"):
             self._first_seen = True
             self.metrics.first_update.labels(channel=self.channel.name).observe(
-                time.monotonic() - self._started)
+                time.monotonic() - self._started
+            )
 
     def _block(self, exc: RateLimited) -> None:
         self.metrics.rate_limited.labels(channel=self.channel.name).inc()

@@ -110,8 +110,9 @@ class ChannelSupervisor:
             try:
                 await self.connections.let_go(name)
             except Exception as exc:
-                log.warning("channel %s: handing the connection over failed: %s", name,
-                            describe(exc))
+                log.warning(
+                    "channel %s: handing the connection over failed: %s", name, describe(exc)
+                )
         await self._stop_quietly(name, channel)
         state = self.contexts[name].state
         state.running = state.connected = False

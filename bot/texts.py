@@ -8,6 +8,7 @@ from __future__ import annotations
 
 # ------------------------------------------------------------------ admission and load
 
+
 def greeting(bot_name: str) -> str:
     """The one `/start` greeting (the registry adds the command list)."""
     return f"Hi! I'm {bot_name}, an AI agent. Send me a message to get going."
@@ -41,11 +42,14 @@ def file_not_sent(name: str, reason: object) -> str:
 def command_failed(name: str) -> str:
     return f"/{name} failed; please try again."
 
+
 # ------------------------------------------------------------------ delivery journal
 
 ANSWERING_AGAIN = "Interrupted by a restart; answering again…"
-TURN_FAILED = ("Sorry, I could not answer this message: it failed twice. "
-               "Please send it again, perhaps in other words.")
+TURN_FAILED = (
+    "Sorry, I could not answer this message: it failed twice. "
+    "Please send it again, perhaps in other words."
+)
 
 
 def queued_behind(ahead: int) -> str:
@@ -53,13 +57,15 @@ def queued_behind(ahead: int) -> str:
         return "⏳ Queued: I'll answer as soon as a slot is free."
     return f"⏳ Queued: {ahead} messages ahead of yours; I'll answer as soon as I can."
 
+
 # ------------------------------------------------------------------ schedules (bot/schedules)
 
 SCHEDULE_USAGE = (
     "Usage: /schedule WHEN TASK, e.g. /schedule every weekday 09:00 summarise the tracker, "
-    "/schedule in 2h remind me to call Ann, /schedule cron \"0 9 * * 1-5\" post the standup.\n"
+    '/schedule in 2h remind me to call Ann, /schedule cron "0 9 * * 1-5" post the standup.\n'
     "Also: /schedule list, /schedule cancel N, /schedule pause N, /schedule resume N. "
-    "Options after the time: --fresh (a new thread each run), --skip-missed.")
+    "Options after the time: --fresh (a new thread each run), --skip-missed."
+)
 SCHEDULES_DISABLED = "Scheduled tasks are switched off on this service."
 NO_SCHEDULES = "No scheduled tasks in this chat. /schedule WHEN TASK creates one."
 SCHEDULE_FROM_UNKNOWN_CHAT = "I can only schedule tasks from a conversation I'm answering in."
@@ -68,12 +74,15 @@ SCHEDULE_FROM_UNKNOWN_CHAT = "I can only schedule tasks from a conversation I'm 
 def schedule_created(number: int, label: str, next_run: str, missed: str, fresh: bool) -> str:
     thread = "a new thread each run" if fresh else "this conversation's thread"
     policy = "run once when I'm back" if missed == "run_once" else "skipped"
-    return (f"Scheduled #{number}: {label}. Next run: {next_run}. It runs in {thread}; "
-            f"runs missed while I'm offline are {policy}. /schedule cancel {number} removes it.")
+    return (
+        f"Scheduled #{number}: {label}. Next run: {next_run}. It runs in {thread}; "
+        f"runs missed while I'm offline are {policy}. /schedule cancel {number} removes it."
+    )
 
 
-def schedule_line(number: int, label: str, prompt: str, next_run: str, state: str,
-                  reason: str) -> str:
+def schedule_line(
+    number: int, label: str, prompt: str, next_run: str, state: str, reason: str
+) -> str:
     when = f"next {next_run}" if state == "active" else f"paused{f' ({reason})' if reason else ''}"
     short = prompt if len(prompt) <= 60 else prompt[:57] + "…"
     return f"#{number} {label} — {when} — {short}"
@@ -81,8 +90,10 @@ def schedule_line(number: int, label: str, prompt: str, next_run: str, state: st
 
 def schedule_limit(scope: str, limit: int) -> str:
     has = "have" if scope == "you" else "has"
-    return (f"You can't add more: {scope} {has} {limit} scheduled tasks, the most allowed. "
-            "Cancel one first (/schedule list shows them).")
+    return (
+        f"You can't add more: {scope} {has} {limit} scheduled tasks, the most allowed. "
+        "Cancel one first (/schedule list shows them)."
+    )
 
 
 def schedule_not_here(number: str) -> str:
@@ -90,7 +101,7 @@ def schedule_not_here(number: str) -> str:
 
 
 def schedule_not_yours(number: int) -> str:
-    return (f"Only the person who created #{number} or an admin of this service can change it.")
+    return f"Only the person who created #{number} or an admin of this service can change it."
 
 
 def schedule_changed(number: int, action: str) -> str:
@@ -103,19 +114,25 @@ def schedule_next(number: int, label: str, next_run: str) -> str:
 
 def schedule_context(number: int, label: str, due: str, late: bool) -> str:
     lateness = " It is running late: the service was offline at that time." if late else ""
-    return (f"This is scheduled task #{number} ({label}), due {due}, set up earlier in this chat. "
-            f"Do the task now and post the result.{lateness}")
+    return (
+        f"This is scheduled task #{number} ({label}), due {due}, set up earlier in this chat. "
+        f"Do the task now and post the result.{lateness}"
+    )
 
 
 def schedule_ran_late(number: int, due: str) -> str:
-    return (f"⏰ Scheduled task #{number} was due {due} while I was offline; "
-            "running it now (its missed-run policy: run once).")
+    return (
+        f"⏰ Scheduled task #{number} was due {due} while I was offline; "
+        "running it now (its missed-run policy: run once)."
+    )
 
 
 def schedule_skipped(number: int, due: str, next_run: str | None) -> str:
     after = f" Next run: {next_run}." if next_run else ""
-    return (f"⏰ Scheduled task #{number} was due {due} while I was offline and was skipped "
-            f"(its missed-run policy: skip).{after}")
+    return (
+        f"⏰ Scheduled task #{number} was due {due} while I was offline and was skipped "
+        f"(its missed-run policy: skip).{after}"
+    )
 
 
 def schedule_paused_gone(reason: str) -> str:
@@ -131,8 +148,11 @@ def timezone_set(tz: str) -> str:
 
 
 def timezone_unknown(name: str) -> str:
-    return (f"{name!r} is not a time zone I know. Use a name like Europe/Berlin, "
-            "America/New_York or UTC.")
+    return (
+        f"{name!r} is not a time zone I know. Use a name like Europe/Berlin, "
+        "America/New_York or UTC."
+    )
+
 
 # ------------------------------------------------------------ access and bad input (hardening)
 
@@ -140,8 +160,11 @@ NOT_ALLOWED = "Sorry, you are not allowed to use this bot here. Ask an admin to 
 
 
 def cannot_read(what: str) -> str:
-    return (f"I can't read {what}. Send me text, a photo or a file (documents, images, audio) "
-            "and I'll answer.")
+    return (
+        f"I can't read {what}. Send me text, a photo or a file (documents, images, audio) "
+        "and I'll answer."
+    )
+
 
 # ------------------------------------------------------------------ command scope and /models
 # In chats whose top-level messages start their own threads (Slack channels, Feishu groups in
@@ -189,6 +212,8 @@ def model_switched(label: str) -> str:
 def chat_default_model(label: str, running: int) -> str:
     text = f"New conversations in this chat will use {label}."
     if running:
-        text += (f" Your {running} running {'reply keeps' if running == 1 else 'replies keep'}"
-                 " the model it started with.")
+        text += (
+            f" Your {running} running {'reply keeps' if running == 1 else 'replies keep'}"
+            " the model it started with."
+        )
     return text + " To switch a conversation already started, send /models in its thread."

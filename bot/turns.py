@@ -44,11 +44,17 @@ MAX_ATTEMPTS = 2
 
 
 class TurnRunner:
-    def __init__(self, *, runner: AgentRunner, conversations: ConversationStore, journal: Journal,
-                 max_upload_bytes: int, commands: CommandRegistry,
-                 metrics: Metrics | None = None,
-                 thread_for: Callable[[InboundMessage, Conversation], Conversation] | None = None,
-                 ) -> None:
+    def __init__(
+        self,
+        *,
+        runner: AgentRunner,
+        conversations: ConversationStore,
+        journal: Journal,
+        max_upload_bytes: int,
+        commands: CommandRegistry,
+        metrics: Metrics | None = None,
+        thread_for: Callable[[InboundMessage, Conversation], Conversation] | None = None,
+    ) -> None:
         self.metrics = metrics or Metrics()
         self.runner = runner
         self.conversations = conversations
@@ -66,8 +72,15 @@ class TurnRunner:
 
     # ---------------------------------------------------------------- a turn
 
-    async def run(self, channel: Channel, msg: InboundMessage, handle: ReplyHandle | None,
-                  stop_reason: Callable[[], str], *, resumed: bool = False) -> None:
+    async def run(
+        self,
+        channel: Channel,
+        msg: InboundMessage,
+        handle: ReplyHandle | None,
+        stop_reason: Callable[[], str],
+        *,
+        resumed: bool = False,
+    ) -> None:
         attempts = await self.journal.start(msg)
         if attempts > MAX_ATTEMPTS:
             await self.give_up(channel, msg, handle)
@@ -100,8 +113,9 @@ class TurnRunner:
             return
         await self.settle.answered(msg, status, streamer.doc.note)
 
-    async def resume_delivery(self, channel: Channel, msg: InboundMessage, entry: Entry,
-                              handle: ReplyHandle | None) -> None:
+    async def resume_delivery(
+        self, channel: Channel, msg: InboundMessage, entry: Entry, handle: ReplyHandle | None
+    ) -> None:
         """Finish sending a final that a previous process had started (journal `delivering`)."""
         plan = FinalPlan.from_json(entry.final or {})
         streamer = self._streamer(channel, msg, handle)
@@ -112,15 +126,17 @@ class TurnRunner:
             return
         await self.settle.answered(msg, plan.doc.status, plan.doc.note)
 
-    async def give_up(self, channel: Channel, msg: InboundMessage,
-                      handle: ReplyHandle | None) -> None:
+    async def give_up(
+        self, channel: Channel, msg: InboundMessage, handle: ReplyHandle | None
+    ) -> None:
         """A message that failed twice: say so in plain words and settle it."""
         log.warning("message %s:%s failed twice; giving up", msg.chat.channel, msg.event_id)
         told = True
         try:
             if handle is not None:
-                await channel.finish_reply(handle, ReplyDoc(status="failed",
-                                                            note=texts.TURN_FAILED))
+                await channel.finish_reply(
+                    handle, ReplyDoc(status="failed", note=texts.TURN_FAILED)
+                )
             else:
                 await channel.send_text(msg.chat, texts.TURN_FAILED, reply_to=msg.message_id)
         except ChannelError as exc:
@@ -128,8 +144,9 @@ class TurnRunner:
             told = False
         await self.settle.gave_up(channel.name, msg, told=told)
 
-    def _streamer(self, channel: Channel, msg: InboundMessage,
-                  handle: ReplyHandle | None) -> ReplyStreamer:
+    def _streamer(
+        self, channel: Channel, msg: InboundMessage, handle: ReplyHandle | None
+    ) -> ReplyStreamer:
         track = DeliveryTrack(self.journal, msg, channel)
         return ReplyStreamer(channel, msg, handle=handle, metrics=self.metrics, track=track)
 
@@ -149,14 +166,16 @@ class TurnRunner:
         finally:
             self.metrics.run_finished(channel, outcome, time.monotonic() - started)
 
-    async def _finish_cancelled(self, streamer: ReplyStreamer, msg: InboundMessage,
-                                reason: str) -> None:
+    async def _finish_cancelled(
+        self, streamer: ReplyStreamer, msg: InboundMessage, reason: str
+    ) -> None:
         task = asyncio.current_task()
         restarting = task in self._keep_pending
         self._keep_pending.discard(task)  # type: ignore[arg-type]
         try:
             await asyncio.wait_for(
-                streamer.finish("cancelled", reason or texts.STOPPED, record=not restarting), 10)
+                streamer.finish("cancelled", reason or texts.STOPPED, record=not restarting), 10
+            )
         except (ChannelError, TimeoutError) as exc:
             log.warning("could not mark reply cancelled: %s", exc)
         if not restarting:
@@ -166,18 +185,21 @@ class TurnRunner:
         """Admission → first visible sign (typing or placeholder), from the event's arrival."""
         if msg.received_at:
             self.metrics.first_visible.labels(channel=msg.chat.channel).observe(
-                max(0.0, time.time() - msg.received_at))
+                max(0.0, time.time() - msg.received_at)
+            )
 
     # ---------------------------------------------------------------- commands and files
 
-    async def send_command_reply(self, channel: Channel, msg: InboundMessage, text: str,
-                                 buttons: tuple[Button, ...]) -> None:
+    async def send_command_reply(
+        self, channel: Channel, msg: InboundMessage, text: str, buttons: tuple[Button, ...]
+    ) -> None:
         """Answer a command: plain text, or a one-shot reply when there are buttons to show."""
         try:
             if buttons and channel.capabilities.buttons:
                 handle = await channel.open_reply(msg, ReplyDoc(status="working"))
-                await channel.finish_reply(handle, ReplyDoc(text=text, buttons=buttons,
-                                                            status="done"))
+                await channel.finish_reply(
+                    handle, ReplyDoc(text=text, buttons=buttons, status="done")
+                )
             else:
                 await channel.send_text(msg.chat, text, reply_to=msg.message_id)
         except ChannelError as exc:
@@ -185,8 +207,9 @@ class TurnRunner:
             return
         await self.settle.answered(msg, "done")
 
-    async def _fetch_files(self, channel: Channel, msg: InboundMessage,
-                           conv: Conversation) -> tuple[list[str], list[str]]:
+    async def _fetch_files(
+        self, channel: Channel, msg: InboundMessage, conv: Conversation
+    ) -> tuple[list[str], list[str]]:
         if not msg.attachments:
             return [], []
         uploads = self.runner.thread_dirs(conv.thread_id).uploads
@@ -216,8 +239,9 @@ def _same_thread(msg: InboundMessage, conv: Conversation) -> Conversation:
     return conv
 
 
-def _turn(msg: InboundMessage, files: list[str], text: str | None = None,
-          skill: str | None = None) -> Turn:
+def _turn(
+    msg: InboundMessage, files: list[str], text: str | None = None, skill: str | None = None
+) -> Turn:
     return Turn(
         text=msg.text if text is None else text,
         skill=skill,

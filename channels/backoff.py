@@ -71,9 +71,7 @@ def describe(exc: BaseException) -> str:
 class Backoff:
     """The delays of one retry loop and its log lines (one per failure streak, one recovery)."""
 
-    def __init__(
-        self, what: str, log: logging.Logger, policy: BackoffPolicy | None = None
-    ) -> None:
+    def __init__(self, what: str, log: logging.Logger, policy: BackoffPolicy | None = None) -> None:
         self.what = what
         self.log = log
         self.policy = policy or BackoffPolicy()
@@ -99,11 +97,20 @@ class Backoff:
         since = self.state.failing_since if self.state else now
         self.state = RetryState(self.attempts + 1, error, now + self._delay, since)
         if self.state.attempts == 1:
-            self.log.warning("%s failed: %s; retrying with backoff (next in %.1f s)",
-                             self.what, error, self._delay)
+            self.log.warning(
+                "%s failed: %s; retrying with backoff (next in %.1f s)",
+                self.what,
+                error,
+                self._delay,
+            )
         else:
-            self.log.debug("%s failed again (attempt %d): %s; next in %.1f s",
-                           self.what, self.state.attempts, error, self._delay)
+            self.log.debug(
+                "%s failed again (attempt %d): %s; next in %.1f s",
+                self.what,
+                self.state.attempts,
+                error,
+                self._delay,
+            )
         return self.state
 
     async def wait(self) -> None:
@@ -117,6 +124,7 @@ class Backoff:
         if state is None:
             return False
         down = max(0.0, self.policy.clock() - state.failing_since)
-        self.log.info("%s recovered after %d failed attempt(s) over %.1f s",
-                      self.what, state.attempts, down)
+        self.log.info(
+            "%s recovered after %d failed attempt(s) over %.1f s", self.what, state.attempts, down
+        )
         return True

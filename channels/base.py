@@ -38,11 +38,33 @@ if TYPE_CHECKING:
     from channels.pacing import Pacer
 
 __all__ = [
-    "Attachment", "BusyPolicy", "Button", "Capabilities", "Channel", "ChannelConfig",
-    "ChannelContext", "ChannelError", "ChatRef", "ChatType", "DeliveryRefused", "FileTooLarge",
-    "GroupTrigger", "Handler", "InboundMessage", "MenuCommand", "PublishResult", "RateBudget",
-    "RateLimited", "ReplyDoc", "ReplyHandle", "ReplyStatus", "Scope", "ToolStep", "UserRef",
-    "effective_limit", "handle_chat",
+    "Attachment",
+    "BusyPolicy",
+    "Button",
+    "Capabilities",
+    "Channel",
+    "ChannelConfig",
+    "ChannelContext",
+    "ChannelError",
+    "ChatRef",
+    "ChatType",
+    "DeliveryRefused",
+    "FileTooLarge",
+    "GroupTrigger",
+    "Handler",
+    "InboundMessage",
+    "MenuCommand",
+    "PublishResult",
+    "RateBudget",
+    "RateLimited",
+    "ReplyDoc",
+    "ReplyHandle",
+    "ReplyStatus",
+    "Scope",
+    "ToolStep",
+    "UserRef",
+    "effective_limit",
+    "handle_chat",
 ]
 
 # --------------------------------------------------------------------------- config
@@ -73,8 +95,9 @@ class ChannelConfig(BaseModel):
     allowed_chats: list[str] = Field(default_factory=list, json_schema_extra=_LIVE)
     busy_policy: BusyPolicy | None = Field(default=None, json_schema_extra=_LIVE)
     group_trigger: GroupTrigger = Field(default="mention", json_schema_extra=_LIVE)
-    group_trigger_chats: dict[str, GroupTrigger] = Field(default_factory=dict,
-                                                         json_schema_extra=_LIVE)
+    group_trigger_chats: dict[str, GroupTrigger] = Field(
+        default_factory=dict, json_schema_extra=_LIVE
+    )
 
     @field_validator("allowed_users", "allowed_chats", mode="before")
     @classmethod
@@ -139,8 +162,13 @@ class ChannelContext(Protocol):
         """Serve a webhook route on the service's HTTP server (aiohttp handler)."""
         ...
 
-    def report(self, *, connected: bool | None = None, error: str | None = None,
-               retry: RetryState | None = None) -> None:
+    def report(
+        self,
+        *,
+        connected: bool | None = None,
+        error: str | None = None,
+        retry: RetryState | None = None,
+    ) -> None:
         """Report connection state and errors for /health and the admin API; `retry` while a
         connection is failing (attempts, last error, next retry)."""
         ...
@@ -220,8 +248,9 @@ class Channel(abc.ABC):
         """Send a file the agent produced, after the reply's text."""
         raise ChannelError(f"{self.name} cannot send files")
 
-    async def fetch_file(self, msg: InboundMessage, att: Attachment, dest_dir: Path, *,
-                         limit: int | None = None) -> Path:
+    async def fetch_file(
+        self, msg: InboundMessage, att: Attachment, dest_dir: Path, *, limit: int | None = None
+    ) -> Path:
         """Download an attachment of `msg` into `dest_dir`.
 
         The limit (the service's `max_upload_mb`, or the platform's own if lower) is enforced
@@ -230,8 +259,9 @@ class Channel(abc.ABC):
         """
         raise ChannelError(f"{self.name} cannot receive files")
 
-    async def mark_queued(self, msg: InboundMessage,
-                          doc: ReplyDoc | None = None) -> ReplyHandle | None:
+    async def mark_queued(
+        self, msg: InboundMessage, doc: ReplyDoc | None = None
+    ) -> ReplyHandle | None:
         """Show that `msg` waits (behind a running reply, or for a free slot: `doc` then says
         so). Default: open a 'queued' reply."""
         return await self.open_reply(msg, doc or ReplyDoc(status="queued"))

@@ -76,8 +76,9 @@ class _Bucket:
 class Pacer:
     """Budgets and blocks of one channel, shared by every reply and call it makes."""
 
-    def __init__(self, clock: Clock = time.monotonic, sleep: Sleep = asyncio.sleep,
-                 max_buckets: int = 50_000) -> None:
+    def __init__(
+        self, clock: Clock = time.monotonic, sleep: Sleep = asyncio.sleep, max_buckets: int = 50_000
+    ) -> None:
         self.clock = clock
         self.sleep = sleep
         self._buckets: dict[Key, _Bucket] = {}
@@ -102,8 +103,9 @@ class Pacer:
 
     # ------------------------------------------------------------------ blocks
 
-    def block(self, scope: Scope, chat: ChatRef, reply_key: str, seconds: float,
-              method: str = "") -> None:
+    def block(
+        self, scope: Scope, chat: ChatRef, reply_key: str, seconds: float, method: str = ""
+    ) -> None:
         """Nothing (or only `method`, when given) reaches `scope` for `seconds` from now."""
         key = (method, *self.scope_key(scope, chat, reply_key))
         self.apply_block(key, seconds)
@@ -120,8 +122,9 @@ class Pacer:
     def block_for(self, exc: RateLimited, chat: ChatRef, reply_key: str = "") -> None:
         self.block(exc.scope, chat, reply_key, exc.retry_after, exc.method)
 
-    def blocked_for(self, chat: ChatRef, reply_key: str = "", methods: tuple[str, ...] = ()
-                    ) -> float:
+    def blocked_for(
+        self, chat: ChatRef, reply_key: str = "", methods: tuple[str, ...] = ()
+    ) -> float:
         """Seconds until no block covers a call to `chat` (for `methods`) any more."""
         now = self.clock()
         wait = 0.0
@@ -133,23 +136,24 @@ class Pacer:
                     wait = max(wait, until - now)
         return wait
 
-    async def wait_unblocked(self, chat: ChatRef, reply_key: str = "",
-                             methods: tuple[str, ...] = ()) -> None:
+    async def wait_unblocked(
+        self, chat: ChatRef, reply_key: str = "", methods: tuple[str, ...] = ()
+    ) -> None:
         """Sleep until no block covers `chat`; a block that grows meanwhile is waited out too."""
         while (wait := self.blocked_for(chat, reply_key, methods)) > _EPSILON:
             await self.sleep(wait)
 
     # ------------------------------------------------------------------ budgets
 
-    def wait_time(self, chat: ChatRef, budgets: tuple[RateBudget, ...], reply_key: str = ""
-                  ) -> float:
+    def wait_time(
+        self, chat: ChatRef, budgets: tuple[RateBudget, ...], reply_key: str = ""
+    ) -> float:
         now = self.clock()
         waits = [self.blocked_for(chat, reply_key, _methods(budgets))]
         waits += [self._bucket(b, chat, reply_key, now).wait_time(now) for b in budgets]
         return max(waits)
 
-    def try_take(self, chat: ChatRef, budgets: tuple[RateBudget, ...], reply_key: str = ""
-                 ) -> bool:
+    def try_take(self, chat: ChatRef, budgets: tuple[RateBudget, ...], reply_key: str = "") -> bool:
         """Take a token from every budget if all have one now (and nothing is blocked), unless
         callers are already waiting for one: they go first, so a held update cannot starve."""
         if any(self._waiting.get(self._key(b, chat, reply_key)) for b in budgets):
@@ -159,8 +163,9 @@ class Pacer:
         self._take(chat, budgets, reply_key)
         return True
 
-    async def acquire(self, chat: ChatRef, budgets: tuple[RateBudget, ...], reply_key: str = ""
-                      ) -> None:
+    async def acquire(
+        self, chat: ChatRef, budgets: tuple[RateBudget, ...], reply_key: str = ""
+    ) -> None:
         """Wait until nothing is blocked and every budget has a token, then take one from each."""
         keys = [self._key(b, chat, reply_key) for b in budgets]
         for key in keys:
@@ -176,8 +181,9 @@ class Pacer:
         self._take(chat, budgets, reply_key)
 
     @contextlib.asynccontextmanager
-    async def slot(self, chat: ChatRef, budgets: tuple[RateBudget, ...], reply_key: str = ""
-                   ) -> AsyncIterator[None]:
+    async def slot(
+        self, chat: ChatRef, budgets: tuple[RateBudget, ...], reply_key: str = ""
+    ) -> AsyncIterator[None]:
         """One platform call within `budgets`.
 
         Serial budgets run their calls one at a time and count the interval from the end of the
@@ -225,8 +231,13 @@ class Pacer:
 
     # ------------------------------------------------------------------ internals
 
-    async def _pass_blocks(self, chat: ChatRef, reply_key: str, methods: tuple[str, ...],
-                           stack: contextlib.AsyncExitStack) -> bool:
+    async def _pass_blocks(
+        self,
+        chat: ChatRef,
+        reply_key: str,
+        methods: tuple[str, ...],
+        stack: contextlib.AsyncExitStack,
+    ) -> bool:
         """Wait out the blocks; True when this call is the probe after one ran out."""
         while True:
             await self.wait_unblocked(chat, reply_key, methods)

@@ -158,7 +158,8 @@ class Capabilities:
 
     def budgets_for(self, chat: ChatRef, method: str = "update") -> tuple[RateBudget, ...]:
         return tuple(
-            b for b in self.edit_budget
+            b
+            for b in self.edit_budget
             if b.method == method and b.chat_type in (None, chat.chat_type)
         )
 

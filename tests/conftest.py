@@ -122,7 +122,14 @@ def redis_bus(redis_server: str) -> Iterator[dict[str, object]]:
 
     prefix = rs.new_prefix()
     try:
-        yield {"backend": "redis", "redis": {"url": redis_server, "key_prefix": prefix,
-                                             "partitions": 8, "lease_seconds": 2}}
+        yield {
+            "backend": "redis",
+            "redis": {
+                "url": redis_server,
+                "key_prefix": prefix,
+                "partitions": 8,
+                "lease_seconds": 2,
+            },
+        }
     finally:
         rs.drop_prefix(redis_server, prefix)

@@ -91,8 +91,13 @@ class ServiceHarness:
         await self.stop()
 
     async def start(self) -> None:
-        self.app = App(self.settings(), only=self.only, channel_kwargs=self.channel_kwargs,
-                       backoff=self.backoff, schedule_clock=self.schedule_clock)
+        self.app = App(
+            self.settings(),
+            only=self.only,
+            channel_kwargs=self.channel_kwargs,
+            backoff=self.backoff,
+            schedule_clock=self.schedule_clock,
+        )
         if self.pacer_clock is not None:  # platform intervals pass in virtual time
             for channel in self.app.channels.values():
                 channel.pacer.clock = self.pacer_clock
@@ -137,8 +142,12 @@ class ServiceHarness:
         raise TimeoutError("service did not become idle")
 
 
-_NETWORK_EVENTS = ("http.client.connect", "http.client.send", "socket.getaddrinfo",
-                   "socket.connect")
+_NETWORK_EVENTS = (
+    "http.client.connect",
+    "http.client.send",
+    "socket.getaddrinfo",
+    "socket.connect",
+)
 _watches: list[BlockingIoWatch] = []
 
 

@@ -24,8 +24,10 @@ from urllib.parse import quote
 import psycopg
 
 DEFAULT_DSN = "postgresql://postgres@127.0.0.1:5432/test"
-INSTALL_HINT = ("no PostgreSQL server answered at ANTLER_TEST_PG_DSN and none could be started: "
-                "install PostgreSQL (apt-get install postgresql) or set ANTLER_TEST_PG_DSN")
+INSTALL_HINT = (
+    "no PostgreSQL server answered at ANTLER_TEST_PG_DSN and none could be started: "
+    "install PostgreSQL (apt-get install postgresql) or set ANTLER_TEST_PG_DSN"
+)
 
 
 def required() -> bool:
@@ -53,16 +55,27 @@ class Throwaway:
         initdb, pg_ctl = _binary("initdb"), _binary("pg_ctl")
         data = self.dir / "data"
         self._run([initdb, "-D", str(data), "-U", "postgres", "--auth=trust", "-E", "UTF8"])
-        self._run([pg_ctl, "-D", str(data), "-l", str(self.dir / "log"), "-w", "-o",
-                   f"-p {self.port} -k {self.dir} -c listen_addresses=127.0.0.1 -c fsync=off",
-                   "start"])
+        self._run(
+            [
+                pg_ctl,
+                "-D",
+                str(data),
+                "-l",
+                str(self.dir / "log"),
+                "-w",
+                "-o",
+                f"-p {self.port} -k {self.dir} -c listen_addresses=127.0.0.1 -c fsync=off",
+                "start",
+            ]
+        )
         return self
 
     def stop(self) -> None:
         data = self.dir / "data"
         if data.exists():
-            self._run([_binary("pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop"],
-                      check=False)
+            self._run(
+                [_binary("pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop"], check=False
+            )
         shutil.rmtree(self.dir, ignore_errors=True)
 
     def _run(self, cmd: list[str], check: bool = True) -> None:

@@ -26,8 +26,10 @@ from tests.pg_server import required
 __all__ = ["INSTALL_HINT", "Throwaway", "drop_prefix", "find_server", "new_prefix", "required"]
 
 DEFAULT_URL = "redis://127.0.0.1:6379/0"
-INSTALL_HINT = ("no Redis server answered at ANTLER_TEST_REDIS_URL and none could be started: "
-                "install Redis (apt-get install redis-server) or set ANTLER_TEST_REDIS_URL")
+INSTALL_HINT = (
+    "no Redis server answered at ANTLER_TEST_REDIS_URL and none could be started: "
+    "install Redis (apt-get install redis-server) or set ANTLER_TEST_REDIS_URL"
+)
 
 
 def answers(url: str) -> bool:
@@ -52,9 +54,22 @@ class Throwaway:
         if binary is None:
             raise OSError("redis-server not found")
         self.proc = subprocess.Popen(
-            [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
-             "--appendonly", "no", "--dir", str(self.dir)],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            [
+                binary,
+                "--port",
+                str(self.port),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--dir",
+                str(self.dir),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         deadline = time.monotonic() + 10
         while not answers(self.url) and time.monotonic() < deadline:
             time.sleep(0.05)

@@ -19,8 +19,13 @@ def _client(fake: FakeOpenAI) -> openai.AsyncOpenAI:
 
 
 def _chat(fake: FakeOpenAI, **kwargs: Any) -> ChatOpenAI:
-    options: dict[str, Any] = {"model": "fake-model", "base_url": fake.base_url,
-                               "api_key": "sk-test", "max_retries": 0, **kwargs}
+    options: dict[str, Any] = {
+        "model": "fake-model",
+        "base_url": fake.base_url,
+        "api_key": "sk-test",
+        "max_retries": 0,
+        **kwargs,
+    }
     return ChatOpenAI(**options)
 
 

@@ -54,8 +54,12 @@ def module_imports(path: Path) -> set[str]:
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             found |= {a.name for a in node.names if a.name.startswith("bot.")}
-        elif (isinstance(node, ast.ImportFrom) and node.module and node.level == 0
-              and node.module.startswith("bot")):
+        elif (
+            isinstance(node, ast.ImportFrom)
+            and node.module
+            and node.level == 0
+            and node.module.startswith("bot")
+        ):
             found.add(node.module)
             found |= {f"{node.module}.{a.name}" for a in node.names}
     return found
@@ -67,8 +71,7 @@ def bot_import_graph() -> dict[str, set[str]]:
         parts = path.relative_to(ROOT).with_suffix("").parts
         name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
         modules[name] = path
-    return {name: module_imports(path) & set(modules) - {name}
-            for name, path in modules.items()}
+    return {name: module_imports(path) & set(modules) - {name} for name, path in modules.items()}
 
 
 def reaches(graph: dict[str, set[str]], start: str, goal: str) -> bool:
@@ -83,12 +86,15 @@ def reaches(graph: dict[str, set[str]], start: str, goal: str) -> bool:
     return False
 
 
-@pytest.mark.parametrize(("low", "high"), [
-    ("bot.gateway", "bot.app"),
-    ("bot.commands", "bot.dispatcher"),
-    ("bot.command_context", "bot.dispatcher"),
-    ("bot.command_registry", "bot.dispatcher"),
-])
+@pytest.mark.parametrize(
+    ("low", "high"),
+    [
+        ("bot.gateway", "bot.app"),
+        ("bot.commands", "bot.dispatcher"),
+        ("bot.command_context", "bot.dispatcher"),
+        ("bot.command_registry", "bot.dispatcher"),
+    ],
+)
 def test_no_import_cycles_through_the_composition(low: str, high: str) -> None:
     """Commands and the Gateway get narrow parts; they never import (even for types) what
     builds them, so there is no cycle between them and the App or the Dispatcher."""

@@ -53,8 +53,10 @@ def extraction_messages(
         f"Person: {ex.user_text.strip()}\nAssistant: {_clip(ex.answer, 1500)}" for ex in exchanges
     ]
     user = (
-        "Known so far:\n" + ("\n".join(known) if known else "(nothing)")
-        + "\n\nNew exchanges:\n\n" + "\n\n---\n\n".join(talk)
+        "Known so far:\n"
+        + ("\n".join(known) if known else "(nothing)")
+        + "\n\nNew exchanges:\n\n"
+        + "\n\n---\n\n".join(talk)
     )
     return [("system", system), ("user", user)]
 
@@ -68,8 +70,9 @@ def parse_update(text: str) -> MemoryUpdate:
     }
     facts = tuple(fact for item in _list(data, "facts") if (fact := _fact(item)) is not None)
     remove = tuple(
-        int(item) for item in _list(data, "remove") if isinstance(item, int | float | str)
-        and str(item).strip().isdigit()
+        int(item)
+        for item in _list(data, "remove")
+        if isinstance(item, int | float | str) and str(item).strip().isdigit()
     )
     return MemoryUpdate(contexts=contexts, facts=facts, remove=remove)
 

@@ -39,8 +39,13 @@ class MemoryView:
 
 
 class MemoryService:
-    def __init__(self, config: MemoryConfig, data_dir: Path, model: ModelFactory,
-                 store: MemoryStore | None = None) -> None:
+    def __init__(
+        self,
+        config: MemoryConfig,
+        data_dir: Path,
+        model: ModelFactory,
+        store: MemoryStore | None = None,
+    ) -> None:
         """`store`: where memory lives (given by the caller); default `<data_dir>/memory.db`."""
         self.config = config
         self.path = Path(data_dir) / "memory.db"
@@ -85,8 +90,11 @@ class MemoryService:
             return ""
         person = await self.store.person(user_id)
         return memory_block(
-            await self.store.contexts(person), await self.store.facts(person), query,
-            self.config.max_injection_tokens, name,
+            await self.store.contexts(person),
+            await self.store.facts(person),
+            query,
+            self.config.max_injection_tokens,
+            name,
         )
 
     async def record(self, user_id: str, thread_id: str, user_text: str, answer: str) -> None:
@@ -163,7 +171,9 @@ class MemoryService:
     async def _extract(self, person: str, exchanges: list[PendingExchange]) -> None:
         store, ids = self.store, [ex.id for ex in exchanges]
         messages = extraction_messages(
-            exchanges, await store.facts(person), await store.contexts(person),
+            exchanges,
+            await store.facts(person),
+            await store.contexts(person),
             self.config.fact_confidence_threshold,
         )
         try:
@@ -178,7 +188,10 @@ class MemoryService:
         if self._store is not store:  # stopped or reloaded meanwhile; try again later
             return
         await store.apply(
-            person, update, source=exchanges[-1].thread_id,
-            max_facts=self.config.max_facts, threshold=self.config.fact_confidence_threshold,
+            person,
+            update,
+            source=exchanges[-1].thread_id,
+            max_facts=self.config.max_facts,
+            threshold=self.config.fact_confidence_threshold,
             done=ids,
         )

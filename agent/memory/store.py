@@ -113,8 +113,16 @@ class MemoryStore(Protocol):
         """(people remembered, facts, exchanges waiting for extraction)."""
         ...
 
-    async def apply(self, person: str, update: MemoryUpdate, *, source: str, max_facts: int,
-                    threshold: float, done: list[int] | None = None) -> None:
+    async def apply(
+        self,
+        person: str,
+        update: MemoryUpdate,
+        *,
+        source: str,
+        max_facts: int,
+        threshold: float,
+        done: list[int] | None = None,
+    ) -> None:
         """Merge an update in one transaction (see SqliteMemoryStore.apply)."""
         ...
 
@@ -122,13 +130,20 @@ class MemoryStore(Protocol):
         """Remember one fact as given (an admin's edit); None when it is already known."""
         ...
 
-    async def edit_fact(self, person: str, fact_id: int, content: str | None = None,
-                        category: str | None = None, confidence: float | None = None) -> bool:
+    async def edit_fact(
+        self,
+        person: str,
+        fact_id: int,
+        content: str | None = None,
+        category: str | None = None,
+        confidence: float | None = None,
+    ) -> bool:
         """Change a fact of `person`; False when the person has no such fact."""
         ...
 
-    async def replace(self, person: str, contexts: dict[str, str], facts: list[NewFact], *,
-                      source: str) -> None:
+    async def replace(
+        self, person: str, contexts: dict[str, str], facts: list[NewFact], *, source: str
+    ) -> None:
         """Make `contexts` and `facts` all that is remembered of `person` (one transaction)."""
         ...
 
@@ -136,8 +151,9 @@ class MemoryStore(Protocol):
 
     async def clear(self, person: str) -> int: ...
 
-    async def add_pending(self, person: str, thread_id: str, user_text: str,
-                          answer: str) -> None: ...
+    async def add_pending(
+        self, person: str, thread_id: str, user_text: str, answer: str
+    ) -> None: ...
 
     async def has_pending(self) -> bool: ...
 
@@ -182,13 +198,16 @@ class SqliteMemoryStore:
             " WHERE person = ? ORDER BY id",
             (person,),
         )
-        return [Fact(int(i), str(c), str(k), float(p), str(s), float(t), float(u))
-                for i, c, k, p, s, t, u in rows]
+        return [
+            Fact(int(i), str(c), str(k), float(p), str(s), float(t), float(u))
+            for i, c, k, p, s, t, u in rows
+        ]
 
     async def context_times(self, person: str) -> dict[str, tuple[str, float]]:
         """Each context summary with the time it was last written."""
         rows = self.db.execute(
-            "SELECT kind, summary, updated_at FROM contexts WHERE person = ?", (person,))
+            "SELECT kind, summary, updated_at FROM contexts WHERE person = ?", (person,)
+        )
         return {str(k): (str(s), float(t)) for k, s, t in rows if k in CONTEXT_KINDS and s}
 
     async def people(self) -> list[tuple[str, int, float]]:
@@ -197,7 +216,8 @@ class SqliteMemoryStore:
             "SELECT person, SUM(n), MAX(t) FROM ("
             " SELECT person, 1 AS n, updated_at AS t FROM facts"
             " UNION ALL SELECT person, 0, updated_at FROM contexts)"
-            " GROUP BY person ORDER BY MAX(t) DESC")
+            " GROUP BY person ORDER BY MAX(t) DESC"
+        )
         return [(str(p), int(n), float(t)) for p, n, t in rows]
 
     async def contexts(self, person: str) -> dict[str, str]:
@@ -216,8 +236,16 @@ class SqliteMemoryStore:
 
     # writing ---------------------------------------------------------------------------------
 
-    async def apply(self, person: str, update: MemoryUpdate, *, source: str, max_facts: int,
-              threshold: float, done: list[int] | None = None) -> None:
+    async def apply(
+        self,
+        person: str,
+        update: MemoryUpdate,
+        *,
+        source: str,
+        max_facts: int,
+        threshold: float,
+        done: list[int] | None = None,
+    ) -> None:
         """Merge an update in one transaction; keep at most `max_facts`, dropping the weakest.
 
         `done` names the pending exchanges the update came from; they go in the same transaction.
@@ -242,8 +270,15 @@ class SqliteMemoryStore:
                 self.db.execute(
                     "INSERT INTO facts(person, content, category, confidence, source, created_at,"
                     " updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    (person, fact.content.strip(), fact.category, fact.confidence, source,
-                     now, now),
+                    (
+                        person,
+                        fact.content.strip(),
+                        fact.category,
+                        fact.confidence,
+                        source,
+                        now,
+                        now,
+                    ),
                 )
             self._trim(person, max_facts)
             self._done_pending(done or [])
@@ -264,22 +299,44 @@ class SqliteMemoryStore:
         cur = self.db.execute(
             "INSERT INTO facts(person, content, category, confidence, source, created_at,"
             " updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (person, fact.content.strip(), fact.category, fact.confidence, source, now, now))
-        return Fact(int(cur.lastrowid or 0), fact.content.strip(), fact.category,
-                    fact.confidence, source, now, now)
+            (person, fact.content.strip(), fact.category, fact.confidence, source, now, now),
+        )
+        return Fact(
+            int(cur.lastrowid or 0),
+            fact.content.strip(),
+            fact.category,
+            fact.confidence,
+            source,
+            now,
+            now,
+        )
 
-    async def edit_fact(self, person: str, fact_id: int, content: str | None = None,
-                  category: str | None = None, confidence: float | None = None) -> bool:
+    async def edit_fact(
+        self,
+        person: str,
+        fact_id: int,
+        content: str | None = None,
+        category: str | None = None,
+        confidence: float | None = None,
+    ) -> bool:
         """Change a fact of `person`; False when the person has no such fact."""
         cur = self.db.execute(
             "UPDATE facts SET content = COALESCE(?, content), category = COALESCE(?, category),"
             " confidence = COALESCE(?, confidence), updated_at = ? WHERE person = ? AND id = ?",
-            (content.strip() if content else None, category, confidence, time.time(), person,
-             fact_id))
+            (
+                content.strip() if content else None,
+                category,
+                confidence,
+                time.time(),
+                person,
+                fact_id,
+            ),
+        )
         return cur.rowcount > 0
 
-    async def replace(self, person: str, contexts: dict[str, str], facts: list[NewFact], *,
-                source: str) -> None:
+    async def replace(
+        self, person: str, contexts: dict[str, str], facts: list[NewFact], *, source: str
+    ) -> None:
         """Make `contexts` and `facts` all that is remembered of `person` (one transaction)."""
         now = time.time()
         with _transaction(self.db):
@@ -289,12 +346,18 @@ class SqliteMemoryStore:
                 if kind in CONTEXT_KINDS and summary.strip():
                     self.db.execute(
                         "INSERT INTO contexts(person, kind, summary, updated_at)"
-                        " VALUES (?, ?, ?, ?)", (person, kind, summary.strip(), now))
+                        " VALUES (?, ?, ?, ?)",
+                        (person, kind, summary.strip(), now),
+                    )
             self.db.executemany(
                 "INSERT INTO facts(person, content, category, confidence, source, created_at,"
                 " updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                [(person, f.content.strip(), f.category, f.confidence, source, now, now)
-                 for f in facts if f.content.strip()])
+                [
+                    (person, f.content.strip(), f.category, f.confidence, source, now, now)
+                    for f in facts
+                    if f.content.strip()
+                ],
+            )
 
     async def forget(self, person: str, fact_id: int) -> bool:
         cur = self.db.execute("DELETE FROM facts WHERE person = ? AND id = ?", (person, fact_id))

@@ -13,8 +13,12 @@ from agent.skills.registry import SkillRegistry
 
 
 class HandsPrompt(RequestRewriter):
-    def __init__(self, static: str, skills: SkillRegistry | None,
-                 skills_section: Callable[[SkillRegistry], str]) -> None:
+    def __init__(
+        self,
+        static: str,
+        skills: SkillRegistry | None,
+        skills_section: Callable[[SkillRegistry], str],
+    ) -> None:
         super().__init__()
         self.static = static
         self.skills = skills
@@ -30,18 +34,22 @@ class HandsPrompt(RequestRewriter):
 
     def _active_skill(self, messages: Sequence[BaseMessage]) -> str:
         human = _last_human(messages)
-        name = ((human.additional_kwargs.get("antler") or {}).get("skill")
-                if human is not None else None)
+        name = (
+            (human.additional_kwargs.get("antler") or {}).get("skill")
+            if human is not None
+            else None
+        )
         skill = self.skills.get(name) if self.skills is not None and name else None
         if skill is None:
             return ""
-        return (f"<active_skill name=\"{skill.name}\">\nThe user started this message with "
-                f"/{skill.name}: follow this skill (files it mentions are under "
-                f"{skill.virtual_path.rsplit('/', 1)[0]}).\n\n{skill.body()}\n</active_skill>")
+        return (
+            f'<active_skill name="{skill.name}">\nThe user started this message with '
+            f"/{skill.name}: follow this skill (files it mentions are under "
+            f"{skill.virtual_path.rsplit('/', 1)[0]}).\n\n{skill.body()}\n</active_skill>"
+        )
 
     def rewrite(self, request: ModelRequest) -> ModelRequest:
         return append_system(request, self._sections(request.messages))
-
 
 
 def _last_human(messages: Sequence[BaseMessage]) -> HumanMessage | None:
@@ -64,4 +72,4 @@ def numbered_answer(messages: Sequence[BaseMessage]) -> str:
     options = (before.artifact or {}).get("options") if isinstance(before.artifact, dict) else None
     if before.name != "ask_clarification" or not options or not 1 <= int(text) <= len(options):
         return ""
-    return f"The user's answer \"{text}\" means option {text}: \"{options[int(text) - 1]}\"."
+    return f'The user\'s answer "{text}" means option {text}: "{options[int(text) - 1]}".'

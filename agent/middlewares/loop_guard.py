@@ -19,18 +19,23 @@ log = logging.getLogger(__name__)
 WARN_AT = 3
 STOP_AT = 5
 WINDOW = 20
-WARNING = ("[note from the system] You have made the same tool call several times with the "
-           "same arguments. It will not give a different result. Change approach or answer now.")
-STOP = ("[note from the system] You repeated the same tool call too many times; tools are now "
-        "disabled for this turn. Answer the user in text with what you have.")
+WARNING = (
+    "[note from the system] You have made the same tool call several times with the "
+    "same arguments. It will not give a different result. Change approach or answer now."
+)
+STOP = (
+    "[note from the system] You repeated the same tool call too many times; tools are now "
+    "disabled for this turn. Answer the user in text with what you have."
+)
 
 
 def call_signature(message: BaseMessage | None) -> str | None:
     calls = getattr(message, "tool_calls", None)
     if not isinstance(message, AIMessage) or not calls:
         return None
-    parts = sorted((c["name"], json.dumps(c.get("args"), sort_keys=True, default=str))
-                   for c in calls)
+    parts = sorted(
+        (c["name"], json.dumps(c.get("args"), sort_keys=True, default=str)) for c in calls
+    )
     return hashlib.sha256(json.dumps(parts).encode()).hexdigest()
 
 
@@ -96,9 +101,10 @@ def _without_tool_calls(response: Any) -> Any:
     ai = _ai(response)
     if ai is None or not getattr(ai, "tool_calls", None):
         return response
-    clean = AIMessage(content=ai.content or "I could not finish this; please rephrase.",
-                      id=ai.id)
+    clean = AIMessage(content=ai.content or "I could not finish this; please rephrase.", id=ai.id)
     if isinstance(response, AIMessage):
         return clean
-    return ModelResponse(result=[clean if m is ai else m for m in response.result],
-                         structured_response=response.structured_response)
+    return ModelResponse(
+        result=[clean if m is ai else m for m in response.result],
+        structured_response=response.structured_response,
+    )

@@ -12,8 +12,10 @@ TASK_TOOL = "task"
 
 
 def dropped_note(limit: int) -> str:
-    return (f"Not run: at most {limit} subagents run at once per response. "
-            "Wait for the results, then delegate this again if it is still needed.")
+    return (
+        f"Not run: at most {limit} subagents run at once per response. "
+        "Wait for the results, then delegate this again if it is still needed."
+    )
 
 
 class SubagentLimit(AgentMiddleware):
@@ -26,13 +28,21 @@ class SubagentLimit(AgentMiddleware):
         if ai is None:
             return response
         tasks = [c for c in ai.tool_calls if c["name"] == TASK_TOOL]
-        extra = tasks[self.limit:]
+        extra = tasks[self.limit :]
         if not extra:
             return response
-        notes = [ToolMessage(content=dropped_note(self.limit), tool_call_id=c["id"] or "",
-                             name=TASK_TOOL, status="error") for c in extra]
-        return ModelResponse(result=[*response.result, *notes],
-                             structured_response=response.structured_response)
+        notes = [
+            ToolMessage(
+                content=dropped_note(self.limit),
+                tool_call_id=c["id"] or "",
+                name=TASK_TOOL,
+                status="error",
+            )
+            for c in extra
+        ]
+        return ModelResponse(
+            result=[*response.result, *notes], structured_response=response.structured_response
+        )
 
     def wrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]

@@ -40,8 +40,7 @@ def _write_todos(runtime: ToolRuntime, todos: list[Todo]) -> Command[Any]:
     done = sum(t.get("status") == "completed" for t in todos)
     text = f"Todo list updated ({done}/{len(todos)} completed)."
     return Command(
-        update={"todos": todos,
-                "messages": [ToolMessage(text, tool_call_id=runtime.tool_call_id)]}
+        update={"todos": todos, "messages": [ToolMessage(text, tool_call_id=runtime.tool_call_id)]}
     )
 
 

@@ -22,8 +22,9 @@ def error_message(request: Any, exc: Exception) -> ToolMessage:
     else:
         log.warning("tool %s failed: %s: %s", call.get("name"), type(exc).__name__, exc)
         text = f"Error: {type(exc).__name__}: {exc}"[:2000]
-    return ToolMessage(content=text, tool_call_id=call.get("id") or "", name=call.get("name"),
-                       status="error")
+    return ToolMessage(
+        content=text, tool_call_id=call.get("id") or "", name=call.get("name"), status="error"
+    )
 
 
 class ToolErrors(AgentMiddleware):

@@ -37,7 +37,6 @@ class VisionImages(RequestRewriter):
         return request
 
 
-
 def _hidden(message: HumanMessage) -> bool:
     return message.additional_kwargs.get("lc_source") == "summarization"
 

@@ -59,8 +59,9 @@ def _size(n: int) -> str:
     return f"{n:.1f} GB"
 
 
-def read_file(fs: VirtualFS, path: str, start_line: int | None, end_line: int | None,
-              limit: int) -> str:
+def read_file(
+    fs: VirtualFS, path: str, start_line: int | None, end_line: int | None, limit: int
+) -> str:
     target = fs.resolve(path)
     if not target.host.is_file():
         raise SandboxError(f"{target.virtual}: no such file")
@@ -72,13 +73,15 @@ def read_file(fs: VirtualFS, path: str, start_line: int | None, end_line: int | 
     end = min(len(lines), end_line or len(lines))
     if start > end:
         return f"(no lines {start}-{end_line or start}; the file has {len(lines)} lines)"
-    return clip("\n".join(lines[start - 1:end]), limit)
+    return clip("\n".join(lines[start - 1 : end]), limit)
 
 
 def write_file(fs: VirtualFS, path: str, content: str, append: bool, limit: int) -> str:
     if len(content) > limit:
-        raise SandboxError(f"content too long ({len(content)} > {limit} characters); "
-                           "write it in parts with append=true")
+        raise SandboxError(
+            f"content too long ({len(content)} > {limit} characters); "
+            "write it in parts with append=true"
+        )
     target = fs.resolve(path, write=True)
     if target.host.is_dir():
         raise SandboxError(f"{target.virtual}: is a directory")
@@ -100,8 +103,10 @@ def str_replace(fs: VirtualFS, path: str, old: str, new: str, replace_all: bool)
     if count == 0:
         raise SandboxError(f"old_str not found in {target.virtual}")
     if count > 1 and not replace_all:
-        raise SandboxError(f"old_str occurs {count} times in {target.virtual}; "
-                           "give more context or set replace_all=true")
+        raise SandboxError(
+            f"old_str occurs {count} times in {target.virtual}; "
+            "give more context or set replace_all=true"
+        )
     target.host.write_text(text.replace(old, new), encoding="utf-8")
     return f"Replaced {count if replace_all else 1} occurrence(s) in {target.virtual}"
 
@@ -121,12 +126,20 @@ def glob(fs: VirtualFS, pattern: str, path: str, max_results: int) -> str:
     return "\n".join(found) if found else f"no files match {pattern!r} under {base.virtual}"
 
 
-def grep(fs: VirtualFS, pattern: str, path: str, glob_filter: str | None, literal: bool,
-         case_sensitive: bool, max_results: int) -> str:
+def grep(
+    fs: VirtualFS,
+    pattern: str,
+    path: str,
+    glob_filter: str | None,
+    literal: bool,
+    case_sensitive: bool,
+    max_results: int,
+) -> str:
     base = fs.resolve(path)
     try:
-        regex = re.compile(re.escape(pattern) if literal else pattern,
-                           0 if case_sensitive else re.IGNORECASE)
+        regex = re.compile(
+            re.escape(pattern) if literal else pattern, 0 if case_sensitive else re.IGNORECASE
+        )
     except re.error as exc:
         raise SandboxError(f"bad regular expression: {exc}") from exc
     files = [base.host] if base.host.is_file() else sorted(base.host.rglob("*"))

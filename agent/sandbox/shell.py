@@ -29,9 +29,14 @@ def scrubbed_env(workspace: str) -> dict[str, str]:
 async def run_bash(fs: VirtualFS, command: str, *, timeout: float, limit: int) -> str:
     workspace = str(fs.mounts[0].host.resolve())
     proc = await asyncio.create_subprocess_exec(
-        "/bin/bash", "-c", fs.unmask(command),
-        cwd=workspace, env=scrubbed_env(workspace), stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+        "/bin/bash",
+        "-c",
+        fs.unmask(command),
+        cwd=workspace,
+        env=scrubbed_env(workspace),
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
         start_new_session=True,
     )
     try:

@@ -39,8 +39,12 @@ class Resolved:
 
 
 class VirtualFS:
-    def __init__(self, dirs: ThreadDirs, skills_root: Path | None = None,
-                 skill_allowed: Callable[[str], bool] = lambda _name: True) -> None:
+    def __init__(
+        self,
+        dirs: ThreadDirs,
+        skills_root: Path | None = None,
+        skill_allowed: Callable[[str], bool] = lambda _name: True,
+    ) -> None:
         self.mounts = [
             Mount(WORKSPACE, dirs.workspace, True),
             Mount(UPLOADS, dirs.uploads, True),
@@ -62,7 +66,7 @@ class VirtualFS:
     def _inside(self, mount: Mount, virtual: str, write: bool) -> Resolved:
         if write and not mount.writable:
             raise SandboxError(f"{virtual}: read-only")
-        rest = virtual[len(mount.virtual):].lstrip("/")
+        rest = virtual[len(mount.virtual) :].lstrip("/")
         if mount.virtual == SKILLS_ROOT and not self._skill_ok(rest):
             raise SandboxError(f"{virtual}: this skill is disabled")
         root = mount.host.resolve()

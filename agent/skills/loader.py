@@ -10,8 +10,18 @@ import yaml
 
 CATEGORIES = ("public", "custom")
 NAME = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
-ALLOWED_KEYS = {"name", "description", "license", "allowed-tools", "required-secrets",
-                "secrets-autonomous", "metadata", "compatibility", "version", "author"}
+ALLOWED_KEYS = {
+    "name",
+    "description",
+    "license",
+    "allowed-tools",
+    "required-secrets",
+    "secrets-autonomous",
+    "metadata",
+    "compatibility",
+    "version",
+    "author",
+}
 FRONT = re.compile(r"\A---\s*\n(.*?)\n---\s*(?:\n|\Z)(.*)\Z", re.DOTALL)
 
 
@@ -50,8 +60,14 @@ def parse_skill(path: Path, category: str) -> Skill:
     unknown = sorted(set(meta) - ALLOWED_KEYS)
     if unknown:
         raise SkillError(f"unknown front matter keys: {', '.join(unknown)}")
-    return Skill(name=_name(meta), description=_description(meta), category=category, path=path,
-                 license=str(meta.get("license") or ""), allowed_tools=_tools(meta))
+    return Skill(
+        name=_name(meta),
+        description=_description(meta),
+        category=category,
+        path=path,
+        license=str(meta.get("license") or ""),
+        allowed_tools=_tools(meta),
+    )
 
 
 def _name(meta: dict[str, object]) -> str:
@@ -92,8 +108,9 @@ def load_skills(root: Path) -> tuple[list[Skill], list[str]]:
                 problems.append(f"skill {category}/{path.parent.name} skipped: {exc}")
                 continue
             if skill.name in seen:
-                problems.append(f"skill {category}/{path.parent.name} skipped: "
-                                f"duplicate name {skill.name!r}")
+                problems.append(
+                    f"skill {category}/{path.parent.name} skipped: duplicate name {skill.name!r}"
+                )
                 continue
             seen.add(skill.name)
             skills.append(skill)

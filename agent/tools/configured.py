@@ -29,8 +29,9 @@ def resolve_variable(use: str) -> Any:
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
-        raise ValueError(f"cannot import {module_name!r} (from use {use!r}): {exc}; "
-                         "is the package installed?") from exc
+        raise ValueError(
+            f"cannot import {module_name!r} (from use {use!r}): {exc}; is the package installed?"
+        ) from exc
     try:
         return getattr(module, attr)
     except AttributeError as exc:
@@ -43,8 +44,9 @@ def check_import_path(use: str) -> str:
     return use
 
 
-def load_configured_tools(entries: list[ToolEntry], *,
-                          bash_enabled: bool) -> tuple[list[Any], list[str]]:
+def load_configured_tools(
+    entries: list[ToolEntry], *, bash_enabled: bool
+) -> tuple[list[Any], list[str]]:
     """The tools of `agent.tools[]` and one note per entry that was left out."""
     from langchain_core.tools import BaseTool
 
@@ -62,10 +64,12 @@ def load_configured_tools(entries: list[ToolEntry], *,
             notes.append(f"{where}: not available: {exc}")
             continue
         if not isinstance(made, BaseTool):
-            raise ValueError(f"{where}: {entry.use} is neither a LangChain tool nor a factory "
-                             "returning one")
-        tools.append(made if made.name == entry.name else made.model_copy(
-            update={"name": entry.name}))
+            raise ValueError(
+                f"{where}: {entry.use} is neither a LangChain tool nor a factory returning one"
+            )
+        tools.append(
+            made if made.name == entry.name else made.model_copy(update={"name": entry.name})
+        )
     for note in notes:
         log.warning("%s", note)
     return tools, notes

@@ -6,8 +6,18 @@ from __future__ import annotations
 
 import re
 
-CHROME = ("script", "style", "noscript", "template", "svg", "nav", "footer", "iframe", "form",
-          "button")
+CHROME = (
+    "script",
+    "style",
+    "noscript",
+    "template",
+    "svg",
+    "nav",
+    "footer",
+    "iframe",
+    "form",
+    "button",
+)
 
 
 def html_to_text(html: str) -> tuple[str, str]:

@@ -52,31 +52,46 @@ def _file_tools(cfg: SandboxConfig, fs_for: FSFactory) -> list[BaseTool]:
         return await _off(files.ls, fs_for(runtime), path, cfg.output_max_chars)
 
     @tool
-    async def read_file(path: str, runtime: ToolRuntime[RunContext], start_line: int | None = None,
-                        end_line: int | None = None) -> str:
+    async def read_file(
+        path: str,
+        runtime: ToolRuntime[RunContext],
+        start_line: int | None = None,
+        end_line: int | None = None,
+    ) -> str:
         """Read a text file. start_line and end_line (1-based, inclusive) read a range."""
-        return await _off(files.read_file, fs_for(runtime), path, start_line, end_line,
-                          cfg.read_max_chars)
+        return await _off(
+            files.read_file, fs_for(runtime), path, start_line, end_line, cfg.read_max_chars
+        )
 
     @tool
-    async def write_file(path: str, content: str, runtime: ToolRuntime[RunContext],
-                         append: bool = False) -> str:
+    async def write_file(
+        path: str, content: str, runtime: ToolRuntime[RunContext], append: bool = False
+    ) -> str:
         """Write a text file (creating folders); append=true adds to the end instead.
         Put deliverables for the user in /mnt/user-data/outputs, scratch work in the workspace."""
-        return await _off(files.write_file, fs_for(runtime), path, content, append,
-                          cfg.write_max_chars)
+        return await _off(
+            files.write_file, fs_for(runtime), path, content, append, cfg.write_max_chars
+        )
 
     @tool
-    async def str_replace(path: str, old_str: str, new_str: str, runtime: ToolRuntime[RunContext],
-                          replace_all: bool = False) -> str:
+    async def str_replace(
+        path: str,
+        old_str: str,
+        new_str: str,
+        runtime: ToolRuntime[RunContext],
+        replace_all: bool = False,
+    ) -> str:
         """Replace old_str with new_str in a file. old_str must occur exactly once unless
         replace_all is true. Prefer this to rewriting a whole file."""
-        return await _off(files.str_replace, fs_for(runtime), path, old_str, new_str,
-                          replace_all)
+        return await _off(files.str_replace, fs_for(runtime), path, old_str, new_str, replace_all)
 
     @tool
-    async def glob(pattern: str, runtime: ToolRuntime[RunContext], path: str = "/mnt/user-data",
-                   max_results: int = 200) -> str:
+    async def glob(
+        pattern: str,
+        runtime: ToolRuntime[RunContext],
+        path: str = "/mnt/user-data",
+        max_results: int = 200,
+    ) -> str:
         """Find files by glob pattern (e.g. '**/*.csv') under path."""
         fs = fs_for(runtime)
         if path.rstrip("/") == "/mnt/user-data":
@@ -84,14 +99,20 @@ def _file_tools(cfg: SandboxConfig, fs_for: FSFactory) -> list[BaseTool]:
         return await _off(files.glob, fs, pattern, path, max_results)
 
     @tool
-    async def grep(pattern: str, runtime: ToolRuntime[RunContext],
-                   path: str = "/mnt/user-data/workspace", glob: str | None = None,
-                   literal: bool = False,
-                   case_sensitive: bool = False, max_results: int = 100) -> str:
+    async def grep(
+        pattern: str,
+        runtime: ToolRuntime[RunContext],
+        path: str = "/mnt/user-data/workspace",
+        glob: str | None = None,
+        literal: bool = False,
+        case_sensitive: bool = False,
+        max_results: int = 100,
+    ) -> str:
         """Search file contents for a regular expression (or a literal string) under path;
         glob filters file names (e.g. '*.py')."""
-        return await _off(files.grep, fs_for(runtime), pattern, path, glob, literal,
-                          case_sensitive, max_results)
+        return await _off(
+            files.grep, fs_for(runtime), pattern, path, glob, literal, case_sensitive, max_results
+        )
 
     return [ls, read_file, write_file, str_replace, glob, grep]
 
@@ -101,8 +122,9 @@ def _bash_tool(cfg: SandboxConfig, fs_for: FSFactory) -> BaseTool:
     async def bash(command: str, runtime: ToolRuntime[RunContext]) -> str:
         """Run a bash command in /mnt/user-data/workspace (the working directory). Output is
         capped and the command is killed after a timeout. Use /mnt/user-data/... paths."""
-        return await run_bash(fs_for(runtime), command, timeout=cfg.bash_timeout_seconds,
-                              limit=cfg.output_max_chars)
+        return await run_bash(
+            fs_for(runtime), command, timeout=cfg.bash_timeout_seconds, limit=cfg.output_max_chars
+        )
 
     return bash
 

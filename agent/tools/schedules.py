@@ -47,17 +47,25 @@ what was scheduled, using the tool's answer."""
 
 
 def schedule_tool(port: SchedulePort) -> BaseTool:
-    async def schedule_task(when: str, task: str, runtime: ToolRuntime[RunContext],
-                            fresh_thread: bool = False) -> str:
+    async def schedule_task(
+        when: str, task: str, runtime: ToolRuntime[RunContext], fresh_thread: bool = False
+    ) -> str:
         context = runtime.context
         if not isinstance(context, RunContext):
             return "Not scheduled: no conversation to schedule in."
-        return await port.schedule(ScheduleRequest(thread_id=context.thread_id,
-                                                   user_id=context.user_id, when=when,
-                                                   task=task, fresh_thread=fresh_thread))
+        return await port.schedule(
+            ScheduleRequest(
+                thread_id=context.thread_id,
+                user_id=context.user_id,
+                when=when,
+                task=task,
+                fresh_thread=fresh_thread,
+            )
+        )
 
-    return StructuredTool.from_function(coroutine=schedule_task, name=SCHEDULE_TOOL,
-                                        description=_DESCRIPTION)
+    return StructuredTool.from_function(
+        coroutine=schedule_task, name=SCHEDULE_TOOL, description=_DESCRIPTION
+    )
 
 
 def schedule_tools(port: SchedulePort) -> Callable[[BuildContext], list[Any]]:

@@ -53,8 +53,9 @@ async def check_host(url: str, allow_private: bool) -> None:
             raise FetchError(f"{parts.hostname} is a private or local address; not fetched")
 
 
-async def fetch_text(url: str, *, max_bytes: int, max_chars: int, timeout: float,
-                     allow_private: bool) -> str:
+async def fetch_text(
+    url: str, *, max_bytes: int, max_chars: int, timeout: float, allow_private: bool
+) -> str:
     import aiohttp
 
     client_timeout = aiohttp.ClientTimeout(total=timeout)
@@ -97,17 +98,24 @@ def web_fetch_tool(entry: ToolEntry) -> Any:
 
     async def web_fetch(url: str) -> str:
         try:
-            return await fetch_text(url, max_bytes=max_bytes, max_chars=max_chars,
-                                    timeout=timeout, allow_private=allow_private)
+            return await fetch_text(
+                url,
+                max_bytes=max_bytes,
+                max_chars=max_chars,
+                timeout=timeout,
+                allow_private=allow_private,
+            )
         except FetchError as exc:
             return f"Error: {exc}"
         except (TimeoutError, OSError) as exc:
             return f"Error: could not fetch {url}: {type(exc).__name__} {exc}".strip()
 
     return StructuredTool.from_function(
-        coroutine=web_fetch, name=entry.name,
+        coroutine=web_fetch,
+        name=entry.name,
         description="Fetch a web page (http/https URL) and return its readable text. Use it "
-                    "to read pages found with web_search or given by the user.")
+        "to read pages found with web_search or given by the user.",
+    )
 
 
 async def tavily_search(query: str, max_results: int, opts: dict[str, Any]) -> list[dict[str, Any]]:
@@ -117,9 +125,10 @@ async def tavily_search(query: str, max_results: int, opts: dict[str, Any]) -> l
     body = {"query": query, "max_results": max_results, "search_depth": "basic"}
     headers = {"Authorization": f"Bearer {opts['api_key']}"}
     timeout = aiohttp.ClientTimeout(total=float(opts.get("timeout_seconds", 20)))
-    async with aiohttp.ClientSession(timeout=timeout) as session, session.post(
-        f"{base}/search", json=body, headers=headers
-    ) as resp:
+    async with (
+        aiohttp.ClientSession(timeout=timeout) as session,
+        session.post(f"{base}/search", json=body, headers=headers) as resp,
+    ):
         if resp.status >= 400:
             raise FetchError(f"search provider answered HTTP {resp.status}")
         data = await resp.json()
@@ -131,8 +140,9 @@ def _provider(opts: dict[str, Any]) -> SearchFn:
     if provider == "tavily":
         opts.setdefault("api_key", os.environ.get("TAVILY_API_KEY", ""))
         if not opts.get("api_key"):
-            raise ToolUnavailable("no Tavily key: set TAVILY_API_KEY or the entry's api_key, "
-                                  "or name another provider")
+            raise ToolUnavailable(
+                "no Tavily key: set TAVILY_API_KEY or the entry's api_key, or name another provider"
+            )
         return tavily_search
     try:
         return resolve_variable(provider)  # type: ignore[no-any-return]
@@ -157,9 +167,11 @@ def web_search_tool(entry: ToolEntry) -> Any:
         return "\n\n".join(_result(i, r) for i, r in enumerate(results[:limit], start=1))
 
     return StructuredTool.from_function(
-        coroutine=web_search, name=entry.name,
+        coroutine=web_search,
+        name=entry.name,
         description="Search the web. Returns titles, URLs and snippets; read a page with "
-                    "web_fetch. Cite sources as [title](url).")
+        "web_fetch. Cite sources as [title](url).",
+    )
 
 
 def _result(i: int, item: dict[str, Any]) -> str:

@@ -32,8 +32,15 @@ Report = Callable[[str], None]  # "held" or "standby", for /health
 class Holder:
     """Competes for one channel's connection lease and starts or stops its receiving."""
 
-    def __init__(self, client: aioredis.Redis, key: str, seconds: float, worker: str,
-                 channel: Channel, report: Report) -> None:
+    def __init__(
+        self,
+        client: aioredis.Redis,
+        key: str,
+        seconds: float,
+        worker: str,
+        channel: Channel,
+        report: Report,
+    ) -> None:
         self.lease = Lease(client, key, seconds, worker)
         self.channel = channel
         self.seconds = seconds
@@ -81,8 +88,13 @@ class Holder:
 class ConnectionLeases:
     """The holders of this worker, one per running channel with an exclusive connection."""
 
-    def __init__(self, client: Callable[[], aioredis.Redis | None], prefix: str, seconds: float,
-                 worker: Callable[[], str]) -> None:
+    def __init__(
+        self,
+        client: Callable[[], aioredis.Redis | None],
+        prefix: str,
+        seconds: float,
+        worker: Callable[[], str],
+    ) -> None:
         self.client = client
         self.prefix = prefix
         self.seconds = seconds

@@ -34,8 +34,13 @@ ANSWER_SECONDS = 6.0  # a stop waits up to 5 s for the run to end
 class ClusterRuns:
     """The replies being written on other workers; `RunsElsewhere` of the dispatcher."""
 
-    def __init__(self, client: Callable[[], aioredis.Redis | None], prefix: str,
-                 worker: Callable[[], str], stop_local: StopLocal) -> None:
+    def __init__(
+        self,
+        client: Callable[[], aioredis.Redis | None],
+        prefix: str,
+        worker: Callable[[], str],
+        stop_local: StopLocal,
+    ) -> None:
         self.client = client
         self.prefix = prefix
         self.worker = worker
@@ -71,8 +76,11 @@ class ClusterRuns:
         for value in found.values():
             entry = json.loads(value)
             msg = load_message(entry["msg"])
-            if entry["worker"] != self.worker() and entry["worker"] in live \
-                    and msg.sender.id == sender_id:
+            if (
+                entry["worker"] != self.worker()
+                and entry["worker"] in live
+                and msg.sender.id == sender_id
+            ):
                 runs.append(msg)
         return runs
 

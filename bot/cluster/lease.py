@@ -32,8 +32,7 @@ return 0
 class Lease:
     """One lease key; `token` is set while this worker holds it."""
 
-    def __init__(self, client: aioredis.Redis, key: str, seconds: float,
-                 holder: str = "") -> None:
+    def __init__(self, client: aioredis.Redis, key: str, seconds: float, holder: str = "") -> None:
         self.client = client
         self.key = key
         self.ms = int(seconds * 1000)

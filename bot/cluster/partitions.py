@@ -37,11 +37,20 @@ class Partitions:
     """This worker's partition leases. `readable` are read; `draining` wait for their messages
     to settle; `on_gained(p)` runs before p is read (to claim its unacknowledged messages),
     `on_lost(p)` when a lease was taken away (a pause longer than the lease); `sweep(p)` once per
-lease time for each partition read."""
+    lease time for each partition read."""
 
-    def __init__(self, client: aioredis.Redis, prefix: str, count: int, seconds: float,
-                 worker: str, load: Callable[[int], int], on_gained: Hook,
-                 on_lost: Hook, sweep: Hook) -> None:
+    def __init__(
+        self,
+        client: aioredis.Redis,
+        prefix: str,
+        count: int,
+        seconds: float,
+        worker: str,
+        load: Callable[[int], int],
+        on_gained: Hook,
+        on_lost: Hook,
+        sweep: Hook,
+    ) -> None:
         self.client = client
         self.prefix = prefix
         self.count = count
@@ -52,8 +61,9 @@ lease time for each partition read."""
         self.on_lost = on_lost
         self.sweep = sweep  # claims entries another consumer left unacknowledged too long
         self._ticks = 0
-        self.leases = {p: Lease(client, f"{prefix}:bus:{p}:owner", seconds, worker)
-                       for p in range(count)}
+        self.leases = {
+            p: Lease(client, f"{prefix}:bus:{p}:owner", seconds, worker) for p in range(count)
+        }
         self.readable: set[int] = set()
         self.draining: set[int] = set()
         self.live_workers = 1
@@ -73,8 +83,7 @@ lease time for each partition read."""
             try:
                 await self.tick()
             except (RedisError, OSError) as exc:
-                log.warning("bus: Redis unreachable (%s); partitions kept while leases last",
-                            exc)
+                log.warning("bus: Redis unreachable (%s); partitions kept while leases last", exc)
             except Exception:  # never let the keeper die: the leases would lapse silently
                 log.exception("bus: partition upkeep failed")
             await asyncio.sleep(self.seconds / 3)
@@ -145,8 +154,11 @@ lease time for each partition read."""
             self.changed.set()
 
     async def _lose(self, p: int) -> None:
-        log.error("bus: partition %d was taken over by another worker (this one paused longer "
-                  "than bus.redis.lease_seconds); its messages here are dropped", p)
+        log.error(
+            "bus: partition %d was taken over by another worker (this one paused longer "
+            "than bus.redis.lease_seconds); its messages here are dropped",
+            p,
+        )
         self.readable.discard(p)
         self.draining.discard(p)
         self.changed.set()

@@ -19,6 +19,7 @@ class RedisUnavailable(ConfigError):
 
 T = TypeVar("T")
 
+
 def where(url: str) -> str:
     """`host:port/db` for messages: never the password."""
     parts = urlsplit(url)
@@ -32,14 +33,18 @@ def unavailable(url: str, exc: BaseException) -> RedisUnavailable:
     if password:
         reason = reason.replace(password, "***")
     return RedisUnavailable(
-        [f"bus.redis.url: cannot use the Redis server at {where(url)}: {reason}"])
+        [f"bus.redis.url: cannot use the Redis server at {where(url)}: {reason}"]
+    )
 
 
 def make_client(cfg: RedisConfig) -> aioredis.Redis:
     assert cfg.url is not None
     return aioredis.Redis.from_url(
-        cfg.url.get_secret_value(), decode_responses=True,
-        socket_connect_timeout=cfg.connect_timeout_seconds, health_check_interval=30)
+        cfg.url.get_secret_value(),
+        decode_responses=True,
+        socket_connect_timeout=cfg.connect_timeout_seconds,
+        health_check_interval=30,
+    )
 
 
 async def connect(cfg: RedisConfig) -> aioredis.Redis:

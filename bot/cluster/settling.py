@@ -45,8 +45,9 @@ class SettleNotifyingJournal:
     async def part_sending(self, msg: InboundMessage, sending: bool = True) -> None:
         await self.inner.part_sending(msg, sending)
 
-    async def part_done(self, msg: InboundMessage, parts_done: int,
-                        handle: Mapping[str, Any] | None) -> None:
+    async def part_done(
+        self, msg: InboundMessage, parts_done: int, handle: Mapping[str, Any] | None
+    ) -> None:
         await self.inner.part_done(msg, parts_done, handle)
 
     async def entry(self, msg: InboundMessage) -> Entry | None:

@@ -41,8 +41,13 @@ class _Scopes:
 class SharedPacing:
     """Attaches the channels' pacers to Redis and applies the blocks other workers publish."""
 
-    def __init__(self, client: Callable[[], aioredis.Redis | None], prefix: str,
-                 worker: Callable[[], str], live_workers: Callable[[], int]) -> None:
+    def __init__(
+        self,
+        client: Callable[[], aioredis.Redis | None],
+        prefix: str,
+        worker: Callable[[], str],
+        live_workers: Callable[[], int],
+    ) -> None:
         self.client = client
         self.prefix = prefix
         self.worker = worker

@@ -64,8 +64,14 @@ class RedisBus(MessageBus):
     """`MessageBus` whose queue is the partition streams; the local queue holds only what this
     worker read and has not dispatched yet."""
 
-    def __init__(self, journal: Journal, cfg: RedisConfig, maxsize: int,
-                 on_overflow: OverflowHandler, metrics: Metrics | None = None) -> None:
+    def __init__(
+        self,
+        journal: Journal,
+        cfg: RedisConfig,
+        maxsize: int,
+        on_overflow: OverflowHandler,
+        metrics: Metrics | None = None,
+    ) -> None:
         super().__init__(journal, maxsize, on_overflow, metrics)
         self.cfg = cfg
         self.prefix = cfg.key_prefix
@@ -88,18 +94,31 @@ class RedisBus(MessageBus):
         for p in range(self.cfg.partitions):
             with contextlib.suppress(ResponseError):  # BUSYGROUP: made by another worker
                 await self.client.xgroup_create(self.stream(p), GROUP, id="0", mkstream=True)
-        self.partitions = Partitions(self.client, self.prefix, self.cfg.partitions,
-                                     self.cfg.lease_seconds, self.worker, self._load,
-                                     self._gained, self._lost, self.sweep)
+        self.partitions = Partitions(
+            self.client,
+            self.prefix,
+            self.cfg.partitions,
+            self.cfg.lease_seconds,
+            self.worker,
+            self._load,
+            self._gained,
+            self._lost,
+            self.sweep,
+        )
         assert self.cfg.url is not None
-        log.info("bus: Redis at %s, worker %s", redis_client.where(self.cfg.url.get_secret_value()),
-                 self.worker)
+        log.info(
+            "bus: Redis at %s, worker %s",
+            redis_client.where(self.cfg.url.get_secret_value()),
+            self.worker,
+        )
 
     def start_reading(self) -> None:
         """Once the channels can answer: take a share of the partitions and read them."""
         assert self.partitions is not None
-        self._tasks = [asyncio.create_task(self.partitions.run(), name="bus-partitions"),
-                       asyncio.create_task(self._read_loop(), name="bus-reader")]
+        self._tasks = [
+            asyncio.create_task(self.partitions.run(), name="bus-partitions"),
+            asyncio.create_task(self._read_loop(), name="bus-reader"),
+        ]
 
     def live_workers(self) -> int:
         """Workers alive at the last look (this one included)."""
@@ -108,11 +127,14 @@ class RedisBus(MessageBus):
     def status(self) -> dict[str, object]:
         """What /health says about the bus."""
         parts = self.partitions
-        return {"backend": "redis", "worker": self.worker,
-                "partitions": sorted(parts.readable) if parts else [],
-                "draining": sorted(parts.draining) if parts else [],
-                "live_workers": parts.live_workers if parts else 0,
-                "in_flight": len(self.inflight)}
+        return {
+            "backend": "redis",
+            "worker": self.worker,
+            "partitions": sorted(parts.readable) if parts else [],
+            "draining": sorted(parts.draining) if parts else [],
+            "live_workers": parts.live_workers if parts else 0,
+            "in_flight": len(self.inflight),
+        }
 
     async def shutdown(self) -> None:
         """After the dispatcher stopped: stop reading and hand the partitions back."""
@@ -170,8 +192,9 @@ class RedisBus(MessageBus):
         assert self.client is not None
         assert self.partitions is not None
         while True:
-            streams: dict[Any, Any] = {self.stream(p): ">"
-                                       for p in sorted(self.partitions.readable)}
+            streams: dict[Any, Any] = {
+                self.stream(p): ">" for p in sorted(self.partitions.readable)
+            }
             room = self.queue.maxsize - len(self.inflight)
             if not streams or room <= 0 or self.closed:
                 self._room.clear()
@@ -180,8 +203,9 @@ class RedisBus(MessageBus):
                 continue
             self._reading = set(self.partitions.readable)
             try:
-                found = await self.client.xreadgroup(GROUP, self.worker, streams, count=room,
-                                                     block=500)
+                found = await self.client.xreadgroup(
+                    GROUP, self.worker, streams, count=room, block=500
+                )
             except (RedisError, OSError) as exc:
                 log.warning("bus: reading from Redis failed: %s", exc)
                 await asyncio.sleep(1)
@@ -208,8 +232,13 @@ class RedisBus(MessageBus):
         cursor = "0-0"
         while True:
             cursor, entries, *_ = await self.client.xautoclaim(
-                self.stream(p), GROUP, self.worker, min_idle_time=idle_ms, start_id=cursor,
-                count=100)
+                self.stream(p),
+                GROUP,
+                self.worker,
+                min_idle_time=idle_ms,
+                start_id=cursor,
+                count=100,
+            )
             for entry_id, fields in entries:
                 if fields is not None and entry_id not in known:
                     await self._take(p, entry_id, fields)
@@ -265,8 +294,11 @@ class RedisBus(MessageBus):
         assert self.client is not None
         assert self.partitions is not None
         token = self.partitions.leases[p].token or ""
-        await done(self.client.eval(_ACK, 2, self.stream(p), f"{self.prefix}:bus:{p}:owner",
-                                    token, GROUP, *ids))
+        await done(
+            self.client.eval(
+                _ACK, 2, self.stream(p), f"{self.prefix}:bus:{p}:owner", token, GROUP, *ids
+            )
+        )
 
     def _load(self, p: int) -> int:
         """Messages of `p` not settled yet (a read of `p` under way counts as one)."""

@@ -36,7 +36,7 @@ def resolve_artifact(root: Path, virtual: str) -> Path:
     if "\x00" in rel:
         raise ApiError(400, "invalid path")
     base = root.resolve()
-    target = (root / rel[len(PREFIX):]).resolve()
+    target = (root / rel[len(PREFIX) :]).resolve()
     if target != base and base not in target.parents:
         raise ApiError(403, "path escapes the thread's directories")
     if not target.exists():
@@ -46,9 +46,15 @@ def resolve_artifact(root: Path, virtual: str) -> Path:
     return target
 
 
-@api.route("GET", "/api/threads/{thread_id}/artifacts/{path:.+}",
-           summary="Download a file from the thread's directories", tag=TAG, query=ArtifactQuery,
-           produces="application/octet-stream", errors=(400, 403, 404, 422))
+@api.route(
+    "GET",
+    "/api/threads/{thread_id}/artifacts/{path:.+}",
+    summary="Download a file from the thread's directories",
+    tag=TAG,
+    query=ArtifactQuery,
+    produces="application/octet-stream",
+    errors=(400, 403, 404, 422),
+)
 async def get_artifact(call: Call) -> web.FileResponse:
     gw: Gateway = call.gw
     thread_id = call.path["thread_id"]

@@ -64,21 +64,35 @@ class AssistantSchemas(BaseModel):
     context_schema: dict[str, Any]
 
 
-LEAD = Assistant(assistant_id=ASSISTANT_ID, graph_id=ASSISTANT_ID, name=ASSISTANT_ID,
-                 metadata={"created_by": "system"}, description="Antler's lead agent",
-                 created_at=CREATED, updated_at=CREATED)
+LEAD = Assistant(
+    assistant_id=ASSISTANT_ID,
+    graph_id=ASSISTANT_ID,
+    name=ASSISTANT_ID,
+    metadata={"created_by": "system"},
+    description="Antler's lead agent",
+    created_at=CREATED,
+    updated_at=CREATED,
+)
 
 
 def _found(call: Call) -> Assistant:
     assistant_id = call.request.match_info["assistant_id"]
     if assistant_id != ASSISTANT_ID:
-        raise ApiError(404, f"assistant {assistant_id} not found; the one assistant is "
-                            f"{ASSISTANT_ID!r}")
+        raise ApiError(
+            404, f"assistant {assistant_id} not found; the one assistant is {ASSISTANT_ID!r}"
+        )
     return LEAD
 
 
-@api.route("POST", "/api/assistants/search", summary="Search assistants (lead_agent)",
-           tag=TAG, body=AssistantSearch, response=list[Assistant], errors=(422,))
+@api.route(
+    "POST",
+    "/api/assistants/search",
+    summary="Search assistants (lead_agent)",
+    tag=TAG,
+    body=AssistantSearch,
+    response=list[Assistant],
+    errors=(422,),
+)
 async def search_assistants(call: Call) -> list[dict[str, Any]]:
     body: AssistantSearch = call.body
     found = [LEAD]
@@ -87,25 +101,42 @@ async def search_assistants(call: Call) -> list[dict[str, Any]]:
     if body.name is not None:
         found = [a for a in found if body.name.lower() in a.name.lower()]
     if body.metadata:
-        found = [a for a in found if all(a.metadata.get(k) == v
-                                         for k, v in body.metadata.items())]
-    return [a.model_dump(mode="json") for a in found[body.offset: body.offset + body.limit]]
+        found = [a for a in found if all(a.metadata.get(k) == v for k, v in body.metadata.items())]
+    return [a.model_dump(mode="json") for a in found[body.offset : body.offset + body.limit]]
 
 
-@api.route("GET", ONE, summary="Get an assistant", tag=TAG, response=Assistant,
-           errors=(404, 422))
+@api.route("GET", ONE, summary="Get an assistant", tag=TAG, response=Assistant, errors=(404, 422))
 async def get_assistant(call: Call) -> Assistant:
     return _found(call)
 
 
-@api.route("GET", ONE + "/graph", summary="The assistant's graph (empty, as in DeerFlow)",
-           tag=TAG, query=GraphQuery, response=AssistantGraph, errors=(404, 422))
+@api.route(
+    "GET",
+    ONE + "/graph",
+    summary="The assistant's graph (empty, as in DeerFlow)",
+    tag=TAG,
+    query=GraphQuery,
+    response=AssistantGraph,
+    errors=(404, 422),
+)
 async def get_assistant_graph(call: Call) -> AssistantGraph:
     return AssistantGraph(graph_id=_found(call).graph_id, nodes=[], edges=[])
 
 
-@api.route("GET", ONE + "/schemas", summary="The assistant's schemas (empty, as in DeerFlow)",
-           tag=TAG, response=AssistantSchemas, errors=(404, 422))
+@api.route(
+    "GET",
+    ONE + "/schemas",
+    summary="The assistant's schemas (empty, as in DeerFlow)",
+    tag=TAG,
+    response=AssistantSchemas,
+    errors=(404, 422),
+)
 async def get_assistant_schemas(call: Call) -> AssistantSchemas:
-    return AssistantSchemas(graph_id=_found(call).graph_id, input_schema={}, output_schema={},
-                            state_schema={}, config_schema={}, context_schema={})
+    return AssistantSchemas(
+        graph_id=_found(call).graph_id,
+        input_schema={},
+        output_schema={},
+        state_schema={},
+        config_schema={},
+        context_schema={},
+    )

@@ -32,8 +32,9 @@ def bearer_auth(token: str | Callable[[], str | None] | None) -> web.middleware:
     async def check(request: web.Request, handler: Handler) -> web.StreamResponse:
         expected = (current() or "").encode()
         if expected and is_protected(request.path) and not _authorized(request, expected):
-            return error_response(401, "missing or invalid bearer token",
-                                  {"WWW-Authenticate": "Bearer"})
+            return error_response(
+                401, "missing or invalid bearer token", {"WWW-Authenticate": "Bearer"}
+            )
         return await handler(request)
 
     return check

@@ -37,8 +37,10 @@ class ConfigResponse(BaseModel):
 
 
 class BoundaryResponse(BaseModel):
-    keys: dict[str, Kind] = Field(description="every key: live, channel (restarts that channel "
-                                              "only) or restart (waits for a restart)")
+    keys: dict[str, Kind] = Field(
+        description="every key: live, channel (restarts that channel "
+        "only) or restart (waits for a restart)"
+    )
     restart_only: list[str]
 
 
@@ -89,13 +91,16 @@ def _who(call: Call) -> str:
 
 def _answer(change: Change) -> ConfigChange:
     if not change.ok:
-        raise ApiError(422, {"message": "configuration not valid; nothing was changed",
-                             "errors": change.errors})
+        raise ApiError(
+            422,
+            {"message": "configuration not valid; nothing was changed", "errors": change.errors},
+        )
     return ConfigChange.model_validate(change.__dict__)
 
 
-async def _edit(call: Call, section: tuple[str, ...], body: dict[str, Any], *,
-                replace: bool) -> ConfigChange:
+async def _edit(
+    call: Call, section: tuple[str, ...], body: dict[str, Any], *, replace: bool
+) -> ConfigChange:
     live = _live(call)
     try:
         change = await live.edit(section, body, replace=replace, who=_who(call))
@@ -115,37 +120,69 @@ async def _raw_body(call: Call) -> dict[str, Any]:
     return body
 
 
-@api.route("GET", "/api/config", summary="The effective configuration (secrets masked)",
-           tag=TAG, response=ConfigResponse, errors=(409,))
+@api.route(
+    "GET",
+    "/api/config",
+    summary="The effective configuration (secrets masked)",
+    tag=TAG,
+    response=ConfigResponse,
+    errors=(409,),
+)
 async def get_config(call: Call) -> ConfigResponse:
     live = _live(call)
     dump = live.settings.model_dump(mode="json", exclude={"config_path"}, serialize_as_any=True)
-    return ConfigResponse(path=str(live.path), config=masked(dump),
-                          pending_restart=live.pending_restart())
+    return ConfigResponse(
+        path=str(live.path), config=masked(dump), pending_restart=live.pending_restart()
+    )
 
 
-@api.route("GET", "/api/config/boundary", summary="Which keys apply live, restart a channel, "
-           "or wait for a restart", tag=TAG, response=BoundaryResponse)
+@api.route(
+    "GET",
+    "/api/config/boundary",
+    summary="Which keys apply live, restart a channel, or wait for a restart",
+    tag=TAG,
+    response=BoundaryResponse,
+)
 async def get_boundary(call: Call) -> BoundaryResponse:
     return BoundaryResponse(keys=reload_boundary(), restart_only=restart_only())
 
 
-@api.route("POST", "/api/config/reload", summary="Read config.yaml again and apply it",
-           tag=TAG, response=ConfigChange, errors=(409, 422))
+@api.route(
+    "POST",
+    "/api/config/reload",
+    summary="Read config.yaml again and apply it",
+    tag=TAG,
+    response=ConfigChange,
+    errors=(409, 422),
+)
 async def reload_config(call: Call) -> ConfigChange:
     return _answer(await _live(call).reload(source="reload", who=_who(call)))
 
 
-@api.route("GET", "/api/config/changes", summary="Recorded configuration changes, newest first",
-           tag=TAG, query=ChangesQuery, response=ConfigChanges, errors=(409, 422))
+@api.route(
+    "GET",
+    "/api/config/changes",
+    summary="Recorded configuration changes, newest first",
+    tag=TAG,
+    query=ChangesQuery,
+    response=ConfigChanges,
+    errors=(409, 422),
+)
 async def list_changes(call: Call) -> ConfigChanges:
     live = _live(call)
     rows = live.changes.recent(call.query.limit)
     return ConfigChanges(changes=[ConfigChange.model_validate(r) for r in rows])
 
 
-@api.route("PUT", "/api/config/models", summary="Replace the models list (and the default)",
-           tag=TAG, body=ModelsUpdate, response=ConfigChange, errors=(409, 422))
+@api.route(
+    "PUT",
+    "/api/config/models",
+    summary="Replace the models list (and the default)",
+    tag=TAG,
+    body=ModelsUpdate,
+    response=ConfigChange,
+    errors=(409, 422),
+)
 async def put_models(call: Call) -> ConfigChange:
     raw = await _raw_body(call)
     body = {"models": raw["models"]}
@@ -159,20 +196,31 @@ class ChannelsSharedPatch(RootModel[dict[str, Any]]):
     section has its own route."""
 
 
-@api.route("PATCH", "/api/config/channels", summary="Change keys shared by every channel",
-           tag=TAG, body=ChannelsSharedPatch, response=ConfigChange, errors=(409, 422))
+@api.route(
+    "PATCH",
+    "/api/config/channels",
+    summary="Change keys shared by every channel",
+    tag=TAG,
+    body=ChannelsSharedPatch,
+    response=ConfigChange,
+    errors=(409, 422),
+)
 async def patch_channels_shared(call: Call) -> ConfigChange:
     body = await _raw_body(call)
     unknown = sorted(set(body) - set(ChannelsShared.model_fields))
     if unknown:
-        raise ApiError(422, {"message": "not a shared channel key; use "
-                                        "/api/config/channels/{name} for a platform's section",
-                             "errors": [f"channels.{k}: not a shared key" for k in unknown]})
+        raise ApiError(
+            422,
+            {
+                "message": "not a shared channel key; use "
+                "/api/config/channels/{name} for a platform's section",
+                "errors": [f"channels.{k}: not a shared key" for k in unknown],
+            },
+        )
     return await _edit(call, ("channels",), body, replace=False)
 
 
-def _section_routes(path: str, section: tuple[str, ...], model: type[BaseModel],
-                    what: str) -> None:
+def _section_routes(path: str, section: tuple[str, ...], model: type[BaseModel], what: str) -> None:
     """PUT (replace the section) and PATCH (merge into it) for one section of the file."""
 
     def handler(replace: bool) -> Callable[[Call], Awaitable[ConfigChange]]:
@@ -182,13 +230,31 @@ def _section_routes(path: str, section: tuple[str, ...], model: type[BaseModel],
         change.__name__ = f"{'put' if replace else 'patch'}_{'_'.join(section)}_config"
         return change
 
-    api.route("PUT", path, summary=f"Replace {what}", tag=TAG, body=model,
-              response=ConfigChange, errors=(409, 422))(handler(True))
-    api.route("PATCH", path, summary=f"Change some keys of {what}", tag=TAG, body=SectionPatch,
-              response=ConfigChange, errors=(409, 422))(handler(False))
+    api.route(
+        "PUT",
+        path,
+        summary=f"Replace {what}",
+        tag=TAG,
+        body=model,
+        response=ConfigChange,
+        errors=(409, 422),
+    )(handler(True))
+    api.route(
+        "PATCH",
+        path,
+        summary=f"Change some keys of {what}",
+        tag=TAG,
+        body=SectionPatch,
+        response=ConfigChange,
+        errors=(409, 422),
+    )(handler(False))
 
 
 _section_routes("/api/config/agent", ("agent",), AgentConfig, "the agent's settings")
 for _name in REGISTRY:
-    _section_routes(f"/api/config/channels/{_name}", ("channels", _name), config_model(_name),
-                    f"the {_name} channel's section")
+    _section_routes(
+        f"/api/config/channels/{_name}",
+        ("channels", _name),
+        config_model(_name),
+        f"the {_name} channel's section",
+    )

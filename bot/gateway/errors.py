@@ -22,8 +22,7 @@ class ApiError(Exception):
         self.detail = detail
 
 
-def error_response(status: int, detail: Any,
-                   headers: dict[str, str] | None = None) -> web.Response:
+def error_response(status: int, detail: Any, headers: dict[str, str] | None = None) -> web.Response:
     return web.json_response({"detail": detail}, status=status, headers=headers)
 
 

@@ -30,8 +30,19 @@ FILE_NAME = "extensions_config.json"
 STDIO_COMMANDS = {"npx", "uvx"}
 ALLOWLIST_ENV = "ANTLER_MCP_STDIO_COMMAND_ALLOWLIST"
 BAD_ARGS = {"-c", "--call", "-e", "--eval", "--print", "--shell", "--node-arg", "--node-options"}
-BAD_ENV = {"LD_PRELOAD", "LD_AUDIT", "DYLD_INSERT_LIBRARIES", "NODE_OPTIONS", "PYTHONPATH",
-           "PYTHONHOME", "PYTHONSTARTUP", "BASH_ENV", "ENV", "PERL5OPT", "RUBYOPT"}
+BAD_ENV = {
+    "LD_PRELOAD",
+    "LD_AUDIT",
+    "DYLD_INSERT_LIBRARIES",
+    "NODE_OPTIONS",
+    "PYTHONPATH",
+    "PYTHONHOME",
+    "PYTHONSTARTUP",
+    "BASH_ENV",
+    "ENV",
+    "PERL5OPT",
+    "RUBYOPT",
+}
 _SECRETISH = re.compile(r"api[_-]?key|token|secret|password|passwd|credential", re.I)
 _BAD_CHARS = re.compile(r"[\s/;|&`$<>]")
 config_lock = asyncio.Lock()  # every writer of extensions_config.json holds it
@@ -99,15 +110,18 @@ def stdio_problems(server: McpServer) -> dict[str, str]:
     """What is wrong with an enabled stdio server, by field (`command`, `args`, `env`)."""
     if server.type != "stdio" or not server.enabled:
         return {}
-    allowed = STDIO_COMMANDS | {c.strip() for c in os.environ.get(ALLOWLIST_ENV, "").split(",")
-                                if c.strip()}
+    allowed = STDIO_COMMANDS | {
+        c.strip() for c in os.environ.get(ALLOWLIST_ENV, "").split(",") if c.strip()
+    }
     command = server.command or ""
     problems: dict[str, str] = {}
     if not command or _BAD_CHARS.search(command):
         problems["command"] = "command must be one bare executable name"
     elif command not in allowed:
-        problems["command"] = (f"command {command!r} is not allowed (allowed: "
-                               f"{', '.join(sorted(allowed))}; extend with {ALLOWLIST_ENV})")
+        problems["command"] = (
+            f"command {command!r} is not allowed (allowed: "
+            f"{', '.join(sorted(allowed))}; extend with {ALLOWLIST_ENV})"
+        )
     bad = [a for a in server.args if a.split("=", 1)[0] in BAD_ARGS]
     if bad:
         problems["args"] = f"arguments not allowed: {', '.join(bad)}"
@@ -154,14 +168,26 @@ def _masked(raw: dict[str, Any]) -> dict[str, Any]:
     return {"mcp_servers": {n: mask(s) for n, s in servers.items() if isinstance(s, dict)}}
 
 
-@api.route("GET", "/api/mcp/config", summary="The MCP servers (secrets masked)", tag=TAG,
-           response=McpConfig)
+@api.route(
+    "GET",
+    "/api/mcp/config",
+    summary="The MCP servers (secrets masked)",
+    tag=TAG,
+    response=McpConfig,
+)
 async def get_mcp_config(call: Call) -> dict[str, Any]:
     return _masked(read_raw(config_path(call.gw)))
 
 
-@api.route("PUT", "/api/mcp/config", summary="Replace the MCP servers (validated, atomic)",
-           tag=TAG, body=McpConfig, response=McpConfig, errors=(400, 422, 500))
+@api.route(
+    "PUT",
+    "/api/mcp/config",
+    summary="Replace the MCP servers (validated, atomic)",
+    tag=TAG,
+    body=McpConfig,
+    response=McpConfig,
+    errors=(400, 422, 500),
+)
 async def put_mcp_config(call: Call) -> dict[str, Any]:
     body: McpConfig = call.body
     for name, server in body.mcp_servers.items():
@@ -180,7 +206,8 @@ async def replace_servers(path: Path, servers: dict[str, McpServer]) -> dict[str
         old = raw.get("mcpServers") or {}
         raw["mcpServers"] = {
             name: merge_secrets(server.model_dump(exclude_none=True), old.get(name) or {})
-            for name, server in servers.items()}
+            for name, server in servers.items()
+        }
         try:
             await asyncio.to_thread(write_atomic, path, raw)
         except OSError as exc:

@@ -68,20 +68,33 @@ class MemoryDocument(BaseModel):
 
 
 def fact_out(fact: Fact) -> MemoryFact:
-    return MemoryFact(id=str(fact.id), content=fact.content, category=fact.category,
-                      confidence=fact.confidence, createdAt=iso(fact.created_at),
-                      updatedAt=iso(fact.updated_at or fact.created_at),
-                      source=fact.source or "unknown")
+    return MemoryFact(
+        id=str(fact.id),
+        content=fact.content,
+        category=fact.category,
+        confidence=fact.confidence,
+        createdAt=iso(fact.created_at),
+        updatedAt=iso(fact.updated_at or fact.created_at),
+        source=fact.source or "unknown",
+    )
 
 
 async def person_document(store: MemoryStore, person: str) -> MemoryDocument:
     contexts = await store.context_times(person)
     facts = await store.facts(person)
-    user = UserContext(**{SECTIONS[kind]: ContextSection(summary=text, updatedAt=iso(at))
-                          for kind, (text, at) in contexts.items()})
+    user = UserContext(
+        **{
+            SECTIONS[kind]: ContextSection(summary=text, updatedAt=iso(at))
+            for kind, (text, at) in contexts.items()
+        }
+    )
     times = [at for _, at in contexts.values()] + [f.updated_at or f.created_at for f in facts]
-    return MemoryDocument(lastUpdated=iso(max(times)) if times else "", user=user,
-                          facts=[fact_out(f) for f in facts], person=person)
+    return MemoryDocument(
+        lastUpdated=iso(max(times)) if times else "",
+        user=user,
+        facts=[fact_out(f) for f in facts],
+        person=person,
+    )
 
 
 async def aggregate_document(store: MemoryStore) -> MemoryDocument:
@@ -89,7 +102,8 @@ async def aggregate_document(store: MemoryStore) -> MemoryDocument:
     people = await store.people()
     return MemoryDocument(
         lastUpdated=iso(max(t for _, _, t in people)) if people else "",
-        people=[PersonSummary(person=p, facts=n, lastUpdated=iso(t)) for p, n, t in people])
+        people=[PersonSummary(person=p, facts=n, lastUpdated=iso(t)) for p, n, t in people],
+    )
 
 
 def imported(doc: MemoryDocument) -> tuple[dict[str, str], list[NewFact]]:

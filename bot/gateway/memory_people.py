@@ -34,22 +34,44 @@ class PersonFacts(BaseModel):
 
 
 def fact_info(fact: Fact, number: int) -> FactInfo:
-    return FactInfo(id=fact.id, number=number, content=fact.content, category=fact.category,
-                    confidence=fact.confidence, source=fact.source, created_at=fact.created_at)
+    return FactInfo(
+        id=fact.id,
+        number=number,
+        content=fact.content,
+        category=fact.category,
+        confidence=fact.confidence,
+        source=fact.source,
+        created_at=fact.created_at,
+    )
 
 
-@api.route("GET", PEOPLE, summary="What is remembered about a person", tag=TAG,
-           response=PersonFacts, errors=(422,))
+@api.route(
+    "GET",
+    PEOPLE,
+    summary="What is remembered about a person",
+    tag=TAG,
+    response=PersonFacts,
+    errors=(422,),
+)
 async def get_person_facts(call: Call) -> PersonFacts:
     memory = service(call)
     person = call.path["person"]
     view = await memory.listing(person)
-    return PersonFacts(person=await memory.store.person(person), contexts=view.contexts,
-                       facts=[fact_info(f, n) for n, f in enumerate(view.facts, 1)])
+    return PersonFacts(
+        person=await memory.store.person(person),
+        contexts=view.contexts,
+        facts=[fact_info(f, n) for n, f in enumerate(view.facts, 1)],
+    )
 
 
-@api.route("DELETE", PEOPLE + "/{fact_id}", summary="Forget one fact", tag=TAG,
-           response=FactInfo, errors=(404, 422))
+@api.route(
+    "DELETE",
+    PEOPLE + "/{fact_id}",
+    summary="Forget one fact",
+    tag=TAG,
+    response=FactInfo,
+    errors=(404, 422),
+)
 async def delete_person_fact(call: Call) -> FactInfo:
     memory = service(call)
     person, fact_id = call.path["person"], int(call.path["fact_id"])

@@ -82,8 +82,9 @@ async def person_of(call: Call, *, required: bool = False) -> str | None:
     q: PersonQuery = call.query
     if q.person is None:
         if required:
-            raise ApiError(422, [{"loc": ["query", "person"], "type": "missing",
-                                  "msg": NEED_PERSON}])
+            raise ApiError(
+                422, [{"loc": ["query", "person"], "type": "missing", "msg": NEED_PERSON}]
+            )
         return None
     return await service(call).store.person(q.person)
 
@@ -98,32 +99,32 @@ async def document(call: Call) -> dict[str, Any]:
 
 def config_response(memory: MemoryService) -> MemoryConfigResponse:
     return MemoryConfigResponse(
-        enabled=memory.enabled, mode="middleware", injection_enabled=memory.enabled,
+        enabled=memory.enabled,
+        mode="middleware",
+        injection_enabled=memory.enabled,
         shutdown_flush_timeout_seconds=0.0,  # pending exchanges are kept for the next start
-        manager_class="antler", backend_config=memory.config.model_dump(mode="json"))
+        manager_class="antler",
+        backend_config=memory.config.model_dump(mode="json"),
+    )
 
 
 def opts(**extra: Any) -> dict[str, Any]:
-    return {"tag": TAG, "query": PersonQuery, "response": MemoryDocument,
-            "errors": (422,), **extra}
+    return {"tag": TAG, "query": PersonQuery, "response": MemoryDocument, "errors": (422,), **extra}
 
 
-@api.route("GET", BASE, summary="The memory document (?person=; else who is remembered)",
-           **opts())
+@api.route("GET", BASE, summary="The memory document (?person=; else who is remembered)", **opts())
 async def get_memory(call: Call) -> dict[str, Any]:
     return await document(call)
 
 
-@api.route("DELETE", BASE, summary="Forget everything about a person (?person= required)",
-           **opts())
+@api.route("DELETE", BASE, summary="Forget everything about a person (?person= required)", **opts())
 async def clear_memory(call: Call) -> dict[str, Any]:
     person = await person_of(call, required=True)
     await service(call).store.clear(person or "")
     return await document(call)
 
 
-@api.route("POST", BASE + "/reload", summary="Reopen the memory database; the document",
-           **opts())
+@api.route("POST", BASE + "/reload", summary="Reopen the memory database; the document", **opts())
 async def reload_memory(call: Call) -> dict[str, Any]:
     service(call).reload()
     return await document(call)
@@ -134,8 +135,13 @@ async def export_memory(call: Call) -> dict[str, Any]:
     return await document(call)
 
 
-@api.route("POST", BASE + "/import", summary="Replace a person's memory with a document",
-           body=MemoryDocument, **opts())
+@api.route(
+    "POST",
+    BASE + "/import",
+    summary="Replace a person's memory with a document",
+    body=MemoryDocument,
+    **opts(),
+)
 async def import_memory(call: Call) -> dict[str, Any]:
     person = await person_of(call, required=True) or ""
     doc: MemoryDocument = call.body
@@ -146,8 +152,13 @@ async def import_memory(call: Call) -> dict[str, Any]:
     return await document(call)
 
 
-@api.route("POST", BASE + "/facts", summary="Remember a fact about a person", body=FactCreate,
-           **opts(errors=(409, 422)))
+@api.route(
+    "POST",
+    BASE + "/facts",
+    summary="Remember a fact about a person",
+    body=FactCreate,
+    **opts(errors=(409, 422)),
+)
 async def create_fact(call: Call) -> dict[str, Any]:
     person = await person_of(call, required=True) or ""
     body: FactCreate = call.body
@@ -157,14 +168,16 @@ async def create_fact(call: Call) -> dict[str, Any]:
     return await document(call)
 
 
-@api.route("PATCH", FACT, summary="Edit a fact of a person", body=FactPatch,
-           **opts(errors=(404, 422)))
+@api.route(
+    "PATCH", FACT, summary="Edit a fact of a person", body=FactPatch, **opts(errors=(404, 422))
+)
 async def edit_fact(call: Call) -> dict[str, Any]:
     person = await person_of(call, required=True) or ""
     body: FactPatch = call.body
     fact_id = int(call.path["fact_id"])
-    changed = await service(call).store.edit_fact(person, fact_id, body.content,
-                                                  body.category, body.confidence)
+    changed = await service(call).store.edit_fact(
+        person, fact_id, body.content, body.category, body.confidence
+    )
     if not changed:
         raise ApiError(404, f"Memory fact '{fact_id}' not found.")
     return await document(call)
@@ -179,18 +192,35 @@ async def delete_fact(call: Call) -> dict[str, Any]:
     return await document(call)
 
 
-@api.route("GET", BASE + "/config", summary="The memory settings (DeerFlow's shape)", tag=TAG,
-           response=MemoryConfigResponse)
+@api.route(
+    "GET",
+    BASE + "/config",
+    summary="The memory settings (DeerFlow's shape)",
+    tag=TAG,
+    response=MemoryConfigResponse,
+)
 async def get_memory_config(call: Call) -> MemoryConfigResponse:
     return config_response(service(call))
 
 
-@api.route("GET", BASE + "/status", summary="Config, the document and counts", **opts(
-    response=MemoryStatusResponse))
+@api.route(
+    "GET",
+    BASE + "/status",
+    summary="Config, the document and counts",
+    **opts(response=MemoryStatusResponse),
+)
 async def get_memory_status(call: Call) -> dict[str, Any]:
     memory = service(call)
     people, facts, pending = await memory.store.counts()
-    counts = MemoryCounts(people=people, facts=facts, pending=pending,
-                          flush_scheduled=memory.flush_scheduled, flushes=memory.flushes)
-    return {"config": config_response(memory).model_dump(mode="json"),
-            "data": await document(call), "counts": counts.model_dump(mode="json")}
+    counts = MemoryCounts(
+        people=people,
+        facts=facts,
+        pending=pending,
+        flush_scheduled=memory.flush_scheduled,
+        flushes=memory.flushes,
+    )
+    return {
+        "config": config_response(memory).model_dump(mode="json"),
+        "data": await document(call),
+        "counts": counts.model_dump(mode="json"),
+    }

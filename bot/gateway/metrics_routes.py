@@ -22,8 +22,13 @@ async def metrics(call: Call) -> web.Response:
     return response
 
 
-@api.route("GET", "/health", summary="Liveness and a summary of the service (public)",
-           tag="meta", response=Health)
+@api.route(
+    "GET",
+    "/health",
+    summary="Liveness and a summary of the service (public)",
+    tag="meta",
+    response=Health,
+)
 async def health(call: Call) -> dict[str, Any]:
     gw: Gateway = call.gw
     return gw.service.health()

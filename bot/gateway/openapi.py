@@ -14,10 +14,20 @@ from bot.gateway.schemas import ErrorResponse
 
 api = Registry()
 REF = "#/components/schemas/{model}"
-STATUS_TEXT = {200: "OK", 202: "Accepted", 204: "No Content", 400: "Bad request",
-               401: "Missing or invalid bearer token", 403: "Forbidden", 404: "Not found",
-               409: "Conflict", 413: "Too large", 422: "Invalid input",
-               500: "Internal error", 501: "Not implemented"}
+STATUS_TEXT = {
+    200: "OK",
+    202: "Accepted",
+    204: "No Content",
+    400: "Bad request",
+    401: "Missing or invalid bearer token",
+    403: "Forbidden",
+    404: "Not found",
+    409: "Conflict",
+    413: "Too large",
+    422: "Invalid input",
+    500: "Internal error",
+    501: "Not implemented",
+}
 
 
 class _Schemas:
@@ -39,12 +49,16 @@ def build_openapi(routes: list[Route], *, secured: bool) -> dict[str, Any]:
     paths: dict[str, dict[str, Any]] = {}
     for route in routes:
         paths.setdefault(route.openapi_path, {})[route.method.lower()] = _operation(
-            route, schemas, secured)
+            route, schemas, secured
+        )
     doc: dict[str, Any] = {
         "openapi": "3.1.0",
-        "info": {"title": "Antler admin API", "version": "1",
-                 "description": "DeerFlow-Gateway-shaped admin API; the threads and runs "
-                                "routes are LangGraph-compatible (client base URL: /api)."},
+        "info": {
+            "title": "Antler admin API",
+            "version": "1",
+            "description": "DeerFlow-Gateway-shaped admin API; the threads and runs "
+            "routes are LangGraph-compatible (client base URL: /api).",
+        },
         "paths": paths,
         "components": {"schemas": schemas.components},
     }
@@ -54,22 +68,40 @@ def build_openapi(routes: list[Route], *, secured: bool) -> dict[str, Any]:
 
 
 def _operation(route: Route, schemas: _Schemas, secured: bool) -> dict[str, Any]:
-    op: dict[str, Any] = {"summary": route.summary, "tags": [route.tag],
-                          "operationId": f"{route.fn.__name__}_{route.method.lower()}"}
-    params = [{"name": p, "in": "path", "required": True,
-               "schema": {"type": "string", "pattern": PATH_PARAMS.get(p, ".+")}}
-              for p in route.params]
+    op: dict[str, Any] = {
+        "summary": route.summary,
+        "tags": [route.tag],
+        "operationId": f"{route.fn.__name__}_{route.method.lower()}",
+    }
+    params = [
+        {
+            "name": p,
+            "in": "path",
+            "required": True,
+            "schema": {"type": "string", "pattern": PATH_PARAMS.get(p, ".+")},
+        }
+        for p in route.params
+    ]
     if route.query is not None:
         params += _query_params(route.query)
     if params:
         op["parameters"] = params
     if route.body is not None:
-        op["requestBody"] = {"required": False, "content": {
-            "application/json": {"schema": schemas.of(route.body, "validation")}}}
+        op["requestBody"] = {
+            "required": False,
+            "content": {"application/json": {"schema": schemas.of(route.body, "validation")}},
+        }
     if route.multipart:
-        content = {"multipart/form-data": {"schema": {
-            "type": "object", "properties": {"files": {
-                "type": "array", "items": {"type": "string", "format": "binary"}}}}}}
+        content = {
+            "multipart/form-data": {
+                "schema": {
+                    "type": "object",
+                    "properties": {
+                        "files": {"type": "array", "items": {"type": "string", "format": "binary"}}
+                    },
+                }
+            }
+        }
         if route.body is not None:  # a JSON alternative (skills install from a thread file)
             content["application/json"] = {"schema": schemas.of(route.body, "validation")}
         op["requestBody"] = {"required": True, "content": content}
@@ -82,8 +114,10 @@ def _operation(route: Route, schemas: _Schemas, secured: bool) -> dict[str, Any]
 def _query_params(model: type[BaseModel]) -> list[dict[str, Any]]:
     schema = model.model_json_schema()
     required = set(schema.get("required", []))
-    return [{"name": name, "in": "query", "required": name in required, "schema": prop}
-            for name, prop in schema.get("properties", {}).items()]
+    return [
+        {"name": name, "in": "query", "required": name in required, "schema": prop}
+        for name, prop in schema.get("properties", {}).items()
+    ]
 
 
 def _responses(route: Route, schemas: _Schemas, secured: bool) -> dict[str, Any]:
@@ -100,15 +134,19 @@ def _responses(route: Route, schemas: _Schemas, secured: bool) -> dict[str, Any]
     return out
 
 
-@api.route("GET", "/openapi.json", summary="This API's OpenAPI document", tag="meta",
-           response=dict[str, Any])
+@api.route(
+    "GET",
+    "/openapi.json",
+    summary="This API's OpenAPI document",
+    tag="meta",
+    response=dict[str, Any],
+)
 async def openapi_json(call: Call) -> dict[str, Any]:
     doc: dict[str, Any] = call.request.app[OPENAPI_KEY]
     return doc
 
 
-@api.route("GET", "/docs", summary="A page listing every route", tag="meta",
-           produces="text/html")
+@api.route("GET", "/docs", summary="A page listing every route", tag="meta", produces="text/html")
 async def docs_page(call: Call) -> web.Response:
     return web.Response(text=render_docs(call.request.app[OPENAPI_KEY]), content_type="text/html")
 
@@ -117,10 +155,12 @@ def render_docs(doc: dict[str, Any]) -> str:
     rows = []
     for path, ops in doc["paths"].items():
         for method, op in ops.items():
-            rows.append(f"<tr><td><code>{method.upper()}</code></td>"
-                        f"<td><code>{html.escape(path)}</code></td>"
-                        f"<td>{html.escape(op.get('summary', ''))}</td>"
-                        f"<td>{html.escape(', '.join(op.get('tags', [])))}</td></tr>")
+            rows.append(
+                f"<tr><td><code>{method.upper()}</code></td>"
+                f"<td><code>{html.escape(path)}</code></td>"
+                f"<td>{html.escape(op.get('summary', ''))}</td>"
+                f"<td>{html.escape(', '.join(op.get('tags', [])))}</td></tr>"
+            )
     return (
         "<!doctype html><html><head><meta charset='utf-8'><title>Antler admin API</title>"
         "<style>body{font-family:sans-serif;margin:2em}td{padding:2px 12px}"
@@ -129,5 +169,6 @@ def render_docs(doc: dict[str, Any]) -> str:
         f"<p>{html.escape(doc['info']['description'])} The full schema is at "
         "<a href='/openapi.json'>/openapi.json</a>.</p>"
         "<table><tr><th>Method</th><th>Path</th><th>Summary</th><th>Group</th></tr>"
-        + "".join(rows) + "</table></body></html>"
+        + "".join(rows)
+        + "</table></body></html>"
     )

@@ -21,8 +21,10 @@ from typing import Any, Protocol
 
 KEEP_RUNS = 100
 UNFINISHED = ("pending", "running")
-ORPHANED = {"name": "ServiceStopped",
-            "message": "the service stopped while this run was in progress; start it again"}
+ORPHANED = {
+    "name": "ServiceStopped",
+    "message": "the service stopped while this run was in progress; start it again",
+}
 
 
 @dataclass(frozen=True)
@@ -60,26 +62,39 @@ class GatewayRecords(Protocol):
     async def threads(self) -> list[ThreadRecord]: ...
     async def create_thread(self, thread_id: str, metadata: dict[str, Any]) -> None:
         """Insert the thread unless it exists (then nothing changes)."""
-    async def put_thread(self, thread_id: str, metadata: dict[str, Any],
-                         created_at: float) -> None:
+
+    async def put_thread(self, thread_id: str, metadata: dict[str, Any], created_at: float) -> None:
         """Insert the thread or replace its metadata; `updated_at` becomes now."""
+
     async def touch_thread(self, thread_id: str) -> None: ...
     async def delete_thread(self, thread_id: str) -> None:
         """The thread's record and all its runs."""
+
     async def add_run(self, run: RunRow) -> None:
         """Record a new run; the thread's runs beyond the newest `KEEP_RUNS` go."""
-    async def set_run(self, run_id: str, status: str, *, error: dict[str, str] | None = None,
-                      values: dict[str, Any] | None = None, at: float | None = None) -> None: ...
+
+    async def set_run(
+        self,
+        run_id: str,
+        status: str,
+        *,
+        error: dict[str, str] | None = None,
+        values: dict[str, Any] | None = None,
+        at: float | None = None,
+    ) -> None: ...
     async def run(self, thread_id: str, run_id: str) -> RunRow | None: ...
     async def runs(self, thread_id: str, limit: int = KEEP_RUNS) -> list[RunRow]:
         """The thread's runs, newest first."""
+
     async def settle_orphans(self) -> int:
         """Mark the unfinished runs of processes that stopped `error`; returns how many."""
 
 
 THREAD_COLUMNS = "thread_id, created_at, updated_at, metadata"
-RUN_COLUMNS = ("run_id, thread_id, assistant_id, status, created_at, updated_at, modes, metadata,"
-               " kwargs, multitask_strategy, error, run_values")
+RUN_COLUMNS = (
+    "run_id, thread_id, assistant_id, status, created_at, updated_at, modes, metadata,"
+    " kwargs, multitask_strategy, error, run_values"
+)
 
 
 def dump(value: Any) -> str:
@@ -92,20 +107,52 @@ def thread_from_row(row: tuple[Any, ...]) -> ThreadRecord:
 
 
 def run_from_row(row: tuple[Any, ...]) -> RunRow:
-    (rid, tid, assistant, status, created, updated, modes, metadata, kwargs, strategy, error,
-     values) = row
-    return RunRow(run_id=str(rid), thread_id=str(tid), assistant_id=str(assistant),
-                  status=str(status), created_at=float(created), updated_at=float(updated),
-                  modes=_load(modes, []), metadata=_load(metadata, {}),
-                  kwargs=_load(kwargs, {}), multitask_strategy=str(strategy),
-                  error=_load(error, None) if error else None, values=_load(values, {}))
+    (
+        rid,
+        tid,
+        assistant,
+        status,
+        created,
+        updated,
+        modes,
+        metadata,
+        kwargs,
+        strategy,
+        error,
+        values,
+    ) = row
+    return RunRow(
+        run_id=str(rid),
+        thread_id=str(tid),
+        assistant_id=str(assistant),
+        status=str(status),
+        created_at=float(created),
+        updated_at=float(updated),
+        modes=_load(modes, []),
+        metadata=_load(metadata, {}),
+        kwargs=_load(kwargs, {}),
+        multitask_strategy=str(strategy),
+        error=_load(error, None) if error else None,
+        values=_load(values, {}),
+    )
 
 
 def run_args(run: RunRow) -> tuple[Any, ...]:
     """`run` as the values of `RUN_COLUMNS`, in order."""
-    return (run.run_id, run.thread_id, run.assistant_id, run.status, run.created_at,
-            run.updated_at, dump(run.modes), dump(run.metadata), dump(run.kwargs),
-            run.multitask_strategy, dump(run.error) if run.error else "", dump(run.values))
+    return (
+        run.run_id,
+        run.thread_id,
+        run.assistant_id,
+        run.status,
+        run.created_at,
+        run.updated_at,
+        dump(run.modes),
+        dump(run.metadata),
+        dump(run.kwargs),
+        run.multitask_strategy,
+        dump(run.error) if run.error else "",
+        dump(run.values),
+    )
 
 
 def _load(raw: Any, default: Any) -> Any:
@@ -124,8 +171,9 @@ class SqliteGatewayRecords:
         self.db = db
 
     async def thread(self, thread_id: str) -> ThreadRecord | None:
-        row = self.db.execute(f"SELECT {THREAD_COLUMNS} FROM api_threads WHERE thread_id = ?",
-                              (thread_id,)).fetchone()
+        row = self.db.execute(
+            f"SELECT {THREAD_COLUMNS} FROM api_threads WHERE thread_id = ?", (thread_id,)
+        ).fetchone()
         return thread_from_row(row) if row else None
 
     async def threads(self) -> list[ThreadRecord]:
@@ -136,19 +184,22 @@ class SqliteGatewayRecords:
         now = time.time()
         self.db.execute(
             "INSERT OR IGNORE INTO api_threads(thread_id, metadata, created_at, updated_at)"
-            " VALUES (?, ?, ?, ?)", (thread_id, dump(metadata), now, now))
+            " VALUES (?, ?, ?, ?)",
+            (thread_id, dump(metadata), now, now),
+        )
 
-    async def put_thread(self, thread_id: str, metadata: dict[str, Any],
-                         created_at: float) -> None:
+    async def put_thread(self, thread_id: str, metadata: dict[str, Any], created_at: float) -> None:
         self.db.execute(
             "INSERT INTO api_threads(thread_id, metadata, created_at, updated_at)"
             " VALUES (?, ?, ?, ?) ON CONFLICT(thread_id) DO UPDATE SET"
             " metadata = excluded.metadata, updated_at = excluded.updated_at",
-            (thread_id, dump(metadata), created_at, time.time()))
+            (thread_id, dump(metadata), created_at, time.time()),
+        )
 
     async def touch_thread(self, thread_id: str) -> None:
-        self.db.execute("UPDATE api_threads SET updated_at = ? WHERE thread_id = ?",
-                        (time.time(), thread_id))
+        self.db.execute(
+            "UPDATE api_threads SET updated_at = ? WHERE thread_id = ?", (time.time(), thread_id)
+        )
 
     async def delete_thread(self, thread_id: str) -> None:
         with self.db:
@@ -160,38 +211,53 @@ class SqliteGatewayRecords:
         marks = ", ".join("?" * len(RUN_COLUMNS.split(",")))
         with self.db:
             self.db.execute("BEGIN")
-            self.db.execute(f"INSERT INTO api_runs({RUN_COLUMNS}) VALUES ({marks})",
-                            run_args(run))
+            self.db.execute(f"INSERT INTO api_runs({RUN_COLUMNS}) VALUES ({marks})", run_args(run))
             self.db.execute(
                 "DELETE FROM api_runs WHERE thread_id = ? AND seq <= (SELECT seq FROM api_runs"
                 " WHERE thread_id = ? ORDER BY seq DESC LIMIT 1 OFFSET ?)",
-                (run.thread_id, run.thread_id, KEEP_RUNS))
+                (run.thread_id, run.thread_id, KEEP_RUNS),
+            )
 
-    async def set_run(self, run_id: str, status: str, *, error: dict[str, str] | None = None,
-                      values: dict[str, Any] | None = None, at: float | None = None) -> None:
+    async def set_run(
+        self,
+        run_id: str,
+        status: str,
+        *,
+        error: dict[str, str] | None = None,
+        values: dict[str, Any] | None = None,
+        at: float | None = None,
+    ) -> None:
         sets, args = run_changes(status, error, values, at)
-        self.db.execute(f"UPDATE api_runs SET {sets.replace('%s', '?')} WHERE run_id = ?",
-                        (*args, run_id))
+        self.db.execute(
+            f"UPDATE api_runs SET {sets.replace('%s', '?')} WHERE run_id = ?", (*args, run_id)
+        )
 
     async def run(self, thread_id: str, run_id: str) -> RunRow | None:
-        row = self.db.execute(f"SELECT {RUN_COLUMNS} FROM api_runs WHERE run_id = ?"
-                              " AND thread_id = ?", (run_id, thread_id)).fetchone()
+        row = self.db.execute(
+            f"SELECT {RUN_COLUMNS} FROM api_runs WHERE run_id = ? AND thread_id = ?",
+            (run_id, thread_id),
+        ).fetchone()
         return run_from_row(row) if row else None
 
     async def runs(self, thread_id: str, limit: int = KEEP_RUNS) -> list[RunRow]:
-        rows = self.db.execute(f"SELECT {RUN_COLUMNS} FROM api_runs WHERE thread_id = ?"
-                               " ORDER BY seq DESC LIMIT ?", (thread_id, limit)).fetchall()
+        rows = self.db.execute(
+            f"SELECT {RUN_COLUMNS} FROM api_runs WHERE thread_id = ? ORDER BY seq DESC LIMIT ?",
+            (thread_id, limit),
+        ).fetchall()
         return [run_from_row(row) for row in rows]
 
     async def settle_orphans(self) -> int:
         cur = self.db.execute(
             "UPDATE api_runs SET status = 'error', error = ?, updated_at = ?"
-            " WHERE status IN ('pending', 'running')", (dump(ORPHANED), time.time()))
+            " WHERE status IN ('pending', 'running')",
+            (dump(ORPHANED), time.time()),
+        )
         return cur.rowcount
 
 
-def run_changes(status: str, error: dict[str, str] | None, values: dict[str, Any] | None,
-                at: float | None) -> tuple[str, list[Any]]:
+def run_changes(
+    status: str, error: dict[str, str] | None, values: dict[str, Any] | None, at: float | None
+) -> tuple[str, list[Any]]:
     """The `SET` list (with %s marks) and its values for a status change (`at`: now)."""
     sets, args = ["status = %s", "updated_at = %s"], [status, at or time.time()]
     if error is not None:

@@ -89,8 +89,9 @@ class Route:
 class Registry:
     routes: list[Route] = field(default_factory=list)
 
-    def route(self, method: str, path: str, *, summary: str, tag: str,
-              **options: Any) -> Callable[[RouteFn], RouteFn]:
+    def route(
+        self, method: str, path: str, *, summary: str, tag: str, **options: Any
+    ) -> Callable[[RouteFn], RouteFn]:
         def register(fn: RouteFn) -> RouteFn:
             self.routes.append(Route(method, path, fn, summary, tag, **options))
             return fn
@@ -114,8 +115,16 @@ def _wrap(route: Route) -> Handler:
         for name in route.params:
             pattern = PATH_PARAMS.get(name)
             if pattern and not re.fullmatch(pattern, path.get(name, "")):
-                raise ApiError(422, [{"loc": ["path", name], "type": "string_pattern_mismatch",
-                                      "msg": f"{name} must match {pattern}"}])
+                raise ApiError(
+                    422,
+                    [
+                        {
+                            "loc": ["path", name],
+                            "type": "string_pattern_mismatch",
+                            "msg": f"{name} must match {pattern}",
+                        }
+                    ],
+                )
         call = Call(request, path)
         if route.query is not None:
             call.query = route.query.model_validate(_query_dict(request))
@@ -144,8 +153,9 @@ async def _json_body(request: web.Request) -> Any:
     try:
         return json.loads(raw)
     except (ValueError, UnicodeDecodeError) as exc:
-        raise ApiError(422, [{"loc": ["body"], "type": "json_invalid",
-                              "msg": f"invalid JSON: {exc}"}]) from None
+        raise ApiError(
+            422, [{"loc": ["body"], "type": "json_invalid", "msg": f"invalid JSON: {exc}"}]
+        ) from None
 
 
 def _respond(result: Any, status: int) -> web.StreamResponse:

@@ -29,17 +29,27 @@ def convert(raw: list[Any]) -> list[Any]:
     try:
         return list(convert_to_messages(raw))
     except (ValueError, TypeError, NotImplementedError, KeyError) as exc:
-        raise ApiError(422, [{"loc": ["body", "input", "messages"], "type": "value_error",
-                              "msg": f"not a list of chat messages: {exc}"}]) from None
+        raise ApiError(
+            422,
+            [
+                {
+                    "loc": ["body", "input", "messages"],
+                    "type": "value_error",
+                    "msg": f"not a list of chat messages: {exc}",
+                }
+            ],
+        ) from None
 
 
-async def with_files(gw: Gateway, thread_id: str, messages: list[Any],
-                     settings: RunSettings) -> list[Any]:
+async def with_files(
+    gw: Gateway, thread_id: str, messages: list[Any], settings: RunSettings
+) -> list[Any]:
     """`messages` with the last human message's attached files prepared for the agent."""
     from langchain_core.messages import HumanMessage
 
-    index = next((i for i in range(len(messages) - 1, -1, -1)
-                  if isinstance(messages[i], HumanMessage)), None)
+    index = next(
+        (i for i in range(len(messages) - 1, -1, -1) if isinstance(messages[i], HumanMessage)), None
+    )
     if index is None:
         return messages
     human = messages[index]
@@ -48,16 +58,18 @@ async def with_files(gw: Gateway, thread_id: str, messages: list[Any],
         return messages
     model = gw.service.runner.resolve_model(settings.model)
     dirs = gw.service.runner.thread_dirs(thread_id)
-    files = await prepare_files(paths, dirs, gw.service.agent_config().uploads,
-                                vision=model.supports_vision)
+    files = await prepare_files(
+        paths, dirs, gw.service.agent_config().uploads, vision=model.supports_vision
+    )
     turn = Turn(text=text_of(human.content), user_id="api", files=tuple(paths))
     meta = human_metadata(turn)
     if files.images:
         meta["images"] = list(files.images)
     kwargs = {**human.additional_kwargs, "antler": meta}
-    prepared = HumanMessage(content=human_content(turn, files.block), id=human.id,
-                            additional_kwargs=kwargs)
-    return [*messages[:index], prepared, *messages[index + 1:]]
+    prepared = HumanMessage(
+        content=human_content(turn, files.block), id=human.id, additional_kwargs=kwargs
+    )
+    return [*messages[:index], prepared, *messages[index + 1 :]]
 
 
 def attached_paths(gw: Gateway, thread_id: str, files: Any) -> list[str]:
@@ -94,8 +106,16 @@ def _agent_path(item: Any) -> str | None:
 
 
 def _bad_files(msg: str) -> ApiError:
-    return ApiError(422, [{"loc": ["body", "input", "messages", "additional_kwargs", "files"],
-                           "type": "value_error", "msg": msg}])
+    return ApiError(
+        422,
+        [
+            {
+                "loc": ["body", "input", "messages", "additional_kwargs", "files"],
+                "type": "value_error",
+                "msg": msg,
+            }
+        ],
+    )
 
 
 def text_of(content: Any) -> str:
@@ -103,8 +123,11 @@ def text_of(content: Any) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        parts = [b if isinstance(b, str) else b.get("text", "") for b in content
-                 if isinstance(b, str) or (isinstance(b, dict) and b.get("type") == "text")]
+        parts = [
+            b if isinstance(b, str) else b.get("text", "")
+            for b in content
+            if isinstance(b, str) or (isinstance(b, dict) and b.get("type") == "text")
+        ]
         return "\n".join(p for p in parts if p)
     return str(content)
 
@@ -117,8 +140,9 @@ async def fork_point(gw: Gateway, thread_id: str, body: RunCreate) -> str | None
         if named is not None and str(named) != thread_id:
             raise ApiError(400, "checkpoint thread_id does not match the run's thread")
         if body.checkpoint.get("checkpoint_ns"):
-            raise ApiError(400, "checkpoint_ns must be empty (subgraph checkpoints are not "
-                                "addressable)")
+            raise ApiError(
+                400, "checkpoint_ns must be empty (subgraph checkpoints are not addressable)"
+            )
         checkpoint_id = body.checkpoint.get("checkpoint_id") or checkpoint_id
     if not checkpoint_id:
         return None

@@ -94,19 +94,34 @@ class RunRecord:
         self.subscribers.discard(queue)
 
     def row(self) -> RunRow:
-        return RunRow(run_id=self.run_id, thread_id=self.thread_id,
-                      assistant_id=self.assistant_id, status=self.status,
-                      created_at=self.created_at, updated_at=self.updated_at, modes=self.modes,
-                      metadata=self.metadata, kwargs=self.kwargs,
-                      multitask_strategy=self.multitask_strategy, error=self.error,
-                      values=self.final_values)
+        return RunRow(
+            run_id=self.run_id,
+            thread_id=self.thread_id,
+            assistant_id=self.assistant_id,
+            status=self.status,
+            created_at=self.created_at,
+            updated_at=self.updated_at,
+            modes=self.modes,
+            metadata=self.metadata,
+            kwargs=self.kwargs,
+            multitask_strategy=self.multitask_strategy,
+            error=self.error,
+            values=self.final_values,
+        )
 
     @classmethod
     def from_row(cls, row: RunRow) -> RunRecord:
         """A run this process does not run: finished (`done` set) unless its row says not."""
-        rec = cls(run_id=row.run_id, thread_id=row.thread_id, assistant_id=row.assistant_id,
-                  modes=row.modes, metadata=row.metadata, kwargs=row.kwargs,
-                  multitask_strategy=row.multitask_strategy, created_at=row.created_at)
+        rec = cls(
+            run_id=row.run_id,
+            thread_id=row.thread_id,
+            assistant_id=row.assistant_id,
+            modes=row.modes,
+            metadata=row.metadata,
+            kwargs=row.kwargs,
+            multitask_strategy=row.multitask_strategy,
+            created_at=row.created_at,
+        )
         rec.settle(row)
         return rec
 
@@ -122,11 +137,15 @@ class RunRecord:
 
     def as_dict(self) -> dict[str, Any]:
         return {
-            "run_id": self.run_id, "thread_id": self.thread_id,
-            "assistant_id": self.assistant_id, "status": self.status,
-            "metadata": self.metadata, "kwargs": self.kwargs,
+            "run_id": self.run_id,
+            "thread_id": self.thread_id,
+            "assistant_id": self.assistant_id,
+            "status": self.status,
+            "metadata": self.metadata,
+            "kwargs": self.kwargs,
             "multitask_strategy": self.multitask_strategy,
-            "created_at": iso(self.created_at), "updated_at": iso(self.updated_at),
+            "created_at": iso(self.created_at),
+            "updated_at": iso(self.updated_at),
             "error": self.error["message"] if self.error else None,
         }
 
@@ -159,8 +178,15 @@ async def _no_chat_running(thread_id: str) -> bool:
 
 
 class RunManager:
-    def __init__(self, runner: AgentRunner, metrics: Metrics, records: GatewayRecords, *,
-                 chat_running: Any = None, interrupt_timeout: float = 10.0) -> None:
+    def __init__(
+        self,
+        runner: AgentRunner,
+        metrics: Metrics,
+        records: GatewayRecords,
+        *,
+        chat_running: Any = None,
+        interrupt_timeout: float = 10.0,
+    ) -> None:
         self.runner = runner
         self.metrics = metrics
         self.records = records
@@ -208,10 +234,16 @@ class RunManager:
             await self._make_room(current, req.multitask_strategy)
         elif self.runner.is_running(req.thread_id):
             raise RunRefused(409, f"thread {req.thread_id} already has an active run")
-        rec = RunRecord(run_id=str(uuid.uuid4()), thread_id=req.thread_id,
-                        assistant_id=req.assistant_id, modes=req.modes, metadata=req.metadata,
-                        kwargs=req.kwargs, multitask_strategy=req.multitask_strategy,
-                        on_disconnect=req.on_disconnect)
+        rec = RunRecord(
+            run_id=str(uuid.uuid4()),
+            thread_id=req.thread_id,
+            assistant_id=req.assistant_id,
+            modes=req.modes,
+            metadata=req.metadata,
+            kwargs=req.kwargs,
+            multitask_strategy=req.multitask_strategy,
+            on_disconnect=req.on_disconnect,
+        )
         self._remember(rec)
         try:
             await self.records.add_run(rec.row())
@@ -224,8 +256,11 @@ class RunManager:
 
     async def _make_room(self, current: RunRecord, strategy: str) -> None:
         if strategy == "reject":
-            raise RunRefused(409, f"thread {current.thread_id} already has an active run "
-                                  f"({current.run_id}); multitask_strategy is 'reject'")
+            raise RunRefused(
+                409,
+                f"thread {current.thread_id} already has an active run "
+                f"({current.run_id}); multitask_strategy is 'reject'",
+            )
         if strategy != "interrupt":
             raise RunRefused(501, f"multitask_strategy {strategy!r} is not implemented")
         self.cancel(current)
@@ -269,8 +304,11 @@ class RunManager:
                     warned = True
                     continue
                 if row is None:  # its thread was deleted
-                    row = replace(rec.row(), status="error", error={
-                        "name": "RunDeleted", "message": "the run's thread was deleted"})
+                    row = replace(
+                        rec.row(),
+                        status="error",
+                        error={"name": "RunDeleted", "message": "the run's thread was deleted"},
+                    )
                 rec.settle(row)
         finally:
             self._followed.pop(rec.run_id, None)
@@ -330,8 +368,9 @@ class RunManager:
         """Store how the run ended; a database that is away loses only the record's update
         (the run is settled `error` as an orphan when this process stops)."""
         try:
-            await self.records.set_run(rec.run_id, rec.status, error=rec.error,
-                                       values=rec.final_values, at=rec.updated_at)
+            await self.records.set_run(
+                rec.run_id, rec.status, error=rec.error, values=rec.final_values, at=rec.updated_at
+            )
             await self.records.touch_thread(rec.thread_id)
         except Exception as exc:
             log.warning("API run %s: its end was not recorded: %s", rec.run_id, exc)
@@ -343,8 +382,13 @@ class RunManager:
             if graph_mode not in graph_modes:
                 graph_modes.append(graph_mode)
         async for mode, payload in self.runner.stream_graph(
-                req.thread_id, req.messages, req.settings, graph_modes, user_id="api",
-                checkpoint_id=req.checkpoint_id):
+            req.thread_id,
+            req.messages,
+            req.settings,
+            graph_modes,
+            user_id="api",
+            checkpoint_id=req.checkpoint_id,
+        ):
             if mode == "values":
                 rec.final_values = state_values(payload)
                 if "values" in req.modes:

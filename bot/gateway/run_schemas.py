@@ -12,8 +12,9 @@ from pydantic import BaseModel, Field, field_validator
 
 from bot.gateway.schemas import Strict
 
-StreamMode = Literal["values", "messages-tuple", "updates", "debug", "tasks", "checkpoints",
-                     "custom"]
+StreamMode = Literal[
+    "values", "messages-tuple", "updates", "debug", "tasks", "checkpoints", "custom"
+]
 RunStatus = Literal["pending", "running", "success", "error", "timeout", "interrupted"]
 MultitaskStrategy = Literal["reject", "interrupt", "rollback"]
 ASSISTANT_ID = "lead_agent"

@@ -75,19 +75,35 @@ async def _request(gw: Gateway, thread_id: str, body: RunCreate) -> RunRequest:
     if body.command is not None:
         raise ApiError(501, "command (resuming an interrupt) is not supported")
     if body.input is None:
-        raise ApiError(422, [{"loc": ["body", "input"], "type": "missing",
-                              "msg": 'input {"messages": [...]} is required'}])
+        raise ApiError(
+            422,
+            [
+                {
+                    "loc": ["body", "input"],
+                    "type": "missing",
+                    "msg": 'input {"messages": [...]} is required',
+                }
+            ],
+        )
     if body.interrupt_before or body.interrupt_after:
         raise ApiError(501, "interrupt_before/after are not supported")
     if body.multitask_strategy == "rollback":
         raise ApiError(501, "multitask_strategy 'rollback' is not implemented; use 'interrupt'")
     return RunRequest(
-        thread_id=thread_id, assistant_id=body.assistant_id,
-        messages=convert(body.input.messages), settings=await _settings(gw, thread_id, body),
-        modes=body.modes(), metadata=body.metadata,
-        kwargs={"input": body.input.model_dump(), "stream_mode": body.modes(),
-                "config": body.config.model_dump() if body.config else {}},
-        multitask_strategy=body.multitask_strategy, on_disconnect=body.on_disconnect)
+        thread_id=thread_id,
+        assistant_id=body.assistant_id,
+        messages=convert(body.input.messages),
+        settings=await _settings(gw, thread_id, body),
+        modes=body.modes(),
+        metadata=body.metadata,
+        kwargs={
+            "input": body.input.model_dump(),
+            "stream_mode": body.modes(),
+            "config": body.config.model_dump() if body.config else {},
+        },
+        multitask_strategy=body.multitask_strategy,
+        on_disconnect=body.on_disconnect,
+    )
 
 
 async def _settings(gw: Gateway, thread_id: str, body: RunCreate) -> RunSettings:
@@ -111,22 +127,45 @@ def _on_disconnect(gw: Gateway, rec: RunRecord) -> Any:
     return (lambda: gw.runs.cancel(rec)) if rec.on_disconnect == "cancel" else None
 
 
-@api.route("POST", RUNS, summary="Start a run in the background", tag=TAG, body=RunCreate,
-           response=RunResponse, errors=(400, 404, 409, 422, 501))
+@api.route(
+    "POST",
+    RUNS,
+    summary="Start a run in the background",
+    tag=TAG,
+    body=RunCreate,
+    response=RunResponse,
+    errors=(400, 404, 409, 422, 501),
+)
 async def create_run(call: Call) -> web.Response:
     rec = await _start(call, call.path["thread_id"])
-    return web.json_response(RunResponse(**rec.as_dict()).model_dump(mode="json"),
-                             headers={"Content-Location": run_location(rec)})
+    return web.json_response(
+        RunResponse(**rec.as_dict()).model_dump(mode="json"),
+        headers={"Content-Location": run_location(rec)},
+    )
 
 
-@api.route("POST", RUNS + "/stream", summary="Start a run and stream its events (SSE)", tag=TAG,
-           body=RunCreate, produces=SSE, errors=(400, 404, 409, 422, 501))
+@api.route(
+    "POST",
+    RUNS + "/stream",
+    summary="Start a run and stream its events (SSE)",
+    tag=TAG,
+    body=RunCreate,
+    produces=SSE,
+    errors=(400, 404, 409, 422, 501),
+)
 async def stream_new_run(call: Call) -> web.StreamResponse:
     return await _stream_new(call, call.path["thread_id"])
 
 
-@api.route("POST", "/api/runs/stream", summary="Stateless run, streamed (SSE)", tag=TAG,
-           body=RunCreate, produces=SSE, errors=(400, 409, 422, 501))
+@api.route(
+    "POST",
+    "/api/runs/stream",
+    summary="Stateless run, streamed (SSE)",
+    tag=TAG,
+    body=RunCreate,
+    produces=SSE,
+    errors=(400, 409, 422, 501),
+)
 async def stream_stateless_run(call: Call) -> web.StreamResponse:
     return await _stream_new(call, None)
 
@@ -135,18 +174,37 @@ async def _stream_new(call: Call, thread_id: str | None) -> web.StreamResponse:
     gw: Gateway = call.gw
     rec = await _start(call, thread_id)
     queue = rec.subscribe(after=0)
-    return await stream_run(call.request, rec, queue, heartbeat=gw.runs.heartbeat_seconds,
-                            on_disconnect=_on_disconnect(gw, rec))
+    return await stream_run(
+        call.request,
+        rec,
+        queue,
+        heartbeat=gw.runs.heartbeat_seconds,
+        on_disconnect=_on_disconnect(gw, rec),
+    )
 
 
-@api.route("POST", RUNS + "/wait", summary="Start a run and wait for its final values", tag=TAG,
-           body=RunCreate, response=WaitResult, errors=(400, 404, 409, 422, 501))
+@api.route(
+    "POST",
+    RUNS + "/wait",
+    summary="Start a run and wait for its final values",
+    tag=TAG,
+    body=RunCreate,
+    response=WaitResult,
+    errors=(400, 404, 409, 422, 501),
+)
 async def wait_run(call: Call) -> web.Response:
     return await _wait_new(call, call.path["thread_id"])
 
 
-@api.route("POST", "/api/runs/wait", summary="Stateless run; wait for its final values",
-           tag=TAG, body=RunCreate, response=WaitResult, errors=(400, 409, 422, 501))
+@api.route(
+    "POST",
+    "/api/runs/wait",
+    summary="Stateless run; wait for its final values",
+    tag=TAG,
+    body=RunCreate,
+    response=WaitResult,
+    errors=(400, 409, 422, 501),
+)
 async def wait_stateless_run(call: Call) -> web.Response:
     return await _wait_new(call, None)
 
@@ -175,16 +233,24 @@ async def _run(call: Call) -> RunRecord:
     return rec
 
 
-@api.route("GET", RUNS, summary="List the thread's runs, newest first", tag=TAG,
-           query=RunListQuery, response=list[RunResponse], errors=(404, 422))
+@api.route(
+    "GET",
+    RUNS,
+    summary="List the thread's runs, newest first",
+    tag=TAG,
+    query=RunListQuery,
+    response=list[RunResponse],
+    errors=(404, 422),
+)
 async def list_runs(call: Call) -> list[dict[str, Any]]:
     gw: Gateway = call.gw
     await gw.thread(call.path["thread_id"])
     q: RunListQuery = call.query
-    runs = [r for r in await gw.runs.list(call.path["thread_id"])
-            if q.status in (None, r.status)]
-    return [RunResponse(**r.as_dict()).model_dump(mode="json")
-            for r in runs[q.offset: q.offset + q.limit]]
+    runs = [r for r in await gw.runs.list(call.path["thread_id"]) if q.status in (None, r.status)]
+    return [
+        RunResponse(**r.as_dict()).model_dump(mode="json")
+        for r in runs[q.offset : q.offset + q.limit]
+    ]
 
 
 @api.route("GET", RUN, summary="Get a run", tag=TAG, response=RunResponse, errors=(404, 422))
@@ -192,8 +258,14 @@ async def get_run(call: Call) -> RunResponse:
     return RunResponse(**(await _run(call)).as_dict())
 
 
-@api.route("POST", RUN + "/cancel", summary="Cancel a run (202; 204 with wait=true)", tag=TAG,
-           query=CancelQuery, errors=(404, 409, 422, 501))
+@api.route(
+    "POST",
+    RUN + "/cancel",
+    summary="Cancel a run (202; 204 with wait=true)",
+    tag=TAG,
+    query=CancelQuery,
+    errors=(404, 409, 422, 501),
+)
 async def cancel_run(call: Call) -> web.Response:
     gw: Gateway = call.gw
     rec = await _run(call)
@@ -208,22 +280,42 @@ async def cancel_run(call: Call) -> web.Response:
     return web.json_response({"run_id": rec.run_id, "status": "cancelling"}, status=202)
 
 
-@api.route("GET", RUN + "/join", summary="Wait for a run and return its final values (JSON)",
-           tag=TAG, response=WaitResult, errors=(404, 422))
+@api.route(
+    "GET",
+    RUN + "/join",
+    summary="Wait for a run and return its final values (JSON)",
+    tag=TAG,
+    response=WaitResult,
+    errors=(404, 422),
+)
 async def join_run(call: Call) -> dict[str, Any]:
     rec = await _run(call)
     await rec.done.wait()
     return _final(rec)
 
 
-@api.route("GET", RUN + "/stream", summary="Join a run's event stream (SSE)", tag=TAG,
-           query=JoinStreamQuery, produces=SSE, errors=(404, 422))
+@api.route(
+    "GET",
+    RUN + "/stream",
+    summary="Join a run's event stream (SSE)",
+    tag=TAG,
+    query=JoinStreamQuery,
+    produces=SSE,
+    errors=(404, 422),
+)
 async def join_stream(call: Call) -> web.StreamResponse:
     return await _join(call, cancel_first=False)
 
 
-@api.route("POST", RUN + "/stream", summary="Cancel (with action) then drain the stream (SSE)",
-           tag=TAG, query=JoinStreamQuery, produces=SSE, errors=(404, 422))
+@api.route(
+    "POST",
+    RUN + "/stream",
+    summary="Cancel (with action) then drain the stream (SSE)",
+    tag=TAG,
+    query=JoinStreamQuery,
+    produces=SSE,
+    errors=(404, 422),
+)
 async def cancel_and_join(call: Call) -> web.StreamResponse:
     return await _join(call, cancel_first=True)
 
@@ -237,5 +329,6 @@ async def _join(call: Call, *, cancel_first: bool) -> web.StreamResponse:
     last = call.request.headers.get("Last-Event-ID", "")
     queue = rec.subscribe(after=int(last) if last.isdigit() else None)
     on_gone = (lambda: gw.runs.cancel(rec)) if q.cancel_on_disconnect else None
-    return await stream_run(call.request, rec, queue, heartbeat=gw.runs.heartbeat_seconds,
-                            on_disconnect=on_gone)
+    return await stream_run(
+        call.request, rec, queue, heartbeat=gw.runs.heartbeat_seconds, on_disconnect=on_gone
+    )

@@ -48,8 +48,11 @@ class TaskCreate(BaseModel):
 
     chat: ChatSpec
     creator: Creator
-    schedule: str = Field(min_length=1, max_length=200,
-                          description="when, as in /schedule: 'every weekday 09:00', 'in 2h'")
+    schedule: str = Field(
+        min_length=1,
+        max_length=200,
+        description="when, as in /schedule: 'every weekday 09:00', 'in 2h'",
+    )
     prompt: str = Field(min_length=1, max_length=8000)
     timezone: str | None = Field(default=None, max_length=64)
     fresh_thread: bool = False
@@ -109,20 +112,40 @@ def _iso(epoch: float | None) -> str | None:
 def task_response(s: Schedule) -> TaskResponse:
     chat = s.chat
     return TaskResponse(
-        id=s.id, chat=ChatSpec(channel=chat.channel, chat_id=chat.chat_id,
-                               chat_type=chat.chat_type, workspace=chat.workspace,
-                               topic_id=chat.topic_id),
-        conversation_key=chat.key, creator=Creator(id=s.creator.id, name=s.creator.name),
-        prompt=s.prompt, schedule=s.label, kind=s.kind, cron=s.expr or None, timezone=s.tz,
-        state=s.state, reason=s.reason, next_run_at=_iso(s.next_run),
-        last_run_at=_iso(s.last_run), missed_policy=s.missed, fresh_thread=s.fresh_thread,
-        created_at=_iso(s.created_at) or "")
+        id=s.id,
+        chat=ChatSpec(
+            channel=chat.channel,
+            chat_id=chat.chat_id,
+            chat_type=chat.chat_type,
+            workspace=chat.workspace,
+            topic_id=chat.topic_id,
+        ),
+        conversation_key=chat.key,
+        creator=Creator(id=s.creator.id, name=s.creator.name),
+        prompt=s.prompt,
+        schedule=s.label,
+        kind=s.kind,
+        cron=s.expr or None,
+        timezone=s.tz,
+        state=s.state,
+        reason=s.reason,
+        next_run_at=_iso(s.next_run),
+        last_run_at=_iso(s.last_run),
+        missed_policy=s.missed,
+        fresh_thread=s.fresh_thread,
+        created_at=_iso(s.created_at) or "",
+    )
 
 
 def run_response(run: Run) -> RunResponse:
-    return RunResponse(task_id=run.schedule_id, due_at=_iso(run.due_at) or "",
-                       event_id=f"schedule:{run.schedule_id}:{int(run.due_at)}",
-                       state=run.state, late=run.late, reason=run.reason)
+    return RunResponse(
+        task_id=run.schedule_id,
+        due_at=_iso(run.due_at) or "",
+        event_id=f"schedule:{run.schedule_id}:{int(run.due_at)}",
+        state=run.state,
+        late=run.late,
+        reason=run.reason,
+    )
 
 
 def admin(call: Call) -> ScheduleAdmin:
@@ -147,69 +170,141 @@ async def list_tasks(call: Call) -> TasksResponse:
     return TasksResponse(tasks=[task_response(s) for s in tasks])
 
 
-@api.route("POST", BASE, summary="Create a scheduled task", tag=TAG, body=TaskCreate,
-           response=TaskResponse, status=201, errors=(409, 422))
+@api.route(
+    "POST",
+    BASE,
+    summary="Create a scheduled task",
+    tag=TAG,
+    body=TaskCreate,
+    response=TaskResponse,
+    status=201,
+    errors=(409, 422),
+)
 async def create_task(call: Call) -> TaskResponse:
     body: TaskCreate = call.body
     chat = ChatRef(**body.chat.model_dump())
     creator = UserRef(id=body.creator.id, name=body.creator.name)
-    schedule = await _do(admin(call).create(
-        chat, creator, body.schedule, body.prompt, tz=body.timezone,
-        fresh_thread=body.fresh_thread, missed=body.missed_policy))
+    schedule = await _do(
+        admin(call).create(
+            chat,
+            creator,
+            body.schedule,
+            body.prompt,
+            tz=body.timezone,
+            fresh_thread=body.fresh_thread,
+            missed=body.missed_policy,
+        )
+    )
     return task_response(schedule)
 
 
-@api.route("GET", BASE + "/{task_id}", summary="Get a scheduled task", tag=TAG,
-           response=TaskResponse, errors=(404, 422))
+@api.route(
+    "GET",
+    BASE + "/{task_id}",
+    summary="Get a scheduled task",
+    tag=TAG,
+    response=TaskResponse,
+    errors=(404, 422),
+)
 async def get_task(call: Call) -> TaskResponse:
     return task_response(await _do(admin(call).get(task_id(call))))
 
 
-@api.route("PATCH", BASE + "/{task_id}", summary="Change a scheduled task", tag=TAG,
-           body=TaskPatch, response=TaskResponse, errors=(404, 409, 422))
+@api.route(
+    "PATCH",
+    BASE + "/{task_id}",
+    summary="Change a scheduled task",
+    tag=TAG,
+    body=TaskPatch,
+    response=TaskResponse,
+    errors=(404, 409, 422),
+)
 async def patch_task(call: Call) -> TaskResponse:
     body: TaskPatch = call.body
-    schedule = await _do(admin(call).update(
-        task_id(call), prompt=body.prompt, when=body.schedule, tz=body.timezone,
-        fresh_thread=body.fresh_thread, missed=body.missed_policy))
+    schedule = await _do(
+        admin(call).update(
+            task_id(call),
+            prompt=body.prompt,
+            when=body.schedule,
+            tz=body.timezone,
+            fresh_thread=body.fresh_thread,
+            missed=body.missed_policy,
+        )
+    )
     return task_response(schedule)
 
 
-@api.route("DELETE", BASE + "/{task_id}", summary="Cancel a scheduled task", tag=TAG,
-           status=204, errors=(404, 409, 422))
+@api.route(
+    "DELETE",
+    BASE + "/{task_id}",
+    summary="Cancel a scheduled task",
+    tag=TAG,
+    status=204,
+    errors=(404, 409, 422),
+)
 async def delete_task(call: Call) -> None:
     await _do(admin(call).set_state(task_id(call), "cancelled"))
 
 
-@api.route("POST", BASE + "/{task_id}/pause", summary="Pause a scheduled task", tag=TAG,
-           response=TaskResponse, errors=(404, 409, 422))
+@api.route(
+    "POST",
+    BASE + "/{task_id}/pause",
+    summary="Pause a scheduled task",
+    tag=TAG,
+    response=TaskResponse,
+    errors=(404, 409, 422),
+)
 async def pause_task(call: Call) -> TaskResponse:
     return task_response(await _do(admin(call).set_state(task_id(call), "paused")))
 
 
-@api.route("POST", BASE + "/{task_id}/resume", summary="Resume a paused scheduled task",
-           tag=TAG, response=TaskResponse, errors=(404, 409, 422))
+@api.route(
+    "POST",
+    BASE + "/{task_id}/resume",
+    summary="Resume a paused scheduled task",
+    tag=TAG,
+    response=TaskResponse,
+    errors=(404, 409, 422),
+)
 async def resume_task(call: Call) -> TaskResponse:
     return task_response(await _do(admin(call).set_state(task_id(call), "active")))
 
 
-@api.route("POST", BASE + "/{task_id}/trigger", summary="Run a scheduled task now", tag=TAG,
-           response=RunResponse, status=202, errors=(404, 409, 422))
+@api.route(
+    "POST",
+    BASE + "/{task_id}/trigger",
+    summary="Run a scheduled task now",
+    tag=TAG,
+    response=RunResponse,
+    status=202,
+    errors=(404, 409, 422),
+)
 async def trigger_task(call: Call) -> RunResponse:
     return run_response(await _do(admin(call).trigger(task_id(call))))
 
 
-@api.route("GET", BASE + "/{task_id}/runs", summary="A scheduled task's recent runs", tag=TAG,
-           response=RunsResponse, errors=(404, 422))
+@api.route(
+    "GET",
+    BASE + "/{task_id}/runs",
+    summary="A scheduled task's recent runs",
+    tag=TAG,
+    response=RunsResponse,
+    errors=(404, 422),
+)
 async def task_runs(call: Call) -> RunsResponse:
     schedule = await _do(admin(call).get(task_id(call)))
     runs = await call.gw.service.schedules.store.runs_of(schedule.id, 50)
     return RunsResponse(runs=[run_response(r) for r in runs])
 
 
-@api.route("GET", "/api/threads/{thread_id}/scheduled-tasks",
-           summary="Scheduled tasks of the conversation on this thread", tag=TAG,
-           response=TasksResponse, errors=(404, 422))
+@api.route(
+    "GET",
+    "/api/threads/{thread_id}/scheduled-tasks",
+    summary="Scheduled tasks of the conversation on this thread",
+    tag=TAG,
+    response=TasksResponse,
+    errors=(404, 422),
+)
 async def thread_tasks(call: Call) -> TasksResponse:
     conv = await call.gw.service.conversations.by_thread(call.path["thread_id"])
     if conv is None:

@@ -64,14 +64,21 @@ def checkpoint_ref(config: dict[str, Any] | None) -> dict[str, Any] | None:
     }
 
 
-def state_from_checkpoint(thread_id: str, tup: Any, *, with_messages: bool = True
-                          ) -> dict[str, Any]:
+def state_from_checkpoint(
+    thread_id: str, tup: Any, *, with_messages: bool = True
+) -> dict[str, Any]:
     """A LangGraph `ThreadState` dict from a `CheckpointTuple` (or None: the empty state)."""
     if tup is None:
         return {
-            "values": {}, "next": [], "tasks": [], "metadata": {}, "created_at": None,
+            "values": {},
+            "next": [],
+            "tasks": [],
+            "metadata": {},
+            "created_at": None,
             "checkpoint": {"thread_id": thread_id, "checkpoint_ns": "", "checkpoint_id": None},
-            "parent_checkpoint": None, "checkpoint_id": None, "parent_checkpoint_id": None,
+            "parent_checkpoint": None,
+            "checkpoint_id": None,
+            "parent_checkpoint_id": None,
             "interrupts": [],
         }
     values = state_values(tup.checkpoint.get("channel_values", {}))

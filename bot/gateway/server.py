@@ -42,19 +42,40 @@ def api_routes() -> list[Route]:
         uploads,
     )
 
-    modules = (metrics_routes, openapi, models_routes, mcp_config, assistants, threads, runs,
-               uploads, artifacts, channels_routes, skills_routes, memory_routes, memory_people,
-               schedules_routes, config_routes)
+    modules = (
+        metrics_routes,
+        openapi,
+        models_routes,
+        mcp_config,
+        assistants,
+        threads,
+        runs,
+        uploads,
+        artifacts,
+        channels_routes,
+        skills_routes,
+        memory_routes,
+        memory_people,
+        schedules_routes,
+        config_routes,
+    )
     return [route for module in modules for route in module.api.routes]
 
 
-def build_app(health: HealthFn, routes: DynamicRoutes, *, service: ServiceFacade | None = None,
-              auth_token: str | Callable[[], str | None] | None = None) -> web.Application:
+def build_app(
+    health: HealthFn,
+    routes: DynamicRoutes,
+    *,
+    service: ServiceFacade | None = None,
+    auth_token: str | Callable[[], str | None] | None = None,
+) -> web.Application:
     """The aiohttp app: the admin API when `service` is given, else just /health.
     `auth_token` may be a callable, asked on every request (the token then changes live)."""
-    app = web.Application(client_max_size=64 * 1024 * 1024,
-                          middlewares=[json_errors, bearer_auth(auth_token)])
+    app = web.Application(
+        client_max_size=64 * 1024 * 1024, middlewares=[json_errors, bearer_auth(auth_token)]
+    )
     if service is None:
+
         async def get_health(request: web.Request) -> web.Response:
             return web.json_response(health())
 
@@ -75,15 +96,17 @@ def build_app(health: HealthFn, routes: DynamicRoutes, *, service: ServiceFacade
     return app
 
 
-def _mount_console(app: web.Application, service: ServiceFacade,
-                   token: str | Callable[[], str | None] | None) -> None:
+def _mount_console(
+    app: web.Application, service: ServiceFacade, token: str | Callable[[], str | None] | None
+) -> None:
     """The web console at /console (bot/gateway/console), on the API's token (asked per login
     and request, so it follows the live `gateway.auth_token`)."""
     from bot.gateway.console import mount_console
     from bot.gateway.console.services import ConsoleServices
 
-    mount_console(app, ConsoleServices.for_service(service),
-                  token if callable(token) else (lambda: token))
+    mount_console(
+        app, ConsoleServices.for_service(service), token if callable(token) else (lambda: token)
+    )
 
 
 def _fallback(routes: DynamicRoutes) -> Callable[[web.Request], Any]:
@@ -104,19 +127,23 @@ def _fallback(routes: DynamicRoutes) -> Callable[[web.Request], Any]:
 
 
 class GatewayServer:
-    def __init__(self, app: web.Application, host: str, port: int, *,
-                 has_token: bool = True) -> None:
+    def __init__(
+        self, app: web.Application, host: str, port: int, *, has_token: bool = True
+    ) -> None:
         if not has_token and not is_loopback(host):
-            raise ValueError(f"gateway.auth_token is required to bind {host}, a non-loopback "
-                             "address; set it or bind 127.0.0.1")
+            raise ValueError(
+                f"gateway.auth_token is required to bind {host}, a non-loopback "
+                "address; set it or bind 127.0.0.1"
+            )
         self.app = app
         self.host = host
         self.port = port
         self._runner: web.AppRunner | None = None
 
     async def start(self) -> None:
-        self._runner = web.AppRunner(self.app, handle_signals=False, access_log=None,
-                                     shutdown_timeout=5.0)
+        self._runner = web.AppRunner(
+            self.app, handle_signals=False, access_log=None, shutdown_timeout=5.0
+        )
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.host, self.port)
         await site.start()

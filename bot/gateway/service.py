@@ -21,8 +21,12 @@ class Gateway:
     def for_service(cls, service: ServiceFacade) -> Gateway:
         records = service.records  # thread and run records, on the configured backend
         threads = ThreadStore(records, service.conversations)
-        runs = RunManager(service.runner, service.metrics, records,
-                          chat_running=lambda tid: chat_is_replying(service, tid))
+        runs = RunManager(
+            service.runner,
+            service.metrics,
+            records,
+            chat_running=lambda tid: chat_is_replying(service, tid),
+        )
         return cls(service, threads, runs)
 
     async def thread(self, thread_id: str) -> ThreadRow:

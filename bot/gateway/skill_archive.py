@@ -84,7 +84,7 @@ def skill_prefix(infos: list[zipfile.ZipInfo]) -> tuple[str, ...]:
 def extract(archive: zipfile.ZipFile, dest: Path, prefix: tuple[str, ...]) -> None:
     budget = MAX_UNPACKED
     for info in archive.infolist():
-        parts = entry_parts(info.filename)[len(prefix):]
+        parts = entry_parts(info.filename)[len(prefix) :]
         if not parts:
             continue
         target = dest.joinpath(*parts)

@@ -71,9 +71,15 @@ def registry(call: Call) -> SkillRegistry:
 
 
 def info(reg: SkillRegistry, skill: Skill) -> SkillInfo:
-    return SkillInfo(name=skill.name, description=skill.description, license=skill.license,
-                     category=skill.category, enabled=reg.is_enabled(skill.name),
-                     editable=skill.category == "custom", path=skill.virtual_path)
+    return SkillInfo(
+        name=skill.name,
+        description=skill.description,
+        license=skill.license,
+        category=skill.category,
+        enabled=reg.is_enabled(skill.name),
+        editable=skill.category == "custom",
+        path=skill.virtual_path,
+    )
 
 
 def find(reg: SkillRegistry, name: str) -> Skill:
@@ -83,22 +89,35 @@ def find(reg: SkillRegistry, name: str) -> Skill:
     return skill
 
 
-@api.route("GET", "/api/skills", summary="Every loaded skill and whether it is enabled", tag=TAG,
-           response=SkillList)
+@api.route(
+    "GET",
+    "/api/skills",
+    summary="Every loaded skill and whether it is enabled",
+    tag=TAG,
+    response=SkillList,
+)
 async def list_skills(call: Call) -> SkillList:
     reg = registry(call)
     return SkillList(skills=[info(reg, s) for s in reg.skills])
 
 
-@api.route("GET", "/api/skills/{name}", summary="One skill", tag=TAG, response=SkillInfo,
-           errors=(404, 422))
+@api.route(
+    "GET", "/api/skills/{name}", summary="One skill", tag=TAG, response=SkillInfo, errors=(404, 422)
+)
 async def get_skill(call: Call) -> SkillInfo:
     reg = registry(call)
     return info(reg, find(reg, call.path["name"]))
 
 
-@api.route("PUT", "/api/skills/{name}", summary="Enable or disable a skill (atomic write)",
-           tag=TAG, body=SkillUpdate, response=SkillInfo, errors=(404, 422, 500))
+@api.route(
+    "PUT",
+    "/api/skills/{name}",
+    summary="Enable or disable a skill (atomic write)",
+    tag=TAG,
+    body=SkillUpdate,
+    response=SkillInfo,
+    errors=(404, 422, 500),
+)
 async def put_skill(call: Call) -> SkillInfo:
     reg = registry(call)
     skill = find(reg, call.path["name"])
@@ -122,17 +141,27 @@ async def set_enabled(path: Path, name: str, enabled: bool) -> None:
             raise ApiError(500, f"could not write {path.name}: {exc}") from None
 
 
-@api.route("POST", "/api/skills/install",
-           summary="Install a .skill zip: JSON {thread_id, path} of a thread's file, multipart "
-                   "field `files`/`file`, or the raw body",
-           tag=TAG, body=SkillInstallFromThread, response=SkillInstallResponse, multipart=True,
-           errors=(400, 403, 404, 409, 413, 422))
+@api.route(
+    "POST",
+    "/api/skills/install",
+    summary="Install a .skill zip: JSON {thread_id, path} of a thread's file, multipart "
+    "field `files`/`file`, or the raw body",
+    tag=TAG,
+    body=SkillInstallFromThread,
+    response=SkillInstallResponse,
+    multipart=True,
+    errors=(400, 403, 404, 409, 413, 422),
+)
 async def install_skill(call: Call) -> SkillInstallResponse:
     data = await (_thread_file(call) if call.body is not None else _archive_bytes(call))
     reg = registry(call)
     skill = await install(reg, data)
-    return SkillInstallResponse(success=True, skill_name=skill.name,
-                                message=f"skill {skill.name} installed", skill=info(reg, skill))
+    return SkillInstallResponse(
+        success=True,
+        skill_name=skill.name,
+        message=f"skill {skill.name} installed",
+        skill=info(reg, skill),
+    )
 
 
 async def install(reg: SkillRegistry, data: bytes) -> Skill:

@@ -29,12 +29,16 @@ def run_location(rec: RunRecord) -> str:
     return f"/api/threads/{rec.thread_id}/runs/{rec.run_id}"
 
 
-async def stream_run(request: web.Request, rec: RunRecord, queue: asyncio.Queue[Event], *,
-                     heartbeat: float, on_disconnect: Callable[[], object] | None = None
-                     ) -> web.StreamResponse:
+async def stream_run(
+    request: web.Request,
+    rec: RunRecord,
+    queue: asyncio.Queue[Event],
+    *,
+    heartbeat: float,
+    on_disconnect: Callable[[], object] | None = None,
+) -> web.StreamResponse:
     """Send the run's events from `queue` until `end`; call `on_disconnect` if the client left."""
-    response = web.StreamResponse(headers={**SSE_HEADERS,
-                                           "Content-Location": run_location(rec)})
+    response = web.StreamResponse(headers={**SSE_HEADERS, "Content-Location": run_location(rec)})
     try:
         await response.prepare(request)
         while True:

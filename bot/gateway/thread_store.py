@@ -72,8 +72,18 @@ def _merge(row: ThreadRecord | None, conv: Conversation | None) -> ThreadRow:
     created = row.created_at if row else (conv.created_at if conv else time.time())
     updated = row.updated_at if row else created
     if conv is not None:
-        metadata = {**metadata, "channel": conv.channel, "chat_id": conv.chat_id,
-                    "title": conv.title, "conversation": conv.key}
+        metadata = {
+            **metadata,
+            "channel": conv.channel,
+            "chat_id": conv.chat_id,
+            "title": conv.title,
+            "conversation": conv.key,
+        }
         created = min(created, conv.created_at) if row else conv.created_at
-    return ThreadRow(conv.thread_id if conv else row.thread_id if row else "", created, updated,
-                     metadata, conv.key if conv else None)
+    return ThreadRow(
+        conv.thread_id if conv else row.thread_id if row else "",
+        created,
+        updated,
+        metadata,
+        conv.key if conv else None,
+    )

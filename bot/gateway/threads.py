@@ -46,13 +46,25 @@ async def thread_response(gw: Gateway, row: ThreadRow, *, full: bool = True) -> 
         values = titled(state_from_checkpoint(row.thread_id, tup), row)["values"]
     elif row.metadata.get("title"):
         values = {"title": row.metadata["title"]}
-    return ThreadResponse(thread_id=row.thread_id, status=await gw.status(row.thread_id),  # type: ignore[arg-type]
-                          created_at=iso(row.created_at), updated_at=iso(row.updated_at),
-                          metadata=row.metadata, values=values)
+    return ThreadResponse(
+        thread_id=row.thread_id,
+        status=await gw.status(row.thread_id),  # type: ignore[arg-type]
+        created_at=iso(row.created_at),
+        updated_at=iso(row.updated_at),
+        metadata=row.metadata,
+        values=values,
+    )
 
 
-@api.route("POST", "/api/threads", summary="Create a thread (idempotent)", tag=TAG,
-           body=ThreadCreate, response=ThreadResponse, errors=(409, 422))
+@api.route(
+    "POST",
+    "/api/threads",
+    summary="Create a thread (idempotent)",
+    tag=TAG,
+    body=ThreadCreate,
+    response=ThreadResponse,
+    errors=(409, 422),
+)
 async def create_thread(call: Call) -> ThreadResponse:
     body: ThreadCreate = call.body
     gw: Gateway = call.gw
@@ -69,15 +81,28 @@ async def create_thread(call: Call) -> ThreadResponse:
     return await thread_response(gw, row)
 
 
-@api.route("GET", TID, summary="Get a thread with its current values", tag=TAG,
-           response=ThreadResponse, errors=(404, 422))
+@api.route(
+    "GET",
+    TID,
+    summary="Get a thread with its current values",
+    tag=TAG,
+    response=ThreadResponse,
+    errors=(404, 422),
+)
 async def get_thread(call: Call) -> ThreadResponse:
     gw: Gateway = call.gw
     return await thread_response(gw, await gw.thread(call.path["thread_id"]))
 
 
-@api.route("PATCH", TID, summary="Merge metadata into a thread", tag=TAG, body=ThreadPatch,
-           response=ThreadResponse, errors=(404, 422))
+@api.route(
+    "PATCH",
+    TID,
+    summary="Merge metadata into a thread",
+    tag=TAG,
+    body=ThreadPatch,
+    response=ThreadResponse,
+    errors=(404, 422),
+)
 async def patch_thread(call: Call) -> ThreadResponse:
     gw: Gateway = call.gw
     thread_id = call.path["thread_id"]
@@ -85,15 +110,24 @@ async def patch_thread(call: Call) -> ThreadResponse:
     return await thread_response(gw, await gw.threads.patch(thread_id, call.body.metadata))
 
 
-@api.route("DELETE", TID, summary="Delete a thread, its checkpoints and files", tag=TAG,
-           response=SuccessResponse, errors=(404, 409, 422))
+@api.route(
+    "DELETE",
+    TID,
+    summary="Delete a thread, its checkpoints and files",
+    tag=TAG,
+    response=SuccessResponse,
+    errors=(404, 409, 422),
+)
 async def delete_thread(call: Call) -> SuccessResponse:
     gw: Gateway = call.gw
     thread_id = call.path["thread_id"]
     row = await gw.thread(thread_id)
     if row.conversation is not None:
-        raise ApiError(409, f"thread {thread_id} belongs to the chat {row.conversation}; "
-                            "start a new conversation there with /new instead")
+        raise ApiError(
+            409,
+            f"thread {thread_id} belongs to the chat {row.conversation}; "
+            "start a new conversation there with /new instead",
+        )
     if gw.runs.is_busy(thread_id):
         raise ApiError(409, f"thread {thread_id} has an active run")
     try:
@@ -105,8 +139,15 @@ async def delete_thread(call: Call) -> SuccessResponse:
     return SuccessResponse(success=True, message=f"thread {thread_id} deleted")
 
 
-@api.route("POST", "/api/threads/search", summary="Search threads by metadata and status",
-           tag=TAG, body=ThreadSearch, response=list[ThreadResponse], errors=(422,))
+@api.route(
+    "POST",
+    "/api/threads/search",
+    summary="Search threads by metadata and status",
+    tag=TAG,
+    body=ThreadSearch,
+    response=list[ThreadResponse],
+    errors=(422,),
+)
 async def search_threads(call: Call) -> list[dict[str, Any]]:
     body: ThreadSearch = call.body
     gw: Gateway = call.gw
@@ -120,25 +161,39 @@ async def search_threads(call: Call) -> list[dict[str, Any]]:
             continue
         found.append(row)
     if body.sort_by in ("created_at", "thread_id"):
-        found.sort(key=lambda r: getattr(r, body.sort_by or "updated_at"),
-                   reverse=body.sort_order != "asc")
-    page = found[body.offset: body.offset + body.limit]
-    return [(await thread_response(gw, row, full=False)).model_dump(mode="json")
-            for row in page]
+        found.sort(
+            key=lambda r: getattr(r, body.sort_by or "updated_at"), reverse=body.sort_order != "asc"
+        )
+    page = found[body.offset : body.offset + body.limit]
+    return [(await thread_response(gw, row, full=False)).model_dump(mode="json") for row in page]
 
 
-@api.route("GET", TID + "/state", summary="The thread's current state", tag=TAG,
-           response=ThreadState, errors=(404, 422))
+@api.route(
+    "GET",
+    TID + "/state",
+    summary="The thread's current state",
+    tag=TAG,
+    response=ThreadState,
+    errors=(404, 422),
+)
 async def get_state(call: Call) -> dict[str, Any]:
     gw: Gateway = call.gw
     thread_id = call.path["thread_id"]
     row = await gw.thread(thread_id)
-    return titled(state_from_checkpoint(thread_id, await gw.service.runner.checkpoint(thread_id)),
-                  row)
+    return titled(
+        state_from_checkpoint(thread_id, await gw.service.runner.checkpoint(thread_id)), row
+    )
 
 
-@api.route("POST", TID + "/state", summary="Write values as a new checkpoint (update_state)",
-           tag=TAG, body=StateUpdate, response=StateUpdateResponse, errors=(400, 404, 409, 422))
+@api.route(
+    "POST",
+    TID + "/state",
+    summary="Write values as a new checkpoint (update_state)",
+    tag=TAG,
+    body=StateUpdate,
+    response=StateUpdateResponse,
+    errors=(400, 404, 409, 422),
+)
 async def update_state(call: Call) -> StateUpdateResponse:
     gw: Gateway = call.gw
     body: StateUpdate = call.body
@@ -156,11 +211,11 @@ async def update_state(call: Call) -> StateUpdateResponse:
     if values or body.as_node:
         try:
             config = await gw.service.runner.update_state(
-                thread_id, values, body.as_node, str(checkpoint_id) if checkpoint_id else None)
+                thread_id, values, body.as_node, str(checkpoint_id) if checkpoint_id else None
+            )
         except ThreadBusy:
             raise ApiError(409, f"thread {thread_id} has an active run") from None
-        except (InvalidUpdateError, ValueError, KeyError, TypeError,
-                NotImplementedError) as exc:
+        except (InvalidUpdateError, ValueError, KeyError, TypeError, NotImplementedError) as exc:
             raise ApiError(400, f"cannot update the state: {exc}") from None
     else:
         head = await gw.service.runner.checkpoint(thread_id)
@@ -172,8 +227,15 @@ async def update_state(call: Call) -> StateUpdateResponse:
     return StateUpdateResponse(checkpoint=checkpoint_ref(config))  # type: ignore[arg-type]
 
 
-@api.route("POST", TID + "/history", summary="The thread's checkpoints, newest first", tag=TAG,
-           body=HistoryRequest, response=list[ThreadState], errors=(404, 422))
+@api.route(
+    "POST",
+    TID + "/history",
+    summary="The thread's checkpoints, newest first",
+    tag=TAG,
+    body=HistoryRequest,
+    response=list[ThreadState],
+    errors=(404, 422),
+)
 async def get_history(call: Call) -> list[dict[str, Any]]:
     gw: Gateway = call.gw
     body: HistoryRequest = call.body
@@ -182,6 +244,7 @@ async def get_history(call: Call) -> list[dict[str, Any]]:
     before = body.before
     if isinstance(before, dict):
         before = before.get("checkpoint_id") or (before.get("configurable") or {}).get(
-            "checkpoint_id")
+            "checkpoint_id"
+        )
     tuples = await gw.service.runner.checkpoints(thread_id, body.limit, before or None)
     return [titled(state_from_checkpoint(thread_id, tup), row) for tup in tuples]

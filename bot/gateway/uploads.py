@@ -65,13 +65,20 @@ def unique_name(directory: Path, name: str) -> str:
     return candidate
 
 
-def file_info(thread_id: str, path: Path, original: str | None = None,
-              markdown: Path | None = None) -> UploadedFile:
+def file_info(
+    thread_id: str, path: Path, original: str | None = None, markdown: Path | None = None
+) -> UploadedFile:
     stat = path.stat()
     info = UploadedFile(
-        filename=path.name, size=stat.st_size, extension=path.suffix or None,
-        modified=stat.st_mtime, original_filename=original, path=f"{VIRTUAL}/{path.name}",
-        virtual_path=f"{VIRTUAL}/{path.name}", artifact_url=_artifact_url(thread_id, path.name))
+        filename=path.name,
+        size=stat.st_size,
+        extension=path.suffix or None,
+        modified=stat.st_mtime,
+        original_filename=original,
+        path=f"{VIRTUAL}/{path.name}",
+        virtual_path=f"{VIRTUAL}/{path.name}",
+        artifact_url=_artifact_url(thread_id, path.name),
+    )
     if markdown is not None:
         info.markdown_file = markdown.name
         info.markdown_path = info.markdown_virtual_path = f"{VIRTUAL}/{markdown.name}"
@@ -104,8 +111,15 @@ async def _uploads_dir(call: Call, *, create: bool = False) -> Path:
     return gw.service.runner.thread_dirs(thread_id).uploads
 
 
-@api.route("POST", BASE, summary="Upload files (multipart field `files`)", tag=TAG,
-           response=UploadResponse, multipart=True, errors=(400, 404, 413, 422))
+@api.route(
+    "POST",
+    BASE,
+    summary="Upload files (multipart field `files`)",
+    tag=TAG,
+    response=UploadResponse,
+    multipart=True,
+    errors=(400, 404, 413, 422),
+)
 async def upload(call: Call) -> UploadResponse:
     if not call.request.content_type.startswith("multipart/"):
         raise ApiError(400, "send the files as multipart/form-data in the field 'files'")
@@ -135,11 +149,9 @@ async def upload(call: Call) -> UploadResponse:
     if not saved and not skipped:
         raise ApiError(400, "no files in the multipart field 'files'")
     enabled = call.gw.service.agent_config().uploads.convert_documents
-    files = [file_info(call.path["thread_id"], p, o, await convert(p, enabled))
-             for p, o in saved]
+    files = [file_info(call.path["thread_id"], p, o, await convert(p, enabled)) for p, o in saved]
     message = f"{len(files)} file(s) uploaded" + (f", {len(skipped)} skipped" if skipped else "")
-    return UploadResponse(success=not skipped, files=files, message=message,
-                          skipped_files=skipped)
+    return UploadResponse(success=not skipped, files=files, message=message, skipped_files=skipped)
 
 
 async def _next_part(reader: MultipartReader) -> Any:
@@ -149,8 +161,7 @@ async def _next_part(reader: MultipartReader) -> Any:
         raise ApiError(400, f"malformed multipart body: {exc}") from None
 
 
-async def _save(part: BodyPartReader, uploads: Path, name: str,
-                budget: int) -> tuple[Path, int]:
+async def _save(part: BodyPartReader, uploads: Path, name: str, budget: int) -> tuple[Path, int]:
     staged = uploads / f".upload-{uuid.uuid4().hex}.part"
     size = 0
     try:
@@ -170,8 +181,14 @@ async def _save(part: BodyPartReader, uploads: Path, name: str,
     return final, size
 
 
-@api.route("GET", BASE + "/list", summary="List the thread's uploaded files", tag=TAG,
-           response=UploadList, errors=(404, 422))
+@api.route(
+    "GET",
+    BASE + "/list",
+    summary="List the thread's uploaded files",
+    tag=TAG,
+    response=UploadList,
+    errors=(404, 422),
+)
 async def list_uploads(call: Call) -> UploadList:
     uploads = await _uploads_dir(call)
     paths = sorted(p for p in uploads.iterdir() if p.is_file() and not p.name.startswith("."))
@@ -179,15 +196,23 @@ async def list_uploads(call: Call) -> UploadList:
     return UploadList(files=files, count=len(files))
 
 
-@api.route("GET", BASE + "/limits", summary="Upload limits", tag=TAG, response=UploadLimits,
-           errors=(422,))
+@api.route(
+    "GET", BASE + "/limits", summary="Upload limits", tag=TAG, response=UploadLimits, errors=(422,)
+)
 async def upload_limits(call: Call) -> UploadLimits:
-    return UploadLimits(max_files=MAX_FILES, max_file_size=MAX_FILE_SIZE,
-                        max_total_size=MAX_TOTAL_SIZE)
+    return UploadLimits(
+        max_files=MAX_FILES, max_file_size=MAX_FILE_SIZE, max_total_size=MAX_TOTAL_SIZE
+    )
 
 
-@api.route("DELETE", BASE + "/{filename}", summary="Delete an uploaded file", tag=TAG,
-           response=SuccessResponse, errors=(400, 404, 422))
+@api.route(
+    "DELETE",
+    BASE + "/{filename}",
+    summary="Delete an uploaded file",
+    tag=TAG,
+    response=SuccessResponse,
+    errors=(400, 404, 422),
+)
 async def delete_upload(call: Call) -> SuccessResponse:
     uploads = await _uploads_dir(call)
     name = call.path["filename"]

@@ -16,10 +16,24 @@ from bot.schedules.store import ScheduleStore
 __all__ = ["Schedules", "SchedulesConfig", "SystemClock", "build_schedules"]
 
 
-def build_schedules(store: ScheduleStore, config: SchedulesConfig, *, publish: Publish,
-                    notify: Notify, outcome: Outcome, clock: Clock | None = None) -> Schedules:
+def build_schedules(
+    store: ScheduleStore,
+    config: SchedulesConfig,
+    *,
+    publish: Publish,
+    notify: Notify,
+    outcome: Outcome,
+    clock: Clock | None = None,
+) -> Schedules:
     """The schedules on `store` (the backend's, from bot/stores)."""
     clock = clock or SystemClock()
-    scheduler = Scheduler(store, publish=publish, notify=notify, outcome=outcome, clock=clock,
-                          late_after=config.late_after_seconds, poll=config.poll_seconds)
+    scheduler = Scheduler(
+        store,
+        publish=publish,
+        notify=notify,
+        outcome=outcome,
+        clock=clock,
+        late_after=config.late_after_seconds,
+        poll=config.poll_seconds,
+    )
     return Schedules(store, scheduler, config, clock)

@@ -26,9 +26,17 @@ class ScheduleAdmin:
         self.store = schedules.store
         self.channels = channels
 
-    async def create(self, chat: ChatRef, creator: UserRef, when: str, prompt: str, *,
-                     tz: str | None = None, fresh_thread: bool = False,
-                     missed: MissedPolicy | None = None) -> Schedule:
+    async def create(
+        self,
+        chat: ChatRef,
+        creator: UserRef,
+        when: str,
+        prompt: str,
+        *,
+        tz: str | None = None,
+        fresh_thread: bool = False,
+        missed: MissedPolicy | None = None,
+    ) -> Schedule:
         if chat.channel not in self.channels:
             raise ScheduleError(422, f"channel {chat.channel!r} is not running")
         if not prompt.strip():
@@ -39,10 +47,20 @@ class ScheduleAdmin:
         if limit:
             raise ScheduleError(409, limit)
         config = self.schedules.config
-        schedule = await self.store.add(NewSchedule(
-            chat=chat, creator=creator, prompt=prompt.strip(), kind=parsed.kind, tz=zone,
-            label=parsed.label, first_run=parsed.first_run, expr=parsed.expr,
-            missed=missed or config.missed_policy, fresh_thread=fresh_thread))
+        schedule = await self.store.add(
+            NewSchedule(
+                chat=chat,
+                creator=creator,
+                prompt=prompt.strip(),
+                kind=parsed.kind,
+                tz=zone,
+                label=parsed.label,
+                first_run=parsed.first_run,
+                expr=parsed.expr,
+                missed=missed or config.missed_policy,
+                fresh_thread=fresh_thread,
+            )
+        )
         self.schedules.scheduler.poke()
         return schedule
 
@@ -52,10 +70,16 @@ class ScheduleAdmin:
             raise ScheduleError(404, f"scheduled task {schedule_id} not found")
         return schedule
 
-    async def update(self, schedule_id: int, *, prompt: str | None = None,
-                     when: str | None = None, tz: str | None = None,
-                     fresh_thread: bool | None = None,
-                     missed: MissedPolicy | None = None) -> Schedule:
+    async def update(
+        self,
+        schedule_id: int,
+        *,
+        prompt: str | None = None,
+        when: str | None = None,
+        tz: str | None = None,
+        fresh_thread: bool | None = None,
+        missed: MissedPolicy | None = None,
+    ) -> Schedule:
         schedule = await self._live(schedule_id)
         fields: dict[str, object] = {}
         if prompt is not None:
@@ -65,8 +89,9 @@ class ScheduleAdmin:
         zone = _zone(tz) if tz else schedule.tz
         if when is not None:
             parsed = self._when(when, zone)
-            fields.update(kind=parsed.kind, expr=parsed.expr, label=parsed.label,
-                          next_run=parsed.first_run)
+            fields.update(
+                kind=parsed.kind, expr=parsed.expr, label=parsed.label, next_run=parsed.first_run
+            )
         elif tz and schedule.kind == "cron" and schedule.state == "active":
             fields["next_run"] = next_fire(schedule.expr, zone, self.schedules.clock.now())
         if tz:

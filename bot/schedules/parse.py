@@ -49,17 +49,23 @@ _DURATION = re.compile(r"(\d+)\s*(weeks?|w|days?|d|hours?|hrs?|h|minutes?|mins?|
 _IN = re.compile(rf"^in\s+((?:{_DURATION.pattern}\s*(?:and\s+)?)+)(.*)$", re.S | re.I)
 _TIME = r"(\d{1,2})(?::(\d{2}))?\s*(am|pm)?"
 _AT = re.compile(rf"^(?:(today|tomorrow)\s+)?(?:at\s+)?{_TIME}(?=\s|$)(.*)$", re.S | re.I)
-_ON = re.compile(rf"^(?:on\s+)?(\d{{4}}-\d{{2}}-\d{{2}})\s+(?:at\s+)?{_TIME}(?=\s|$)(.*)$",
-                 re.S | re.I)
+_ON = re.compile(
+    rf"^(?:on\s+)?(\d{{4}}-\d{{2}}-\d{{2}})\s+(?:at\s+)?{_TIME}(?=\s|$)(.*)$", re.S | re.I
+)
 _DAYS = ("sunday", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday")
 _DAY_WORD = r"(?:day|weekdays?|weekends?|(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*)"
 _EVERY_DAYS = re.compile(
     rf"^every\s+({_DAY_WORD}(?:\s*(?:,|and)\s*{_DAY_WORD})*)\s+(?:at\s+)?{_TIME}(?=\s|$)(.*)$",
-    re.S | re.I)
+    re.S | re.I,
+)
 _EVERY_N = re.compile(r"^every\s+(\d+\s+)?(minutes?|hours?)\b(.*)$", re.S | re.I)
 _CRON = re.compile(r"""^cron\s+(["'])(.+?)\1(.*)$""", re.S | re.I)
-_OPTIONS = {"--fresh": ("fresh_thread", True), "--same-thread": ("fresh_thread", False),
-            "--skip-missed": ("missed", "skip"), "--run-missed": ("missed", "run_once")}
+_OPTIONS = {
+    "--fresh": ("fresh_thread", True),
+    "--same-thread": ("fresh_thread", False),
+    "--skip-missed": ("missed", "skip"),
+    "--run-missed": ("missed", "run_once"),
+}
 
 
 def parse_schedule(text: str, tz: str, now: float) -> ParsedSchedule:
@@ -85,15 +91,15 @@ def parse_when(text: str, tz: str, now: float) -> tuple[When, str]:
             return found
     raise ScheduleSyntaxError(
         "I could not read the time. Examples: in 2h …, tomorrow 8:00 …, at 18:30 …, "
-        "on 2026-12-24 09:00 …, every weekday 09:00 …, every 2 hours …, cron \"0 9 * * 1-5\" …")
+        'on 2026-12-24 09:00 …, every weekday 09:00 …, every 2 hours …, cron "0 9 * * 1-5" …'
+    )
 
 
 def _in(text: str, zone: ZoneInfo, now: float) -> tuple[When, str] | None:
     match = _IN.match(text)
     if not match:
         return None
-    seconds = sum(int(n) * _UNITS[unit[0].lower()]
-                  for n, unit in _DURATION.findall(match.group(1)))
+    seconds = sum(int(n) * _UNITS[unit[0].lower()] for n, unit in _DURATION.findall(match.group(1)))
     if seconds <= 0:
         raise ScheduleSyntaxError("The delay must be at least one minute.")
     at = now + seconds
@@ -150,8 +156,10 @@ def _every_n(text: str, zone: ZoneInfo, now: float) -> tuple[When, str] | None:
     unit = match.group(2).lower().rstrip("s")
     limit = 60 if unit == "minute" else 24
     if n <= 0 or limit % n:
-        raise ScheduleSyntaxError(f"every N {unit}s works when N divides {limit} "
-                                  f"(e.g. every 15 minutes, every 2 hours); use cron otherwise.")
+        raise ScheduleSyntaxError(
+            f"every N {unit}s works when N divides {limit} "
+            f"(e.g. every 15 minutes, every 2 hours); use cron otherwise."
+        )
     expr = f"*/{n} * * * *" if unit == "minute" else f"0 */{n} * * *"
     label = f"every {n} {unit}s" if n > 1 else f"every {unit}"
     return _recurring(expr, label, zone, now), match.group(3)
@@ -163,8 +171,10 @@ def _cron(text: str, zone: ZoneInfo, now: float) -> tuple[When, str] | None:
         return None
     expr = " ".join(match.group(2).split())
     if not valid_cron(expr):
-        raise ScheduleSyntaxError(f"{expr!r} is not a cron expression "
-                                  "(five fields: minute hour day-of-month month weekday).")
+        raise ScheduleSyntaxError(
+            f"{expr!r} is not a cron expression "
+            "(five fields: minute hour day-of-month month weekday)."
+        )
     return _recurring(expr, f"cron {expr}", zone, now), match.group(3)
 
 
@@ -183,8 +193,10 @@ def _weekdays(spec: str) -> str:
         elif part.startswith("weekend"):
             out.append("0,6")
         else:
-            index = next((i for i, d in enumerate(_DAYS) if d.startswith(part[:3])
-                          and d.startswith(part)), None)
+            index = next(
+                (i for i, d in enumerate(_DAYS) if d.startswith(part[:3]) and d.startswith(part)),
+                None,
+            )
             if index is None:
                 raise ScheduleSyntaxError(f"{part!r} is not a day of the week.")
             out.append(str(index))

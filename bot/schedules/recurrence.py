@@ -59,9 +59,11 @@ def _fixed_hours(expr: str) -> bool:
 
 def _same_wall_time(a: datetime, b: datetime) -> bool:
     """True for the second occurrence of a wall-clock minute when clocks went back."""
-    return (a.replace(tzinfo=None, fold=0) == b.replace(tzinfo=None, fold=0)
-            and a.utcoffset() != b.utcoffset()
-            and 0 < a.timestamp() - b.timestamp() <= 3 * 3600)
+    return (
+        a.replace(tzinfo=None, fold=0) == b.replace(tzinfo=None, fold=0)
+        and a.utcoffset() != b.utcoffset()
+        and 0 < a.timestamp() - b.timestamp() <= 3 * 3600
+    )
 
 
 def local_text(epoch: float, tz: str) -> str:

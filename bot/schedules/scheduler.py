@@ -47,20 +47,36 @@ class SystemClock:
         await asyncio.sleep(seconds)
 
 
-def run_message(schedule: Schedule, due: float, *, late: bool = False,
-                now: float = 0.0) -> InboundMessage:
+def run_message(
+    schedule: Schedule, due: float, *, late: bool = False, now: float = 0.0
+) -> InboundMessage:
     """The message a due run becomes: the task's prompt, sent by its creator, to its chat."""
-    context = texts.schedule_context(schedule.id, schedule.label,
-                                     local_text(due, schedule.tz), late)
+    context = texts.schedule_context(
+        schedule.id, schedule.label, local_text(due, schedule.tz), late
+    )
     return InboundMessage(
-        event_id=f"{EVENT_PREFIX}{schedule.id}:{int(due)}", chat=schedule.chat,
-        sender=schedule.creator, text=schedule.prompt, quoted_text=context, received_at=now,
-        raw={"schedule_id": schedule.id, "fresh_thread": schedule.fresh_thread})
+        event_id=f"{EVENT_PREFIX}{schedule.id}:{int(due)}",
+        chat=schedule.chat,
+        sender=schedule.creator,
+        text=schedule.prompt,
+        quoted_text=context,
+        received_at=now,
+        raw={"schedule_id": schedule.id, "fresh_thread": schedule.fresh_thread},
+    )
 
 
 class Scheduler:
-    def __init__(self, store: ScheduleStore, *, publish: Publish, notify: Notify,
-                 outcome: Outcome, clock: Clock, late_after: float, poll: float) -> None:
+    def __init__(
+        self,
+        store: ScheduleStore,
+        *,
+        publish: Publish,
+        notify: Notify,
+        outcome: Outcome,
+        clock: Clock,
+        late_after: float,
+        poll: float,
+    ) -> None:
         self.store = store
         self.publish = publish
         self.notify = notify
@@ -115,14 +131,18 @@ class Scheduler:
         skip = late and schedule.missed == "skip"
         after = now if late else due
         nxt = next_fire(schedule.expr, schedule.tz, after) if schedule.kind == "cron" else None
-        if not await self.store.claim(schedule, nxt, run_state="skipped" if skip else "claimed",
-                                      late=late, now=now):
+        if not await self.store.claim(
+            schedule, nxt, run_state="skipped" if skip else "claimed", late=late, now=now
+        ):
             return  # another process claimed it
         if late:
             due_text = local_text(due, schedule.tz)
             next_text = local_text(nxt, schedule.tz) if nxt is not None else None
-            note = (texts.schedule_skipped(schedule.id, due_text, next_text) if skip
-                    else texts.schedule_ran_late(schedule.id, due_text))
+            note = (
+                texts.schedule_skipped(schedule.id, due_text, next_text)
+                if skip
+                else texts.schedule_ran_late(schedule.id, due_text)
+            )
             await self._tell(schedule.chat, note)
 
     async def _publish(self, run: Run) -> None:

@@ -21,8 +21,11 @@ from channels.base import Button, ChatRef, InboundMessage, UserRef
 if TYPE_CHECKING:
     from bot.conversations import Conversation
 
-_ACTIONS = {"cancel": ("cancelled", "cancelled"), "pause": ("paused", "paused"),
-            "resume": ("active", "resumed")}
+_ACTIONS = {
+    "cancel": ("cancelled", "cancelled"),
+    "pause": ("paused", "paused"),
+    "resume": ("active", "resumed"),
+}
 _RECENT_TURNS = 1000
 
 
@@ -33,8 +36,9 @@ class Answer:
 
 
 class Schedules:
-    def __init__(self, store: ScheduleStore, scheduler: Scheduler, config: SchedulesConfig,
-                 clock: Clock) -> None:
+    def __init__(
+        self, store: ScheduleStore, scheduler: Scheduler, config: SchedulesConfig, clock: Clock
+    ) -> None:
         self.store = store
         self.scheduler = scheduler
         self.config = config
@@ -87,21 +91,32 @@ class Schedules:
             return "Not scheduled: the task is empty."
         return await self._add(msg.chat, msg.sender, parsed, tz)
 
-    async def _add(self, chat: ChatRef, sender: UserRef, parsed: ParsedSchedule,
-                   tz: str) -> str:
+    async def _add(self, chat: ChatRef, sender: UserRef, parsed: ParsedSchedule, tz: str) -> str:
         limit = await self.over_limit(chat, sender)
         if limit:
             return limit
         when = parsed.when
-        new = NewSchedule(chat=chat, creator=sender, prompt=parsed.prompt, kind=when.kind,
-                          tz=tz, label=when.label, first_run=when.first_run, expr=when.expr,
-                          missed=parsed.missed or self.config.missed_policy,
-                          fresh_thread=bool(parsed.fresh_thread))
+        new = NewSchedule(
+            chat=chat,
+            creator=sender,
+            prompt=parsed.prompt,
+            kind=when.kind,
+            tz=tz,
+            label=when.label,
+            first_run=when.first_run,
+            expr=when.expr,
+            missed=parsed.missed or self.config.missed_policy,
+            fresh_thread=bool(parsed.fresh_thread),
+        )
         schedule = await self.store.add(new)
         self.scheduler.poke()
-        return texts.schedule_created(schedule.id, schedule.label,
-                                      local_text(when.first_run, tz), schedule.missed,
-                                      schedule.fresh_thread)
+        return texts.schedule_created(
+            schedule.id,
+            schedule.label,
+            local_text(when.first_run, tz),
+            schedule.missed,
+            schedule.fresh_thread,
+        )
 
     async def over_limit(self, chat: ChatRef, sender: UserRef) -> str:
         """The refusal when `sender` or the chat has the most tasks allowed, else ""."""
@@ -123,15 +138,19 @@ class Schedules:
         for s in schedules:
             lines.append(self._line(s))
             toggle = "resume" if s.state == "paused" else "pause"
-            buttons += [Button(label=f"{toggle.title()} #{s.id}",
-                               value=f"/schedule {toggle} {s.id}"),
-                        Button(label=f"Cancel #{s.id}", value=f"/schedule cancel {s.id}")]
+            buttons += [
+                Button(label=f"{toggle.title()} #{s.id}", value=f"/schedule {toggle} {s.id}"),
+                Button(label=f"Cancel #{s.id}", value=f"/schedule cancel {s.id}"),
+            ]
         return Answer("\n".join(lines), tuple(buttons))
 
     async def change(self, chat: ChatRef, sender: UserRef, action: str, number: str) -> str:
         schedule = await self.store.get(int(number)) if number.isdigit() else None
-        if schedule is None or chat_key(schedule.chat) != chat_key(chat) \
-                or schedule.state not in ("active", "paused"):
+        if (
+            schedule is None
+            or chat_key(schedule.chat) != chat_key(chat)
+            or schedule.state not in ("active", "paused")
+        ):
             return texts.schedule_not_here(number)
         if not self.may_change(schedule, sender):
             return texts.schedule_not_yours(schedule.id)
@@ -150,13 +169,17 @@ class Schedules:
         return sender.id == schedule.creator.id or who in self.config.admins
 
     async def status_line(self, chat: ChatRef) -> str | None:
-        active = [s for s in await self.store.for_chat(chat_key(chat))
-                  if s.state == "active" and s.next_run is not None]
+        active = [
+            s
+            for s in await self.store.for_chat(chat_key(chat))
+            if s.state == "active" and s.next_run is not None
+        ]
         if not active:
             return None
         first = min(active, key=lambda s: s.next_run or 0.0)
-        return texts.schedule_next(first.id, first.label, local_text(first.next_run or 0.0,
-                                                                     first.tz))
+        return texts.schedule_next(
+            first.id, first.label, local_text(first.next_run or 0.0, first.tz)
+        )
 
     def _line(self, s: Schedule) -> str:
         next_run = local_text(s.next_run, s.tz) if s.next_run is not None else "-"

@@ -75,12 +75,24 @@ class ScheduleStore(Protocol):
     async def for_chat(self, chat: str) -> list[Schedule]: ...
     async def all(self, limit: int = 200) -> list[Schedule]: ...
     async def count_live(self, *, chat: str = "", creator_key: str = "") -> int: ...
-    async def set_state(self, schedule_id: int, state: ScheduleState, reason: str = "",
-                        next_run: float | None = None) -> Schedule | None: ...
+    async def set_state(
+        self,
+        schedule_id: int,
+        state: ScheduleState,
+        reason: str = "",
+        next_run: float | None = None,
+    ) -> Schedule | None: ...
     async def due(self, now: float) -> list[Schedule]: ...
     async def next_due(self) -> float | None: ...
-    async def claim(self, schedule: Schedule, next_run: float | None, *, run_state: RunState,
-                    late: bool, now: float) -> bool: ...
+    async def claim(
+        self,
+        schedule: Schedule,
+        next_run: float | None,
+        *,
+        run_state: RunState,
+        late: bool,
+        now: float,
+    ) -> bool: ...
     async def runs(self, state: RunState) -> list[Run]: ...
     async def runs_of(self, schedule_id: int, limit: int = 20) -> list[Run]: ...
     async def set_run(self, run: Run, state: RunState, reason: str = "") -> None: ...
@@ -97,8 +109,10 @@ def chat_key(chat: ChatRef) -> str:
 
 
 UPDATABLE = {"prompt", "kind", "expr", "tz", "label", "next_run", "missed", "fresh_thread"}
-COLUMNS = ("id, chat, creator, prompt, kind, tz, label, next_run, state, expr, missed,"
-            " fresh_thread, reason, last_run, created_at")
+COLUMNS = (
+    "id, chat, creator, prompt, kind, tz, label, next_run, state, expr, missed,"
+    " fresh_thread, reason, last_run, created_at"
+)
 
 
 class SqliteScheduleStore:
@@ -111,22 +125,36 @@ class SqliteScheduleStore:
             "INSERT INTO schedules(conv_key, chat_key, chat, creator_key, creator, prompt, kind,"
             " expr, tz, label, next_run, state, missed, fresh_thread, created_at, updated_at)"
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'active', ?, ?, ?, ?)",
-            (new.chat.key, chat_key(new.chat), json.dumps(asdict(new.chat)),
-             f"{new.chat.channel}:{new.creator.id}", json.dumps(asdict(new.creator)), new.prompt,
-             new.kind, new.expr, new.tz, new.label,
-             new.first_run, new.missed, int(new.fresh_thread), now, now))
+            (
+                new.chat.key,
+                chat_key(new.chat),
+                json.dumps(asdict(new.chat)),
+                f"{new.chat.channel}:{new.creator.id}",
+                json.dumps(asdict(new.creator)),
+                new.prompt,
+                new.kind,
+                new.expr,
+                new.tz,
+                new.label,
+                new.first_run,
+                new.missed,
+                int(new.fresh_thread),
+                now,
+                now,
+            ),
+        )
         found = await self.get(int(cur.lastrowid or 0))
         assert found is not None
         return found
 
     async def get(self, schedule_id: int) -> Schedule | None:
-        row = self.db.execute(f"SELECT {COLUMNS} FROM schedules WHERE id = ?",
-                              (schedule_id,)).fetchone()
+        row = self.db.execute(
+            f"SELECT {COLUMNS} FROM schedules WHERE id = ?", (schedule_id,)
+        ).fetchone()
         return schedule_from_row(row) if row else None
 
     async def for_chat(self, chat: str) -> list[Schedule]:
-        return self._select("chat_key = ? AND state IN ('active', 'paused') ORDER BY id",
-                            (chat,))
+        return self._select("chat_key = ? AND state IN ('active', 'paused') ORDER BY id", (chat,))
 
     async def all(self, limit: int = 200) -> list[Schedule]:
         return self._select("1 ORDER BY id DESC LIMIT ?", (limit,))
@@ -135,18 +163,28 @@ class SqliteScheduleStore:
         column, value = ("chat_key", chat) if chat else ("creator_key", creator_key)
         (n,) = self.db.execute(
             f"SELECT COUNT(*) FROM schedules WHERE {column} = ? AND state IN ('active', 'paused')",
-            (value,)).fetchone()
+            (value,),
+        ).fetchone()
         return int(n)
 
-    async def set_state(self, schedule_id: int, state: ScheduleState, reason: str = "",
-                        next_run: float | None = None) -> Schedule | None:
+    async def set_state(
+        self,
+        schedule_id: int,
+        state: ScheduleState,
+        reason: str = "",
+        next_run: float | None = None,
+    ) -> Schedule | None:
         if next_run is None:
-            self.db.execute("UPDATE schedules SET state = ?, reason = ?, updated_at = ?"
-                            " WHERE id = ?", (state, reason, time.time(), schedule_id))
+            self.db.execute(
+                "UPDATE schedules SET state = ?, reason = ?, updated_at = ? WHERE id = ?",
+                (state, reason, time.time(), schedule_id),
+            )
         else:
-            self.db.execute("UPDATE schedules SET state = ?, reason = ?, next_run = ?,"
-                            " updated_at = ? WHERE id = ?",
-                            (state, reason, next_run, time.time(), schedule_id))
+            self.db.execute(
+                "UPDATE schedules SET state = ?, reason = ?, next_run = ?,"
+                " updated_at = ? WHERE id = ?",
+                (state, reason, next_run, time.time(), schedule_id),
+            )
         return await self.get(schedule_id)
 
     async def due(self, now: float) -> list[Schedule]:
@@ -154,11 +192,19 @@ class SqliteScheduleStore:
 
     async def next_due(self) -> float | None:
         (at,) = self.db.execute(
-            "SELECT MIN(next_run) FROM schedules WHERE state = 'active'").fetchone()
+            "SELECT MIN(next_run) FROM schedules WHERE state = 'active'"
+        ).fetchone()
         return float(at) if at is not None else None
 
-    async def claim(self, schedule: Schedule, next_run: float | None, *, run_state: RunState,
-                    late: bool, now: float) -> bool:
+    async def claim(
+        self,
+        schedule: Schedule,
+        next_run: float | None,
+        *,
+        run_state: RunState,
+        late: bool,
+        now: float,
+    ) -> bool:
         """Record the run due at `schedule.next_run` and move the schedule on, atomically."""
         state = "active" if next_run is not None else "done"
         self.db.execute("BEGIN IMMEDIATE")
@@ -166,13 +212,15 @@ class SqliteScheduleStore:
             cur = self.db.execute(
                 "UPDATE schedules SET next_run = ?, last_run = ?, state = ?, updated_at = ?"
                 " WHERE id = ? AND next_run = ? AND state = 'active'",
-                (next_run, schedule.next_run, state, now, schedule.id, schedule.next_run))
+                (next_run, schedule.next_run, state, now, schedule.id, schedule.next_run),
+            )
             claimed = cur.rowcount == 1
             if claimed:
                 self.db.execute(
                     "INSERT INTO schedule_runs(schedule_id, due_at, state, late, created_at,"
                     " updated_at) VALUES (?, ?, ?, ?, ?, ?)",
-                    (schedule.id, schedule.next_run, run_state, int(late), now, now))
+                    (schedule.id, schedule.next_run, run_state, int(late), now, now),
+                )
             self.db.execute("COMMIT")
         except BaseException:
             self.db.execute("ROLLBACK")
@@ -180,30 +228,42 @@ class SqliteScheduleStore:
         return claimed
 
     async def runs(self, state: RunState) -> list[Run]:
-        rows = self.db.execute("SELECT schedule_id, due_at, state, late, reason FROM"
-                               " schedule_runs WHERE state = ? ORDER BY due_at", (state,))
+        rows = self.db.execute(
+            "SELECT schedule_id, due_at, state, late, reason FROM"
+            " schedule_runs WHERE state = ? ORDER BY due_at",
+            (state,),
+        )
         return [run_from_row(r) for r in rows.fetchall()]
 
     async def runs_of(self, schedule_id: int, limit: int = 20) -> list[Run]:
-        rows = self.db.execute("SELECT schedule_id, due_at, state, late, reason FROM"
-                               " schedule_runs WHERE schedule_id = ? ORDER BY due_at DESC"
-                               " LIMIT ?", (schedule_id, limit))
+        rows = self.db.execute(
+            "SELECT schedule_id, due_at, state, late, reason FROM"
+            " schedule_runs WHERE schedule_id = ? ORDER BY due_at DESC"
+            " LIMIT ?",
+            (schedule_id, limit),
+        )
         return [run_from_row(r) for r in rows.fetchall()]
 
     async def set_run(self, run: Run, state: RunState, reason: str = "") -> None:
-        self.db.execute("UPDATE schedule_runs SET state = ?, reason = ?, updated_at = ?"
-                        " WHERE schedule_id = ? AND due_at = ?",
-                        (state, reason, time.time(), run.schedule_id, run.due_at))
+        self.db.execute(
+            "UPDATE schedule_runs SET state = ?, reason = ?, updated_at = ?"
+            " WHERE schedule_id = ? AND due_at = ?",
+            (state, reason, time.time(), run.schedule_id, run.due_at),
+        )
 
     async def timezone(self, conv_key: str) -> str | None:
-        row = self.db.execute("SELECT tz FROM chat_timezones WHERE conv_key = ?",
-                              (conv_key,)).fetchone()
+        row = self.db.execute(
+            "SELECT tz FROM chat_timezones WHERE conv_key = ?", (conv_key,)
+        ).fetchone()
         return str(row[0]) if row else None
 
     async def set_timezone(self, conv_key: str, tz: str) -> None:
-        self.db.execute("INSERT INTO chat_timezones(conv_key, tz, updated_at) VALUES (?, ?, ?)"
-                        " ON CONFLICT(conv_key) DO UPDATE SET tz = excluded.tz,"
-                        " updated_at = excluded.updated_at", (conv_key, tz, time.time()))
+        self.db.execute(
+            "INSERT INTO chat_timezones(conv_key, tz, updated_at) VALUES (?, ?, ?)"
+            " ON CONFLICT(conv_key) DO UPDATE SET tz = excluded.tz,"
+            " updated_at = excluded.updated_at",
+            (conv_key, tz, time.time()),
+        )
 
     async def for_conversation(self, conv_key: str) -> list[Schedule]:
         return self._select("conv_key = ? ORDER BY id", (conv_key,))
@@ -215,15 +275,19 @@ class SqliteScheduleStore:
             raise ValueError(f"not updatable: {sorted(unknown)}")
         if fields:
             sets = ", ".join(f"{name} = ?" for name in fields)
-            self.db.execute(f"UPDATE schedules SET {sets}, updated_at = ? WHERE id = ?",
-                            (*fields.values(), time.time(), schedule_id))
+            self.db.execute(
+                f"UPDATE schedules SET {sets}, updated_at = ? WHERE id = ?",
+                (*fields.values(), time.time(), schedule_id),
+            )
         return await self.get(schedule_id)
 
     async def add_run(self, schedule_id: int, due_at: float, now: float) -> bool:
         """Record an extra run (trigger now) without moving the schedule; False if it exists."""
         cur = self.db.execute(
             "INSERT OR IGNORE INTO schedule_runs(schedule_id, due_at, state, created_at,"
-            " updated_at) VALUES (?, ?, 'claimed', ?, ?)", (schedule_id, due_at, now, now))
+            " updated_at) VALUES (?, ?, 'claimed', ?, ?)",
+            (schedule_id, due_at, now, now),
+        )
         return cur.rowcount == 1
 
     def _select(self, where: str, args: tuple[Any, ...]) -> list[Schedule]:
@@ -232,13 +296,40 @@ class SqliteScheduleStore:
 
 
 def schedule_from_row(row: tuple[Any, ...]) -> Schedule:
-    (sid, chat, creator, prompt, kind, tz, label, next_run, state, expr, missed, fresh, reason,
-     last_run, created) = row
-    return Schedule(id=int(sid), chat=ChatRef(**json.loads(chat)),
-                    creator=UserRef(**json.loads(creator)), prompt=prompt, kind=kind, tz=tz,
-                    label=label, next_run=next_run, state=state, expr=expr, missed=missed,
-                    fresh_thread=bool(fresh), reason=reason, last_run=last_run,
-                    created_at=created)
+    (
+        sid,
+        chat,
+        creator,
+        prompt,
+        kind,
+        tz,
+        label,
+        next_run,
+        state,
+        expr,
+        missed,
+        fresh,
+        reason,
+        last_run,
+        created,
+    ) = row
+    return Schedule(
+        id=int(sid),
+        chat=ChatRef(**json.loads(chat)),
+        creator=UserRef(**json.loads(creator)),
+        prompt=prompt,
+        kind=kind,
+        tz=tz,
+        label=label,
+        next_run=next_run,
+        state=state,
+        expr=expr,
+        missed=missed,
+        fresh_thread=bool(fresh),
+        reason=reason,
+        last_run=last_run,
+        created_at=created,
+    )
 
 
 def run_from_row(row: tuple[Any, ...]) -> Run:

@@ -48,10 +48,17 @@ PING_SECONDS = 15.0
 class Stores:
     """The stores, opened at start (`open`) and closed at stop (`close`)."""
 
-    def __init__(self, backend: str, db: sqlite3.Connection | None, journal: Journal,
-                 conversations: ConversationStore, checkpoints: Checkpoints,
-                 gateway: GatewayRecords, schedules: ScheduleStore,
-                 memory: MemoryStore | None = None) -> None:
+    def __init__(
+        self,
+        backend: str,
+        db: sqlite3.Connection | None,
+        journal: Journal,
+        conversations: ConversationStore,
+        checkpoints: Checkpoints,
+        gateway: GatewayRecords,
+        schedules: ScheduleStore,
+        memory: MemoryStore | None = None,
+    ) -> None:
         self.backend = backend
         self.db = db
         self.journal = journal
@@ -93,14 +100,16 @@ class PostgresStores(Stores):
         self.cfg = settings.storage.postgres
         self.pool = pg.make_pool(self.cfg)
         self.life = Life()
-        super().__init__(StorageBackend.postgres.value, None,
-                         PostgresJournal(self.pool, settings.channels.dedupe_window_hours,
-                                         self.life.owner),
-                         PostgresConversationStore(self.pool),
-                         PostgresCheckpoints(self.pool, pg.retrying),
-                         PostgresGatewayRecords(self.pool, self.life.owner),
-                         PostgresScheduleStore(self.pool),
-                         pg_memory.PostgresMemoryStore(self.pool, pg.retrying))
+        super().__init__(
+            StorageBackend.postgres.value,
+            None,
+            PostgresJournal(self.pool, settings.channels.dedupe_window_hours, self.life.owner),
+            PostgresConversationStore(self.pool),
+            PostgresCheckpoints(self.pool, pg.retrying),
+            PostgresGatewayRecords(self.pool, self.life.owner),
+            PostgresScheduleStore(self.pool),
+            pg_memory.PostgresMemoryStore(self.pool, pg.retrying),
+        )
         self._ping: asyncio.Task[None] | None = None
         self._last: dict[str, Any] = {"reachable": False, "error": "not opened yet"}
 
@@ -136,8 +145,7 @@ class PostgresStores(Stores):
     def status(self) -> dict[str, Any]:
         stats = self.pool.get_stats()
         pool = {k: stats.get(k, 0) for k in ("pool_size", "pool_available", "requests_waiting")}
-        return {"backend": self.backend, "where": pg.where(self._dsn()), **self._last,
-                "pool": pool}
+        return {"backend": self.backend, "where": pg.where(self._dsn()), **self._last, "pool": pool}
 
     async def take_over(self) -> int:
         if not await self.life.held():  # never take over while others may count us dead
@@ -162,19 +170,27 @@ class PostgresStores(Stores):
                     await self.life.take(self._dsn(), self.cfg.connect_timeout_seconds)
                 await self.take_over()
             except Exception as exc:
-                log.warning("storage: taking over stopped processes' messages failed: %s",
-                            pg.unavailable(self._dsn(), exc).problems[0])
+                log.warning(
+                    "storage: taking over stopped processes' messages failed: %s",
+                    pg.unavailable(self._dsn(), exc).problems[0],
+                )
 
     async def check(self) -> dict[str, Any]:
         """Ping the database now; the result is what `status()` reports from then on."""
         try:
             latency = await pg.ping(self.pool)
         except Exception as exc:
-            self._last = {"reachable": False, "checked_at": time.time(),
-                          "error": pg.unavailable(self._dsn(), exc).problems[0]}
+            self._last = {
+                "reachable": False,
+                "checked_at": time.time(),
+                "error": pg.unavailable(self._dsn(), exc).problems[0],
+            }
         else:
-            self._last = {"reachable": True, "checked_at": time.time(),
-                          "latency_ms": round(latency * 1000, 2)}
+            self._last = {
+                "reachable": True,
+                "checked_at": time.time(),
+                "latency_ms": round(latency * 1000, 2),
+            }
         return self._last
 
     def _dsn(self) -> str:
@@ -205,8 +221,12 @@ def build_stores(settings: Settings) -> Stores:
     if storage.backend is StorageBackend.postgres:
         return PostgresStores(settings)
     db = open_db(storage.data_dir)
-    return Stores(StorageBackend.sqlite.value, db,
-                  SqliteJournal(db, settings.channels.dedupe_window_hours),
-                  SqliteConversationStore(db),
-                  SqliteCheckpoints(storage.data_dir / "checkpoints.db"),
-                  SqliteGatewayRecords(db), SqliteScheduleStore(db))
+    return Stores(
+        StorageBackend.sqlite.value,
+        db,
+        SqliteJournal(db, settings.channels.dedupe_window_hours),
+        SqliteConversationStore(db),
+        SqliteCheckpoints(storage.data_dir / "checkpoints.db"),
+        SqliteGatewayRecords(db),
+        SqliteScheduleStore(db),
+    )

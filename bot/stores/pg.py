@@ -62,7 +62,8 @@ def unavailable(dsn: str, exc: BaseException) -> StorageUnavailable:
     if password:
         reason = reason.replace(password, "***")
     return StorageUnavailable(
-        [f"storage.postgres.dsn: cannot use the PostgreSQL database at {where(dsn)}: {reason}"])
+        [f"storage.postgres.dsn: cannot use the PostgreSQL database at {where(dsn)}: {reason}"]
+    )
 
 
 def _reason(exc: BaseException) -> str:
@@ -104,12 +105,19 @@ def make_pool(cfg: PostgresConfig) -> AsyncConnectionPool:
     options = f"{own} -c statement_timeout={timeout_ms} -c synchronous_commit={sync}".strip()
     return AsyncConnectionPool(
         dsn,
-        min_size=cfg.pool_min, max_size=cfg.pool_max, open=False,
-        timeout=cfg.connect_timeout_seconds * 2, name="antler",
+        min_size=cfg.pool_min,
+        max_size=cfg.pool_max,
+        open=False,
+        timeout=cfg.connect_timeout_seconds * 2,
+        name="antler",
         check=IdleCheck(IDLE_CHECK_SECONDS),
-        kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row,
-                "connect_timeout": max(1, int(cfg.connect_timeout_seconds)),
-                "options": options},
+        kwargs={
+            "autocommit": True,
+            "prepare_threshold": 0,
+            "row_factory": dict_row,
+            "connect_timeout": max(1, int(cfg.connect_timeout_seconds)),
+            "options": options,
+        },
     )
 
 
@@ -143,7 +151,7 @@ async def retrying(what: str, op: Callable[[], Awaitable[T]]) -> T:
             if attempt == RETRIES:
                 raise
             log.warning("%s: database connection lost (%s); retrying", what, _reason(exc))
-            await asyncio.sleep(0.05 * 2 ** attempt)
+            await asyncio.sleep(0.05 * 2**attempt)
     raise AssertionError("unreachable")
 
 
@@ -156,10 +164,12 @@ class Statements:
 
     async def execute(self, sql: str, args: Sequence[Any] = ()) -> int:
         """The number of rows the statement touched."""
+
         async def op() -> int:
             async with self._cursor() as cur:
                 await cur.execute(sql, args)  # type: ignore[arg-type]
                 return cur.rowcount
+
         return await retrying(self.what, op)
 
     async def one(self, sql: str, args: Sequence[Any] = ()) -> tuple[Any, ...] | None:
@@ -167,6 +177,7 @@ class Statements:
             async with self._cursor() as cur:
                 await cur.execute(sql, args)  # type: ignore[arg-type]
                 return await cur.fetchone()
+
         return await retrying(self.what, op)
 
     async def all(self, sql: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
@@ -174,6 +185,7 @@ class Statements:
             async with self._cursor() as cur:
                 await cur.execute(sql, args)  # type: ignore[arg-type]
                 return await cur.fetchall()
+
         return await retrying(self.what, op)
 
     @asynccontextmanager
@@ -190,12 +202,14 @@ async def migrate(pool: AsyncConnectionPool, component: str, migrations: Sequenc
             await conn.execute(
                 "CREATE TABLE IF NOT EXISTS antler_migrations (component TEXT NOT NULL,"
                 " version INTEGER NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now(),"
-                " PRIMARY KEY (component, version))")
+                " PRIMARY KEY (component, version))"
+            )
         async with conn.transaction():
             await conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
             cur = await conn.execute(
-                "SELECT COALESCE(MAX(version), 0) AS v FROM antler_migrations"
-                " WHERE component = %s", (component,))
+                "SELECT COALESCE(MAX(version), 0) AS v FROM antler_migrations WHERE component = %s",
+                (component,),
+            )
             row: Any = await cur.fetchone()  # a dict: the pool's row factory is dict_row
             version = int(row["v"]) if row else 0
             for number, script in enumerate(migrations[version:], start=version + 1):
@@ -203,5 +217,6 @@ async def migrate(pool: AsyncConnectionPool, component: str, migrations: Sequenc
                     await conn.execute(statement)  # type: ignore[arg-type]
                 await conn.execute(
                     "INSERT INTO antler_migrations(component, version) VALUES (%s, %s)",
-                    (component, number))
+                    (component, number),
+                )
     return len(migrations)

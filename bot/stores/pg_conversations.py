@@ -52,7 +52,8 @@ class PostgresConversationStore:
 
     async def get(self, key: str) -> Conversation | None:
         row = await self.sql.one(
-            f"SELECT {_COLUMNS} FROM antler_conversations WHERE key = %s", (key,))
+            f"SELECT {_COLUMNS} FROM antler_conversations WHERE key = %s", (key,)
+        )
         return conversation_from_row(row) if row else None
 
     async def get_or_create(self, chat: ChatRef) -> Conversation:
@@ -65,7 +66,8 @@ class PostgresConversationStore:
             "INSERT INTO antler_conversations(key, thread_id, channel, chat_id, model, created_at,"
             " updated_at) VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT (key) DO NOTHING"
             f" RETURNING {_COLUMNS}",
-            (chat.key, new_thread_id(), chat.channel, chat.chat_id, model, now, now))
+            (chat.key, new_thread_id(), chat.channel, chat.chat_id, model, now, now),
+        )
         if row is not None:
             return conversation_from_row(row)
         found = await self.get(chat.key)  # another process created it a moment ago
@@ -75,7 +77,8 @@ class PostgresConversationStore:
     async def by_thread(self, thread_id: str) -> Conversation | None:
         row = await self.sql.one(
             f"SELECT {_COLUMNS} FROM antler_conversations WHERE thread_id = %s LIMIT 1",
-            (thread_id,))
+            (thread_id,),
+        )
         return conversation_from_row(row) if row else None
 
     async def new_thread(self, chat: ChatRef) -> Conversation:
@@ -87,7 +90,9 @@ class PostgresConversationStore:
         sets = "".join(f"{name} = %s, " for name in changes)
         row = await self.sql.one(
             f"UPDATE antler_conversations SET {sets}updated_at = %s WHERE key = %s"
-            f" RETURNING {_COLUMNS}", (*changes.values(), time.time(), key))
+            f" RETURNING {_COLUMNS}",
+            (*changes.values(), time.time(), key),
+        )
         if row is None:
             raise KeyError(key)
         return conversation_from_row(row)
@@ -99,5 +104,7 @@ class PostgresConversationStore:
     async def all(self, limit: int = 1000, offset: int = 0) -> list[Conversation]:
         rows = await self.sql.all(
             f"SELECT {_COLUMNS} FROM antler_conversations ORDER BY updated_at DESC"
-            " LIMIT %s OFFSET %s", (limit, offset))
+            " LIMIT %s OFFSET %s",
+            (limit, offset),
+        )
         return [conversation_from_row(row) for row in rows]

@@ -72,8 +72,8 @@ class PostgresGatewayRecords:
 
     async def thread(self, thread_id: str) -> ThreadRecord | None:
         row = await self.sql.one(
-            f"SELECT {THREAD_COLUMNS} FROM antler_api_threads WHERE thread_id = %s",
-            (thread_id,))
+            f"SELECT {THREAD_COLUMNS} FROM antler_api_threads WHERE thread_id = %s", (thread_id,)
+        )
         return thread_from_row(row) if row else None
 
     async def threads(self) -> list[ThreadRecord]:
@@ -85,49 +85,69 @@ class PostgresGatewayRecords:
         await self.sql.execute(
             "INSERT INTO antler_api_threads(thread_id, metadata, created_at, updated_at)"
             " VALUES (%s, %s, %s, %s) ON CONFLICT (thread_id) DO NOTHING",
-            (thread_id, dump(metadata), now, now))
+            (thread_id, dump(metadata), now, now),
+        )
 
-    async def put_thread(self, thread_id: str, metadata: dict[str, Any],
-                         created_at: float) -> None:
+    async def put_thread(self, thread_id: str, metadata: dict[str, Any], created_at: float) -> None:
         await self.sql.execute(
             "INSERT INTO antler_api_threads(thread_id, metadata, created_at, updated_at)"
             " VALUES (%s, %s, %s, %s) ON CONFLICT (thread_id) DO UPDATE SET"
             " metadata = excluded.metadata, updated_at = excluded.updated_at",
-            (thread_id, dump(metadata), created_at, time.time()))
+            (thread_id, dump(metadata), created_at, time.time()),
+        )
 
     async def touch_thread(self, thread_id: str) -> None:
-        await self.sql.execute("UPDATE antler_api_threads SET updated_at = %s"
-                               " WHERE thread_id = %s", (time.time(), thread_id))
+        await self.sql.execute(
+            "UPDATE antler_api_threads SET updated_at = %s WHERE thread_id = %s",
+            (time.time(), thread_id),
+        )
 
     async def delete_thread(self, thread_id: str) -> None:
         await self.sql.execute(  # one statement: both go, or neither
             "WITH runs AS (DELETE FROM antler_api_runs WHERE thread_id = %s)"
-            " DELETE FROM antler_api_threads WHERE thread_id = %s", (thread_id, thread_id))
+            " DELETE FROM antler_api_threads WHERE thread_id = %s",
+            (thread_id, thread_id),
+        )
 
     async def add_run(self, run: RunRow) -> None:
         await self.sql.execute(
             f"INSERT INTO antler_api_runs({RUN_COLUMNS}, owner) VALUES ({_MARKS})"
-            " ON CONFLICT (run_id) DO NOTHING", (*run_args(run), self.owner))
+            " ON CONFLICT (run_id) DO NOTHING",
+            (*run_args(run), self.owner),
+        )
         await self.sql.execute(
             "DELETE FROM antler_api_runs WHERE thread_id = %s AND seq <= (SELECT seq FROM"
             " antler_api_runs WHERE thread_id = %s ORDER BY seq DESC LIMIT 1 OFFSET %s)",
-            (run.thread_id, run.thread_id, KEEP_RUNS))
+            (run.thread_id, run.thread_id, KEEP_RUNS),
+        )
 
-    async def set_run(self, run_id: str, status: str, *, error: dict[str, str] | None = None,
-                      values: dict[str, Any] | None = None, at: float | None = None) -> None:
+    async def set_run(
+        self,
+        run_id: str,
+        status: str,
+        *,
+        error: dict[str, str] | None = None,
+        values: dict[str, Any] | None = None,
+        at: float | None = None,
+    ) -> None:
         sets, args = run_changes(status, error, values, at)
-        await self.sql.execute(f"UPDATE antler_api_runs SET {sets} WHERE run_id = %s",
-                               (*args, run_id))
+        await self.sql.execute(
+            f"UPDATE antler_api_runs SET {sets} WHERE run_id = %s", (*args, run_id)
+        )
 
     async def run(self, thread_id: str, run_id: str) -> RunRow | None:
-        row = await self.sql.one(f"SELECT {RUN_COLUMNS} FROM antler_api_runs"
-                                 " WHERE run_id = %s AND thread_id = %s", (run_id, thread_id))
+        row = await self.sql.one(
+            f"SELECT {RUN_COLUMNS} FROM antler_api_runs WHERE run_id = %s AND thread_id = %s",
+            (run_id, thread_id),
+        )
         return run_from_row(row) if row else None
 
     async def runs(self, thread_id: str, limit: int = KEEP_RUNS) -> list[RunRow]:
-        rows = await self.sql.all(f"SELECT {RUN_COLUMNS} FROM antler_api_runs"
-                                  " WHERE thread_id = %s ORDER BY seq DESC LIMIT %s",
-                                  (thread_id, limit))
+        rows = await self.sql.all(
+            f"SELECT {RUN_COLUMNS} FROM antler_api_runs"
+            " WHERE thread_id = %s ORDER BY seq DESC LIMIT %s",
+            (thread_id, limit),
+        )
         return [run_from_row(row) for row in rows]
 
     async def settle_orphans(self) -> int:
@@ -135,4 +155,5 @@ class PostgresGatewayRecords:
             "UPDATE antler_api_runs SET status = 'error', error = %s, updated_at = %s"
             " WHERE status IN ('pending', 'running')"
             f" AND owner::text NOT IN ({LIVE_OWNERS})",
-            (dump(ORPHANED), time.time(), LIFE_LOCKS))
+            (dump(ORPHANED), time.time(), LIFE_LOCKS),
+        )

@@ -53,8 +53,10 @@ MIGRATIONS = (
     """,
 )
 
-_COLUMNS = ("key, state, attempts, handle, final, parts_done, sending, reason, told,"
-            " received_at, updated_at, payload")
+_COLUMNS = (
+    "key, state, attempts, handle, final, parts_done, sending, reason, told,"
+    " received_at, updated_at, payload"
+)
 _UNSETTLED = "('accepted', 'running', 'delivering')"
 
 
@@ -71,7 +73,8 @@ class PostgresJournal:
         inserted = await self.sql.execute(
             "INSERT INTO antler_journal(key, channel, state, received_at, updated_at, payload,"
             " claim) VALUES (%s, %s, 'accepted', %s, %s, %s, %s) ON CONFLICT (key) DO NOTHING",
-            (key, msg.chat.channel, now, now, dump_message(msg), claim))
+            (key, msg.chat.channel, now, now, dump_message(msg), claim),
+        )
         if inserted == 1:
             return True
         row = await self.sql.one("SELECT claim FROM antler_journal WHERE key = %s", (key,))
@@ -86,7 +89,8 @@ class PostgresJournal:
             "UPDATE antler_journal SET state = 'running', attempts = attempts + 1,"
             " updated_at = %s, claim = %s || ':' || split_part(claim, ':', 2)"
             f" WHERE key = %s AND state IN {_UNSETTLED} RETURNING attempts",
-            (time.time(), str(self.owner), key))
+            (time.time(), str(self.owner), key),
+        )
         if row is None:
             row = await self.sql.one("SELECT attempts FROM antler_journal WHERE key = %s", (key,))
         return int(row[0]) if row else 1
@@ -100,8 +104,9 @@ class PostgresJournal:
     async def part_sending(self, msg: InboundMessage, sending: bool = True) -> None:
         await self._set(msg, sending=sending)
 
-    async def part_done(self, msg: InboundMessage, parts_done: int,
-                        handle: Mapping[str, Any] | None) -> None:
+    async def part_done(
+        self, msg: InboundMessage, parts_done: int, handle: Mapping[str, Any] | None
+    ) -> None:
         if handle is None:
             await self._set(msg, parts_done=parts_done, sending=False)
         else:
@@ -114,23 +119,29 @@ class PostgresJournal:
         await self._set(msg, state="failed", reason=reason, told=told, payload="", final="")
 
     async def entry(self, msg: InboundMessage) -> Entry | None:
-        row = await self.sql.one(f"SELECT {_COLUMNS} FROM antler_journal WHERE key = %s",
-                                 (event_key(msg),))
+        row = await self.sql.one(
+            f"SELECT {_COLUMNS} FROM antler_journal WHERE key = %s", (event_key(msg),)
+        )
         return entry_from_row(row) if row else None
 
     async def unsettled(self) -> list[Entry]:
         rows = await self.sql.all(
             "UPDATE antler_journal SET claim = %s || ':' || split_part(claim, ':', 2)"
             f" WHERE state IN {_UNSETTLED} AND split_part(claim, ':', 1) NOT IN ({LIVE_OWNERS})"
-            f" RETURNING {_COLUMNS}", (str(self.owner), LIFE_LOCKS))
+            f" RETURNING {_COLUMNS}",
+            (str(self.owner), LIFE_LOCKS),
+        )
         rows.sort(key=lambda row: row[9])  # received_at
         found = []
         for row in rows:
             entry = entry_from_row(row)
             if entry.msg is None:
                 log.warning("journal: unreadable entry %s settled as failed", entry.key)
-                await self.sql.execute("UPDATE antler_journal SET state = 'failed',"
-                                       " reason = 'unreadable' WHERE key = %s", (entry.key,))
+                await self.sql.execute(
+                    "UPDATE antler_journal SET state = 'failed',"
+                    " reason = 'unreadable' WHERE key = %s",
+                    (entry.key,),
+                )
                 continue
             found.append(entry)
         return found
@@ -138,8 +149,8 @@ class PostgresJournal:
     async def recent(self, limit: int = 50, state: str | None = None) -> list[Entry]:
         where, args = ("WHERE state = %s", (state, limit)) if state else ("", (limit,))
         rows = await self.sql.all(
-            f"SELECT {_COLUMNS} FROM antler_journal {where} ORDER BY updated_at DESC LIMIT %s",
-            args)
+            f"SELECT {_COLUMNS} FROM antler_journal {where} ORDER BY updated_at DESC LIMIT %s", args
+        )
         return [entry_from_row(row) for row in rows]
 
     async def count(self, state: str) -> int:
@@ -150,13 +161,17 @@ class PostgresJournal:
         cutoff = (now or time.time()) - self.window
         return await self.sql.execute(
             "DELETE FROM antler_journal WHERE received_at < %s"
-            " AND state IN ('delivered', 'failed')", (cutoff,))
+            " AND state IN ('delivered', 'failed')",
+            (cutoff,),
+        )
 
     async def _set(self, msg: InboundMessage, **values: Any) -> None:
         values["updated_at"] = time.time()
         assignments = ", ".join(f"{column} = %s" for column in values)
-        await self.sql.execute(f"UPDATE antler_journal SET {assignments} WHERE key = %s",
-                               (*values.values(), event_key(msg)))
+        await self.sql.execute(
+            f"UPDATE antler_journal SET {assignments} WHERE key = %s",
+            (*values.values(), event_key(msg)),
+        )
 
 
 def _json(value: Mapping[str, Any]) -> str:

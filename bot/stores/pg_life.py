@@ -18,8 +18,10 @@ import psycopg
 log = logging.getLogger("bot.stores.pg_life")
 
 LIFE_LOCKS = 0x616E7470  # the first key of every life lock ("antp")
-LIVE_OWNERS = ("SELECT objid::text FROM pg_locks WHERE locktype = 'advisory'"
-               " AND classid = %s::oid AND objsubid = 2 AND granted")
+LIVE_OWNERS = (
+    "SELECT objid::text FROM pg_locks WHERE locktype = 'advisory'"
+    " AND classid = %s::oid AND objsubid = 2 AND granted"
+)
 
 
 class Life:
@@ -32,8 +34,9 @@ class Life:
     async def take(self, dsn: str, timeout: float) -> None:
         """Hold the lock (on a fresh connection); raises psycopg errors when it cannot."""
         await self.release()
-        conn = await psycopg.AsyncConnection.connect(dsn, autocommit=True,
-                                                     connect_timeout=max(1, int(timeout)))
+        conn = await psycopg.AsyncConnection.connect(
+            dsn, autocommit=True, connect_timeout=max(1, int(timeout))
+        )
         cur = await conn.execute("SELECT pg_try_advisory_lock(%s, %s)", (LIFE_LOCKS, self.owner))
         row = await cur.fetchone()
         if not row or not row[0]:  # another process drew the same number: never share one
@@ -55,7 +58,8 @@ class Life:
         """Let go at once (closing alone frees it only when the server's backend exits)."""
         if self._conn is not None:
             with contextlib.suppress(psycopg.Error):
-                await self._conn.execute("SELECT pg_advisory_unlock(%s, %s)",
-                                         (LIFE_LOCKS, self.owner))
+                await self._conn.execute(
+                    "SELECT pg_advisory_unlock(%s, %s)", (LIFE_LOCKS, self.owner)
+                )
             await self._conn.close()
         self._conn = None

@@ -95,21 +95,37 @@ class PostgresScheduleStore:
             " kind, expr, tz, label, next_run, state, missed, fresh_thread, created_at,"
             " updated_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, 'active', %s, %s,"
             f" %s, %s) RETURNING {COLUMNS}",
-            (new.chat.key, chat_key(new.chat), json.dumps(asdict(new.chat)),
-             f"{new.chat.channel}:{new.creator.id}", json.dumps(asdict(new.creator)),
-             new.prompt, new.kind, new.expr, new.tz, new.label, new.first_run, new.missed,
-             new.fresh_thread, now, now))
+            (
+                new.chat.key,
+                chat_key(new.chat),
+                json.dumps(asdict(new.chat)),
+                f"{new.chat.channel}:{new.creator.id}",
+                json.dumps(asdict(new.creator)),
+                new.prompt,
+                new.kind,
+                new.expr,
+                new.tz,
+                new.label,
+                new.first_run,
+                new.missed,
+                new.fresh_thread,
+                now,
+                now,
+            ),
+        )
         assert row is not None
         return schedule_from_row(row)
 
     async def get(self, schedule_id: int) -> Schedule | None:
-        row = await self.sql.one(f"SELECT {COLUMNS} FROM antler_schedules WHERE id = %s",
-                                 (schedule_id,))
+        row = await self.sql.one(
+            f"SELECT {COLUMNS} FROM antler_schedules WHERE id = %s", (schedule_id,)
+        )
         return schedule_from_row(row) if row else None
 
     async def for_chat(self, chat: str) -> list[Schedule]:
         return await self._select(
-            "chat_key = %s AND state IN ('active', 'paused') ORDER BY id", (chat,))
+            "chat_key = %s AND state IN ('active', 'paused') ORDER BY id", (chat,)
+        )
 
     async def all(self, limit: int = 200) -> list[Schedule]:
         return await self._select("true ORDER BY id DESC LIMIT %s", (limit,))
@@ -118,29 +134,45 @@ class PostgresScheduleStore:
         column, value = ("chat_key", chat) if chat else ("creator_key", creator_key)
         row = await self.sql.one(
             f"SELECT COUNT(*) FROM antler_schedules WHERE {column} = %s"
-            " AND state IN ('active', 'paused')", (value,))
+            " AND state IN ('active', 'paused')",
+            (value,),
+        )
         return int(row[0]) if row else 0
 
-    async def set_state(self, schedule_id: int, state: ScheduleState, reason: str = "",
-                        next_run: float | None = None) -> Schedule | None:
+    async def set_state(
+        self,
+        schedule_id: int,
+        state: ScheduleState,
+        reason: str = "",
+        next_run: float | None = None,
+    ) -> Schedule | None:
         move = "" if next_run is None else ", next_run = %s"
         args = (state, reason) + (() if next_run is None else (next_run,))
         row = await self.sql.one(
             f"UPDATE antler_schedules SET state = %s, reason = %s{move}, updated_at = %s"
-            f" WHERE id = %s RETURNING {COLUMNS}", (*args, time.time(), schedule_id))
+            f" WHERE id = %s RETURNING {COLUMNS}",
+            (*args, time.time(), schedule_id),
+        )
         return schedule_from_row(row) if row else None
 
     async def due(self, now: float) -> list[Schedule]:
-        return await self._select(
-            "state = 'active' AND next_run <= %s ORDER BY next_run", (now,))
+        return await self._select("state = 'active' AND next_run <= %s ORDER BY next_run", (now,))
 
     async def next_due(self) -> float | None:
         row = await self.sql.one(
-            "SELECT MIN(next_run) FROM antler_schedules WHERE state = 'active'")
+            "SELECT MIN(next_run) FROM antler_schedules WHERE state = 'active'"
+        )
         return float(row[0]) if row and row[0] is not None else None
 
-    async def claim(self, schedule: Schedule, next_run: float | None, *, run_state: RunState,
-                    late: bool, now: float) -> bool:
+    async def claim(
+        self,
+        schedule: Schedule,
+        next_run: float | None,
+        *,
+        run_state: RunState,
+        late: bool,
+        now: float,
+    ) -> bool:
         """Record the run due at `schedule.next_run` and move the schedule on, atomically."""
         state = "active" if next_run is not None else "done"
 
@@ -149,44 +181,55 @@ class PostgresScheduleStore:
                 cur = await conn.execute(
                     "UPDATE antler_schedules SET next_run = %s, last_run = %s, state = %s,"
                     " updated_at = %s WHERE id = %s AND next_run = %s AND state = 'active'",
-                    (next_run, schedule.next_run, state, now, schedule.id, schedule.next_run))
+                    (next_run, schedule.next_run, state, now, schedule.id, schedule.next_run),
+                )
                 if cur.rowcount != 1:
                     return False  # another process claimed it (or it changed meanwhile)
                 await conn.execute(
                     "INSERT INTO antler_schedule_runs(schedule_id, due_at, state, late,"
                     " created_at, updated_at) VALUES (%s, %s, %s, %s, %s, %s)"
                     " ON CONFLICT (schedule_id, due_at) DO NOTHING",
-                    (schedule.id, schedule.next_run, run_state, late, now, now))
+                    (schedule.id, schedule.next_run, run_state, late, now, now),
+                )
                 return True
+
         return await retrying("schedules", op)
 
     async def runs(self, state: RunState) -> list[Run]:
-        rows = await self.sql.all(f"SELECT {_RUN_COLUMNS} FROM antler_schedule_runs"
-                                  " WHERE state = %s ORDER BY due_at", (state,))
+        rows = await self.sql.all(
+            f"SELECT {_RUN_COLUMNS} FROM antler_schedule_runs WHERE state = %s ORDER BY due_at",
+            (state,),
+        )
         return [run_from_row(r) for r in rows]
 
     async def runs_of(self, schedule_id: int, limit: int = 20) -> list[Run]:
-        rows = await self.sql.all(f"SELECT {_RUN_COLUMNS} FROM antler_schedule_runs"
-                                  " WHERE schedule_id = %s ORDER BY due_at DESC LIMIT %s",
-                                  (schedule_id, limit))
+        rows = await self.sql.all(
+            f"SELECT {_RUN_COLUMNS} FROM antler_schedule_runs"
+            " WHERE schedule_id = %s ORDER BY due_at DESC LIMIT %s",
+            (schedule_id, limit),
+        )
         return [run_from_row(r) for r in rows]
 
     async def set_run(self, run: Run, state: RunState, reason: str = "") -> None:
         await self.sql.execute(
             "UPDATE antler_schedule_runs SET state = %s, reason = %s, updated_at = %s"
             " WHERE schedule_id = %s AND due_at = %s",
-            (state, reason, time.time(), run.schedule_id, run.due_at))
+            (state, reason, time.time(), run.schedule_id, run.due_at),
+        )
 
     async def timezone(self, conv_key: str) -> str | None:
-        row = await self.sql.one("SELECT tz FROM antler_chat_timezones WHERE conv_key = %s",
-                                 (conv_key,))
+        row = await self.sql.one(
+            "SELECT tz FROM antler_chat_timezones WHERE conv_key = %s", (conv_key,)
+        )
         return str(row[0]) if row else None
 
     async def set_timezone(self, conv_key: str, tz: str) -> None:
         await self.sql.execute(
             "INSERT INTO antler_chat_timezones(conv_key, tz, updated_at) VALUES (%s, %s, %s)"
             " ON CONFLICT (conv_key) DO UPDATE SET tz = excluded.tz,"
-            " updated_at = excluded.updated_at", (conv_key, tz, time.time()))
+            " updated_at = excluded.updated_at",
+            (conv_key, tz, time.time()),
+        )
 
     async def for_conversation(self, conv_key: str) -> list[Schedule]:
         return await self._select("conv_key = %s ORDER BY id", (conv_key,))
@@ -200,8 +243,9 @@ class PostgresScheduleStore:
             fields["fresh_thread"] = bool(fields["fresh_thread"])
         sets = "".join(f"{name} = %s, " for name in fields)
         row = await self.sql.one(
-            f"UPDATE antler_schedules SET {sets}updated_at = %s WHERE id = %s"
-            f" RETURNING {COLUMNS}", (*fields.values(), time.time(), schedule_id))
+            f"UPDATE antler_schedules SET {sets}updated_at = %s WHERE id = %s RETURNING {COLUMNS}",
+            (*fields.values(), time.time(), schedule_id),
+        )
         return schedule_from_row(row) if row else None
 
     async def add_run(self, schedule_id: int, due_at: float, now: float) -> bool:
@@ -209,7 +253,9 @@ class PostgresScheduleStore:
         inserted = await self.sql.execute(
             "INSERT INTO antler_schedule_runs(schedule_id, due_at, state, created_at,"
             " updated_at) VALUES (%s, %s, 'claimed', %s, %s)"
-            " ON CONFLICT (schedule_id, due_at) DO NOTHING", (schedule_id, due_at, now, now))
+            " ON CONFLICT (schedule_id, due_at) DO NOTHING",
+            (schedule_id, due_at, now, now),
+        )
         return inserted == 1
 
     async def _select(self, where: str, args: tuple[Any, ...]) -> list[Schedule]:

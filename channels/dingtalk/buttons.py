@@ -71,8 +71,9 @@ class ButtonCards:
         self.pacer = pacer
         self._waiting: OrderedDict[str, ButtonCard] = OrderedDict()
 
-    async def send(self, chat: ChatRef, sender_id: str, text: str,
-                   buttons: tuple[Button, ...]) -> None:
+    async def send(
+        self, chat: ChatRef, sender_id: str, text: str, buttons: tuple[Button, ...]
+    ) -> None:
         """Create and deliver a card with `buttons`; raise ChannelError when DingTalk refuses."""
         card = ButtonCard(f"antler-btn-{uuid.uuid4().hex}", chat, sender_id, text, buttons)
         async with self.pacer.slot(chat, (), card.card_id):
@@ -85,21 +86,26 @@ class ButtonCards:
                 "imRobotOpenSpaceModel": {"supportForward": False},
             })  # fmt: skip
         async with self.pacer.slot(chat, (), card.card_id):
-            await self.api.call("POST", "/v1.0/card/instances/deliver",
-                                deliver_body(card.card_id, chat, sender_id, self.config))
+            await self.api.call(
+                "POST",
+                "/v1.0/card/instances/deliver",
+                deliver_body(card.card_id, chat, sender_id, self.config),
+            )
         self._waiting[card.card_id] = card
         while len(self._waiting) > KEEP:
             self._waiting.popitem(last=False)
 
-    async def press(self, data: dict[str, Any], *, channel: str,
-                    received_at: float) -> InboundMessage | None:
+    async def press(
+        self, data: dict[str, Any], *, channel: str, received_at: float
+    ) -> InboundMessage | None:
         """The message a press stands for (None: not one of our waiting cards or buttons)."""
         callback = CardCallbackMessage.from_dict(data)
         action = _action_of(callback.content)
         card = self._waiting.get(callback.card_instance_id)
         if card is None or action is None or action >= len(card.buttons):
-            log.info("dingtalk: a press on an unknown card or button (%s)",
-                     callback.card_instance_id)
+            log.info(
+                "dingtalk: a press on an unknown card or button (%s)", callback.card_instance_id
+            )
             if callback.card_instance_id.startswith("antler-btn-"):
                 await self._show(None, callback.card_instance_id, "", EXPIRED)
             return None

@@ -41,8 +41,13 @@ class CardState:
 class CardStreamer:
     """Card calls for one channel, coalesced per card to its "card.stream" budget."""
 
-    def __init__(self, api: DingTalkApi, config: DingTalkConfig, pacer: Pacer,
-                 budgets: tuple[RateBudget, ...]) -> None:
+    def __init__(
+        self,
+        api: DingTalkApi,
+        config: DingTalkConfig,
+        pacer: Pacer,
+        budgets: tuple[RateBudget, ...],
+    ) -> None:
         self.api = api
         self.config = config
         self.pacer = pacer

@@ -153,8 +153,11 @@ class DingTalkChannel(Channel):
     def restore_handle(self, msg: InboundMessage, state: Mapping[str, Any]) -> DingTalkReply:
         reply = DingTalkReply(chat=msg.chat, msg=msg)
         if state.get("card_id"):
-            reply.card = CardState(chat=msg.chat, sender_id=str(state.get("sender_id") or ""),
-                                   card_id=str(state["card_id"]))
+            reply.card = CardState(
+                chat=msg.chat,
+                sender_id=str(state.get("sender_id") or ""),
+                card_id=str(state["card_id"]),
+            )
         return reply
 
     def finish_is_replayable(self, handle: DingTalkReply) -> bool:
@@ -176,8 +179,9 @@ class DingTalkChannel(Channel):
     async def send_text(self, chat: ChatRef, text: str, *, reply_to: str | None = None) -> None:
         await self.outbox.send_markdown(chat, adapt_markdown(text))
 
-    async def mark_queued(self, msg: InboundMessage,
-                          doc: ReplyDoc | None = None) -> DingTalkReply | None:
+    async def mark_queued(
+        self, msg: InboundMessage, doc: ReplyDoc | None = None
+    ) -> DingTalkReply | None:
         """Markdown replies cannot be edited, so only an AI card shows the queued state."""
         if not self.config.card_template_id:
             return None
@@ -189,8 +193,9 @@ class DingTalkChannel(Channel):
         await outgoing_size(path, UPLOAD_LIMIT)
         await self.outbox.send_file(handle.chat, path)
 
-    async def fetch_file(self, msg: InboundMessage, att: Attachment, dest_dir: Path, *,
-                         limit: int | None = None) -> Path:
+    async def fetch_file(
+        self, msg: InboundMessage, att: Attachment, dest_dir: Path, *, limit: int | None = None
+    ) -> Path:
         dest = free_path(dest_dir, att.name)
         own = self.config.max_file_bytes
         return await self.api.download(att.ref, dest, effective_limit(own, limit))
@@ -208,7 +213,3 @@ def capabilities_for(config: DingTalkConfig) -> Capabilities:
             RateBudget(scope="reply", method=CARD_STREAM, per_second=1 / config.stream_interval),
         ),
     )
-
-
-
-

@@ -69,8 +69,11 @@ class Outbox:
         except RateLimited:
             raise
         except ChannelError as exc:
-            log.warning("dingtalk: session webhook of %s failed (%s); using the robot send API",
-                        chat.key, exc)
+            log.warning(
+                "dingtalk: session webhook of %s failed (%s); using the robot send API",
+                chat.key,
+                exc,
+            )
             self._webhooks.pop(chat.key, None)
             return False
         return True

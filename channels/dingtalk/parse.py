@@ -17,8 +17,13 @@ CHATBOT_TOPIC = "/v1.0/im/bot/messages/get"
 CARD_CALLBACK_TOPIC = "/v1.0/card/instances/callback"  # card button presses (Stream mode)
 _LEADING_MENTIONS = re.compile(r"^(?:\s*@\S+)+\s*")
 _COMMAND_AT = re.compile(r"^(/[A-Za-z0-9_]+)@\S+")
-_UNSUPPORTED = {"interactiveCard": "a card", "chatRecord": "forwarded chat records",
-                "location": "a location", "sticker": "a sticker", "emotion": "a sticker"}
+_UNSUPPORTED = {
+    "interactiveCard": "a card",
+    "chatRecord": "forwarded chat records",
+    "location": "a location",
+    "sticker": "a sticker",
+    "emotion": "a sticker",
+}
 
 
 class MalformedEvent(ValueError):

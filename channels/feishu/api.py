@@ -110,25 +110,39 @@ class FeishuApi:
 
     # ---------------------------------------------------------------- bot and messages
     async def bot_info(self) -> dict[str, Any]:
-        req = (lark.BaseRequest.builder().http_method(lark.HttpMethod.GET)
-               .uri("/open-apis/bot/v3/info").token_types({lark.AccessTokenType.TENANT}).build())
+        req = (
+            lark.BaseRequest.builder()
+            .http_method(lark.HttpMethod.GET)
+            .uri("/open-apis/bot/v3/info")
+            .token_types({lark.AccessTokenType.TENANT})
+            .build()
+        )
         resp = await self._call("bot_info", self.client.request, req)
         return dict(json.loads(resp.raw.content or b"{}").get("bot") or {})
 
     async def reply(
         self, message_id: str, msg_type: str, content: str, *, in_thread: bool = False
     ) -> str:
-        body = (ReplyMessageRequestBody.builder().msg_type(msg_type).content(content)
-                .reply_in_thread(in_thread).build())
+        body = (
+            ReplyMessageRequestBody.builder()
+            .msg_type(msg_type)
+            .content(content)
+            .reply_in_thread(in_thread)
+            .build()
+        )
         req = ReplyMessageRequest.builder().message_id(message_id).request_body(body).build()
         resp = await self._call("reply", self.client.im.v1.message.reply, req)
         return str(resp.data.message_id)
 
     async def send(self, chat_id: str, msg_type: str, content: str) -> str:
-        body = (CreateMessageRequestBody.builder().receive_id(chat_id).msg_type(msg_type)
-                .content(content).build())
-        req = (CreateMessageRequest.builder().receive_id_type("chat_id").request_body(body)
-               .build())
+        body = (
+            CreateMessageRequestBody.builder()
+            .receive_id(chat_id)
+            .msg_type(msg_type)
+            .content(content)
+            .build()
+        )
+        req = CreateMessageRequest.builder().receive_id_type("chat_id").request_body(body).build()
         resp = await self._call("create", self.client.im.v1.message.create, req)
         return str(resp.data.message_id)
 
@@ -138,10 +152,14 @@ class FeishuApi:
         await self._call("patch", self.client.im.v1.message.patch, req)
 
     async def react(self, message_id: str, emoji: str) -> None:
-        body = (CreateMessageReactionRequestBody.builder()
-                .reaction_type(Emoji.builder().emoji_type(emoji).build()).build())
-        req = (CreateMessageReactionRequest.builder().message_id(message_id).request_body(body)
-               .build())
+        body = (
+            CreateMessageReactionRequestBody.builder()
+            .reaction_type(Emoji.builder().emoji_type(emoji).build())
+            .build()
+        )
+        req = (
+            CreateMessageReactionRequest.builder().message_id(message_id).request_body(body).build()
+        )
         await self._call("reaction", self.client.im.v1.message_reaction.create, req)
 
     # ---------------------------------------------------------------- cardkit
@@ -158,24 +176,37 @@ class FeishuApi:
         await self._call("card_update", self.client.cardkit.v1.card.update, req)
 
     async def card_settings(self, card_id: str, settings: dict[str, Any], sequence: int) -> None:
-        body = (SettingsCardRequestBody.builder().settings(json.dumps(settings))
-                .sequence(sequence).build())
+        body = (
+            SettingsCardRequestBody.builder()
+            .settings(json.dumps(settings))
+            .sequence(sequence)
+            .build()
+        )
         req = SettingsCardRequest.builder().card_id(card_id).request_body(body).build()
         await self._call("card_settings", self.client.cardkit.v1.card.settings, req)
 
     async def element_content(
         self, card_id: str, element_id: str, content: str, sequence: int
     ) -> None:
-        body = (ContentCardElementRequestBody.builder().content(content).sequence(sequence)
-                .build())
-        req = (ContentCardElementRequest.builder().card_id(card_id).element_id(element_id)
-               .request_body(body).build())
+        body = ContentCardElementRequestBody.builder().content(content).sequence(sequence).build()
+        req = (
+            ContentCardElementRequest.builder()
+            .card_id(card_id)
+            .element_id(element_id)
+            .request_body(body)
+            .build()
+        )
         await self._call("element_content", self.client.cardkit.v1.card_element.content, req)
 
     # ---------------------------------------------------------------- files
     async def resource(self, message_id: str, key: str, kind: str) -> tuple[bytes, str | None]:
-        req = (GetMessageResourceRequest.builder().message_id(message_id).file_key(key)
-               .type(kind).build())
+        req = (
+            GetMessageResourceRequest.builder()
+            .message_id(message_id)
+            .file_key(key)
+            .type(kind)
+            .build()
+        )
         resp = await self._call("resource", self.client.im.v1.message_resource.get, req)
         return resp.file.read(), resp.file_name
 
@@ -188,8 +219,13 @@ class FeishuApi:
 
     async def upload_file(self, path: Path, file_type: str) -> str:
         with path.open("rb") as fh:
-            body = (CreateFileRequestBody.builder().file_type(file_type).file_name(path.name)
-                    .file(fh).build())
+            body = (
+                CreateFileRequestBody.builder()
+                .file_type(file_type)
+                .file_name(path.name)
+                .file(fh)
+                .build()
+            )
             req = CreateFileRequest.builder().request_body(body).build()
             resp = await self._call("file_upload", self.client.im.v1.file.create, req)
         return str(resp.data.file_key)

@@ -44,13 +44,18 @@ class FeishuChannel(Channel):
         self.config: FeishuConfig = config
         self.backoff = backoff
         self.capabilities = Capabilities(
-            max_text_len=render.CARD_MAX_CHARS, buttons=True, max_file_in=MAX_FILE_IN,
-            edit_budget=(RateBudget(scope="reply", per_second=1 / config.stream_interval),
-                         *CARD_BUDGETS),
+            max_text_len=render.CARD_MAX_CHARS,
+            buttons=True,
+            max_file_in=MAX_FILE_IN,
+            edit_budget=(
+                RateBudget(scope="reply", per_second=1 / config.stream_interval),
+                *CARD_BUDGETS,
+            ),
         )
         self.api = FeishuApi(build_client(config))
-        self.streamer = CardStreamer(self.api, self.pacer, config.card_mode,
-                                     self.capabilities.edit_budget)
+        self.streamer = CardStreamer(
+            self.api, self.pacer, config.card_mode, self.capabilities.edit_budget
+        )
         self.inbound = Inbound(config, ctx, self.name)
         self.connection: LongConnection | None = None
         self._side_tasks: set[asyncio.Task[None]] = set()
@@ -68,11 +73,13 @@ class FeishuChannel(Channel):
 
         def on_state(connected: bool, error: str | None, retry: RetryState | None) -> None:
             loop.call_soon_threadsafe(
-                lambda: self.ctx.report(connected=connected, error=error, retry=retry))
+                lambda: self.ctx.report(connected=connected, error=error, retry=retry)
+            )
 
         # A failed connect does not fail the start: the connection keeps retrying with backoff.
-        self.connection = LongConnection(self.config, self.inbound.handler(verify=False), on_state,
-                                         self.backoff)
+        self.connection = LongConnection(
+            self.config, self.inbound.handler(verify=False), on_state, self.backoff
+        )
         await self.connection.start()
 
     async def stop(self) -> None:
@@ -91,8 +98,10 @@ class FeishuChannel(Channel):
         except ChannelError as exc:
             self.log.warning("feishu: bot info unavailable (%s); matching mentions by name", exc)
             return BotIdentity(name=self.ctx.bot_name)
-        return BotIdentity(open_id=str(info.get("open_id") or ""),
-                           name=str(info.get("app_name") or self.ctx.bot_name))
+        return BotIdentity(
+            open_id=str(info.get("open_id") or ""),
+            name=str(info.get("app_name") or self.ctx.bot_name),
+        )
 
     # ------------------------------------------------------------------ replies
     def _in_thread(self, chat: ChatRef) -> bool:
@@ -103,8 +112,9 @@ class FeishuChannel(Channel):
             task = asyncio.create_task(self._react(msg.message_id))  # best effort, not awaited
             self._side_tasks.add(task)
             task.add_done_callback(self._side_tasks.discard)
-        reply = await self.streamer.open(msg.chat, msg.message_id, doc,
-                                         in_thread=self._in_thread(msg.chat))
+        reply = await self.streamer.open(
+            msg.chat, msg.message_id, doc, in_thread=self._in_thread(msg.chat)
+        )
         reply.main_chat = msg.in_main_chat
         self._remember(reply)
         return reply
@@ -146,8 +156,9 @@ class FeishuChannel(Channel):
         for part in render.split_for_cards(text):
             content = render.dumps(render.text_card(part))
             if target:
-                mid = await self.api.reply(target, "interactive", content,
-                                           in_thread=self._in_thread(chat))
+                mid = await self.api.reply(
+                    target, "interactive", content, in_thread=self._in_thread(chat)
+                )
             else:
                 mid = await self.api.send(chat.chat_id, "interactive", content)
             self.inbound.ours.add(mid)
@@ -157,13 +168,13 @@ class FeishuChannel(Channel):
         reply: FeishuReply = handle
         msg_type, content = await files.upload(self.api, path)
         if reply.reply_to:
-            mid = await self.api.reply(reply.reply_to, msg_type, content,
-                                       in_thread=reply.in_thread)
+            mid = await self.api.reply(reply.reply_to, msg_type, content, in_thread=reply.in_thread)
         else:
             mid = await self.api.send(reply.chat.chat_id, msg_type, content)
         self.inbound.ours.add(mid)
 
-    async def fetch_file(self, msg: InboundMessage, att: Attachment, dest_dir: Path, *,
-                         limit: int | None = None) -> Path:
+    async def fetch_file(
+        self, msg: InboundMessage, att: Attachment, dest_dir: Path, *, limit: int | None = None
+    ) -> Path:
         own = self.capabilities.max_file_in
         return await files.fetch(self.api, msg, att, dest_dir, effective_limit(own, limit))

@@ -20,9 +20,18 @@ IMAGE_LIMIT = 10 * 1024 * 1024
 FILE_LIMIT = 30 * 1024 * 1024
 CHUNK = 64 * 1024
 IMAGE_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".gif", ".webp", ".bmp", ".tiff", ".ico"})
-_FILE_TYPES = {".pdf": "pdf", ".doc": "doc", ".docx": "doc", ".xls": "xls", ".xlsx": "xls",
-               ".csv": "xls", ".ppt": "ppt", ".pptx": "ppt", ".mp4": "mp4", ".opus": "opus"}
-
+_FILE_TYPES = {
+    ".pdf": "pdf",
+    ".doc": "doc",
+    ".docx": "doc",
+    ".xls": "xls",
+    ".xlsx": "xls",
+    ".csv": "xls",
+    ".ppt": "ppt",
+    ".pptx": "ppt",
+    ".mp4": "mp4",
+    ".opus": "opus",
+}
 
 
 async def fetch(
@@ -55,8 +64,13 @@ def _stream(client: lark.Client, res: Resource, dest_dir: Path, name: str, limit
     config = client._config
     try:
         token = TokenManager.get_self_tenant_token(config)
-        resp = requests.get(res.url(str(config.domain)), params={"type": res.kind}, stream=True,
-                            headers={"Authorization": f"Bearer {token}"}, timeout=config.timeout)
+        resp = requests.get(
+            res.url(str(config.domain)),
+            params={"type": res.kind},
+            stream=True,
+            headers={"Authorization": f"Bearer {token}"},
+            timeout=config.timeout,
+        )
     except Exception as exc:  # requests and token errors: connection refused, timeouts
         raise ChannelError(f"feishu resource failed: {exc}", retryable=True) from exc
     with resp:

@@ -112,8 +112,13 @@ class Inbound:
     # ------------------------------------------------------------------ service loop
     async def accept(self, envelope: dict[str, Any]) -> None:
         try:
-            msg = parse_message(envelope, bot=self.bot, channel=self.name,
-                                group_scope=self.config.group_scope, received_at=time.time())
+            msg = parse_message(
+                envelope,
+                bot=self.bot,
+                channel=self.name,
+                group_scope=self.config.group_scope,
+                received_at=time.time(),
+            )
         except MalformedEvent as exc:
             log.warning("feishu: skipping malformed message event: %s", exc)
             return

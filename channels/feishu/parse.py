@@ -12,7 +12,10 @@ from channels.base import Attachment, ChatRef, ChatType, InboundMessage, UserRef
 
 MESSAGE_EVENT = "im.message.receive_v1"
 _FILE_KINDS: dict[str, Literal["file", "audio", "video"]] = {
-    "file": "file", "audio": "audio", "media": "video"}
+    "file": "file",
+    "audio": "audio",
+    "media": "video",
+}
 CARD_ACTION_EVENT = "card.action.trigger"
 _COMMAND_AT = re.compile(r"^(/[A-Za-z0-9_]+)@\S+")
 _LEADING_AT = re.compile(r"^(\s*@_user_\d+\s*)+")
@@ -85,15 +88,19 @@ def _post_text(content: Mapping[str, Any]) -> tuple[str, list[Attachment]]:
             elif tag == "a":
                 parts.append(f"[{el.get('text') or el.get('href')}]({el.get('href', '')})")
             elif tag == "at":
-                parts.append(str(el.get("user_id", "")) if str(el.get("user_id", "")).startswith(
-                    "@_user_") else f"@{el.get('user_name', '')}")
+                parts.append(
+                    str(el.get("user_id", ""))
+                    if str(el.get("user_id", "")).startswith("@_user_")
+                    else f"@{el.get('user_name', '')}"
+                )
             elif tag == "code_block":
                 parts.append(f"\n```{el.get('language', '').lower()}\n{el.get('text', '')}\n```\n")
             elif tag == "img" and el.get("image_key"):
                 files.append(_image(str(el["image_key"])))
             elif tag == "media" and el.get("file_key"):
-                files.append(Attachment(name=str(el["file_key"]), ref=f"file:{el['file_key']}",
-                                        kind="video"))
+                files.append(
+                    Attachment(name=str(el["file_key"]), ref=f"file:{el['file_key']}", kind="video")
+                )
         lines.append("".join(parts))
     return "\n".join(lines).strip(), files
 
@@ -116,9 +123,17 @@ def _body(msg_type: str, content: Mapping[str, Any]) -> tuple[str, list[Attachme
     return "", []
 
 
-_LABELS = {"sticker": "a sticker", "location": "a location", "share_chat": "a shared chat",
-           "share_user": "a contact card", "merge_forward": "forwarded messages",
-           "interactive": "a card", "todo": "a task", "vote": "a poll", "hongbao": "a red packet"}
+_LABELS = {
+    "sticker": "a sticker",
+    "location": "a location",
+    "share_chat": "a shared chat",
+    "share_user": "a contact card",
+    "merge_forward": "forwarded messages",
+    "interactive": "a card",
+    "todo": "a task",
+    "vote": "a poll",
+    "hongbao": "a red packet",
+}
 
 
 def _label(msg_type: str) -> str:
@@ -133,7 +148,7 @@ def _resolve_mentions(
     lead = _LEADING_AT.match(text)
     if lead:
         kept = [k for k in re.findall(r"@_user_\d+", lead.group(0)) if k not in bot_keys]
-        text = " ".join(kept) + (" " if kept else "") + text[lead.end():]
+        text = " ".join(kept) + (" " if kept else "") + text[lead.end() :]
     for m in mentions:
         key = str(m.get("key") or "")
         if key:
@@ -151,7 +166,9 @@ def _chat_ref(message: Mapping[str, Any], channel: str, group_scope: str) -> Cha
     if is_group and group_scope == "topic":
         topic = message.get("root_id") or message.get("thread_id") or message.get("message_id")
     return ChatRef(
-        channel=channel, chat_id=str(chat_id), chat_type="group" if is_group else "dm",
+        channel=channel,
+        chat_id=str(chat_id),
+        chat_type="group" if is_group else "dm",
         topic_id=str(topic) if topic else None,
     )
 
@@ -219,8 +236,12 @@ def parse_card_action(
     chat_type: ChatType = "group" if value.get("chat_type") == "group" else "dm"
     return InboundMessage(
         event_id=str(event_id),
-        chat=ChatRef(channel=channel, chat_id=str(chat_id), chat_type=chat_type,
-                     topic_id=value.get("topic") or None),
+        chat=ChatRef(
+            channel=channel,
+            chat_id=str(chat_id),
+            chat_type=chat_type,
+            topic_id=value.get("topic") or None,
+        ),
         sender=UserRef(id=str(user)),
         text=str(value["cmd"]),
         is_button=True,

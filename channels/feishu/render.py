@@ -89,18 +89,27 @@ def cardkit_card(
 ) -> dict[str, Any]:
     """A JSON 2.0 card whose progress and answer elements CardKit can stream into."""
     elements: list[dict[str, Any]] = [
-        {"tag": "markdown", "element_id": PROGRESS_ID, "content": progress_md(doc.progress,
-                                                                             doc.note)},
+        {
+            "tag": "markdown",
+            "element_id": PROGRESS_ID,
+            "content": progress_md(doc.progress, doc.note),
+        },
         {"tag": "markdown", "element_id": ANSWER_ID, "content": answer_md(doc, text)},
     ]
     if doc.final:
         elements += _buttons_v2(doc.buttons, scope)
     config: dict[str, Any] = {"update_multi": True, "streaming_mode": streaming}
     if streaming:
-        config["streaming_config"] = {"print_frequency_ms": {"default": 30},
-                                      "print_step": {"default": 2}}
-    return {"schema": "2.0", "config": config, "header": header(doc, part),
-            "body": {"elements": elements}}
+        config["streaming_config"] = {
+            "print_frequency_ms": {"default": 30},
+            "print_step": {"default": 2},
+        }
+    return {
+        "schema": "2.0",
+        "config": config,
+        "header": header(doc, part),
+        "body": {"elements": elements},
+    }
 
 
 def patch_card(doc: ReplyDoc, text: str, scope: ButtonScope, *, part: int = 0) -> dict[str, Any]:
@@ -111,11 +120,25 @@ def patch_card(doc: ReplyDoc, text: str, scope: ButtonScope, *, part: int = 0) -
         elements += [{"tag": "markdown", "content": progress}, {"tag": "hr"}]
     elements.append({"tag": "markdown", "content": answer_md(doc, text) or " "})
     if doc.final and doc.buttons:
-        elements.append({"tag": "action", "actions": [
-            {"tag": "button", "text": {"tag": "plain_text", "content": b.label},
-             "type": "default", "value": _button_value(b, scope)} for b in doc.buttons]})
-    return {"config": {"wide_screen_mode": True, "update_multi": True},
-            "header": header(doc, part), "elements": elements}
+        elements.append(
+            {
+                "tag": "action",
+                "actions": [
+                    {
+                        "tag": "button",
+                        "text": {"tag": "plain_text", "content": b.label},
+                        "type": "default",
+                        "value": _button_value(b, scope),
+                    }
+                    for b in doc.buttons
+                ],
+            }
+        )
+    return {
+        "config": {"wide_screen_mode": True, "update_multi": True},
+        "header": header(doc, part),
+        "elements": elements,
+    }
 
 
 def card_reference(card_id: str) -> str:
@@ -164,5 +187,7 @@ def split_for_cards(text: str) -> list[str]:
 
 def text_card(text: str) -> dict[str, Any]:
     """A plain markdown card for command answers and notices."""
-    return {"config": {"wide_screen_mode": True},
-            "elements": [{"tag": "markdown", "content": text or " "}]}
+    return {
+        "config": {"wide_screen_mode": True},
+        "elements": [{"tag": "markdown", "content": text or " "}],
+    }

@@ -18,22 +18,33 @@ SEQUENCE_MARGIN = 50
 
 
 def reply_state(reply: FeishuReply) -> dict[str, Any]:
-    return {"mode": reply.mode, "reply_to": reply.reply_to, "in_thread": reply.in_thread,
-            "finished": reply.finished, "delivered": sorted(reply.delivered),
-            "parts": [[p.message_id, p.card_id, p.sequence, p.streaming] for p in reply.parts]}
+    return {
+        "mode": reply.mode,
+        "reply_to": reply.reply_to,
+        "in_thread": reply.in_thread,
+        "finished": reply.finished,
+        "delivered": sorted(reply.delivered),
+        "parts": [[p.message_id, p.card_id, p.sequence, p.streaming] for p in reply.parts],
+    }
 
 
 def restore_reply(msg: InboundMessage, state: Mapping[str, Any]) -> FeishuReply | None:
     mode = state.get("mode")
     if mode not in ("cardkit", "patch"):
         return None
-    parts = [CardPart(str(mid), card_id, sequence=int(seq) + SEQUENCE_MARGIN,
-                      streaming=bool(streaming))
-             for mid, card_id, seq, streaming in state.get("parts", [])]
-    return FeishuReply(chat=msg.chat, reply_to=state.get("reply_to"),
-                       in_thread=bool(state.get("in_thread")), mode=mode,
-                       parts=parts, finished=int(state.get("finished") or 0),
-                       delivered=set(state.get("delivered", [])))
+    parts = [
+        CardPart(str(mid), card_id, sequence=int(seq) + SEQUENCE_MARGIN, streaming=bool(streaming))
+        for mid, card_id, seq, streaming in state.get("parts", [])
+    ]
+    return FeishuReply(
+        chat=msg.chat,
+        reply_to=state.get("reply_to"),
+        in_thread=bool(state.get("in_thread")),
+        mode=mode,
+        parts=parts,
+        finished=int(state.get("finished") or 0),
+        delivered=set(state.get("delivered", [])),
+    )
 
 
 def finish_replayable(reply: FeishuReply) -> bool:

@@ -74,8 +74,13 @@ def _digest(text: str) -> str:
 class CardStreamer:
     """Opens, streams and finishes card replies through `FeishuApi`."""
 
-    def __init__(self, api: FeishuApi, pacer: Pacer, mode: Mode = "cardkit",
-                 budgets: tuple[RateBudget, ...] = CARD_BUDGETS) -> None:
+    def __init__(
+        self,
+        api: FeishuApi,
+        pacer: Pacer,
+        mode: Mode = "cardkit",
+        budgets: tuple[RateBudget, ...] = CARD_BUDGETS,
+    ) -> None:
         self.api = api
         self.pacer = pacer
         self.mode: Mode = mode
@@ -83,8 +88,9 @@ class CardStreamer:
 
     def taken_over(self, reply: FeishuReply) -> FeishuReply:
         """A reply restored after a restart: its budget starts spent."""
-        self.pacer.spend(reply.chat, tuple(b for b in self._budgets if b.method == reply.mode),
-                         reply.key)
+        self.pacer.spend(
+            reply.chat, tuple(b for b in self._budgets if b.method == reply.mode), reply.key
+        )
         return reply
 
     async def _take(self, reply: FeishuReply) -> None:
@@ -113,9 +119,21 @@ class CardStreamer:
                 if last and not doc.final:
                     await self._stream(reply, part, part_doc, chunk, i)
                 else:
-                    await self._close(reply, part, part_doc if last else replace(
-                        doc, status="done" if doc.status == "working" else doc.status,
-                        progress=(), buttons=(), note=""), chunk, i)
+                    await self._close(
+                        reply,
+                        part,
+                        part_doc
+                        if last
+                        else replace(
+                            doc,
+                            status="done" if doc.status == "working" else doc.status,
+                            progress=(),
+                            buttons=(),
+                            note="",
+                        ),
+                        chunk,
+                        i,
+                    )
             if doc.final:
                 reply.finished = len(chunks)
 
@@ -144,18 +162,27 @@ class CardStreamer:
         if reply.mode == "cardkit":
             try:
                 await self._take(reply)
-                card = render.cardkit_card(doc, text, scope, streaming=not (final or doc.final),
-                                           part=index)
+                card = render.cardkit_card(
+                    doc, text, scope, streaming=not (final or doc.final), part=index
+                )
                 card_id = await self.api.card_create(render.dumps(card))
             except FeishuApiError as exc:
                 log.warning("CardKit unavailable (%s); falling back to card patching", exc)
                 self.mode = reply.mode = "patch"
             else:
                 mid = await self._post(reply, render.card_reference(card_id))
-                sent = {render.PROGRESS_ID: card["body"]["elements"][0]["content"],
-                        render.ANSWER_ID: card["body"]["elements"][1]["content"]}
-                reply.parts.append(CardPart(mid, card_id, streaming=card["config"][
-                    "streaming_mode"], sent=sent | {"card": render.dumps(card)}))
+                sent = {
+                    render.PROGRESS_ID: card["body"]["elements"][0]["content"],
+                    render.ANSWER_ID: card["body"]["elements"][1]["content"],
+                }
+                reply.parts.append(
+                    CardPart(
+                        mid,
+                        card_id,
+                        streaming=card["config"]["streaming_mode"],
+                        sent=sent | {"card": render.dumps(card)},
+                    )
+                )
                 return
         card_json = render.dumps(render.patch_card(doc, text, scope, part=index))
         mid = await self._post(reply, card_json)
@@ -163,8 +190,9 @@ class CardStreamer:
 
     async def _post(self, reply: FeishuReply, content: str) -> str:
         if reply.reply_to:
-            return await self.api.reply(reply.reply_to, "interactive", content,
-                                        in_thread=reply.in_thread)
+            return await self.api.reply(
+                reply.reply_to, "interactive", content, in_thread=reply.in_thread
+            )
         return await self.api.send(reply.chat.chat_id, "interactive", content)
 
     async def _stream(
@@ -175,16 +203,18 @@ class CardStreamer:
             return
         if not part.streaming:  # a card closed by a restart: it streams again, in place
             await self._take(reply)
-            await self.api.card_settings(part.card_id, {"config": {"streaming_mode": True}},
-                                         part.next_seq())
+            await self.api.card_settings(
+                part.card_id, {"config": {"streaming_mode": True}}, part.next_seq()
+            )
             part.streaming = True
-        wanted = {render.PROGRESS_ID: render.progress_md(doc.progress, doc.note),
-                  render.ANSWER_ID: render.answer_md(doc, text)}
+        wanted = {
+            render.PROGRESS_ID: render.progress_md(doc.progress, doc.note),
+            render.ANSWER_ID: render.answer_md(doc, text),
+        }
         for element_id, content in wanted.items():
             if part.sent.get(element_id) != content:
                 await self._take(reply)
-                await self.api.element_content(part.card_id, element_id, content,
-                                               part.next_seq())
+                await self.api.element_content(part.card_id, element_id, content, part.next_seq())
                 part.sent[element_id] = content
 
     async def _close(
@@ -194,12 +224,14 @@ class CardStreamer:
         if part.card_id is None:
             await self._patch(reply, part, doc, text, index)
             return
-        card = render.dumps(render.cardkit_card(doc, text, _scope(reply),
-                                                streaming=False, part=index))
+        card = render.dumps(
+            render.cardkit_card(doc, text, _scope(reply), streaming=False, part=index)
+        )
         if part.streaming:
             await self._take(reply)
-            await self.api.card_settings(part.card_id, {"config": {"streaming_mode": False}},
-                                         part.next_seq())
+            await self.api.card_settings(
+                part.card_id, {"config": {"streaming_mode": False}}, part.next_seq()
+            )
             part.streaming = False
         if part.sent.get("card") != card:
             await self._take(reply)

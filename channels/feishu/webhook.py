@@ -53,8 +53,7 @@ def webhook_route(handler: lark.EventDispatcherHandler) -> Handler:
             return _reject(request, type(exc).__name__)
         status = resp.status_code or 500
         if status < 300:
-            return web.Response(status=status, body=resp.content,
-                                content_type="application/json")
+            return web.Response(status=status, body=resp.content, content_type="application/json")
         reason = _reason(resp.content)
         if reason.startswith("processor not found"):
             log.info("feishu webhook: event type we do not handle acknowledged (%s)", reason)

@@ -111,8 +111,11 @@ class LongConnection:
     # ------------------------------------------------------------------ on the SDK thread
     async def _open(self) -> None:
         self.client = lark.ws.Client(
-            self.config.app_id, self.config.app_secret.get_secret_value(),
-            event_handler=self.handler, domain=self.config.base_url, auto_reconnect=False,
+            self.config.app_id,
+            self.config.app_secret.get_secret_value(),
+            event_handler=self.handler,
+            domain=self.config.base_url,
+            auto_reconnect=False,
             log_level=lark.LogLevel.WARNING,
         )
         original = self.client._handle_message
@@ -124,8 +127,10 @@ class LongConnection:
         self.client._handle_message = handle_and_note  # type: ignore[method-assign]
         await self._attempt()
         loop = asyncio.get_running_loop()
-        self._tasks = [loop.create_task(self.client._ping_loop()),
-                       loop.create_task(self._supervise())]
+        self._tasks = [
+            loop.create_task(self.client._ping_loop()),
+            loop.create_task(self._supervise()),
+        ]
 
     async def _attempt(self) -> bool:
         """One connect; a failure is counted and reported (the supervisor waits and retries)."""

@@ -41,10 +41,15 @@ def capabilities_for(config: SlackConfig) -> Capabilities:
     100+/min; chat.startStream counts in it) budgets, shared by every reply in the workspace."""
     budgets = (
         RateBudget(scope="reply", per_second=2.0, burst=2),
-        RateBudget(scope="workspace", method=UPDATE,
-                   per_second=config.workspace_edits_per_second, burst=3),
-        RateBudget(scope="workspace", method=APPEND,
-                   per_second=config.workspace_appends_per_second, burst=5),
+        RateBudget(
+            scope="workspace", method=UPDATE, per_second=config.workspace_edits_per_second, burst=3
+        ),
+        RateBudget(
+            scope="workspace",
+            method=APPEND,
+            per_second=config.workspace_appends_per_second,
+            burst=5,
+        ),
     )
     return Capabilities(
         max_text_len=MAX_TEXT_LEN,
@@ -64,12 +69,14 @@ class SlackChannel(Channel):
         super().__init__(config, ctx)
         self.config: SlackConfig = config
         self.capabilities = capabilities_for(config)
-        self.client = AsyncWebClient(
-            token=config.token, base_url=config.api_base
-        )
+        self.client = AsyncWebClient(token=config.token, base_url=config.api_base)
         self.writer = ReplyWriter(
-            self.client, self.pacer, self.capabilities.edit_budget, native=config.native_stream,
-            stream_cap=MAX_TEXT_LEN, min_append_chars=config.min_append_chars,
+            self.client,
+            self.pacer,
+            self.capabilities.edit_budget,
+            native=config.native_stream,
+            stream_cap=MAX_TEXT_LEN,
+            min_append_chars=config.min_append_chars,
         )
         self.followed = FollowedThreads(Path(ctx.data_dir) / "slack" / "followed_threads.sqlite")
         self.me = parse.BotIdentity(user_id="")
@@ -144,9 +151,16 @@ class SlackChannel(Channel):
 
     async def open_reply(self, msg: InboundMessage, doc: ReplyDoc) -> SlackReply:
         if user := parse.ephemeral_user(msg.message_id):
-            return SlackReply(chat=msg.chat, channel_id=msg.chat.chat_id, thread_ts=None,
-                              team=msg.chat.workspace or self.me.team_id, user=user,
-                              source_ts=None, mode="edit", ephemeral=True)
+            return SlackReply(
+                chat=msg.chat,
+                channel_id=msg.chat.chat_id,
+                thread_ts=None,
+                team=msg.chat.workspace or self.me.team_id,
+                user=user,
+                source_ts=None,
+                mode="edit",
+                ephemeral=True,
+            )
         reply = SlackReply(
             chat=msg.chat,
             channel_id=msg.chat.chat_id,
@@ -220,8 +234,9 @@ class SlackChannel(Channel):
     async def send_file(self, handle: SlackReply, path: Path) -> None:
         await files.upload(self.client, path, channel=handle.channel_id, thread_ts=handle.thread_ts)
 
-    async def fetch_file(self, msg: InboundMessage, att: Attachment, dest_dir: Path, *,
-                         limit: int | None = None) -> Path:
+    async def fetch_file(
+        self, msg: InboundMessage, att: Attachment, dest_dir: Path, *, limit: int | None = None
+    ) -> Path:
         if self._session is None:
             raise ChannelError("slack channel is not started")
         return await files.download(

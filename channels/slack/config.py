@@ -25,8 +25,9 @@ class SlackConfig(ChannelConfig):
     mode: Literal["socket", "http"] = "socket"
     api_base: str = PUBLIC_API
     http_path: str = "/slack/events"
-    allowed_channels: list[str] = Field(default_factory=list,
-                                        json_schema_extra={"reload": "live"})  # an allowlist
+    allowed_channels: list[str] = Field(
+        default_factory=list, json_schema_extra={"reload": "live"}
+    )  # an allowlist
     thread_follow: bool = True
     command_name: str = "/antler"
     native_stream: bool = True

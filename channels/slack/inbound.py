@@ -52,8 +52,9 @@ class Inbound:
 
     async def on_event(self, body: dict[str, Any]) -> None:
         try:
-            msg = parse.parse_event(body, self.me, received_at=time.time(),
-                                    command_words=self.command_words)
+            msg = parse.parse_event(
+                body, self.me, received_at=time.time(), command_words=self.command_words
+            )
         except (KeyError, TypeError, ValueError, AttributeError):
             log.warning("malformed slack event skipped: %s", body.get("event_id"))
             return
@@ -120,6 +121,10 @@ class Inbound:
 
     async def _publish(self, msg: InboundMessage) -> None:
         result = await self.ctx.publish(msg)
-        if result not in (PublishResult.accepted, PublishResult.duplicate,
-                          PublishResult.ignored, PublishResult.refused):
+        if result not in (
+            PublishResult.accepted,
+            PublishResult.duplicate,
+            PublishResult.ignored,
+            PublishResult.refused,
+        ):
             log.info("slack message %s not accepted: %s", msg.event_id, result.value)

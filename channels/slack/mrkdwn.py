@@ -46,8 +46,9 @@ def _wrap(core: str, kinds: dict[str, Mark]) -> str:
         core = f"`{core.replace('`', 'ˋ')}`"
     for kind, marker in _WRAP.items():
         if kind in kinds and "code" not in kinds:
-            core = "\n".join(f"{marker}{ln}{marker}" if ln.strip() else ln
-                             for ln in core.split("\n"))
+            core = "\n".join(
+                f"{marker}{ln}{marker}" if ln.strip() else ln for ln in core.split("\n")
+            )
     if "link" in kinds:
         url = escape(kinds["link"].value).replace("|", "%7C")
         core = f"<{url}|{core.replace('|', '¦')}>"

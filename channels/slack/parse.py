@@ -90,7 +90,10 @@ def parse_files(files: Sequence[Mapping[str, Any]] | None) -> tuple[Attachment, 
 
 
 def parse_event(
-    body: Mapping[str, Any], me: BotIdentity, *, received_at: float = 0.0,
+    body: Mapping[str, Any],
+    me: BotIdentity,
+    *,
+    received_at: float = 0.0,
     command_words: frozenset[str] = frozenset(),
 ) -> InboundMessage | None:
     """An `event_callback` body with a `message` or `app_mention` event -> InboundMessage."""
@@ -164,8 +167,12 @@ def parse_slash_command(
         message_id=f"{EPHEMERAL_PREFIX}{body['user_id']}",
         received_at=received_at,
         in_main_chat=chat_type == "group",  # Slack allows no slash command inside a thread
-        raw={"event_type": "slash_command", "thread_ts": None, "team": chat.workspace,
-             "response_url": body.get("response_url")},
+        raw={
+            "event_type": "slash_command",
+            "thread_ts": None,
+            "team": chat.workspace,
+            "response_url": body.get("response_url"),
+        },
     )
 
 
@@ -211,8 +218,12 @@ def parse_block_action(
         message_id=f"{EPHEMERAL_PREFIX}{user}" if container.get("is_ephemeral") else None,
         received_at=received_at,
         in_main_chat=chat_type == "group" and not thread_ts,
-        raw={"event_type": "block_actions", "thread_ts": thread_ts, "team": team,
-             "ephemeral": bool(container.get("is_ephemeral"))},
+        raw={
+            "event_type": "block_actions",
+            "thread_ts": thread_ts,
+            "team": team,
+            "ephemeral": bool(container.get("is_ephemeral")),
+        },
     )
 
 
@@ -232,7 +243,6 @@ def thread_context(
     if not lines:
         return None
     return "Earlier messages in this Slack thread:\n" + "\n".join(lines[-limit:])
-
 
 
 def _ts(value: Any) -> float:

@@ -17,8 +17,12 @@ _KEPT = ("channel_id", "thread_ts", "team", "user", "source_ts", "stream_ts", "e
 
 def reply_state(reply: SlackReply) -> dict[str, Any]:
     state: dict[str, Any] = {name: getattr(reply, name) for name in _KEPT}
-    state.update(mode=reply.mode, stream_stopped=reply.stream_stopped,
-                 edit_offset=reply.edit_offset, queued_reaction=reply.queued_reaction)
+    state.update(
+        mode=reply.mode,
+        stream_stopped=reply.stream_stopped,
+        edit_offset=reply.edit_offset,
+        queued_reaction=reply.queued_reaction,
+    )
     return state
 
 

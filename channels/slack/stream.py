@@ -94,8 +94,11 @@ class ReplyWriter:
         self.min_append_chars = min_append_chars
 
     def _budgets(self, reply: SlackReply, method: str) -> tuple[RateBudget, ...]:
-        return tuple(b for b in self.budgets
-                     if b.method == method and b.chat_type in (None, reply.chat.chat_type))
+        return tuple(
+            b
+            for b in self.budgets
+            if b.method == method and b.chat_type in (None, reply.chat.chat_type)
+        )
 
     def _key(self, reply: SlackReply) -> str:
         return f"{reply.channel_id}:{reply.thread_ts or reply.source_ts}"

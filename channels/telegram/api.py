@@ -98,22 +98,23 @@ class Sender:
 
     def budgets(self, chat: ChatRef, method: str = MESSAGE) -> tuple[RateBudget, ...]:
         return tuple(
-            b for b in self._budgets
-            if b.method == method and b.chat_type in (None, chat.chat_type)
+            b for b in self._budgets if b.method == method and b.chat_type in (None, chat.chat_type)
         )
 
     def ready_in(self, chat: ChatRef, method: str = MESSAGE) -> float:
         """Seconds until a `method` call to `chat` may go out (blocks included)."""
         return self.pacer.wait_time(chat, self.budgets(chat, method))
 
-    async def visible(self, chat: ChatRef, call: Callable[[], Awaitable[T]],
-                      method: str = MESSAGE) -> T | None:
+    async def visible(
+        self, chat: ChatRef, call: Callable[[], Awaitable[T]], method: str = MESSAGE
+    ) -> T | None:
         """A call the chat sees (send, edit, draft): within its budgets, never while blocked."""
         async with self.pacer.slot(chat, self.budgets(chat, method)):
             return await guarded(self.gate, call)
 
-    async def text(self, chat: ChatRef, part: Part, call: TextCall[T],
-                   method: str = MESSAGE) -> T | None:
+    async def text(
+        self, chat: ChatRef, part: Part, call: TextCall[T], method: str = MESSAGE
+    ) -> T | None:
         """Send `part` as HTML; if Telegram rejects the entities, send its plain text."""
         try:
             return await self.visible(chat, lambda: call(part.html, "HTML"), method)

@@ -102,8 +102,10 @@ class TelegramChannel(Channel):
         )
         secret = self.config.webhook_secret.get_secret_value()
         if self.config.secret_generated:
-            self.log.warning("channels.telegram.webhook_secret is not set: generated one for this "
-                             "run and passed it to setWebhook (set it to keep it across restarts)")
+            self.log.warning(
+                "channels.telegram.webhook_secret is not set: generated one for this "
+                "run and passed it to setWebhook (set it to keep it across restarts)"
+            )
         await self.bot.set_webhook(
             url=self.config.webhook_url, secret_token=secret, allowed_updates=list(ALLOWED_UPDATES)
         )
@@ -124,8 +126,14 @@ class TelegramChannel(Channel):
     async def start_receiving(self) -> None:
         if self._poll_task is not None:
             return
-        self._poller = Poller(self.inbound, self.sender, self.ctx, self.config.poll_timeout,
-                              self.backoff, self.may_receive)
+        self._poller = Poller(
+            self.inbound,
+            self.sender,
+            self.ctx,
+            self.config.poll_timeout,
+            self.backoff,
+            self.may_receive,
+        )
         self._poll_task = asyncio.create_task(self._poller.run(), name="telegram-poll")
 
     async def stop_receiving(self) -> None:
@@ -191,8 +199,9 @@ class TelegramChannel(Channel):
 
     # ------------------------------------------------------------------ files
 
-    async def fetch_file(self, msg: InboundMessage, att: Attachment, dest_dir: Path, *,
-                         limit: int | None = None) -> Path:
+    async def fetch_file(
+        self, msg: InboundMessage, att: Attachment, dest_dir: Path, *, limit: int | None = None
+    ) -> Path:
         return await files.fetch(self.sender, att, dest_dir, limit)
 
     async def send_file(self, handle: TelegramReply, path: Path) -> None:
@@ -211,5 +220,8 @@ def _capabilities(config: TelegramConfig) -> Capabilities:
 
 def menu(commands: tuple[MenuCommand, ...]) -> list[BotCommand]:
     """Telegram's menu: the commands whose names it accepts, summaries cut to its 256 chars."""
-    return [BotCommand(c.name, c.summary[:256] if len(c.summary) >= 3 else c.usage)
-            for c in commands if _MENU_NAME.match(c.name)][:100]
+    return [
+        BotCommand(c.name, c.summary[:256] if len(c.summary) >= 3 else c.usage)
+        for c in commands
+        if _MENU_NAME.match(c.name)
+    ][:100]

@@ -52,8 +52,10 @@ async def _stream(url: str, path: Path, cap: int, name: str) -> None:
     try:
         async with httpx.AsyncClient(timeout=60) as client, client.stream("GET", url) as resp:
             if resp.status_code != 200:
-                raise ChannelError(f"download of {name} failed: HTTP {resp.status_code}",
-                                   retryable=resp.status_code >= 500)
+                raise ChannelError(
+                    f"download of {name} failed: HTTP {resp.status_code}",
+                    retryable=resp.status_code >= 500,
+                )
             with path.open("wb") as out:
                 async for chunk in resp.aiter_bytes(CHUNK):
                     written += len(chunk)
@@ -61,8 +63,9 @@ async def _stream(url: str, path: Path, cap: int, name: str) -> None:
                         raise FileTooLarge(name, written, cap)
                     out.write(chunk)
     except httpx.HTTPError as exc:
-        raise ChannelError(f"the connection to Telegram broke while downloading {name}",
-                           retryable=True) from exc
+        raise ChannelError(
+            f"the connection to Telegram broke while downloading {name}", retryable=True
+        ) from exc
 
 
 async def send(sender: Sender, chat: ChatRef, path: Path, reply_to: int | None) -> None:

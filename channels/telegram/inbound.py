@@ -106,9 +106,15 @@ class Poller:
     A failing getUpdates is retried with the backoff (at least retry_after after a 429).
     """
 
-    def __init__(self, inbound: Inbound, sender: Sender, ctx: ChannelContext, timeout: int,
-                 backoff: BackoffPolicy | None = None,
-                 may_poll: Callable[[], bool] = lambda: True) -> None:
+    def __init__(
+        self,
+        inbound: Inbound,
+        sender: Sender,
+        ctx: ChannelContext,
+        timeout: int,
+        backoff: BackoffPolicy | None = None,
+        may_poll: Callable[[], bool] = lambda: True,
+    ) -> None:
         self.inbound = inbound
         self.sender = sender
         self.ctx = ctx
@@ -211,8 +217,10 @@ def webhook_handler(config: TelegramConfig, inbound: Inbound) -> Any:
     async def handler(request: web.Request) -> web.Response:
         given = request.headers.get(SECRET_HEADER, "").encode()
         if not hmac.compare_digest(given, secret):
-            log.warning("telegram webhook: rejected a request from %s without the right secret",
-                        request.remote)
+            log.warning(
+                "telegram webhook: rejected a request from %s without the right secret",
+                request.remote,
+            )
             return web.Response(status=403, text=FORBIDDEN)
         try:
             update = await request.json()

@@ -24,14 +24,25 @@ _ANY_CHAT = ChatRef(channel="telegram", chat_id="")
 def budgets(dm_interval: float, group_interval: float) -> tuple[RateBudget, ...]:
     """Every Telegram budget (the service itself paces nothing: the channel coalesces)."""
     return (
-        RateBudget(scope="chat", method=MESSAGE, per_second=1 / dm_interval, chat_type="dm",
-                   serial=True),
-        RateBudget(scope="chat", method=MESSAGE, per_second=1 / group_interval,
-                   chat_type="group", serial=True),
-        RateBudget(scope="bot", method=MESSAGE, per_second=BOT_WIDE_PER_SECOND,
-                   burst=int(BOT_WIDE_PER_SECOND)),
-        RateBudget(scope="chat", method=DRAFT, per_second=1 / dm_interval, chat_type="dm",
-                   serial=True),
+        RateBudget(
+            scope="chat", method=MESSAGE, per_second=1 / dm_interval, chat_type="dm", serial=True
+        ),
+        RateBudget(
+            scope="chat",
+            method=MESSAGE,
+            per_second=1 / group_interval,
+            chat_type="group",
+            serial=True,
+        ),
+        RateBudget(
+            scope="bot",
+            method=MESSAGE,
+            per_second=BOT_WIDE_PER_SECOND,
+            burst=int(BOT_WIDE_PER_SECOND),
+        ),
+        RateBudget(
+            scope="chat", method=DRAFT, per_second=1 / dm_interval, chat_type="dm", serial=True
+        ),
     )
 
 

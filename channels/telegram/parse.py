@@ -208,9 +208,16 @@ def _attachments(message: Mapping[str, Any]) -> list[Attachment]:
 
 
 _UNSUPPORTED = {
-    "sticker": "a sticker", "location": "a location", "venue": "a location", "poll": "a poll",
-    "contact": "a contact", "dice": "a dice roll", "animation": "an animation",
-    "video_note": "a video message", "game": "a game", "story": "a story",
+    "sticker": "a sticker",
+    "location": "a location",
+    "venue": "a location",
+    "poll": "a poll",
+    "contact": "a contact",
+    "dice": "a dice roll",
+    "animation": "an animation",
+    "video_note": "a video message",
+    "game": "a game",
+    "story": "a story",
 }
 
 

@@ -10,8 +10,13 @@ from channels.telegram.stream import TelegramReply
 
 
 def reply_state(handle: TelegramReply) -> dict[str, Any]:
-    return {"mode": handle.mode, "draft_id": handle.draft_id, "message_id": handle.message_id,
-            "reply_to": handle.reply_to, "parts_sent": handle.parts_sent}
+    return {
+        "mode": handle.mode,
+        "draft_id": handle.draft_id,
+        "message_id": handle.message_id,
+        "reply_to": handle.reply_to,
+        "parts_sent": handle.parts_sent,
+    }
 
 
 def restore_reply(msg: InboundMessage, state: Mapping[str, Any]) -> TelegramReply | None:

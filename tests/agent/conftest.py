@@ -28,8 +28,10 @@ async def make_runner(fake_openai: FakeOpenAI, tmp_path: Path) -> AsyncIterator[
     async def make(**kwargs: Any) -> AgentRunner:
         kwargs.setdefault("models", [model_config(fake_openai)])
         kwargs.setdefault("default_model", None)
-        kwargs.setdefault("config", AgentConfig(max_retries=0, request_timeout_seconds=10,
-                                                title={"enabled": False}))  # no extra request
+        kwargs.setdefault(
+            "config",
+            AgentConfig(max_retries=0, request_timeout_seconds=10, title={"enabled": False}),
+        )  # no extra request
         kwargs.setdefault("data_dir", tmp_path / "data")
         runner = AgentRunner(**kwargs)
         await runner.start()

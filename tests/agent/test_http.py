@@ -16,8 +16,9 @@ AGENT = AgentConfig(max_retries=0, request_timeout_seconds=10)
 
 
 def _model(fake: FakeOpenAI, name: str = "a", base_url: str | None = None, **extra: object):
-    return ModelConfig(name=name, model="m", api_key="sk-test",
-                       base_url=base_url or fake.base_url, **extra)
+    return ModelConfig(
+        name=name, model="m", api_key="sk-test", base_url=base_url or fake.base_url, **extra
+    )
 
 
 async def test_models_on_one_endpoint_share_one_aiohttp_client(fake_openai: FakeOpenAI) -> None:
@@ -25,8 +26,9 @@ async def test_models_on_one_endpoint_share_one_aiohttp_client(fake_openai: Fake
     try:
         one: Any = create_chat_model(_model(fake_openai, "a"), AGENT, thinking=False)
         two: Any = create_chat_model(_model(fake_openai, "b"), AGENT, thinking=False)
-        other: Any = create_chat_model(_model(fake_openai, "c", "http://127.0.0.1:9/v1"), AGENT,
-                                  thinking=False)
+        other: Any = create_chat_model(
+            _model(fake_openai, "c", "http://127.0.0.1:9/v1"), AGENT, thinking=False
+        )
         assert isinstance(one.http_async_client, DefaultAioHttpClient)
         assert one.http_async_client is two.http_async_client
         assert other.http_async_client is not one.http_async_client
@@ -42,7 +44,8 @@ async def test_stream_chunks_arrive_as_dicts_and_text_is_unchanged(
     try:
         chat: Any = create_chat_model(_model(fake_openai), AGENT, thinking=False)
         stream = await chat.async_client.create(
-            model="m", messages=[{"role": "user", "content": "hi"}], stream=True)
+            model="m", messages=[{"role": "user", "content": "hi"}], stream=True
+        )
         chunks = [chunk async for chunk in stream]
         assert chunks
         assert all(isinstance(chunk, dict) for chunk in chunks)
@@ -57,9 +60,11 @@ async def test_stream_chunks_arrive_as_dicts_and_text_is_unchanged(
 async def test_a_model_with_its_own_client_or_another_class_is_left_as_built(
     fake_openai: FakeOpenAI,
 ) -> None:
-    proxied: Any = create_chat_model(_model(fake_openai, openai_proxy="http://127.0.0.1:9"), AGENT,
-                                thinking=False)
+    proxied: Any = create_chat_model(
+        _model(fake_openai, openai_proxy="http://127.0.0.1:9"), AGENT, thinking=False
+    )
     assert not isinstance(proxied.async_client, http.DictChunkCompletions)
-    outside: Any = await asyncio.to_thread(create_chat_model, _model(fake_openai), AGENT,
-                                      thinking=False)  # no running loop there
+    outside: Any = await asyncio.to_thread(
+        create_chat_model, _model(fake_openai), AGENT, thinking=False
+    )  # no running loop there
     assert not isinstance(outside.async_client, http.DictChunkCompletions)

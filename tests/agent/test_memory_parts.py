@@ -37,8 +37,13 @@ async def store(tmp_path: Path, storage: dict[str, Any]) -> AsyncIterator[Memory
         await pool.close()
 
 
-async def add(store: MemoryStore, person: str, *facts: tuple[str, float], max_facts: int = 100,
-              done: list[int] | None = None) -> None:
+async def add(
+    store: MemoryStore,
+    person: str,
+    *facts: tuple[str, float],
+    max_facts: int = 100,
+    done: list[int] | None = None,
+) -> None:
     update = MemoryUpdate(contexts={}, facts=tuple(NewFact(c, "knowledge", p) for c, p in facts))
     await store.apply(person, update, source="t1", max_facts=max_facts, threshold=0.7, done=done)
 
@@ -63,11 +68,14 @@ async def test_update_contexts_removals_and_pending_in_one_transaction(store: Me
     await store.add_pending("p", "t1", "I moved to Initech", "Congrats")
     pending = await store.pending()
     fact_id = (await store.facts("p"))[0].id
-    update = MemoryUpdate(contexts={"work": "Engineer at Initech", "bogus": "x"},
-                          facts=(NewFact("Works at Initech", "context", 0.9),),
-                          remove=(fact_id,))
-    await store.apply("p", update, source="t1", max_facts=10, threshold=0.7,
-                      done=[p.id for p in pending])
+    update = MemoryUpdate(
+        contexts={"work": "Engineer at Initech", "bogus": "x"},
+        facts=(NewFact("Works at Initech", "context", 0.9),),
+        remove=(fact_id,),
+    )
+    await store.apply(
+        "p", update, source="t1", max_facts=10, threshold=0.7, done=[p.id for p in pending]
+    )
     assert [f.content for f in await store.facts("p")] == ["Works at Initech"]
     assert await store.contexts("p") == {"work": "Engineer at Initech"}
     assert not await store.has_pending()
@@ -105,8 +113,12 @@ async def test_admin_edits_people_and_context_times(store: MemoryStore) -> None:
     assert (fact.content, fact.category, fact.confidence) == ("Has two cats", "context", 0.8)
     assert fact.updated_at >= fact.created_at > 0
     await add(store, "q", ("Likes tea", 0.9))
-    await store.replace("p", {"work": "Engineer", "bogus": "x", "personal": " "},
-                        [NewFact("Lives in Oslo", "knowledge", 0.9)], source="import")
+    await store.replace(
+        "p",
+        {"work": "Engineer", "bogus": "x", "personal": " "},
+        [NewFact("Lives in Oslo", "knowledge", 0.9)],
+        source="import",
+    )
     assert [(f.content, f.source) for f in await store.facts("p")] == [("Lives in Oslo", "import")]
     times = await store.context_times("p")
     assert list(times) == ["work"]
@@ -136,8 +148,10 @@ def test_parse_update_is_tolerant_but_strict_about_json() -> None:
      "remove": [3, "4", "x"]}
     ```""")
     assert update.contexts == {"work": "Builds bots"}
-    assert update.facts == (NewFact("Prefers Python", "preference", 0.9),
-                            NewFact("Odd", "context", 1.0))
+    assert update.facts == (
+        NewFact("Prefers Python", "preference", 0.9),
+        NewFact("Odd", "context", 1.0),
+    )
     assert update.remove == (3, 4)
     with pytest.raises(ExtractionError):
         parse_update("echo: hello")
@@ -146,8 +160,10 @@ def test_parse_update_is_tolerant_but_strict_about_json() -> None:
 
 
 def test_injection_is_capped_and_ranked() -> None:
-    facts = [Fact(i, f"Fact number {i} about gardening " + "x" * 40, "knowledge", 0.8)
-             for i in range(1, 200)]
+    facts = [
+        Fact(i, f"Fact number {i} about gardening " + "x" * 40, "knowledge", 0.8)
+        for i in range(1, 200)
+    ]
     facts.append(Fact(500, "Actually prefers tulips", "correction", 0.7))
     facts.append(Fact(501, "Keeps bees in the garden", "knowledge", 0.75))
     block = memory_block({"work": "Gardener"}, facts, "how are my bees doing?", 300)
@@ -163,7 +179,8 @@ def test_injection_is_capped_and_ranked() -> None:
 
 def test_title_cleaning() -> None:
     assert clean_title('Title: "Growing kumquats on a sunny balcony, today."\nmore', 6, 60) == (
-        "Growing kumquats on a sunny balcony")
+        "Growing kumquats on a sunny balcony"
+    )
     long = clean_title("Supercalifragilistic " * 3, 6, 30)
     assert len(long) <= 30
     assert clean_title("", 6, 60) == ""

@@ -30,8 +30,9 @@ async def test_text_deltas_concatenate_to_final(
 async def test_system_prompt_has_defaults_date_and_config(
     make_runner: MakeRunner, fake_openai: FakeOpenAI
 ) -> None:
-    runner = await make_runner(config=AgentConfig(system_prompt="Always say ARR.", max_retries=0,
-                                                  title={"enabled": False}))
+    runner = await make_runner(
+        config=AgentConfig(system_prompt="Always say ARR.", max_retries=0, title={"enabled": False})
+    )
     await collect(runner, "t1", "hi", user_name="Ann")
     system = fake_openai.last_request.messages[0]
     assert system["role"] == "system"

@@ -24,15 +24,18 @@ def fs(tmp_path: Path) -> VirtualFS:
     return VirtualFS(dirs, skills, skill_allowed=lambda name: name == "on")
 
 
-@pytest.mark.parametrize("path", [
-    "/etc/passwd",
-    "/mnt/user-data/workspace/../../../../etc/passwd",
-    "../outside.txt",
-    "/mnt/user-data",
-    "/mnt/user-data/workspaces/x",
-    "/mnt/skills/public/off/SKILL.md",
-    "",
-])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/etc/passwd",
+        "/mnt/user-data/workspace/../../../../etc/passwd",
+        "../outside.txt",
+        "/mnt/user-data",
+        "/mnt/user-data/workspaces/x",
+        "/mnt/skills/public/off/SKILL.md",
+        "",
+    ],
+)
 def test_paths_outside_are_refused(fs: VirtualFS, path: str) -> None:
     with pytest.raises(SandboxError):
         fs.resolve(path)
@@ -50,8 +53,9 @@ def test_links_leading_out_are_refused(fs: VirtualFS, tmp_path: Path) -> None:
     with pytest.raises(SandboxError):
         files.write_file(fs, "/mnt/user-data/workspace/link.txt", "x", False, 1000)
     assert secret.read_text() == "top secret"
-    assert "secret" not in files.grep(fs, "secret", "/mnt/user-data/workspace", None, True,
-                                      False, 10).replace("no matches for 'secret'", "")
+    assert "secret" not in files.grep(
+        fs, "secret", "/mnt/user-data/workspace", None, True, False, 10
+    ).replace("no matches for 'secret'", "")
 
 
 def test_skills_are_read_only_and_disabled_ones_hidden(fs: VirtualFS) -> None:
@@ -75,18 +79,23 @@ def test_file_operations(fs: VirtualFS) -> None:
     assert "a.txt" in listing
     assert str(fs.mounts[0].host) not in listing
     assert files.glob(fs, "**/*.txt", "/mnt/user-data/workspace", 10).splitlines() == [
-        "/mnt/user-data/workspace/notes/a.txt", "/mnt/user-data/workspace/notes/b.txt"]
+        "/mnt/user-data/workspace/notes/a.txt",
+        "/mnt/user-data/workspace/notes/b.txt",
+    ]
     assert files.grep(fs, "three", "/mnt/user-data/workspace", "*.txt", False, False, 10) == (
-        "/mnt/user-data/workspace/notes/a.txt:3: THREE")
+        "/mnt/user-data/workspace/notes/a.txt:3: THREE"
+    )
     with pytest.raises(SandboxError, match="too long"):
         files.write_file(fs, "big.txt", "x" * 2000, False, 1000)
 
 
 async def test_bash_runs_in_workspace_with_timeout_and_cap(
-        fs: VirtualFS, monkeypatch: pytest.MonkeyPatch) -> None:
+    fs: VirtualFS, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("SOME_API_KEY", "sk-hidden")
-    out = await run_bash(fs, "pwd; echo $SOME_API_KEY; ls /mnt/user-data/uploads",
-                         timeout=5, limit=2000)
+    out = await run_bash(
+        fs, "pwd; echo $SOME_API_KEY; ls /mnt/user-data/uploads", timeout=5, limit=2000
+    )
     assert out.splitlines()[0] == "/mnt/user-data/workspace"
     assert "sk-hidden" not in out
     assert out.endswith("[exit code 0]")

@@ -25,8 +25,12 @@ def test_shipped_skills_parse() -> None:
 
 
 def test_bad_skills_are_reported_and_skipped(tmp_path: Path) -> None:
-    write_skill(tmp_path, "good", "---\nname: good\ndescription: Does good things.\n"
-                "allowed-tools: [read_file]\n---\n# Good\nbody")
+    write_skill(
+        tmp_path,
+        "good",
+        "---\nname: good\ndescription: Does good things.\n"
+        "allowed-tools: [read_file]\n---\n# Good\nbody",
+    )
     write_skill(tmp_path, "nofront", "# no front matter")
     write_skill(tmp_path, "badname", "---\nname: Bad_Name\ndescription: x\n---\n")
     write_skill(tmp_path, "extra", "---\nname: extra\ndescription: x\ncolour: red\n---\n")

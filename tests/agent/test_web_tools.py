@@ -13,12 +13,16 @@ from agent.config import ToolEntry
 from agent.tools.configured import load_configured_tools
 from bot.config import ConfigError, settings_from_dict
 
-PAGE = """<html><head><title>Antler  Docs</title><script>var secret = 1;</script>
+PAGE = (
+    """<html><head><title>Antler  Docs</title><script>var secret = 1;</script>
 <style>body {color: red}</style></head><body><nav>Home | About</nav>
 <h1>Getting started</h1><p>Install it &amp; run it.</p><ul><li>one</li><li>two</li></ul>
 <table><tr><th>plan</th><th>price</th></tr><tr><td>free</td><td>0</td></tr></table>
 <form><button>Subscribe</button></form><footer>All rights reserved</footer>
-<p>""" + "filler " * 500 + "</p></body></html>"
+<p>"""
+    + "filler " * 500
+    + "</p></body></html>"
+)
 
 
 @pytest.fixture
@@ -34,9 +38,18 @@ async def site() -> AsyncIterator[dict[str, Any]]:
     async def search(req: web.Request) -> web.Response:
         seen["auth"] = req.headers.get("Authorization")
         seen["body"] = await req.json()
-        return web.json_response({"results": [
-            {"title": "Antler", "url": "https://example.org/a", "content": "An agent  in chat."},
-            {"title": "Other", "url": "https://example.org/b", "content": "More."}]})
+        return web.json_response(
+            {
+                "results": [
+                    {
+                        "title": "Antler",
+                        "url": "https://example.org/a",
+                        "content": "An agent  in chat.",
+                    },
+                    {"title": "Other", "url": "https://example.org/b", "content": "More."},
+                ]
+            }
+        )
 
     app = web.Application()
     app.router.add_get("/page", page)
@@ -50,15 +63,17 @@ async def site() -> AsyncIterator[dict[str, Any]]:
 
 
 def make(name: str, use: str, **opts: Any) -> Any:
-    [tool], notes = load_configured_tools([ToolEntry(name=name, use=use, **opts)],
-                                          bash_enabled=False)
+    [tool], notes = load_configured_tools(
+        [ToolEntry(name=name, use=use, **opts)], bash_enabled=False
+    )
     assert notes == []
     return tool
 
 
 async def test_web_fetch_returns_readable_capped_text(site: dict[str, Any]) -> None:
-    fetch = make("web_fetch", "agent.tools.web:web_fetch_tool", max_chars=300,
-                 allow_private_addresses=True)
+    fetch = make(
+        "web_fetch", "agent.tools.web:web_fetch_tool", max_chars=300, allow_private_addresses=True
+    )
     text = await fetch.ainvoke({"url": site["base"] + "/moved"})
     assert text.startswith("# Antler Docs\n" + site["base"] + "/page")
     assert "# Getting started" in text
@@ -79,12 +94,18 @@ async def test_web_fetch_refuses_private_addresses_and_bad_schemes(site: dict[st
     refused = await fetch.ainvoke({"url": site["base"] + "/page"})
     assert refused.startswith("Error: 127.0.0.1 is a private or local address")
     assert (await fetch.ainvoke({"url": "file:///etc/passwd"})).startswith(
-        "Error: only http(s) URLs")
+        "Error: only http(s) URLs"
+    )
 
 
 async def test_web_search_with_tavily(site: dict[str, Any]) -> None:
-    search = make("web_search", "agent.tools.web:web_search_tool", api_key="tv-test",
-                  base_url=site["base"], max_results=1)
+    search = make(
+        "web_search",
+        "agent.tools.web:web_search_tool",
+        api_key="tv-test",
+        base_url=site["base"],
+        max_results=1,
+    )
     text = await search.ainvoke({"query": "antler agent"})
     assert text == "1. Antler\nhttps://example.org/a\nAn agent in chat."
     assert site["auth"] == "Bearer tv-test"
@@ -94,20 +115,30 @@ async def test_web_search_with_tavily(site: dict[str, Any]) -> None:
 def test_web_search_without_key_is_left_out(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("TAVILY_API_KEY", raising=False)
     tools, notes = load_configured_tools(
-        [ToolEntry.model_validate({"name": "web_search", "use": "agent.tools.web:web_search_tool",
-                                   "api_key": ""})],
-        bash_enabled=False)
+        [
+            ToolEntry.model_validate(
+                {"name": "web_search", "use": "agent.tools.web:web_search_tool", "api_key": ""}
+            )
+        ],
+        bash_enabled=False,
+    )
     assert tools == []
     assert "agent.tools[0] (web_search): not available: no Tavily key" in notes[0]
 
 
 def test_bad_tool_path_is_a_config_error() -> None:
     with pytest.raises(ConfigError) as info:
-        settings_from_dict({"agent": {"tools": [
-            {"name": "ok", "use": "agent.tools.web:web_fetch_tool"},
-            {"name": "gone", "use": "no_such_pkg.tools:thing"},
-            {"name": "typo", "use": "agent.tools.web:web_fetch_tol"},
-        ]}})
+        settings_from_dict(
+            {
+                "agent": {
+                    "tools": [
+                        {"name": "ok", "use": "agent.tools.web:web_fetch_tool"},
+                        {"name": "gone", "use": "no_such_pkg.tools:thing"},
+                        {"name": "typo", "use": "agent.tools.web:web_fetch_tol"},
+                    ]
+                }
+            }
+        )
     problems = "\n".join(info.value.problems)
     assert "agent.tools[1].use" in problems
     assert "cannot import 'no_such_pkg.tools'" in problems

@@ -19,11 +19,24 @@ from tests.fakes.recording_channel import RecordingChannel
 from tests.harness import ServiceHarness
 
 
-def message(text: str = "hi", *, user: str = "u1", chat: str = "c1", chat_type: str = "dm",
-            bot: bool = False, **kw: Any) -> InboundMessage:
+def message(
+    text: str = "hi",
+    *,
+    user: str = "u1",
+    chat: str = "c1",
+    chat_type: str = "dm",
+    bot: bool = False,
+    **kw: Any,
+) -> InboundMessage:
     where = ChatRef(channel="x", chat_id=chat, chat_type=chat_type)  # type: ignore[arg-type]
-    return InboundMessage(event_id=f"{chat}:{user}:{text}", chat=where,
-                          sender=UserRef(id=user, is_bot=bot), text=text, message_id="m1", **kw)
+    return InboundMessage(
+        event_id=f"{chat}:{user}:{text}",
+        chat=where,
+        sender=UserRef(id=user, is_bot=bot),
+        text=text,
+        message_id="m1",
+        **kw,
+    )
 
 
 def gate(clock: VirtualClock | None = None, **cfg: Any) -> tuple[AccessGate, list[InboundMessage]]:
@@ -36,15 +49,18 @@ def gate(clock: VirtualClock | None = None, **cfg: Any) -> tuple[AccessGate, lis
     return AccessGate({"x": config}, Pacer(clock or VirtualClock()), notify), told
 
 
-@pytest.mark.parametrize(("msg", "expected"), [
-    (message("hello"), Verdict.admit),
-    (message("chatter", chat_type="group"), Verdict.ignore),
-    (message("hi", chat_type="group", mentions_bot=True), Verdict.admit),
-    (message("and why?", chat_type="group", replies_to_bot=True), Verdict.admit),
-    (message("/new", chat_type="group"), Verdict.admit),
-    (message("/models fast", chat_type="group", is_button=True), Verdict.admit),
-    (message("hi", user="other-bot", bot=True), Verdict.ignore),
-])
+@pytest.mark.parametrize(
+    ("msg", "expected"),
+    [
+        (message("hello"), Verdict.admit),
+        (message("chatter", chat_type="group"), Verdict.ignore),
+        (message("hi", chat_type="group", mentions_bot=True), Verdict.admit),
+        (message("and why?", chat_type="group", replies_to_bot=True), Verdict.admit),
+        (message("/new", chat_type="group"), Verdict.admit),
+        (message("/models fast", chat_type="group", is_button=True), Verdict.admit),
+        (message("hi", user="other-bot", bot=True), Verdict.ignore),
+    ],
+)
 def test_group_trigger(msg: InboundMessage, expected: Verdict) -> None:
     g, _ = gate()
     assert g.verdict(msg) is expected
@@ -62,8 +78,10 @@ def test_group_trigger_all_and_per_chat_setting() -> None:
 def test_trigger_is_decided_before_the_allowlist() -> None:
     g, _ = gate(allowed_users=["boss"])
     assert g.verdict(message("chatter", user="x", chat_type="group")) is Verdict.ignore
-    assert g.verdict(message("@bot hi", user="x", chat_type="group", mentions_bot=True)) \
+    assert (
+        g.verdict(message("@bot hi", user="x", chat_type="group", mentions_bot=True))
         is Verdict.refuse
+    )
     assert g.verdict(message("hi", user="boss")) is Verdict.admit
 
 
@@ -125,8 +143,9 @@ async def _never(msg: InboundMessage) -> None:
 async def test_service_refuses_with_one_text_and_records_nothing(
     tmp_path: Path, fake_openai: FakeOpenAI
 ) -> None:
-    svc = ServiceHarness(tmp_path, fake_openai,
-                         {"test": {"enabled": True, "allowed_users": ["boss"]}})
+    svc = ServiceHarness(
+        tmp_path, fake_openai, {"test": {"enabled": True, "allowed_users": ["boss"]}}
+    )
     async with svc:
         channel = svc.channel("test")
         assert isinstance(channel, RecordingChannel)

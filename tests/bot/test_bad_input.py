@@ -90,8 +90,9 @@ async def test_a_file_over_the_platforms_download_limit_is_refused_with_that_lim
         channel = channel_of(svc)
         channel.capabilities = replace(channel.capabilities, max_file_in=1024 * 1024)
         channel.files["big"] = b"x"
-        await channel.inject("read this", attachments=(
-            Attachment(name="big.bin", ref="big", size=2 * 1024 * 1024),))
+        await channel.inject(
+            "read this", attachments=(Attachment(name="big.bin", ref="big", size=2 * 1024 * 1024),)
+        )
         await svc.idle()
     notes = [c.text for c in channel.of("text")]
     assert notes == [texts.file_not_read("big.bin", FileTooLarge("big.bin", 2 << 20, 1 << 20))]

@@ -38,8 +38,18 @@ def _skills(*names: str) -> CommandRegistry:
 
 def test_help_lists_every_visible_command_and_the_skills() -> None:
     text = _skills("team-reply").help_text()
-    for name in ("new", "stop", "status", "models", "memory", "plan", "think", "schedule",
-                 "timezone", "help"):
+    for name in (
+        "new",
+        "stop",
+        "status",
+        "models",
+        "memory",
+        "plan",
+        "think",
+        "schedule",
+        "timezone",
+        "help",
+    ):
         assert f"/{name}" in text
     assert "/start" not in text
     assert "Skills:\n/team-reply TASK — team-reply things" in text

@@ -132,20 +132,28 @@ def test_cli_check_and_version(tmp_path: Path) -> None:
 
 def test_enabled_channel_without_credentials_is_named() -> None:
     lines = problems({"models": [MODEL], "channels": {"slack": {"enabled": True}}})
-    assert lines == ["channels.slack.bot_token: required (xoxb-...) when channels.slack.enabled "
-                     "is true"]
+    assert lines == [
+        "channels.slack.bot_token: required (xoxb-...) when channels.slack.enabled is true"
+    ]
 
 
-def test_unset_credential_names_the_field_and_the_variable(
-    monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_unset_credential_names_the_field_and_the_variable(monkeypatch: pytest.MonkeyPatch) -> None:
     for var in ("TELEGRAM_BOT_TOKEN", "FEISHU_APP_SECRET", "DT_SECRET"):
         monkeypatch.delenv(var, raising=False)
-    lines = problems({"models": [MODEL], "channels": {
-        "telegram": {"enabled": True, "bot_token": "$TELEGRAM_BOT_TOKEN"},
-        "feishu": {"enabled": True, "app_id": "cli_1", "app_secret": "${FEISHU_APP_SECRET}"},
-        "dingtalk": {"enabled": True, "client_id": "ding1", "client_secret": "$DT_SECRET"},
-    }})
+    lines = problems(
+        {
+            "models": [MODEL],
+            "channels": {
+                "telegram": {"enabled": True, "bot_token": "$TELEGRAM_BOT_TOKEN"},
+                "feishu": {
+                    "enabled": True,
+                    "app_id": "cli_1",
+                    "app_secret": "${FEISHU_APP_SECRET}",
+                },
+                "dingtalk": {"enabled": True, "client_id": "ding1", "client_secret": "$DT_SECRET"},
+            },
+        }
+    )
     assert sorted(lines) == [
         "channels.dingtalk.client_secret: $DT_SECRET is not set",
         "channels.feishu.app_secret: $FEISHU_APP_SECRET is not set",
@@ -160,8 +168,9 @@ def test_no_model_is_a_config_error(tmp_path: Path, text: str) -> None:
     result = run_cli("check", "--config", str(cfg))
     assert result.returncode == 2
     assert "config ok" not in result.stdout  # check never says ok for what serve refuses
-    assert result.stderr.strip() == ("config error: models: at least one model is required "
-                                      "(see config.example.yaml)")
+    assert result.stderr.strip() == (
+        "config error: models: at least one model is required (see config.example.yaml)"
+    )
 
 
 def test_unreadable_config_files_exit_2_in_one_line(tmp_path: Path) -> None:
@@ -169,12 +178,13 @@ def test_unreadable_config_files_exit_2_in_one_line(tmp_path: Path) -> None:
     latin.write_bytes(b"models:\n  - name: caf\xe9\n    model: m\n")
     cases = {
         ("check", "--config", str(latin)): f"config error: {latin}: not UTF-8 text (byte 21); "
-                                           "save it as UTF-8",
+        "save it as UTF-8",
         ("check", "--config", str(tmp_path)): f"config error: {tmp_path}: is a folder; give the "
-                                              "path of the config file",
+        "path of the config file",
         ("chat", "--config", str(tmp_path / "none.yaml")): (
             f"config error: {tmp_path / 'none.yaml'}: file not found; `antler chat` needs a "
-            "model: copy config.example.yaml to config.yaml and fill in models[]"),
+            "model: copy config.example.yaml to config.yaml and fill in models[]"
+        ),
     }
     for args, line in cases.items():
         result = run_cli(*args)
@@ -187,13 +197,17 @@ def test_taken_port_names_gateway_port(tmp_path: Path) -> None:
         taken.listen()
         port = taken.getsockname()[1]
         cfg = tmp_path / "c.yaml"
-        cfg.write_text(f"gateway:\n  port: {port}\nmodels:\n  - name: a\n    model: m\n"
-                       f"storage:\n  data_dir: {tmp_path / 'data'}\n")
+        cfg.write_text(
+            f"gateway:\n  port: {port}\nmodels:\n  - name: a\n    model: m\n"
+            f"storage:\n  data_dir: {tmp_path / 'data'}\n"
+        )
         for command in ("check", "serve"):
             result = run_cli(command, "--config", str(cfg))
             assert result.returncode == 2, (command, result.stderr)
-            assert f"config error: gateway.port: {port} on 127.0.0.1 is already in use" \
+            assert (
+                f"config error: gateway.port: {port} on 127.0.0.1 is already in use"
                 in result.stderr
+            )
             assert "Traceback" not in result.stderr
 
 
@@ -222,11 +236,19 @@ def test_chat_shows_a_model_failure_in_plain_words(
             sock.bind(("127.0.0.1", 0))
             base = f"http://127.0.0.1:{sock.getsockname()[1]}/v1"
     cfg = tmp_path / "c.yaml"
-    cfg.write_text(f"models:\n  - name: a\n    model: m\n    api_key: sk-x\n    base_url: {base}\n"
-                   f"    max_retries: 0\nstorage:\n  data_dir: {tmp_path / 'data'}\n"
-                   "agent:\n  title:\n    enabled: false\n")
-    result = subprocess.run([sys.executable, "-m", "bot.cli", "chat", "--config", str(cfg)],
-                            input="hello\n", capture_output=True, text=True, timeout=60, cwd=ROOT)
+    cfg.write_text(
+        f"models:\n  - name: a\n    model: m\n    api_key: sk-x\n    base_url: {base}\n"
+        f"    max_retries: 0\nstorage:\n  data_dir: {tmp_path / 'data'}\n"
+        "agent:\n  title:\n    enabled: false\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-m", "bot.cli", "chat", "--config", str(cfg)],
+        input="hello\n",
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+    )
     out = result.stdout + result.stderr
     assert result.returncode == 0, out
     assert "Traceback" not in out

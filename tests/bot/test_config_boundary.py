@@ -64,8 +64,11 @@ def test_docs_list_exactly_the_restart_only_keys() -> None:
 
 def test_docs_list_exactly_the_live_keys_of_channel_sections() -> None:
     table = reload_boundary()
-    live = {k.split(".", 2)[2] for k, kind in table.items()
-            if k.count(".") >= 2 and k.startswith("channels.") and kind == "live"}
+    live = {
+        k.split(".", 2)[2]
+        for k, kind in table.items()
+        if k.count(".") >= 2 and k.startswith("channels.") and kind == "live"
+    }
     documented = set(re.findall(r"`(\w+)`", _docs_block("channel-live-keys")))
     assert documented == live
 
@@ -85,13 +88,25 @@ def test_the_kinds_of_what_the_issue_names() -> None:
 
 
 def test_changed_keys_stop_at_the_boundary_keys() -> None:
-    old = {"models": [{"name": "a"}], "channels": {"telegram": {"enabled": True}},
-           "agent": {"title": {"enabled": True}}}
-    new = {"models": [{"name": "a"}, {"name": "b"}],
-           "channels": {"telegram": {"enabled": True, "allowed_users": ["7"]},
-                        "slack": {"enabled": True}},
-           "agent": {"title": {"enabled": False}}, "gateway": {"port": 9}}
+    old = {
+        "models": [{"name": "a"}],
+        "channels": {"telegram": {"enabled": True}},
+        "agent": {"title": {"enabled": True}},
+    }
+    new = {
+        "models": [{"name": "a"}, {"name": "b"}],
+        "channels": {
+            "telegram": {"enabled": True, "allowed_users": ["7"]},
+            "slack": {"enabled": True},
+        },
+        "agent": {"title": {"enabled": False}},
+        "gateway": {"port": 9},
+    }
     assert changed_keys(old, new) == [
-        "agent.title.enabled", "channels.slack.enabled", "channels.telegram.allowed_users",
-        "gateway.port", "models"]
+        "agent.title.enabled",
+        "channels.slack.enabled",
+        "channels.telegram.allowed_users",
+        "gateway.port",
+        "models",
+    ]
     assert changed_keys(new, new) == []

@@ -31,8 +31,9 @@ channels:
 
 def test_patch_keeps_comments_order_and_references() -> None:
     doc = load_doc(TEXT)
-    edit = edit_section(doc, ("channels", "telegram"), {"allowed_users": [3],
-                                                        "bot_token": MASK}, replace=False)
+    edit = edit_section(
+        doc, ("channels", "telegram"), {"allowed_users": [3], "bot_token": MASK}, replace=False
+    )
     out = dump_doc(doc)
     assert edit.secrets == {}
     assert "# top comment" in out
@@ -51,17 +52,27 @@ def test_put_replaces_the_section() -> None:
 
 def test_new_secrets_go_to_the_secrets_file_under_the_referenced_name() -> None:
     doc = load_doc(TEXT)
-    edit = edit_section(doc, ("channels", "telegram"), {"bot_token": "123:NEW"},
-                        replace=False)
+    edit = edit_section(doc, ("channels", "telegram"), {"bot_token": "123:NEW"}, replace=False)
     assert edit.secrets == {"TG_TOKEN": "123:NEW"}
     assert doc["channels"]["telegram"]["bot_token"] == "$TG_TOKEN"
     models = [dict(m) for m in doc["models"]]
-    edit = edit_section(doc, (), {"models": [
-        {**models[1], "api_key": MASK},  # reordered: matched by name
-        {**models[0], "api_key": MASK},
-        {"name": "new", "model": "m", "api_key": "sk-new"}]}, replace=False)
+    edit = edit_section(
+        doc,
+        (),
+        {
+            "models": [
+                {**models[1], "api_key": MASK},  # reordered: matched by name
+                {**models[0], "api_key": MASK},
+                {"name": "new", "model": "m", "api_key": "sk-new"},
+            ]
+        },
+        replace=False,
+    )
     assert [m["api_key"] for m in doc["models"]] == [
-        "sk-literal", "$OPENAI_API_KEY", "$ANTLER_MODELS_2_API_KEY"]
+        "sk-literal",
+        "$OPENAI_API_KEY",
+        "$ANTLER_MODELS_2_API_KEY",
+    ]
     assert edit.secrets == {"ANTLER_MODELS_2_API_KEY": "sk-new"}
     assert "# the quick one" in dump_doc(doc)
 
@@ -84,10 +95,20 @@ def test_which_keys_are_secrets() -> None:
 
 
 def test_masked_hides_every_secret() -> None:
-    shown = masked({"a": {"bot_token": "**********", "api_key": "sk", "max_tokens": 5,
-                          "token": "", "name": "x"}})
-    assert shown == {"a": {"bot_token": MASK, "api_key": MASK, "max_tokens": 5, "token": "",
-                           "name": "x"}}
+    shown = masked(
+        {
+            "a": {
+                "bot_token": "**********",
+                "api_key": "sk",
+                "max_tokens": 5,
+                "token": "",
+                "name": "x",
+            }
+        }
+    )
+    assert shown == {
+        "a": {"bot_token": MASK, "api_key": MASK, "max_tokens": 5, "token": "", "name": "x"}
+    }
 
 
 def _api_key(path: Path) -> str:
@@ -97,7 +118,8 @@ def _api_key(path: Path) -> str:
 
 
 def test_secrets_file_round_trip_0600_and_wins_over_the_environment(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     path = tmp_path / "config.yaml"
     path.write_text("models:\n  - name: a\n    model: m\n    api_key: $KEY\n", encoding="utf-8")
     monkeypatch.setenv("KEY", "from-env")

@@ -34,9 +34,17 @@ async def stores(tmp_path: Path, storage: dict[str, Any]) -> AsyncIterator[Store
 
 def _run(run_id: str, thread_id: str = "t1", status: str = "pending") -> RunRow:
     now = time.time()
-    return RunRow(run_id=run_id, thread_id=thread_id, assistant_id="lead_agent", status=status,
-                  created_at=now, updated_at=now, modes=["values"], metadata={"k": "v"},
-                  kwargs={"input": {"messages": ["hi"]}})
+    return RunRow(
+        run_id=run_id,
+        thread_id=thread_id,
+        assistant_id="lead_agent",
+        status=status,
+        created_at=now,
+        updated_at=now,
+        modes=["values"],
+        metadata={"k": "v"},
+        kwargs={"input": {"messages": ["hi"]}},
+    )
 
 
 # ---------------------------------------------------------------- threads and runs
@@ -74,7 +82,10 @@ async def test_a_run_walks_its_states_and_keeps_its_values(stores: Stores) -> No
     assert (done.status, done.finished, done.error) == ("success", True, None)
     assert done.values == {"messages": [{"content": "ok"}]}
     assert (done.modes, done.metadata, done.kwargs) == (
-        ["values"], {"k": "v"}, {"input": {"messages": ["hi"]}})
+        ["values"],
+        {"k": "v"},
+        {"input": {"messages": ["hi"]}},
+    )
     await records.add_run(_run("r2"))
     await records.set_run("r2", "error", error={"name": "Boom", "message": "it broke"})
     failed = await records.run("t1", "r2")
@@ -92,8 +103,10 @@ async def test_runs_list_newest_first_and_keep_the_newest_hundred(stores: Stores
     assert len(runs) == KEEP_RUNS
     assert runs[0].run_id == f"r{KEEP_RUNS + 4}"
     assert runs[-1].run_id == "r5"
-    assert [r.run_id for r in await records.runs("t1", 2)] == [f"r{KEEP_RUNS + 4}",
-                                                                 f"r{KEEP_RUNS + 3}"]
+    assert [r.run_id for r in await records.runs("t1", 2)] == [
+        f"r{KEEP_RUNS + 4}",
+        f"r{KEEP_RUNS + 3}",
+    ]
     assert [r.run_id for r in await records.runs("t2")] == ["other"]
 
 
@@ -159,9 +172,17 @@ async def test_postgres_leaves_the_runs_of_a_live_process_alone(
 
 
 def _new(prompt: str = "report", first_run: float = 1000.0) -> NewSchedule:
-    return NewSchedule(chat=CHAT, creator=ANN, prompt=prompt, kind="cron", tz="UTC",
-                       label="every hour", first_run=first_run, expr="0 * * * *",
-                       fresh_thread=True)
+    return NewSchedule(
+        chat=CHAT,
+        creator=ANN,
+        prompt=prompt,
+        kind="cron",
+        tz="UTC",
+        label="every hour",
+        first_run=first_run,
+        expr="0 * * * *",
+        fresh_thread=True,
+    )
 
 
 async def test_schedules_are_stored_and_changed(stores: Stores) -> None:
@@ -231,10 +252,13 @@ async def test_two_processes_claim_each_due_run_once(
         made = [await one.schedules.add(_new(f"task {i}")) for i in range(10)]
         # both see every schedule due and claim each at the same moment
         seen = [await s.schedules.due(1500.0) for s in (one, two)]
-        claims = await asyncio.gather(*(
-            s.schedules.claim(due, 4600.0, run_state="claimed", late=False, now=1500.0)
-            for pair in zip(*seen, strict=True) for s, due in zip((one, two), pair,
-                                                                   strict=True)))
+        claims = await asyncio.gather(
+            *(
+                s.schedules.claim(due, 4600.0, run_state="claimed", late=False, now=1500.0)
+                for pair in zip(*seen, strict=True)
+                for s, due in zip((one, two), pair, strict=True)
+            )
+        )
         assert sum(claims) == len(made)
         runs = await two.schedules.runs("claimed")
         assert sorted(r.schedule_id for r in runs) == sorted(s.id for s in made)
@@ -255,7 +279,8 @@ async def test_an_earlier_release_s_thread_records_are_kept(tmp_path: Path) -> N
     old.executescript(
         "PRAGMA user_version = 3; CREATE TABLE IF NOT EXISTS api_threads (thread_id TEXT"
         " PRIMARY KEY, metadata TEXT NOT NULL DEFAULT '{}', created_at REAL NOT NULL,"
-        " updated_at REAL NOT NULL); INSERT INTO api_threads VALUES ('t-old', '{\"a\": 1}', 1, 2)")
+        " updated_at REAL NOT NULL); INSERT INTO api_threads VALUES ('t-old', '{\"a\": 1}', 1, 2)"
+    )
     old.close()
     db = open_db(tmp_path)
     try:

@@ -13,8 +13,15 @@ from channels.base import ChatRef, InboundMessage, UserRef
 
 def message(event_id: str = "e1", text: str = "hi") -> InboundMessage:
     chat = ChatRef(channel="telegram", chat_id="555")
-    return InboundMessage(event_id=event_id, chat=chat, sender=UserRef(id="42", name="Ada"),
-                          text=text, message_id="7", received_at=time.time(), raw={"x": 1})
+    return InboundMessage(
+        event_id=event_id,
+        chat=chat,
+        sender=UserRef(id="42", name="Ada"),
+        text=text,
+        message_id="7",
+        received_at=time.time(),
+        raw={"x": 1},
+    )
 
 
 def journal(tmp_path: Path) -> SqliteJournal:
@@ -47,8 +54,7 @@ async def test_states_from_accepted_to_delivered(tmp_path: Path) -> None:
     await j.part_done(msg, 1, {"message_id": 9, "parts_sent": 1})
     entry = await j.entry(msg)
     assert entry is not None
-    assert (entry.state, entry.parts_done, entry.sending) == (
-        State.delivering, 1, False)
+    assert (entry.state, entry.parts_done, entry.sending) == (State.delivering, 1, False)
     assert entry.final == {"parts": ["a", "b"]}
     await j.delivered(msg)
     entry = await j.entry(msg)
@@ -80,8 +86,11 @@ async def test_failed_keeps_the_reason_and_whether_the_user_was_told(tmp_path: P
     await j.failed(msg, "bot was blocked by the user", told=False)
     entry = await j.entry(msg)
     assert entry is not None
-    assert (entry.state, entry.reason, entry.told) == (State.failed, "bot was blocked by the user",
-                                                      False)
+    assert (entry.state, entry.reason, entry.told) == (
+        State.failed,
+        "bot was blocked by the user",
+        False,
+    )
     assert await j.count("failed") == 1
     assert [e.key for e in await j.recent(state="failed")] == ["telegram:e1"]
 

@@ -48,8 +48,12 @@ Fakes = tuple[FakeTelegram, FakeFeishu, FakeSlack, FakeDingTalk]
 
 @pytest.fixture
 def fakes() -> Iterator[Fakes]:
-    started = (FakeTelegram().start(), FakeFeishu().start(), FakeSlack().start(),
-               FakeDingTalk().start())
+    started = (
+        FakeTelegram().start(),
+        FakeFeishu().start(),
+        FakeSlack().start(),
+        FakeDingTalk().start(),
+    )
     yield started
     for fake in started:
         fake.stop()
@@ -63,19 +67,43 @@ def test_debug_log_of_a_running_service_holds_no_secret(
     config = {
         "storage": {"data_dir": str(tmp_path / "data")},
         "gateway": {"host": "127.0.0.1", "port": port, "auth_token": SECRETS["admin"]},
-        "models": [{"name": "m", "model": "fake", "api_key": SECRETS["model"],
-                    "base_url": fake_openai.base_url, "max_retries": 0}],
+        "models": [
+            {
+                "name": "m",
+                "model": "fake",
+                "api_key": SECRETS["model"],
+                "base_url": fake_openai.base_url,
+                "max_retries": 0,
+            }
+        ],
         "agent": {"title": {"enabled": False}},
         "channels": {
-            "telegram": {"enabled": True, "bot_token": TOKEN, "api_base": tg.api_base,
-                         "poll_timeout": 1},
-            "feishu": {"enabled": True, "app_id": "cli_logs", "app_secret": SECRETS["feishu"],
-                       "verification_token": SECRETS["feishu_token"], "domain": feishu.base},
-            "slack": {"enabled": True, "bot_token": BOT_TOKEN, "app_token": APP_TOKEN,
-                      "api_base": slack.api_base},
-            "dingtalk": {"enabled": True, "client_id": "ding-client",
-                         "client_secret": SECRETS["dingtalk"], "robot_code": "robot-code",
-                         "api_base": dingtalk.base},
+            "telegram": {
+                "enabled": True,
+                "bot_token": TOKEN,
+                "api_base": tg.api_base,
+                "poll_timeout": 1,
+            },
+            "feishu": {
+                "enabled": True,
+                "app_id": "cli_logs",
+                "app_secret": SECRETS["feishu"],
+                "verification_token": SECRETS["feishu_token"],
+                "domain": feishu.base,
+            },
+            "slack": {
+                "enabled": True,
+                "bot_token": BOT_TOKEN,
+                "app_token": APP_TOKEN,
+                "api_base": slack.api_base,
+            },
+            "dingtalk": {
+                "enabled": True,
+                "client_id": "ding-client",
+                "client_secret": SECRETS["dingtalk"],
+                "robot_code": "robot-code",
+                "api_base": dingtalk.base,
+            },
         },
     }
     cfg = tmp_path / "config.yaml"
@@ -83,8 +111,21 @@ def test_debug_log_of_a_running_service_holds_no_secret(
     log_path = tmp_path / "out.log"
     with log_path.open("w") as out:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "bot.cli", "serve", "--config", str(cfg), "--log-level",
-             "debug"], stdout=out, stderr=subprocess.STDOUT, cwd=ROOT, env=dict(os.environ))
+            [
+                sys.executable,
+                "-m",
+                "bot.cli",
+                "serve",
+                "--config",
+                str(cfg),
+                "--log-level",
+                "debug",
+            ],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            cwd=ROOT,
+            env=dict(os.environ),
+        )
         try:
             _wait(lambda: tg.calls_of("getUpdates"), proc)
             tg.push_message(555, "hello")
@@ -111,8 +152,10 @@ def _wait(cond: object, proc: subprocess.Popen[bytes], timeout: float = 30.0) ->
 def _admin_call(port: int) -> None:
     import urllib.request
 
-    req = urllib.request.Request(f"http://127.0.0.1:{port}/api/models",
-                                 headers={"Authorization": f"Bearer {SECRETS['admin']}"})
+    req = urllib.request.Request(
+        f"http://127.0.0.1:{port}/api/models",
+        headers={"Authorization": f"Bearer {SECRETS['admin']}"},
+    )
     with urllib.request.urlopen(req, timeout=10) as resp:
         body = resp.read().decode()
     assert SECRETS["model"] not in body  # nor in an API response
@@ -120,8 +163,15 @@ def _admin_call(port: int) -> None:
 
 def test_filter_masks_arguments_tracebacks_and_url_encoded_forms() -> None:
     redact = RedactSecrets(["tok:en/1234", "ab"])  # too short to mask: left alone
-    record = logging.LogRecord("sdk", logging.DEBUG, __file__, 1, "GET %s and %s", (
-        "https://x/bottok:en/1234/getMe", "tok%3Aen%2F1234"), None)
+    record = logging.LogRecord(
+        "sdk",
+        logging.DEBUG,
+        __file__,
+        1,
+        "GET %s and %s",
+        ("https://x/bottok:en/1234/getMe", "tok%3Aen%2F1234"),
+        None,
+    )
     try:
         raise RuntimeError("failed with tok:en/1234")
     except RuntimeError:
@@ -136,9 +186,11 @@ def test_filter_masks_arguments_tracebacks_and_url_encoded_forms() -> None:
 def test_secrets_are_collected_from_the_whole_tree() -> None:
     from bot.config import settings_from_dict
 
-    settings = settings_from_dict({
-        "models": [{"name": "m", "model": "x", "api_key": "sk-1234"}],
-        "gateway": {"auth_token": "gw-1234"},
-        "channels": {"slack": {"bot_token": "xoxb-1", "signing_secret": "sign-1"}},
-    })
+    settings = settings_from_dict(
+        {
+            "models": [{"name": "m", "model": "x", "api_key": "sk-1234"}],
+            "gateway": {"auth_token": "gw-1234"},
+            "channels": {"slack": {"bot_token": "xoxb-1", "signing_secret": "sign-1"}},
+        }
+    )
     assert {"sk-1234", "gw-1234", "xoxb-1", "sign-1"} <= set(secrets_of(settings))

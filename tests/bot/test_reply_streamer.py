@@ -45,4 +45,3 @@ async def test_finish_waits_for_the_update_in_flight() -> None:
     await asyncio.wait_for(finishing, 5)
     assert kinds(channel) == ["open", "update-start", "update-done", "finish"]
     assert channel.of("finish")[0].text == "echo: hi"
-

@@ -38,18 +38,22 @@ async def settled(tmp_path: Path, how: str) -> tuple[State, str, bool]:
     return entry.state, entry.reason, entry.told
 
 
-@pytest.mark.parametrize(("how", "state", "reason", "told"), [
-    ("done", State.delivered, "", False),
-    ("failed", State.failed, "model down", True),
-    ("cancelled", State.delivered, "stopped", False),
-    ("stopped", State.delivered, "stopped", False),
-    ("refused", State.failed, "bot blocked", False),
-    ("error", State.failed, "bad request", False),
-    ("gave up", State.failed, "failed twice", True),
-    ("no channel", State.failed, "channel not running", False),
-])
-async def test_each_outcome_settles_one_way(tmp_path: Path, how: str, state: State, reason: str,
-                                            told: bool) -> None:
+@pytest.mark.parametrize(
+    ("how", "state", "reason", "told"),
+    [
+        ("done", State.delivered, "", False),
+        ("failed", State.failed, "model down", True),
+        ("cancelled", State.delivered, "stopped", False),
+        ("stopped", State.delivered, "stopped", False),
+        ("refused", State.failed, "bot blocked", False),
+        ("error", State.failed, "bad request", False),
+        ("gave up", State.failed, "failed twice", True),
+        ("no channel", State.failed, "channel not running", False),
+    ],
+)
+async def test_each_outcome_settles_one_way(
+    tmp_path: Path, how: str, state: State, reason: str, told: bool
+) -> None:
     assert await settled(tmp_path, how) == (state, reason, told)
 
 
@@ -60,7 +64,10 @@ def test_only_settle_marks_a_message_delivered_or_failed() -> None:
         if path.name in ("settle.py", "journal.py") or path.parent.name == "stores":
             continue  # the state machine itself and its implementations
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if (isinstance(node, ast.Attribute) and node.attr in ("delivered", "failed")
-                    and "journal" in ast.unparse(node.value)):
+            if (
+                isinstance(node, ast.Attribute)
+                and node.attr in ("delivered", "failed")
+                and "journal" in ast.unparse(node.value)
+            ):
                 offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}")
     assert offenders == []

@@ -80,8 +80,9 @@ async def test_a_429_on_one_worker_blocks_the_scope_on_every_worker(
     redis_client: aioredis.Redis, redis_bus: dict[str, object]
 ) -> None:
     prefix = redis_bus["redis"]["key_prefix"]  # type: ignore[index]
-    workers = [SharedPacing(lambda: redis_client, str(prefix), _named(w), lambda: 2)
-               for w in ("w1", "w2")]
+    workers = [
+        SharedPacing(lambda: redis_client, str(prefix), _named(w), lambda: 2) for w in ("w1", "w2")
+    ]
     pacers = [Pacer(), Pacer()]
     for shared, pacer in zip(workers, pacers, strict=True):
         shared.attach("telegram", pacer)

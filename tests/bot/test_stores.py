@@ -20,8 +20,9 @@ from channels.base import ChatRef, InboundMessage, UserRef
 
 def _settings(tmp_path: Path, storage: dict[str, Any]) -> Any:
     model = {"name": "m", "model": "m", "api_key": "sk", "base_url": "http://127.0.0.1:9/v1"}
-    return settings_from_dict({"storage": {"data_dir": str(tmp_path), **storage},
-                               "models": [model]})
+    return settings_from_dict(
+        {"storage": {"data_dir": str(tmp_path), **storage}, "models": [model]}
+    )
 
 
 @pytest.fixture
@@ -43,9 +44,15 @@ async def gone(stores: Stores) -> None:
 
 
 def _msg(event_id: str = "e1", text: str = "hello", chat_id: str = "c1") -> InboundMessage:
-    return InboundMessage(event_id=event_id, chat=ChatRef(channel="test", chat_id=chat_id),
-                          sender=UserRef(id="u1", name="Ann"), text=text, message_id=event_id,
-                          received_at=time.time(), raw={"token": "t-1"})
+    return InboundMessage(
+        event_id=event_id,
+        chat=ChatRef(channel="test", chat_id=chat_id),
+        sender=UserRef(id="u1", name="Ann"),
+        text=text,
+        message_id=event_id,
+        received_at=time.time(),
+        raw={"token": "t-1"},
+    )
 
 
 # ---------------------------------------------------------------- the journal
@@ -178,12 +185,14 @@ async def test_two_processes_accept_the_same_event_once(
     await one.open()
     await two.open()
     try:
-        results = await asyncio.gather(*(s.journal.accept(_msg(f"e{i}"))
-                                         for i in range(20) for s in (one, two)))
+        results = await asyncio.gather(
+            *(s.journal.accept(_msg(f"e{i}")) for i in range(20) for s in (one, two))
+        )
         assert sum(results) == 20
         chats = [ChatRef(channel="test", chat_id=f"c{i % 5}") for i in range(20)]
-        convs = await asyncio.gather(*(s.conversations.get_or_create(chat)
-                                       for chat in chats for s in (one, two)))
+        convs = await asyncio.gather(
+            *(s.conversations.get_or_create(chat) for chat in chats for s in (one, two))
+        )
         threads: dict[str, set[str]] = {c.key: set() for c in convs}
         for conv in convs:
             threads[conv.key].add(conv.thread_id)
@@ -204,14 +213,24 @@ async def test_postgres_schema_is_migrated_once(tmp_path: Path, pg_dsn: str) -> 
         await stores.open()
         await stores.close()
     with psycopg.connect(pg_dsn) as conn:
-        rows = conn.execute("SELECT component, version FROM antler_migrations"
-                            " ORDER BY component").fetchall()
-    assert rows == [("conversations", 1), ("gateway", 1), ("journal", 1), ("memory", 1),
-                    ("schedules", 1)]
+        rows = conn.execute(
+            "SELECT component, version FROM antler_migrations ORDER BY component"
+        ).fetchall()
+    assert rows == [
+        ("conversations", 1),
+        ("gateway", 1),
+        ("journal", 1),
+        ("memory", 1),
+        ("schedules", 1),
+    ]
     with psycopg.connect(pg_dsn) as conn:  # LangGraph's own tables come with the runner's start
-        tables = {r[0] for r in conn.execute(
-            "SELECT table_name FROM information_schema.tables"
-            " WHERE table_schema = current_schema()").fetchall()}
+        tables = {
+            r[0]
+            for r in conn.execute(
+                "SELECT table_name FROM information_schema.tables"
+                " WHERE table_schema = current_schema()"
+            ).fetchall()
+        }
     assert {"antler_journal", "antler_conversations", "antler_memory_facts"} <= tables
 
 
@@ -221,8 +240,7 @@ async def test_processes_starting_together_set_up_the_checkpoint_tables_once(
     """LangGraph's setup builds indexes CONCURRENTLY, which waits for every transaction in the
     database to end: a process waiting for the setup lock inside a statement would be waited
     for while it waits for the lock (a deadlock only the statement timeout ends)."""
-    storage = {"backend": "postgres",
-               "postgres": {"dsn": pg_dsn, "statement_timeout_seconds": 5}}
+    storage = {"backend": "postgres", "postgres": {"dsn": pg_dsn, "statement_timeout_seconds": 5}}
     starting = [build_stores(_settings(tmp_path / str(i), storage)) for i in range(3)]
     for stores in starting:
         await stores.open()
@@ -237,17 +255,19 @@ async def test_processes_starting_together_set_up_the_checkpoint_tables_once(
             await stores.close()
 
 
-@pytest.mark.parametrize(("dsn", "said"), [
-    ("postgresql://antler:s3cret-pw@127.0.0.1:1/test", "connection refused"),
-    ("postgresql://no_such_role_x:s3cret-pw@{host}/test", 'role "no_such_role_x"'),
-])
+@pytest.mark.parametrize(
+    ("dsn", "said"),
+    [
+        ("postgresql://antler:s3cret-pw@127.0.0.1:1/test", "connection refused"),
+        ("postgresql://no_such_role_x:s3cret-pw@{host}/test", 'role "no_such_role_x"'),
+    ],
+)
 async def test_unreachable_postgres_is_named_in_plain_words(
     tmp_path: Path, pg_server: str, dsn: str, said: str
 ) -> None:
     host = psycopg.conninfo.conninfo_to_dict(pg_server)
     dsn = dsn.format(host=f"{host.get('host', '127.0.0.1')}:{host.get('port', 5432)}")
-    storage = {"backend": "postgres",
-               "postgres": {"dsn": dsn, "connect_timeout_seconds": 2}}
+    storage = {"backend": "postgres", "postgres": {"dsn": dsn, "connect_timeout_seconds": 2}}
     stores = build_stores(_settings(tmp_path, storage))
     with pytest.raises(ConfigError) as err:
         await stores.open()
@@ -269,7 +289,9 @@ async def test_postgres_connection_lost_between_statements_is_taken_again(
         with psycopg.connect(pg_dsn, autocommit=True, application_name="killer") as conn:
             killed = conn.execute(
                 "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
-                " WHERE application_name = %s", (app_name,)).fetchone()
+                " WHERE application_name = %s",
+                (app_name,),
+            ).fetchone()
         assert killed is not None
         assert killed[0] >= 1
         assert await stores.journal.accept(_msg("e2")) is True
@@ -286,14 +308,18 @@ def test_postgres_backend_without_dsn_is_a_config_error(tmp_path: Path) -> None:
     assert err.value.problems[0].startswith("storage.postgres.dsn: required")
 
 
-@pytest.mark.parametrize(("postgres", "said"), [
-    ({"dsn": "not a dsn"}, "storage.postgres.dsn: not a PostgreSQL connection string"),
-    ({"dsn": "postgresql://h/db", "pool_min": 5, "pool_max": 3},
-     "storage.postgres.pool_min: 5 is more than storage.postgres.pool_max (3)"),
-    ({"dsn": "postgresql://h/db", "pool_max": 1}, "storage.postgres.pool_max: "),
-])
-def test_postgres_settings_are_checked(tmp_path: Path, postgres: dict[str, Any],
-                                       said: str) -> None:
+@pytest.mark.parametrize(
+    ("postgres", "said"),
+    [
+        ({"dsn": "not a dsn"}, "storage.postgres.dsn: not a PostgreSQL connection string"),
+        (
+            {"dsn": "postgresql://h/db", "pool_min": 5, "pool_max": 3},
+            "storage.postgres.pool_min: 5 is more than storage.postgres.pool_max (3)",
+        ),
+        ({"dsn": "postgresql://h/db", "pool_max": 1}, "storage.postgres.pool_max: "),
+    ],
+)
+def test_postgres_settings_are_checked(tmp_path: Path, postgres: dict[str, Any], said: str) -> None:
     with pytest.raises(ConfigError) as err:
         _settings(tmp_path, {"backend": "postgres", "postgres": postgres})
     assert any(p.startswith(said) for p in err.value.problems), err.value.problems

@@ -29,8 +29,9 @@ def test_jitter_spreads_clients_that_failed_together():
     import random
 
     rng = random.Random(7)
-    firsts = {round(Backoff("x", LOG, BackoffPolicy(rand=rng.random)).next_delay(), 3)
-              for _ in range(20)}
+    firsts = {
+        round(Backoff("x", LOG, BackoffPolicy(rand=rng.random)).next_delay(), 3) for _ in range(20)
+    }
     assert len(firsts) > 15
 
 

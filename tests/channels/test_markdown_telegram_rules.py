@@ -25,7 +25,7 @@ CORPUS = [
     "Use **`code`** or _**both**_ or ~~**gone**~~",
     "See [the docs](https://en.wikipedia.org/wiki/Markdown_(disambiguation)) for more.",
     "[search](https://example.com/?q=a&b=c&lang=en) and <https://example.com/a?x=1&y=2>",
-    "Compare `a < b && c > d` with ```\n<div class=\"x\">&amp;</div>\n```",
+    'Compare `a < b && c > d` with ```\n<div class="x">&amp;</div>\n```',
     "```python\ndef f(x: int) -> bool:\n    return x < 3 and x > 1  # <b>not bold</b>\n```",
     "| Name | Price (&) | Notes |\n|:--|--:|---|\n| **A** | $1 | `x<y` |\n"
     "| B | 22 | [l](http://x) |",
@@ -131,8 +131,13 @@ FRAGMENTS = [
 ]  # fmt: skip
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow],
-          derandomize=True, database=None)  # the same examples on every run: CI never flakes
+@settings(
+    max_examples=300,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+    derandomize=True,
+    database=None,
+)  # the same examples on every run: CI never flakes
 @given(
     st.lists(st.sampled_from(FRAGMENTS), max_size=80).map("".join),
     st.sampled_from([64, 200, 4096]),
@@ -150,8 +155,13 @@ def is_subsequence(needle: str, haystack: str) -> bool:
     return all(c in it for c in needle)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow],
-          derandomize=True, database=None)  # the same examples on every run: CI never flakes
+@settings(
+    max_examples=300,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+    derandomize=True,
+    database=None,
+)  # the same examples on every run: CI never flakes
 @given(
     st.lists(st.sampled_from(FRAGMENTS), max_size=120).map("".join),
     st.sampled_from([100, 400]),

@@ -25,12 +25,23 @@ ROUTES = {"telegram": "/tg/hook", "slack": "/slack/events", "feishu": "/feishu/e
 BAD_REQUESTS: list[tuple[str, dict[str, str], bytes]] = [
     ("no headers, empty body", {}, b""),
     ("not json", {"Content-Type": "application/json"}, b"{not json"),
-    ("a plausible event, unsigned", {"Content-Type": "application/json"},
-     b'{"update_id": 1, "message": {"text": "hi"}, "header": {"event_type": "x"}}'),
-    ("forged signatures", {"X-Telegram-Bot-Api-Secret-Token": "guess",
-                           "X-Slack-Signature": "v0=00", "X-Slack-Request-Timestamp": "1",
-                           "X-Lark-Signature": "00", "X-Lark-Request-Timestamp": "1",
-                           "X-Lark-Request-Nonce": "n"}, b'{"encrypt": "AAAA"}'),
+    (
+        "a plausible event, unsigned",
+        {"Content-Type": "application/json"},
+        b'{"update_id": 1, "message": {"text": "hi"}, "header": {"event_type": "x"}}',
+    ),
+    (
+        "forged signatures",
+        {
+            "X-Telegram-Bot-Api-Secret-Token": "guess",
+            "X-Slack-Signature": "v0=00",
+            "X-Slack-Request-Timestamp": "1",
+            "X-Lark-Signature": "00",
+            "X-Lark-Request-Timestamp": "1",
+            "X-Lark-Request-Nonce": "n",
+        },
+        b'{"encrypt": "AAAA"}',
+    ),
 ]
 
 
@@ -44,13 +55,29 @@ def fakes() -> Iterator[tuple[FakeTelegram, FakeSlack, FakeFeishu]]:
 
 def _channels(tg: FakeTelegram, slack: FakeSlack, feishu: FakeFeishu) -> dict[str, Any]:
     return {
-        "telegram": {"enabled": True, "bot_token": TOKEN, "api_base": tg.api_base,
-                     "mode": "webhook", "webhook_url": "https://bot.example/tg/hook"},
-        "slack": {"enabled": True, "bot_token": BOT_TOKEN, "signing_secret": SIGNING_SECRET,
-                  "mode": "http", "api_base": slack.api_base},
-        "feishu": {"enabled": True, "app_id": "cli_webhooks", "app_secret": "sec",
-                   "domain": feishu.base, "mode": "webhook", "verification_token": "vtok",
-                   "encrypt_key": "ekey"},
+        "telegram": {
+            "enabled": True,
+            "bot_token": TOKEN,
+            "api_base": tg.api_base,
+            "mode": "webhook",
+            "webhook_url": "https://bot.example/tg/hook",
+        },
+        "slack": {
+            "enabled": True,
+            "bot_token": BOT_TOKEN,
+            "signing_secret": SIGNING_SECRET,
+            "mode": "http",
+            "api_base": slack.api_base,
+        },
+        "feishu": {
+            "enabled": True,
+            "app_id": "cli_webhooks",
+            "app_secret": "sec",
+            "domain": feishu.base,
+            "mode": "webhook",
+            "verification_token": "vtok",
+            "encrypt_key": "ekey",
+        },
     }
 
 

@@ -26,8 +26,9 @@ class Console:
                 self.csrf = found.group(1)
             return resp.status, text, resp
 
-    async def post(self, path: str, data: Any = None, *, csrf: bool = True,
-                   **kw: Any) -> tuple[int, str, aiohttp.ClientResponse]:
+    async def post(
+        self, path: str, data: Any = None, *, csrf: bool = True, **kw: Any
+    ) -> tuple[int, str, aiohttp.ClientResponse]:
         form: aiohttp.FormData | dict[str, Any]
         if isinstance(data, aiohttp.FormData):
             form = data
@@ -35,8 +36,7 @@ class Console:
                 form.add_field("csrf", self.csrf)
         else:
             form = {**({"csrf": self.csrf} if csrf else {}), **(data or {})}
-        async with self.http.post(self.base + path, data=form, allow_redirects=False,
-                                  **kw) as resp:
+        async with self.http.post(self.base + path, data=form, allow_redirects=False, **kw) as resp:
             return resp.status, await resp.text(), resp
 
     async def follow(self, resp: aiohttp.ClientResponse) -> str:

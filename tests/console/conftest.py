@@ -16,13 +16,15 @@ from tests.harness import ServiceHarness
 def write_skill(root: Path, category: str, name: str) -> None:
     folder = root / category / name
     folder.mkdir(parents=True)
-    (folder / "SKILL.md").write_text(f"---\nname: {name}\ndescription: The {name} skill.\n---\n"
-                                     "Do the thing.\n")
+    (folder / "SKILL.md").write_text(
+        f"---\nname: {name}\ndescription: The {name} skill.\n---\nDo the thing.\n"
+    )
 
 
 @pytest.fixture
-async def svc(tmp_path: Path, fake_openai: FakeOpenAI,
-              test_channel_registered: None) -> AsyncIterator[ServiceHarness]:
+async def svc(
+    tmp_path: Path, fake_openai: FakeOpenAI, test_channel_registered: None
+) -> AsyncIterator[ServiceHarness]:
     root = tmp_path / "skills"
     write_skill(root, "public", "pdf-tools")
     async with make_harness(tmp_path, fake_openai, agent={"skills": {"path": str(root)}}) as s:

@@ -20,8 +20,10 @@ AUTH = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
 
 
 async def api(st: Stage, method: str, path: str, body: Any) -> None:
-    async with aiohttp.ClientSession() as http, http.request(
-            method, st.url + path, json=body, headers=AUTH) as resp:
+    async with (
+        aiohttp.ClientSession() as http,
+        http.request(method, st.url + path, json=body, headers=AUTH) as resp,
+    ):
         assert resp.status < 300, await resp.text()
 
 
@@ -39,20 +41,48 @@ async def populate(st: Stage) -> None:
     tg.clear_failures()
     tg.push_message(4242, "What changed in the billing service this week?", user_id=42)
     await tg.wait_for(lambda: len(tg.shown_texts(4242)) >= 1, 15)
-    for content in ("Prefers metric units", "Works on the billing team",
-                    "On call in the first week of each month"):
+    for content in (
+        "Prefers metric units",
+        "Works on the billing team",
+        "On call in the first week of each month",
+    ):
         await api(st, "POST", "/api/memory/facts?person=telegram:42", {"content": content})
-    await api(st, "PUT", "/api/mcp/config", {"mcp_servers": {"github": {
-        # disabled: the agent would launch an enabled stdio server on its next turn
-        "enabled": False, "type": "stdio", "command": "npx",
-        "args": ["-y", "@modelcontextprotocol/server-github"],
-        "env": {"GITHUB_TOKEN": "ghp_not_a_real_token"}, "description": "Issues and PRs"},
-        "docs": {"enabled": False, "type": "http", "url": "http://127.0.0.1:9/mcp",
-                 "headers": {"Authorization": "Bearer not-a-real-token"}}}})
-    await api(st, "POST", "/api/scheduled-tasks", {
-        "chat": {"channel": "telegram", "chat_id": "4242"}, "creator": {"id": "42", "name": "Ada"},
-        "schedule": "every weekday 09:00", "prompt": "Post the on-call handover",
-        "timezone": "Europe/Berlin"})
+    await api(
+        st,
+        "PUT",
+        "/api/mcp/config",
+        {
+            "mcp_servers": {
+                "github": {
+                    # disabled: the agent would launch an enabled stdio server on its next turn
+                    "enabled": False,
+                    "type": "stdio",
+                    "command": "npx",
+                    "args": ["-y", "@modelcontextprotocol/server-github"],
+                    "env": {"GITHUB_TOKEN": "ghp_not_a_real_token"},
+                    "description": "Issues and PRs",
+                },
+                "docs": {
+                    "enabled": False,
+                    "type": "http",
+                    "url": "http://127.0.0.1:9/mcp",
+                    "headers": {"Authorization": "Bearer not-a-real-token"},
+                },
+            }
+        },
+    )
+    await api(
+        st,
+        "POST",
+        "/api/scheduled-tasks",
+        {
+            "chat": {"channel": "telegram", "chat_id": "4242"},
+            "creator": {"id": "42", "name": "Ada"},
+            "schedule": "every weekday 09:00",
+            "prompt": "Post the on-call handover",
+            "timezone": "Europe/Berlin",
+        },
+    )
     await asyncio.sleep(1)
 
 
@@ -75,8 +105,7 @@ async def shoot(st: Stage) -> list[Path]:
         st.openai.script(Reply(text="Here is the summary you asked for " * 30, stall_after=3))
         st.telegram.push_message(4242, "Summarise the incident thread", user_id=42)
         await asyncio.sleep(1.5)
-        for slug in ("conversations", "deliveries", "extensions", "mcp", "memory",
-                     "schedules"):
+        for slug in ("conversations", "deliveries", "extensions", "mcp", "memory", "schedules"):
             await page.goto(f"{st.url}/console/{slug}")
             shots.append(await save(page, slug))
         await page.goto(st.url + "/console/memory/telegram:42")

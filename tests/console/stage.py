@@ -18,13 +18,19 @@ from tests.fakes.telegram_server import FakeTelegram
 from tests.harness import ServiceHarness
 
 ADMIN_TOKEN = "console-admin-token"
-CHROMIUM_HINT = ("the console's browser tests need Debian's chromium (apt-get install -y "
-                 "chromium) and the dev extras (pip install -e '.[dev]' for playwright)")
+CHROMIUM_HINT = (
+    "the console's browser tests need Debian's chromium (apt-get install -y "
+    "chromium) and the dev extras (pip install -e '.[dev]' for playwright)"
+)
 
 
 def chromium_path() -> str | None:
-    for candidate in (os.environ.get("ANTLER_CHROMIUM", ""), "/usr/bin/chromium",
-                      shutil.which("chromium") or "", shutil.which("chromium-browser") or ""):
+    for candidate in (
+        os.environ.get("ANTLER_CHROMIUM", ""),
+        "/usr/bin/chromium",
+        shutil.which("chromium") or "",
+        shutil.which("chromium-browser") or "",
+    ):
         if candidate and Path(candidate).is_file():
             return candidate
     return None
@@ -42,8 +48,7 @@ async def launch(**options: Any) -> AsyncIterator[Any]:
     path = chromium_path()
     assert path is not None, CHROMIUM_HINT
     async with async_playwright() as pw:
-        browser = await pw.chromium.launch(executable_path=path, args=["--no-sandbox"],
-                                           **options)
+        browser = await pw.chromium.launch(executable_path=path, args=["--no-sandbox"], **options)
         try:
             yield browser
         finally:
@@ -70,8 +75,9 @@ class Stage:
 def write_skill(root: Path, name: str, description: str) -> None:
     folder = root / "public" / name
     folder.mkdir(parents=True)
-    (folder / "SKILL.md").write_text(f"---\nname: {name}\ndescription: {description}\n---\n"
-                                     f"# {name}\n")
+    (folder / "SKILL.md").write_text(
+        f"---\nname: {name}\ndescription: {description}\n---\n# {name}\n"
+    )
 
 
 @asynccontextmanager
@@ -80,12 +86,26 @@ async def stage(data_dir: Path, openai: FakeOpenAI, **extra: Any) -> AsyncIterat
     skills = data_dir / "skills"
     write_skill(skills, "data-to-chart", "Turns a table into a chart.")
     write_skill(skills, "thread-digest", "Summarises a long thread.")
-    conf = {"enabled": True, "bot_token": BOT_TOKEN, "api_base": telegram.api_base,
-            "poll_timeout": 1}
-    agent = {"extensions_config": str(data_dir / "extensions_config.json"),
-             "skills": {"path": str(skills)}, **extra.pop("agent", {})}
-    svc = ServiceHarness(data_dir, openai, {"telegram": conf}, only=["telegram"],
-                         gateway={"auth_token": ADMIN_TOKEN}, agent=agent, **extra)
+    conf = {
+        "enabled": True,
+        "bot_token": BOT_TOKEN,
+        "api_base": telegram.api_base,
+        "poll_timeout": 1,
+    }
+    agent = {
+        "extensions_config": str(data_dir / "extensions_config.json"),
+        "skills": {"path": str(skills)},
+        **extra.pop("agent", {}),
+    }
+    svc = ServiceHarness(
+        data_dir,
+        openai,
+        {"telegram": conf},
+        only=["telegram"],
+        gateway={"auth_token": ADMIN_TOKEN},
+        agent=agent,
+        **extra,
+    )
     try:
         async with svc:
             yield Stage(svc, telegram, openai, data_dir)

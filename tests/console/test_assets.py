@@ -16,8 +16,11 @@ CONSOLE = ROOT / "bot" / "gateway" / "console"
 def test_every_template_and_asset_is_package_data() -> None:
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())
     patterns = config["tool"]["setuptools"]["package-data"]["bot.gateway.console"]
-    files = [p.relative_to(CONSOLE).as_posix() for p in CONSOLE.rglob("*")
-             if p.is_file() and p.suffix != ".py" and "__pycache__" not in p.parts]
+    files = [
+        p.relative_to(CONSOLE).as_posix()
+        for p in CONSOLE.rglob("*")
+        if p.is_file() and p.suffix != ".py" and "__pycache__" not in p.parts
+    ]
     assert files
     missing = [f for f in files if not any(fnmatch.fnmatch(f, pat) for pat in patterns)]
     assert missing == []

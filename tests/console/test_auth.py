@@ -29,13 +29,15 @@ async def test_login_gives_a_strict_httponly_cookie_and_a_new_session(console: C
     before = console.cookie
     assert before
 
-    status, page, _ = await console.post("/console/login", {"token": "wrong",
-                                                             "next": "/console/channels"})
+    status, page, _ = await console.post(
+        "/console/login", {"token": "wrong", "next": "/console/channels"}
+    )
     assert status == 401
     assert "not the admin token" in page
     assert 'aria-invalid="true"' in page
-    status, _, resp = await console.post("/console/login", {"token": TOKEN,
-                                                             "next": "/console/channels"})
+    status, _, resp = await console.post(
+        "/console/login", {"token": TOKEN, "next": "/console/channels"}
+    )
     assert status == 303
     assert resp.headers["Location"] == "/console/channels"
     flags = [part.strip().lower() for part in cookie_header(resp).split(";")]
@@ -80,11 +82,16 @@ async def test_a_change_without_a_session_is_refused(console: Console) -> None:
 
 
 async def test_cookie_and_bearer_token_do_not_stand_in_for_each_other(
-        admin: Console, svc: ServiceHarness) -> None:
+    admin: Console, svc: ServiceHarness
+) -> None:
     status, _, _ = await admin.get("/api/channels")
     assert status == 401
-    async with aiohttp.ClientSession() as http, http.get(
-            svc.gateway_url + "/console/channels", headers=AUTH, allow_redirects=False) as resp:
+    async with (
+        aiohttp.ClientSession() as http,
+        http.get(
+            svc.gateway_url + "/console/channels", headers=AUTH, allow_redirects=False
+        ) as resp,
+    ):
         assert resp.status == 303
 
 
@@ -101,8 +108,12 @@ async def test_logout_ends_the_session(admin: Console) -> None:
 
 async def test_next_never_leaves_the_console(console: Console) -> None:
     await console.get("/console/login")
-    for target in ("//evil.example/console/", "https://evil.example/", "/api/channels",
-                   "/console\\..\\x"):
+    for target in (
+        "//evil.example/console/",
+        "https://evil.example/",
+        "/api/channels",
+        "/console\\..\\x",
+    ):
         console.http.cookie_jar.clear()
         await console.get("/console/login")
         status, _, resp = await console.post("/console/login", {"token": TOKEN, "next": target})
@@ -111,7 +122,8 @@ async def test_next_never_leaves_the_console(console: Console) -> None:
 
 
 async def test_without_a_token_the_console_is_open_on_loopback_and_still_csrf_safe(
-        tmp_path: Path, fake_openai: FakeOpenAI, test_channel_registered: None) -> None:
+    tmp_path: Path, fake_openai: FakeOpenAI, test_channel_registered: None
+) -> None:
     harness = ServiceHarness(tmp_path, fake_openai, {"test": {"enabled": True}})
     async with harness as svc:
         console = Console(svc.gateway_url)
@@ -122,8 +134,9 @@ async def test_without_a_token_the_console_is_open_on_loopback_and_still_csrf_sa
             assert "Log out" not in page
             assert "samesite=strict" in cookie_header(resp).lower()
             assert (await console.post("/console/channels/test/restart", csrf=False))[0] == 403
-            status, _, _ = await console.post("/console/channels/test/restart",
-                                              headers={"Origin": "http://evil.example"})
+            status, _, _ = await console.post(
+                "/console/channels/test/restart", headers={"Origin": "http://evil.example"}
+            )
             assert status == 403
             assert (await console.post("/console/channels/test/restart"))[0] == 303
         finally:
@@ -131,10 +144,13 @@ async def test_without_a_token_the_console_is_open_on_loopback_and_still_csrf_sa
 
 
 async def test_static_assets_are_served_with_their_licences(console: Console) -> None:
-    for path in ("/console/static/vendor/htmx-2.0.11.min.js",
-                 "/console/static/vendor/uPlot-1.6.32.iife.min.js",
-                 "/console/static/vendor/LICENSE-htmx.txt",
-                 "/console/static/vendor/LICENSE-uplot.txt", "/console/static/console.css"):
+    for path in (
+        "/console/static/vendor/htmx-2.0.11.min.js",
+        "/console/static/vendor/uPlot-1.6.32.iife.min.js",
+        "/console/static/vendor/LICENSE-htmx.txt",
+        "/console/static/vendor/LICENSE-uplot.txt",
+        "/console/static/console.css",
+    ):
         status, _, resp = await console.get(path)
         assert status == 200, path
         assert resp.headers["X-Content-Type-Options"] == "nosniff"

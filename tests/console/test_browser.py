@@ -25,8 +25,16 @@ from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.openai_wire import Reply
 
 CHAT = 4242  # a Telegram DM with user 42
-PAGES = ("channels", "conversations", "deliveries", "extensions", "mcp", "memory", "metrics",
-         "schedules")
+PAGES = (
+    "channels",
+    "conversations",
+    "deliveries",
+    "extensions",
+    "mcp",
+    "memory",
+    "metrics",
+    "schedules",
+)
 
 
 def _playwright_ready() -> bool:
@@ -64,9 +72,14 @@ async def login(page: Any, url: str) -> None:
 
 
 async def remember(st: Stage, content: str) -> None:
-    async with aiohttp.ClientSession() as http, http.post(
-            st.url + "/api/memory/facts?person=telegram:42", json={"content": content},
-            headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}) as resp:
+    async with (
+        aiohttp.ClientSession() as http,
+        http.post(
+            st.url + "/api/memory/facts?person=telegram:42",
+            json={"content": content},
+            headers={"Authorization": f"Bearer {ADMIN_TOKEN}"},
+        ) as resp,
+    ):
         assert resp.status == 200, await resp.text()
 
 
@@ -77,8 +90,9 @@ async def test_operator_flow(browser: Any, st: Stage) -> None:
     problems: list[str] = []
     page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
     page.on("pageerror", lambda e: problems.append(str(e)))
-    page.on("response", lambda r: problems.append(f"{r.status} {r.url}") if r.status >= 400
-            else None)
+    page.on(
+        "response", lambda r: problems.append(f"{r.status} {r.url}") if r.status >= 400 else None
+    )
 
     # log in; the channel is connected; restart it
     await login(page, st.url)
@@ -95,7 +109,8 @@ async def test_operator_flow(browser: Any, st: Stage) -> None:
     st.telegram.push_message(CHAT, "hello there", user_id=42)
     await expect(page.locator("#m-answers")).to_have_text("1", timeout=15_000)
     await page.wait_for_function(  # the chart polled its data, so it has drawn points
-        "Number(document.querySelector('.chart[data-chart=answers]').dataset.points) >= 1")
+        "Number(document.querySelector('.chart[data-chart=answers]').dataset.points) >= 1"
+    )
 
     # a conversation the platform produced: a running reply, stopped from the console
     st.openai.script(Reply(text="a long answer " * 40, stall_after=2))
@@ -109,8 +124,9 @@ async def test_operator_flow(browser: Any, st: Stage) -> None:
     await page.get_by_role("button", name="Stop the running reply").click()
     await expect(page.get_by_role("status")).to_contain_text("The running reply was stopped.")
     await expect(page.locator("#conversation-state")).to_contain_text("idle")
-    await st.telegram.wait_for(lambda: any(texts.STOPPED in t
-                                           for t in st.telegram.shown_texts(CHAT)))
+    await st.telegram.wait_for(
+        lambda: any(texts.STOPPED in t for t in st.telegram.shown_texts(CHAT))
+    )
 
     # toggle a skill
     await page.get_by_role("link", name="Models & skills").click()
@@ -130,7 +146,8 @@ async def test_operator_flow(browser: Any, st: Stage) -> None:
     await expect(page.locator("#facts")).not_to_contain_text("Prefers metric units")
     await expect(page.locator("#facts")).to_contain_text("Works on the billing team")
     assert [f.content for f in await st.app.runner.memory.store.facts("telegram:42")] == [
-        "Works on the billing team"]
+        "Works on the billing team"
+    ]
 
     assert problems == []  # no script error, no CSP violation
 

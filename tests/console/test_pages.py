@@ -25,22 +25,30 @@ def app(svc: ServiceHarness):  # type: ignore[no-untyped-def]
 
 
 async def api(svc: ServiceHarness, method: str, path: str, body: object = None) -> object:
-    async with aiohttp.ClientSession() as http, http.request(
-            method, svc.gateway_url + path, json=body, headers=AUTH) as resp:
+    async with (
+        aiohttp.ClientSession() as http,
+        http.request(method, svc.gateway_url + path, json=body, headers=AUTH) as resp,
+    ):
         assert resp.status < 300, (resp.status, await resp.text())
         return await resp.json() if resp.status != 204 else None
 
 
 async def test_deliveries_show_recent_and_failed_entries_with_the_reason(
-        admin: Console, svc: ServiceHarness) -> None:
+    admin: Console, svc: ServiceHarness
+) -> None:
     journal = app(svc).journal
     chat = ChatRef(channel="test", chat_id="c1")
     ann = UserRef(id="u1", name="Ann")
     ok = InboundMessage(event_id="e-ok", chat=chat, sender=ann, text="hello")
-    refused = InboundMessage(event_id="e-gone", chat=chat, sender=UserRef(id="u1", name="Ann"),
-                             text="are you there")
-    waiting = InboundMessage(event_id="e-wait", chat=chat, sender=UserRef(id="u1", name="Ann"),
-                             text="still waiting for an answer")
+    refused = InboundMessage(
+        event_id="e-gone", chat=chat, sender=UserRef(id="u1", name="Ann"), text="are you there"
+    )
+    waiting = InboundMessage(
+        event_id="e-wait",
+        chat=chat,
+        sender=UserRef(id="u1", name="Ann"),
+        text="still waiting for an answer",
+    )
     for msg in (ok, refused, waiting):
         assert await journal.accept(msg)
     await journal.delivered(ok)
@@ -49,11 +57,11 @@ async def test_deliveries_show_recent_and_failed_entries_with_the_reason(
 
     status, page, _ = await admin.get("/console/deliveries")
     assert status == 200
-    failed_part = page[page.index('id="failed"'):page.index('id="recent"')]
+    failed_part = page[page.index('id="failed"') : page.index('id="recent"')]
     assert "e-gone" in failed_part
     assert "bot blocked by the user" in failed_part
     assert "e-ok" not in failed_part
-    recent_part = page[page.index('id="recent"'):]
+    recent_part = page[page.index('id="recent"') :]
     assert "e-ok" in recent_part
     assert "e-wait" in recent_part
     assert "still waiting for an answer" in recent_part  # unsettled: the text is still kept
@@ -86,14 +94,14 @@ async def test_conversation_page_and_model_switch(admin: Console, svc: ServiceHa
     assert (await admin.get("/console/conversations/bad%20id"))[0] == 404
 
 
-async def test_skills_toggle_and_install(admin: Console, svc: ServiceHarness,
-                                         tmp_path: Path) -> None:
+async def test_skills_toggle_and_install(
+    admin: Console, svc: ServiceHarness, tmp_path: Path
+) -> None:
     status, page, _ = await admin.get("/console/extensions")
     assert status == 200
     assert 'id="skill-pdf-tools"' in page
     assert "Fast" in page
-    status, _, resp = await admin.post("/console/extensions/skills/pdf-tools",
-                                       {"enabled": "false"})
+    status, _, resp = await admin.post("/console/extensions/skills/pdf-tools", {"enabled": "false"})
     assert "Skill pdf-tools disabled." in await admin.follow(resp)
     config = json.loads((tmp_path / "extensions_config.json").read_text())
     assert config["skills"] == {"pdf-tools": {"enabled": False}}
@@ -103,8 +111,9 @@ async def test_skills_toggle_and_install(admin: Console, svc: ServiceHarness,
     with zipfile.ZipFile(buf, "w") as zf:
         zf.writestr("notes/SKILL.md", "---\nname: notes\ndescription: Takes notes.\n---\nBody\n")
     form = aiohttp.FormData()
-    form.add_field("archive", buf.getvalue(), filename="notes.skill",
-                   content_type="application/zip")
+    form.add_field(
+        "archive", buf.getvalue(), filename="notes.skill", content_type="application/zip"
+    )
     status, _, resp = await admin.post("/console/extensions/install", form)
     assert "Skill notes installed." in await admin.follow(resp)
     assert (tmp_path / "skills" / "custom" / "notes" / "SKILL.md").is_file()
@@ -118,12 +127,22 @@ async def test_skills_toggle_and_install(admin: Console, svc: ServiceHarness,
 
 
 async def test_mcp_servers_edit_with_errors_next_to_the_field_and_masked_secrets(
-        admin: Console, tmp_path: Path) -> None:
+    admin: Console, tmp_path: Path
+) -> None:
     path = tmp_path / "extensions_config.json"
     path.write_text(json.dumps({"skills": {"x": {"enabled": True}}}))
-    new = {"original": "", "name": "github", "type": "stdio", "enabled": "true",
-           "command": "bash", "args": "-c\nrm -rf /", "env": "GITHUB_TOKEN=ghp_secret",
-           "url": "", "headers": "", "description": ""}
+    new = {
+        "original": "",
+        "name": "github",
+        "type": "stdio",
+        "enabled": "true",
+        "command": "bash",
+        "args": "-c\nrm -rf /",
+        "env": "GITHUB_TOKEN=ghp_secret",
+        "url": "",
+        "headers": "",
+        "description": "",
+    }
     status, page, _ = await admin.post("/console/mcp/save", new)
     assert status == 400
     assert 'id="new-command-error"' in page
@@ -143,8 +162,13 @@ async def test_mcp_servers_edit_with_errors_next_to_the_field_and_masked_secrets
     assert stored["skills"] == {"x": {"enabled": True}}
     assert stored["mcpServers"]["github"]["env"] == {"GITHUB_TOKEN": "ghp_secret"}
 
-    edit = {**new, "original": "github", "name": "", "env": "GITHUB_TOKEN=***",
-            "description": "GitHub issues"}
+    edit = {
+        **new,
+        "original": "github",
+        "name": "",
+        "env": "GITHUB_TOKEN=***",
+        "description": "GitHub issues",
+    }
     status, _, resp = await admin.post("/console/mcp/save", edit)
     assert "saved" in await admin.follow(resp)
     stored = json.loads(path.read_text())["mcpServers"]["github"]
@@ -192,17 +216,28 @@ async def test_memory_people_facts_forget_one_and_all(admin: Console, svc: Servi
 
 
 async def test_schedules_pause_resume_trigger_cancel(admin: Console, svc: ServiceHarness) -> None:
-    task = await api(svc, "POST", "/api/scheduled-tasks", {
-        "chat": {"channel": "test", "chat_id": "c1"}, "creator": {"id": "u1", "name": "Ann"},
-        "schedule": "every weekday 09:00", "prompt": "summarise the tracker"})
+    task = await api(
+        svc,
+        "POST",
+        "/api/scheduled-tasks",
+        {
+            "chat": {"channel": "test", "chat_id": "c1"},
+            "creator": {"id": "u1", "name": "Ann"},
+            "schedule": "every weekday 09:00",
+            "prompt": "summarise the tracker",
+        },
+    )
     assert isinstance(task, dict)
     tid = task["id"]
     status, page, _ = await admin.get("/console/schedules")
     assert status == 200
     assert "summarise the tracker" in page
     assert f'aria-label="Pause task {tid}"' in page
-    for action, state, said in (("pause", "paused", "paused"), ("resume", "active", "resumed"),
-                                ("delete", "cancelled", "cancelled")):
+    for action, state, said in (
+        ("pause", "paused", "paused"),
+        ("resume", "active", "resumed"),
+        ("delete", "cancelled", "cancelled"),
+    ):
         status, _, resp = await admin.post(f"/console/schedules/{tid}/{action}")
         assert f"Task {tid} {said}." in await admin.follow(resp)
         assert (await app(svc).schedules.store.get(tid)).state == state
@@ -227,8 +262,16 @@ async def test_metrics_page_and_data(admin: Console, svc: ServiceHarness) -> Non
 
 
 async def test_pages_answer_for_every_nav_entry(admin: Console) -> None:
-    for slug in ("channels", "conversations", "deliveries", "extensions", "mcp", "memory",
-                 "metrics", "schedules"):
+    for slug in (
+        "channels",
+        "conversations",
+        "deliveries",
+        "extensions",
+        "mcp",
+        "memory",
+        "metrics",
+        "schedules",
+    ):
         status, page, _ = await admin.get(f"/console/{slug}")
         assert status == 200, slug
         assert 'aria-current="page"' in page
@@ -236,21 +279,25 @@ async def test_pages_answer_for_every_nav_entry(admin: Console) -> None:
 
 
 async def test_deliveries_and_conversations_on_each_storage_backend(
-        tmp_path: Path, fake_openai: FakeOpenAI, test_channel_registered: None,
-        storage: dict[str, object]) -> None:
+    tmp_path: Path,
+    fake_openai: FakeOpenAI,
+    test_channel_registered: None,
+    storage: dict[str, object],
+) -> None:
     """The journal's `recent`/`count` and the conversation list, on SQLite and PostgreSQL."""
     async with make_harness(tmp_path, fake_openai, storage=storage) as svc:
         console = Console(svc.gateway_url)
         try:
             await console.login(TOKEN)
             chat = ChatRef(channel="test", chat_id="pg1")
-            msg = InboundMessage(event_id="e-pg", chat=chat, sender=UserRef(id="u", name="U"),
-                                 text="hi")
+            msg = InboundMessage(
+                event_id="e-pg", chat=chat, sender=UserRef(id="u", name="U"), text="hi"
+            )
             assert await app(svc).journal.accept(msg)
             await app(svc).journal.failed(msg, "chat not found", told=False)
             await app(svc).conversations.get_or_create(chat)
             _, page, _ = await console.get("/console/deliveries")
-            failed_part = page[page.index('id="failed"'):page.index('id="recent"')]
+            failed_part = page[page.index('id="failed"') : page.index('id="recent"')]
             assert "e-pg" in failed_part
             assert "chat not found" in failed_part
             _, page, _ = await console.get("/console/conversations")
@@ -266,8 +313,7 @@ async def test_a_failure_is_a_short_page_not_a_traceback(admin: Console, tmp_pat
     assert resp.content_type == "text/html"
     assert "extensions_config.json is not valid JSON" in page
     assert "Traceback" not in page
-    status, page, _ = await admin.post("/console/extensions/skills/pdf-tools",
-                                       {"enabled": "false"})
+    status, page, _ = await admin.post("/console/extensions/skills/pdf-tools", {"enabled": "false"})
     assert status == 500
     assert "not valid JSON" in page
 

@@ -25,10 +25,15 @@ async def set_token(app: App, path: Path, token: str) -> None:
 
 
 async def test_login_follows_the_live_admin_token(
-        tmp_path: Path, fake_openai: FakeOpenAI, test_channel_registered: None) -> None:
+    tmp_path: Path, fake_openai: FakeOpenAI, test_channel_registered: None
+) -> None:
     path = tmp_path / "config.yaml"
-    raw = service_config(tmp_path / "data", fake_openai, {"test": {"enabled": True}},
-                         gateway={"host": "127.0.0.1", "port": 0, "auth_token": "first-token"})
+    raw = service_config(
+        tmp_path / "data",
+        fake_openai,
+        {"test": {"enabled": True}},
+        gateway={"host": "127.0.0.1", "port": 0, "auth_token": "first-token"},
+    )
     path.write_text(yaml.safe_dump(raw, sort_keys=False), encoding="utf-8")
     app = App(load_settings(path))
     await app.start()

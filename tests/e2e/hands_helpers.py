@@ -27,8 +27,9 @@ def tool_results(request: ChatRequest) -> list[str]:
 
 
 def system_text(request: ChatRequest) -> str:
-    return "\n".join(text_of(m.get("content")) for m in request.messages
-                     if m.get("role") == "system")
+    return "\n".join(
+        text_of(m.get("content")) for m in request.messages if m.get("role") == "system"
+    )
 
 
 def outputs(tmp_path: Path) -> Path:

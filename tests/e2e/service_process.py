@@ -31,12 +31,18 @@ def wait_until(predicate: Callable[[], object], timeout: float = 20.0, what: str
 class ServiceProcess:
     """One service configuration; `start()` may be called again after `kill()`."""
 
-    def __init__(self, tmp_path: Path, openai_base: str, channels: dict[str, object],
-                 **extra: object) -> None:
+    def __init__(
+        self, tmp_path: Path, openai_base: str, channels: dict[str, object], **extra: object
+    ) -> None:
         self.dir = tmp_path
         self.config = tmp_path / "config.yaml"
-        model = {"display_name": "Fast", "model": "fake-fast", "api_key": "sk",
-                 "base_url": openai_base, "max_retries": 0}
+        model = {
+            "display_name": "Fast",
+            "model": "fake-fast",
+            "api_key": "sk",
+            "base_url": openai_base,
+            "max_retries": 0,
+        }
         config: dict[str, object] = {
             "storage": {"data_dir": str(tmp_path / "data")},
             "gateway": {"host": "127.0.0.1", "port": 0},
@@ -55,7 +61,12 @@ class ServiceProcess:
         with log.open("w") as out:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "bot.cli", "serve", "--config", str(self.config)],
-                stdout=out, stderr=subprocess.STDOUT, text=True, env=clean_env(), cwd=ROOT)
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                text=True,
+                env=clean_env(),
+                cwd=ROOT,
+            )
         return self
 
     def kill(self) -> None:

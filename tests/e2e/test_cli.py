@@ -40,8 +40,12 @@ def test_piped_chat_prints_replies_in_order(tmp_path: Path, fake_openai: FakeOpe
     cfg = write_config(tmp_path, fake_openai)
     result = subprocess.run(
         [sys.executable, "-m", "bot.cli", "chat", "--config", str(cfg)],
-        input="hello\n/new\n/models\n", capture_output=True, text=True, timeout=60,
-        env=env(), cwd=ROOT,
+        input="hello\n/new\n/models\n",
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env(),
+        cwd=ROOT,
     )
     assert result.returncode == 0, result.stderr
     out = result.stdout
@@ -63,12 +67,18 @@ def get_json(url: str) -> dict[str, object]:
 
 
 def test_serve_answers_health_and_stops_cleanly_on_sigterm(
-        tmp_path: Path, fake_openai: FakeOpenAI) -> None:
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
     port = free_port()
     cfg = write_config(tmp_path, fake_openai, port)
-    proc = subprocess.Popen([sys.executable, "-m", "bot.cli", "serve", "--config", str(cfg)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=env(), cwd=ROOT)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "bot.cli", "serve", "--config", str(cfg)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env(),
+        cwd=ROOT,
+    )
     try:
         health = None
         deadline = time.monotonic() + 30

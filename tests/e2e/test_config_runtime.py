@@ -45,9 +45,12 @@ class Service:
         return self.app.gateway.url
 
     async def call(self, method: str, route: str, body: Any = None) -> tuple[int, Any]:
-        async with aiohttp.ClientSession() as http, http.request(
-                method, self.url + route, json=body,
-                headers={"X-Antler-Actor": "ada"}) as resp:
+        async with (
+            aiohttp.ClientSession() as http,
+            http.request(
+                method, self.url + route, json=body, headers={"X-Antler-Actor": "ada"}
+            ) as resp,
+        ):
             return resp.status, await resp.json()
 
     async def idle(self) -> None:
@@ -59,8 +62,9 @@ def write_config(path: Path, raw: dict[str, Any]) -> None:
     path.write_text(HEADER + yaml.safe_dump(raw, sort_keys=False), encoding="utf-8")
 
 
-async def start_service(tmp_path: Path, fake_openai: FakeOpenAI,
-                        channels: dict[str, Any]) -> Service:
+async def start_service(
+    tmp_path: Path, fake_openai: FakeOpenAI, channels: dict[str, Any]
+) -> Service:
     raw = service_config(tmp_path / "data", fake_openai, channels)
     path = tmp_path / "config.yaml"
     write_config(path, raw)
@@ -72,11 +76,17 @@ async def start_service(tmp_path: Path, fake_openai: FakeOpenAI,
 
 
 @pytest.fixture
-async def svc(tmp_path: Path, fake_openai: FakeOpenAI, fake: FakeTelegram,
-              monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Service]:
+async def svc(
+    tmp_path: Path, fake_openai: FakeOpenAI, fake: FakeTelegram, monkeypatch: pytest.MonkeyPatch
+) -> AsyncIterator[Service]:
     monkeypatch.setenv("TG_TOKEN", TOKEN)
-    telegram = {"enabled": True, "bot_token": "$TG_TOKEN", "api_base": fake.api_base,
-                "poll_timeout": 1, "allowed_users": [42]}
+    telegram = {
+        "enabled": True,
+        "bot_token": "$TG_TOKEN",
+        "api_base": fake.api_base,
+        "poll_timeout": 1,
+        "allowed_users": [42],
+    }
     service = await start_service(tmp_path, fake_openai, {"telegram": telegram})
     try:
         yield service
@@ -84,8 +94,15 @@ async def svc(tmp_path: Path, fake_openai: FakeOpenAI, fake: FakeTelegram,
         await service.app.stop()
 
 
-async def answered(svc: Service, fake: FakeTelegram, fake_openai: FakeOpenAI, chat: int,
-                   text: str, *, user: int = 42) -> None:
+async def answered(
+    svc: Service,
+    fake: FakeTelegram,
+    fake_openai: FakeOpenAI,
+    chat: int,
+    text: str,
+    *,
+    user: int = 42,
+) -> None:
     before = len(fake_openai.requests)
     fake.push_message(chat, text, user_id=user)
     await fake_openai.wait_requests(before + 1, timeout=10)
@@ -95,8 +112,9 @@ async def answered(svc: Service, fake: FakeTelegram, fake_openai: FakeOpenAI, ch
 
 async def test_allowlist_change_refuses_the_next_message(svc, fake, fake_openai) -> None:
     await answered(svc, fake, fake_openai, 42, "hello")
-    status, change = await svc.call("PATCH", "/api/config/channels/telegram",
-                                    {"allowed_users": [7]})
+    status, change = await svc.call(
+        "PATCH", "/api/config/channels/telegram", {"allowed_users": [7]}
+    )
     assert status == 200, change
     assert change["changed"] == ["channels.telegram.allowed_users"]
     assert change["applied"] == ["channels.telegram.allowed_users"]
@@ -119,8 +137,9 @@ async def test_allowlist_change_refuses_the_next_message(svc, fake, fake_openai)
 
 async def test_token_rotation_reconnects_and_answers(svc, fake, fake_openai) -> None:
     fake.token = NEW_TOKEN  # the platform now accepts the new token only
-    status, change = await svc.call("PATCH", "/api/config/channels/telegram",
-                                    {"bot_token": NEW_TOKEN})
+    status, change = await svc.call(
+        "PATCH", "/api/config/channels/telegram", {"bot_token": NEW_TOKEN}
+    )
     assert status == 200, change
     assert change["channels_restarted"] == ["telegram"]
     assert change["errors"] == []
@@ -140,8 +159,9 @@ async def test_token_rotation_reconnects_and_answers(svc, fake, fake_openai) -> 
     assert info["enabled"]
     assert info["status"] != "retrying"
     # the mask sent back keeps the stored value (a no-op edit: nothing changes)
-    status, change = await svc.call("PATCH", "/api/config/channels/telegram",
-                                    {"bot_token": "***", "poll_timeout": 1})
+    status, change = await svc.call(
+        "PATCH", "/api/config/channels/telegram", {"bot_token": "***", "poll_timeout": 1}
+    )
     assert status == 200
     assert change["changed"] == []
     telegram: Any = load_settings(svc.path).channels.platform("telegram")
@@ -152,8 +172,14 @@ async def test_added_model_is_offered_by_models(svc, fake, fake_openai) -> None:
     status, config = await svc.call("GET", "/api/config")
     models = config["config"]["models"]
     assert all(m["api_key"] == "***" for m in models)
-    turbo = {"name": "turbo", "display_name": "Turbo", "model": "fake-turbo",
-             "api_key": "sk-turbo", "base_url": models[0]["base_url"], "max_retries": 0}
+    turbo = {
+        "name": "turbo",
+        "display_name": "Turbo",
+        "model": "fake-turbo",
+        "api_key": "sk-turbo",
+        "base_url": models[0]["base_url"],
+        "max_retries": 0,
+    }
     status, change = await svc.call("PUT", "/api/config/models", {"models": [*models, turbo]})
     assert status == 200, change
     assert change["applied"] == ["models"]
@@ -169,14 +195,18 @@ async def test_added_model_is_offered_by_models(svc, fake, fake_openai) -> None:
 
 async def test_invalid_change_leaves_service_and_file_untouched(svc, fake, fake_openai) -> None:
     before = svc.path.read_bytes()
-    status, body = await svc.call("PATCH", "/api/config/channels/telegram",
-                                  {"bot_token": "", "allowed_users": []})
+    status, body = await svc.call(
+        "PATCH", "/api/config/channels/telegram", {"bot_token": "", "allowed_users": []}
+    )
     assert status == 422
     assert body["detail"]["errors"] == [
-        "channels.telegram.bot_token: required when channels.telegram.enabled is true"]
-    status, body = await svc.call("PUT", "/api/config/models",
-                                  {"models": [{"name": "x", "model": "y"}],
-                                   "default_model": "nope"})
+        "channels.telegram.bot_token: required when channels.telegram.enabled is true"
+    ]
+    status, body = await svc.call(
+        "PUT",
+        "/api/config/models",
+        {"models": [{"name": "x", "model": "y"}], "default_model": "nope"},
+    )
     assert status == 422
     assert any(e.startswith("default_model:") for e in body["detail"]["errors"])
     assert svc.path.read_bytes() == before
@@ -191,8 +221,12 @@ async def test_invalid_change_leaves_service_and_file_untouched(svc, fake, fake_
 
 async def test_editing_the_file_is_applied_and_a_bad_edit_is_not(svc, fake, fake_openai) -> None:
     text = svc.path.read_text(encoding="utf-8")
-    svc.path.write_text(text.replace("  - '42'", "  - '42'\n    - '7'").replace(
-        "    - 42\n", "    - 42\n    - 7\n"), encoding="utf-8")
+    svc.path.write_text(
+        text.replace("  - '42'", "  - '42'\n    - '7'").replace(
+            "    - 42\n", "    - 42\n    - 7\n"
+        ),
+        encoding="utf-8",
+    )
     await wait_change(svc, 1)
     assert svc.app.gate.configs["telegram"].allowed_users == ["42", "7"]
     await answered(svc, fake, fake_openai, 7, "hot reloaded", user=7)
@@ -203,7 +237,8 @@ async def test_editing_the_file_is_applied_and_a_bad_edit_is_not(svc, fake, fake
     status, body = await svc.call("POST", "/api/config/reload")
     assert status == 422
     assert body["detail"]["errors"] == [
-        "channels.telegram.poll_timeout: Input should be less than or equal to 50"]
+        "channels.telegram.poll_timeout: Input should be less than or equal to 50"
+    ]
     assert svc.app.settings.channels.telegram.poll_timeout == 1
     await answered(svc, fake, fake_openai, 42, "bad edit ignored")
 
@@ -243,8 +278,9 @@ async def wait_change(svc: Service, n: int) -> None:
 async def test_agent_settings_apply_to_the_next_turn(svc, fake, fake_openai) -> None:
     await answered(svc, fake, fake_openai, 42, "before")
     assert "Answer like a pirate" not in system_text(fake_openai.requests[-1])
-    status, change = await svc.call("PATCH", "/api/config/agent",
-                                    {"system_prompt": "Answer like a pirate."})
+    status, change = await svc.call(
+        "PATCH", "/api/config/agent", {"system_prompt": "Answer like a pirate."}
+    )
     assert status == 200
     assert change["applied"] == ["agent.system_prompt"]
     await answered(svc, fake, fake_openai, 42, "after")
@@ -253,22 +289,27 @@ async def test_agent_settings_apply_to_the_next_turn(svc, fake, fake_openai) -> 
 
 
 def system_text(request: Any) -> str:
-    return " ".join(text_of(m.get("content")) for m in request.body["messages"]
-                    if m.get("role") == "system")
+    return " ".join(
+        text_of(m.get("content")) for m in request.body["messages"] if m.get("role") == "system"
+    )
 
 
 async def test_a_channel_absent_at_start_is_started_when_enabled(
-        tmp_path, fake_openai, fake) -> None:
+    tmp_path, fake_openai, fake
+) -> None:
     svc = await start_service(tmp_path, fake_openai, {})
     try:
         assert "telegram" not in svc.app.contexts
-        status, body = await svc.call("PATCH", "/api/config/channels/telegram",
-                                      {"enabled": True})
+        status, body = await svc.call("PATCH", "/api/config/channels/telegram", {"enabled": True})
         assert status == 422
         assert body["detail"]["errors"] == [
-            "channels.telegram.bot_token: required when channels.telegram.enabled is true"]
-        status, change = await svc.call("PUT", "/api/config/channels/telegram", {
-            "enabled": True, "bot_token": TOKEN, "api_base": fake.api_base, "poll_timeout": 1})
+            "channels.telegram.bot_token: required when channels.telegram.enabled is true"
+        ]
+        status, change = await svc.call(
+            "PUT",
+            "/api/config/channels/telegram",
+            {"enabled": True, "bot_token": TOKEN, "api_base": fake.api_base, "poll_timeout": 1},
+        )
         assert status == 200, change
         assert change["channels_restarted"] == ["telegram"]
         assert "$ANTLER_CHANNELS_TELEGRAM_BOT_TOKEN" in svc.path.read_text(encoding="utf-8")
@@ -278,8 +319,7 @@ async def test_a_channel_absent_at_start_is_started_when_enabled(
 
 
 async def test_disabling_lets_the_running_reply_finish(svc, fake, fake_openai) -> None:
-    status, change = await svc.call("PATCH", "/api/config/channels",
-                                    {"shutdown_grace_seconds": 60})
+    status, change = await svc.call("PATCH", "/api/config/channels", {"shutdown_grace_seconds": 60})
     assert change["applied"] == ["channels.shutdown_grace_seconds"]
     text = "a slow answer " * 20
     fake_openai.script(Reply(text=text, tokens_per_second=40))
@@ -307,21 +347,25 @@ async def test_admin_token_set_in_the_file_protects_the_api_at_once(svc) -> None
     await svc.app.live.stop()  # this test reloads by itself (the watcher would race it)
     text = svc.path.read_text(encoding="utf-8")
     assert "\ngateway:\n" in text
-    svc.path.write_text(text.replace("\ngateway:\n", "\ngateway:\n  auth_token: s3cret-admin\n"),
-                        encoding="utf-8")
+    svc.path.write_text(
+        text.replace("\ngateway:\n", "\ngateway:\n  auth_token: s3cret-admin\n"), encoding="utf-8"
+    )
     change = await svc.app.live.reload()
     assert change.applied == ["gateway.auth_token"]
     status, _ = await svc.call("GET", "/api/config")
     assert status == 401
-    async with aiohttp.ClientSession() as http, http.get(
-            svc.url + "/api/config", headers={"Authorization": "Bearer s3cret-admin"}) as resp:
+    async with (
+        aiohttp.ClientSession() as http,
+        http.get(svc.url + "/api/config", headers={"Authorization": "Bearer s3cret-admin"}) as resp,
+    ):
         assert resp.status == 200
         body = await resp.json()
     assert body["config"]["gateway"]["auth_token"] == "***"
 
 
 async def test_a_config_file_that_cannot_be_written_changes_nothing(
-        svc, fake, fake_openai, monkeypatch) -> None:
+    svc, fake, fake_openai, monkeypatch
+) -> None:
     import errno
 
     import bot.config_live
@@ -331,8 +375,9 @@ async def test_a_config_file_that_cannot_be_written_changes_nothing(
 
     monkeypatch.setattr(bot.config_live, "write_atomic", read_only)
     before = svc.path.read_bytes()
-    status, body = await svc.call("PATCH", "/api/config/channels/telegram",
-                                  {"bot_token": NEW_TOKEN, "allowed_users": [7]})
+    status, body = await svc.call(
+        "PATCH", "/api/config/channels/telegram", {"bot_token": NEW_TOKEN, "allowed_users": [7]}
+    )
     assert status == 500
     assert body["detail"] == "could not write config.yaml: Read-only file system"
     assert svc.path.read_bytes() == before

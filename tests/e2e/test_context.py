@@ -32,8 +32,10 @@ def chan(svc: ServiceHarness) -> RecordingChannel:
 
 def models(fake: FakeOpenAI, **fast: Any) -> list[dict[str, Any]]:
     base = {"api_key": "sk-test", "base_url": fake.base_url, "max_retries": 0}
-    return [{"name": "fast", "model": "fake-fast", **base, **fast},
-            {"name": "smart", "model": "fake-smart", **base}]
+    return [
+        {"name": "fast", "model": "fake-fast", **base, **fast},
+        {"name": "smart", "model": "fake-smart", **base},
+    ]
 
 
 def last_user(request: ChatRequest) -> Any:
@@ -44,8 +46,9 @@ def system_of(request: ChatRequest) -> str:
     return text_of(request.messages[0]["content"])
 
 
-async def test_title_is_made_once_and_shown_by_status(tmp_path: Path,
-                                                      fake_openai: FakeOpenAI) -> None:
+async def test_title_is_made_once_and_shown_by_status(
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
     def respond(body: dict[str, Any]) -> Reply:
         if text_of(body["messages"][0]["content"]).startswith("Write a title"):
             return Reply(text='"Growing kumquats on a sunny balcony, successfully."')
@@ -69,23 +72,29 @@ async def test_title_is_made_once_and_shown_by_status(tmp_path: Path,
 
 
 async def test_summarization_triggers_at_threshold_and_keeps_recent(
-        tmp_path: Path, fake_openai: FakeOpenAI) -> None:
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
     def respond(body: dict[str, Any]) -> Reply:
         if any(SUMMARY_MARK in t for t in FakeOpenAI.user_texts(body)):
             return Reply(text="SUMMARY: the user listed fruits.")
         return Reply(text="noted")
 
     fake_openai.responder = respond
-    agent = {"title": {"enabled": False},
-             "summarization": {"trigger_tokens": 300, "keep_messages": 2}}
+    agent = {
+        "title": {"enabled": False},
+        "summarization": {"trigger_tokens": 300, "keep_messages": 2},
+    }
     filler = " lorem" * 60  # ~90 tokens per message
     async with harness(tmp_path, fake_openai, agent=agent) as svc:
         ch = chan(svc)
         for word in ("apple", "banana", "cherry"):
             await ch.inject(f"fruit {word}{filler}")
             await svc.idle()
-    summaries = [i for i, r in enumerate(fake_openai.requests)
-                 if any(SUMMARY_MARK in t for t in FakeOpenAI.user_texts(r))]
+    summaries = [
+        i
+        for i, r in enumerate(fake_openai.requests)
+        if any(SUMMARY_MARK in t for t in FakeOpenAI.user_texts(r))
+    ]
     assert summaries, "no summarization request"
     first = summaries[0]
     assert first >= 2  # not before the thread approached the budget
@@ -104,8 +113,13 @@ async def test_pdf_and_docx_become_markdown(tmp_path: Path, fake_openai: FakeOpe
         ch = chan(svc)
         ch.files["p"] = make_pdf(["Quarterly report", "Revenue grew 42 percent"])
         ch.files["d"] = make_docx("Project Falcon", ["The launch is on Friday."])
-        await ch.inject("summarise these", attachments=(
-            Attachment(name="report.pdf", ref="p"), Attachment(name="plan.docx", ref="d")))
+        await ch.inject(
+            "summarise these",
+            attachments=(
+                Attachment(name="report.pdf", ref="p"),
+                Attachment(name="plan.docx", ref="d"),
+            ),
+        )
         await svc.idle()
         assert svc.app is not None
         conv = await svc.app.conversations.get(ch.message("x").chat.key)
@@ -123,8 +137,9 @@ async def test_pdf_and_docx_become_markdown(tmp_path: Path, fake_openai: FakeOpe
 
 
 async def test_image_reaches_a_vision_model_only(tmp_path: Path, fake_openai: FakeOpenAI) -> None:
-    async with harness(tmp_path, fake_openai,
-                       models=models(fake_openai, supports_vision=True)) as svc:
+    async with harness(
+        tmp_path, fake_openai, models=models(fake_openai, supports_vision=True)
+    ) as svc:
         ch = chan(svc)
         ch.files["img"] = PNG_PIXEL
         await ch.inject("what is this?", attachments=(Attachment(name="dot.png", ref="img"),))

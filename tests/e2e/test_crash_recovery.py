@@ -27,8 +27,9 @@ def telegram() -> Iterator[FakeTelegram]:
 
 
 @pytest.fixture
-def service(tmp_path: Path, fake_openai: FakeOpenAI,
-            telegram: FakeTelegram) -> Iterator[ServiceProcess]:
+def service(
+    tmp_path: Path, fake_openai: FakeOpenAI, telegram: FakeTelegram
+) -> Iterator[ServiceProcess]:
     tg = {"enabled": True, "bot_token": TOKEN, "api_base": telegram.api_base, "poll_timeout": 1}
     svc = ServiceProcess(tmp_path, fake_openai.base_url, {"telegram": tg})
     yield svc
@@ -52,7 +53,8 @@ def settled(svc: ServiceProcess) -> bool:
 
 
 def test_kill_mid_stream_continues_in_the_message_already_shown(
-        service: ServiceProcess, fake_openai: FakeOpenAI, telegram: FakeTelegram) -> None:
+    service: ServiceProcess, fake_openai: FakeOpenAI, telegram: FakeTelegram
+) -> None:
     fake_openai.script(Reply(text=FULL, tokens_per_second=50, stall_after=6), Reply(text=FULL))
     start(service, telegram)
     telegram.push_message(GROUP, "@antler_bot tell me")
@@ -68,8 +70,15 @@ def test_kill_mid_stream_continues_in_the_message_already_shown(
     assert len(fake_openai.requests) == 2
 
 
-def kill_at_the_final(service: ServiceProcess, telegram: FakeTelegram, method: str, chat: int,
-                      text: str, *, release: bool = False) -> None:
+def kill_at_the_final(
+    service: ServiceProcess,
+    telegram: FakeTelegram,
+    method: str,
+    chat: int,
+    text: str,
+    *,
+    release: bool = False,
+) -> None:
     """Ask in `chat`, hold the final (`method` with the whole answer) once Telegram has acted on
     it, SIGKILL the service there (or just after letting the answer through), start it again
     and wait until the journal has settled the message."""
@@ -85,7 +94,8 @@ def kill_at_the_final(service: ServiceProcess, telegram: FakeTelegram, method: s
 
 
 def test_kill_during_the_final_send_does_not_answer_twice(
-        service: ServiceProcess, fake_openai: FakeOpenAI, telegram: FakeTelegram) -> None:
+    service: ServiceProcess, fake_openai: FakeOpenAI, telegram: FakeTelegram
+) -> None:
     fake_openai.script(Reply(text=FULL))
     # the user has the answer; the service never heard back
     kill_at_the_final(service, telegram, "sendMessage", DM, "hello")
@@ -95,7 +105,8 @@ def test_kill_during_the_final_send_does_not_answer_twice(
 
 
 def test_kill_during_the_final_edit_replays_it_harmlessly(
-        service: ServiceProcess, fake_openai: FakeOpenAI, telegram: FakeTelegram) -> None:
+    service: ServiceProcess, fake_openai: FakeOpenAI, telegram: FakeTelegram
+) -> None:
     fake_openai.script(Reply(text=FULL, tokens_per_second=100))
     kill_at_the_final(service, telegram, "editMessageText", GROUP, "@antler_bot hello")
     assert telegram.shown_texts(GROUP) == [FULL]
@@ -104,7 +115,8 @@ def test_kill_during_the_final_edit_replays_it_harmlessly(
 
 
 def test_kill_just_after_the_final(
-        service: ServiceProcess, fake_openai: FakeOpenAI, telegram: FakeTelegram) -> None:
+    service: ServiceProcess, fake_openai: FakeOpenAI, telegram: FakeTelegram
+) -> None:
     fake_openai.script(Reply(text=FULL))
     kill_at_the_final(service, telegram, "sendMessage", DM, "hello", release=True)
     assert telegram.sent_texts(DM) == [FULL]
@@ -112,7 +124,8 @@ def test_kill_just_after_the_final(
 
 
 def test_kill_between_continuation_parts_sends_only_the_rest(
-        service: ServiceProcess, fake_openai: FakeOpenAI, telegram: FakeTelegram) -> None:
+    service: ServiceProcess, fake_openai: FakeOpenAI, telegram: FakeTelegram
+) -> None:
     paragraphs = [f"Paragraph {i}: " + "lorem ipsum dolor sit amet " * 40 for i in range(8)]
     long = "\n\n".join(paragraphs)  # ~9,000 characters: three messages
     fake_openai.script(Reply(text=long))

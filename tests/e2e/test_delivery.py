@@ -33,8 +33,13 @@ def chan(svc: ServiceHarness) -> RecordingChannel:
 
 
 def stored(event_id: str, text: str = "question") -> InboundMessage:
-    return InboundMessage(event_id=event_id, chat=ChatRef(channel="test", chat_id="c1"),
-                          sender=UserRef(id="u1", name="u1"), text=text, message_id=event_id)
+    return InboundMessage(
+        event_id=event_id,
+        chat=ChatRef(channel="test", chat_id="c1"),
+        sender=UserRef(id="u1", name="u1"),
+        text=text,
+        message_id=event_id,
+    )
 
 
 async def state_of(svc: ServiceHarness, msg: InboundMessage) -> tuple[State, str, bool]:
@@ -45,7 +50,8 @@ async def state_of(svc: ServiceHarness, msg: InboundMessage) -> tuple[State, str
 
 
 async def test_a_slow_title_call_does_not_hold_the_final(
-        tmp_path: Path, fake_openai: FakeOpenAI) -> None:
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
     fake_openai.script(Reply(text="The answer."), Reply(text="Slow title", delay=25))
     async with harness(tmp_path, fake_openai, agent={"title": {"enabled": True}}) as svc:
         ch = chan(svc)
@@ -56,8 +62,7 @@ async def test_a_slow_title_call_does_not_hold_the_final(
         assert ch.of("finish")[0].text == "The answer."
 
 
-async def test_the_title_arrives_after_the_answer(
-        tmp_path: Path, fake_openai: FakeOpenAI) -> None:
+async def test_the_title_arrives_after_the_answer(tmp_path: Path, fake_openai: FakeOpenAI) -> None:
     fake_openai.script(Reply(text="Grow them in sun."), Reply(text="Kumquat care"))
     async with harness(tmp_path, fake_openai, agent={"title": {"enabled": True}}) as svc:
         await chan(svc).inject("how do I grow kumquats?")
@@ -74,7 +79,8 @@ async def test_the_title_arrives_after_the_answer(
 
 
 async def test_a_full_run_pool_shows_a_queued_notice_at_admission(
-        tmp_path: Path, fake_openai: FakeOpenAI) -> None:
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
     fake_openai.script(Reply(text="first answer " * 10, stall_after=2), Reply(text="second"))
     cfg = {"channels": {"max_concurrent_runs": 1}}
     async with harness(tmp_path, fake_openai, **cfg) as svc:
@@ -100,7 +106,8 @@ async def test_a_full_run_pool_shows_a_queued_notice_at_admission(
 
 
 async def test_a_turn_that_fails_unexpectedly_is_tried_once_more(
-        tmp_path: Path, fake_openai: FakeOpenAI) -> None:
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
     async with harness(tmp_path, fake_openai) as svc:
         ch = chan(svc)
         ch.failures["open"] = [RuntimeError("boom")]
@@ -110,7 +117,8 @@ async def test_a_turn_that_fails_unexpectedly_is_tried_once_more(
 
 
 async def test_a_turn_that_fails_twice_is_told_and_settled(
-        tmp_path: Path, fake_openai: FakeOpenAI) -> None:
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
     async with harness(tmp_path, fake_openai) as svc:
         ch = chan(svc)
         ch.failures["open"] = [RuntimeError("boom"), RuntimeError("boom again")]
@@ -119,12 +127,17 @@ async def test_a_turn_that_fails_twice_is_told_and_settled(
         assert ch.texts() == [texts.TURN_FAILED]
         assert await state_of(svc, stored("poison")) == (State.failed, "failed twice", True)
         assert svc.app is not None
-        assert svc.app.metrics.value("antler_deliveries_given_up_total", channel="test",
-                                     reason="failed twice") == 1
+        assert (
+            svc.app.metrics.value(
+                "antler_deliveries_given_up_total", channel="test", reason="failed twice"
+            )
+            == 1
+        )
 
 
 async def test_a_definitive_refusal_is_recorded_with_its_reason(
-        tmp_path: Path, fake_openai: FakeOpenAI) -> None:
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
     async with harness(tmp_path, fake_openai) as svc:
         ch = chan(svc)
         ch.failures["finish"] = [ChannelError("chat not found")]
@@ -134,7 +147,8 @@ async def test_a_definitive_refusal_is_recorded_with_its_reason(
 
 
 async def test_restart_gives_up_on_a_message_that_failed_twice(
-        tmp_path: Path, fake_openai: FakeOpenAI) -> None:
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
     journal, msg = SqliteJournal(open_db(tmp_path), 24), stored("crashy")
     await journal.accept(msg)
     await journal.start(msg)
@@ -147,7 +161,8 @@ async def test_restart_gives_up_on_a_message_that_failed_twice(
 
 
 async def test_restart_answers_a_running_message_in_its_reply(
-        tmp_path: Path, fake_openai: FakeOpenAI) -> None:
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
     journal, msg = SqliteJournal(open_db(tmp_path), 24), stored("cut", "ping")
     await journal.accept(msg)
     await journal.start(msg)
@@ -166,7 +181,8 @@ async def test_restart_answers_a_running_message_in_its_reply(
 
 
 async def test_restart_sends_only_the_rest_of_a_final(
-        tmp_path: Path, fake_openai: FakeOpenAI) -> None:
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
     journal, msg = SqliteJournal(open_db(tmp_path), 24), stored("half")
     await journal.accept(msg)
     await journal.start(msg)

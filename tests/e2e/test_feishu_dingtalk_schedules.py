@@ -45,19 +45,29 @@ async def test_feishu_run_is_a_new_card_in_the_chat(
     tmp_path: Path, fake_openai: FakeOpenAI, feishu: FakeFeishu
 ) -> None:
     clock = VirtualClock(time.time(), sleep_moves=False)
-    conf = {"enabled": True, "app_id": f"cli_{uuid.uuid4().hex[:12]}", "app_secret": "sec",
-            "domain": feishu.base, "stream_interval": 0.1}
-    async with ServiceHarness(tmp_path, fake_openai, {"feishu": conf}, only=["feishu"],
-                              schedule_clock=clock) as svc:
-        feishu.wait_ack(feishu.push_event(payloads.message_event(
-            "/schedule in 1h summarise the tracker", message_id="om_s")))
+    conf = {
+        "enabled": True,
+        "app_id": f"cli_{uuid.uuid4().hex[:12]}",
+        "app_secret": "sec",
+        "domain": feishu.base,
+        "stream_interval": 0.1,
+    }
+    async with ServiceHarness(
+        tmp_path, fake_openai, {"feishu": conf}, only=["feishu"], schedule_clock=clock
+    ) as svc:
+        feishu.wait_ack(
+            feishu.push_event(
+                payloads.message_event("/schedule in 1h summarise the tracker", message_id="om_s")
+            )
+        )
         await until(lambda: feishu.replies_to("om_s"))
         await svc.idle()
         clock.advance(3600)
         await fire(svc)
         await fire(svc)
-    created = [v for v in feishu.messages.values()
-               if v["chat_id"] == "oc_dm" and not v.get("reply_to")]
+    created = [
+        v for v in feishu.messages.values() if v["chat_id"] == "oc_dm" and not v.get("reply_to")
+    ]
     assert len(created) == 1
     assert created[0]["msg_type"] == "interactive"
     [mid] = [m for m, v in feishu.messages.items() if v is created[0]]
@@ -80,15 +90,24 @@ async def test_dingtalk_run_is_sent_through_the_robot_api(
     tmp_path: Path, fake_openai: FakeOpenAI, dingtalk: FakeDingTalk
 ) -> None:
     clock = VirtualClock(time.time(), sleep_moves=False)
-    values = {"enabled": True, "client_id": "ding-e2e", "client_secret": "secret",
-              "robot_code": "robot-code", "api_base": dingtalk.base, "stream_interval": 0.1}
-    async with ServiceHarness(tmp_path, fake_openai, {"dingtalk": values},
-                              schedule_clock=clock) as svc:
-        frame = dingtalk.push_message(dingtalk.chatbot_data(
-            "/schedule in 1h summarise the tracker", webhook_ttl=0))
+    values = {
+        "enabled": True,
+        "client_id": "ding-e2e",
+        "client_secret": "secret",
+        "robot_code": "robot-code",
+        "api_base": dingtalk.base,
+        "stream_interval": 0.1,
+    }
+    async with ServiceHarness(
+        tmp_path, fake_openai, {"dingtalk": values}, schedule_clock=clock
+    ) as svc:
+        frame = dingtalk.push_message(
+            dingtalk.chatbot_data("/schedule in 1h summarise the tracker", webhook_ttl=0)
+        )
         await dingtalk.until(lambda: dingtalk.ack_for(frame))
-        await dingtalk.until(lambda: dingtalk.robot_messages() or dingtalk.webhook_messages(),
-                             timeout=10)
+        await dingtalk.until(
+            lambda: dingtalk.robot_messages() or dingtalk.webhook_messages(), timeout=10
+        )
         await svc.idle()
         clock.advance(3600)
         await fire(svc)

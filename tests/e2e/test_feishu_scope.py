@@ -25,8 +25,11 @@ def feishu() -> Iterator[FakeFeishu]:
     server.stop()
 
 
-GROUP: dict[str, Any] = {"chat_type": "group", "chat_id": "oc_team",
-                         "mentions": [payloads.mention()]}
+GROUP: dict[str, Any] = {
+    "chat_type": "group",
+    "chat_id": "oc_team",
+    "mentions": [payloads.mention()],
+}
 
 
 def said(fake: FakeFeishu, message_id: str) -> str:
@@ -44,13 +47,13 @@ async def test_models_in_the_main_chat_sets_the_default_of_new_topics(
     tmp_path: Path, fake_openai: FakeOpenAI, feishu: FakeFeishu
 ) -> None:
     async with harness(tmp_path, fake_openai, feishu) as svc:
-        feishu.push_event(payloads.message_event("@_user_1 /models smart", message_id="om_m",
-                                                 **GROUP))
+        feishu.push_event(
+            payloads.message_event("@_user_1 /models smart", message_id="om_m", **GROUP)
+        )
         await until(lambda: feishu.replies_to("om_m"))
         await svc.idle()
         assert "New conversations in this chat will use Smart" in said(feishu, "om_m")
-        feishu.push_event(payloads.message_event("@_user_1 new topic", message_id="om_n",
-                                                 **GROUP))
+        feishu.push_event(payloads.message_event("@_user_1 new topic", message_id="om_n", **GROUP))
         await until(lambda: len(fake_openai.requests) == 1)
         await svc.idle()
     assert models_used(fake_openai) == {"new topic": "fake-smart"}
@@ -66,8 +69,11 @@ async def test_model_button_in_the_main_chat_sets_the_chat_default(
         [listing] = feishu.replies_to("om_l", "interactive")
         buttons = card_buttons(feishu.card_of(listing))
         assert buttons["Smart"]["main"] is True
-        feishu.push_event(payloads.card_action(buttons["Smart"], chat_id="oc_team",
-                                               message_id=listing, event_id="cb_1"))
+        feishu.push_event(
+            payloads.card_action(
+                buttons["Smart"], chat_id="oc_team", message_id=listing, event_id="cb_1"
+            )
+        )
         await until(lambda: len(feishu.replies_to(listing)) == 1)
         await svc.idle()
         feishu.push_event(payloads.message_event("@_user_1 fresh", message_id="om_f", **GROUP))
@@ -95,8 +101,9 @@ async def test_new_in_the_main_chat_explains_and_in_a_topic_resets(
 ) -> None:
     async with harness(tmp_path, fake_openai, feishu) as svc:
         feishu.push_event(payloads.message_event("@_user_1 /new", message_id="om_1", **GROUP))
-        feishu.push_event(payloads.message_event("@_user_1 /new", message_id="om_2",
-                                                 root_id="om_x", **GROUP))
+        feishu.push_event(
+            payloads.message_event("@_user_1 /new", message_id="om_2", root_id="om_x", **GROUP)
+        )
         await until(lambda: feishu.replies_to("om_1") and feishu.replies_to("om_2"))
         await svc.idle()
         assert "starts a conversation of its own" in said(feishu, "om_1")
@@ -107,19 +114,21 @@ async def test_models_and_stop_in_a_topic_act_on_that_topic(
     tmp_path: Path, fake_openai: FakeOpenAI, feishu: FakeFeishu
 ) -> None:
     async with harness(tmp_path, fake_openai, feishu) as svc:
-        feishu.push_event(payloads.message_event("@_user_1 /models smart", message_id="om_t",
-                                                 root_id="om_root", **GROUP))
+        feishu.push_event(
+            payloads.message_event(
+                "@_user_1 /models smart", message_id="om_t", root_id="om_root", **GROUP
+            )
+        )
         await until(lambda: feishu.replies_to("om_t"))
         await svc.idle()
         assert said(feishu, "om_t") == "Model for this conversation: Smart."
         fake_openai.responder = lambda body: Reply(text="thinking hard " * 20, stall_after=1)
-        feishu.push_event(payloads.message_event("@_user_1 in topic", root_id="om_root",
-                                                 **GROUP))
-        feishu.push_event(payloads.message_event("@_user_1 elsewhere", message_id="om_e",
-                                                 **GROUP))
+        feishu.push_event(payloads.message_event("@_user_1 in topic", root_id="om_root", **GROUP))
+        feishu.push_event(payloads.message_event("@_user_1 elsewhere", message_id="om_e", **GROUP))
         await until(lambda: len(fake_openai.requests) == 2)
-        feishu.push_event(payloads.message_event("@_user_1 /stop", message_id="om_s",
-                                                 root_id="om_root", **GROUP))
+        feishu.push_event(
+            payloads.message_event("@_user_1 /stop", message_id="om_s", root_id="om_root", **GROUP)
+        )
         await until(lambda: svc.running.dispatcher.active_runs == 1)  # only the topic's reply
         assert svc.running.dispatcher.is_running("feishu:oc_team:om_e")
         feishu.push_event(payloads.message_event("@_user_1 /stop", message_id="om_s2", **GROUP))

@@ -24,12 +24,16 @@ HUMAN: dict[str, Any] = {"messages": [{"role": "user", "content": "hello there"}
 
 
 @pytest.fixture
-def service(tmp_path: Path, fake_openai: FakeOpenAI,
-            storage: dict[str, Any]) -> Iterator[ServiceProcess]:
+def service(
+    tmp_path: Path, fake_openai: FakeOpenAI, storage: dict[str, Any]
+) -> Iterator[ServiceProcess]:
     svc = ServiceProcess(
-        tmp_path, fake_openai.base_url, {},
+        tmp_path,
+        fake_openai.base_url,
+        {},
         storage={"data_dir": str(tmp_path / "data"), **storage},
-        gateway={"host": "127.0.0.1", "port": free_port(), "auth_token": TOKEN})
+        gateway={"host": "127.0.0.1", "port": free_port(), "auth_token": TOKEN},
+    )
     yield svc
     svc.stop()
 
@@ -53,11 +57,13 @@ def svc_port(svc: ServiceProcess) -> int:
 
 
 def test_a_run_in_flight_at_a_kill_reads_error_after_the_restart(
-        service: ServiceProcess, fake_openai: FakeOpenAI) -> None:
+    service: ServiceProcess, fake_openai: FakeOpenAI
+) -> None:
     fake_openai.script(Reply(text="slow slow slow slow", stall_after=1), Reply(text="again"))
     base = start(service)
-    sdk = get_sync_client(url=base + "/api", api_key=None,
-                          headers={"Authorization": f"Bearer {TOKEN}"})
+    sdk = get_sync_client(
+        url=base + "/api", api_key=None, headers={"Authorization": f"Bearer {TOKEN}"}
+    )
     tid = sdk.threads.create(metadata={"kind": "crash"})["thread_id"]
     run = sdk.runs.create(tid, "lead_agent", input=HUMAN)
     wait_until(lambda: fake_openai.requests, 20, "the run to ask the model")
@@ -65,8 +71,9 @@ def test_a_run_in_flight_at_a_kill_reads_error_after_the_restart(
     service.kill()
     fake_openai.release()
     base = start(service)
-    sdk = get_sync_client(url=base + "/api", api_key=None,
-                          headers={"Authorization": f"Bearer {TOKEN}"})
+    sdk = get_sync_client(
+        url=base + "/api", api_key=None, headers={"Authorization": f"Bearer {TOKEN}"}
+    )
     after: dict[str, Any] = dict(sdk.runs.get(tid, run["run_id"]))
     assert after["status"] == "error"
     assert after["error"] == ORPHANED["message"]

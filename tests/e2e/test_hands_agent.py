@@ -26,13 +26,17 @@ def subagent_responder(body: dict[str, Any]) -> Reply:
             return Reply(tool_calls=[ToolCall("write_file", {"path": path, "content": job})])
         return Reply(text=f"report {job}")
     if not done:
-        return Reply(tool_calls=[ToolCall("task", {"description": f"job {i}", "prompt": f"job{i}"})
-                                 for i in range(4)])
+        return Reply(
+            tool_calls=[
+                ToolCall("task", {"description": f"job {i}", "prompt": f"job{i}"}) for i in range(4)
+            ]
+        )
     return Reply(text="All jobs done.")
 
 
-async def test_subagents_run_in_parallel_with_progress(tmp_path: Path,
-                                                      fake_openai: FakeOpenAI) -> None:
+async def test_subagents_run_in_parallel_with_progress(
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
     fake_openai.responder = subagent_responder
     async with service(tmp_path, fake_openai) as svc:
         ch = chan(svc)
@@ -43,7 +47,10 @@ async def test_subagents_run_in_parallel_with_progress(tmp_path: Path,
     lead_last = fake_openai.requests[-1]
     results = tool_results(lead_last)
     assert sorted(r for r in results if r.startswith("report")) == [
-        "report job0", "report job1", "report job2"]
+        "report job0",
+        "report job1",
+        "report job2",
+    ]
     assert any("at most 3 subagents" in r for r in results)
     sub = next(r for r in fake_openai.requests if "You are a subagent" in system_text(r))
     assert "write_file" in sub.tool_names
@@ -57,8 +64,9 @@ async def test_subagents_run_in_parallel_with_progress(tmp_path: Path,
     assert "task(description='job 3', prompt='job3')" in labels  # shown, not run
 
 
-async def test_repeated_tool_call_is_warned_then_stopped(tmp_path: Path,
-                                                         fake_openai: FakeOpenAI) -> None:
+async def test_repeated_tool_call_is_warned_then_stopped(
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
     same = Reply(tool_calls=[ToolCall("ls", {"path": "/mnt/user-data/workspace"})])
     fake_openai.script(*[same] * 5, Reply(text="Here is what I found."))
     async with service(tmp_path, fake_openai) as svc:
@@ -80,12 +88,18 @@ async def test_repeated_tool_call_is_warned_then_stopped(tmp_path: Path,
 
 
 def clarify() -> Reply:
-    return Reply(tool_calls=[ToolCall("ask_clarification", {
-        "question": "Which format?", "options": ["CSV", "Excel"]})])
+    return Reply(
+        tool_calls=[
+            ToolCall(
+                "ask_clarification", {"question": "Which format?", "options": ["CSV", "Excel"]}
+            )
+        ]
+    )
 
 
 async def test_clarification_answered_by_button_continues_thread(
-        tmp_path: Path, fake_openai: FakeOpenAI) -> None:
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
     fake_openai.script(clarify())
     async with service(tmp_path, fake_openai) as svc:
         ch = chan(svc)
@@ -94,8 +108,10 @@ async def test_clarification_answered_by_button_continues_thread(
         asked = ch.of("finish")[0]
         assert asked.doc is not None
         assert asked.text == "Which format?"
-        assert [(b.label, b.value) for b in asked.doc.buttons] == [("CSV", "CSV"),
-                                                                   ("Excel", "Excel")]
+        assert [(b.label, b.value) for b in asked.doc.buttons] == [
+            ("CSV", "CSV"),
+            ("Excel", "Excel"),
+        ]
         await ch.inject("Excel", is_button=True)
         await svc.idle()
     assert len(fake_openai.requests) == 2  # the run ended at the question
@@ -105,8 +121,9 @@ async def test_clarification_answered_by_button_continues_thread(
     assert ch.texts()[-1] == "echo: Excel"
 
 
-async def test_clarification_numbered_without_buttons(tmp_path: Path,
-                                                      fake_openai: FakeOpenAI) -> None:
+async def test_clarification_numbered_without_buttons(
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
     fake_openai.script(clarify())
     async with service(tmp_path, fake_openai) as svc:
         ch = chan(svc)
@@ -120,5 +137,4 @@ async def test_clarification_numbered_without_buttons(tmp_path: Path,
     assert asked.text == "Which format?\n\n1. CSV\n2. Excel"
     assert asked.doc is not None
     assert asked.doc.buttons == ()
-    assert 'The user\'s answer "2" means option 2: "Excel".' in system_text(
-        fake_openai.requests[1])
+    assert 'The user\'s answer "2" means option 2: "Excel".' in system_text(fake_openai.requests[1])

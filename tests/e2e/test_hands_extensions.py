@@ -44,8 +44,9 @@ def write_skills(tmp_path: Path) -> None:
     (broken / "SKILL.md").write_text("no front matter here")
 
 
-async def test_skill_listed_and_activated_by_slash_command(tmp_path: Path,
-                                                         fake_openai: FakeOpenAI) -> None:
+async def test_skill_listed_and_activated_by_slash_command(
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
     write_skills(tmp_path)
     async with service(tmp_path, fake_openai) as svc:
         ch = chan(svc)
@@ -63,23 +64,37 @@ async def test_skill_listed_and_activated_by_slash_command(tmp_path: Path,
     assert "skill public/broken skipped: no YAML front matter" in status
 
 
-async def test_mcp_tools_over_stdio_and_http(tmp_path: Path, fake_openai: FakeOpenAI,
-                                             mcp_http: HttpMcpServer,
-                                             monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_mcp_tools_over_stdio_and_http(
+    tmp_path: Path,
+    fake_openai: FakeOpenAI,
+    mcp_http: HttpMcpServer,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.setenv("ANTLER_TEST_MCP_USER", "alice")
     ext = tmp_path / "extensions_config.json"
     servers = {
-        "calc": {"type": "stdio", "command": sys.executable, "args": [str(MCP_SCRIPT)],
-                 "env": {"MCP_TEST_USER": "$ANTLER_TEST_MCP_USER"}},
-        "remote": {"type": "http", "url": mcp_http.url,
-                   "headers": {"X-Test": "$ANTLER_TEST_MCP_USER"}},
+        "calc": {
+            "type": "stdio",
+            "command": sys.executable,
+            "args": [str(MCP_SCRIPT)],
+            "env": {"MCP_TEST_USER": "$ANTLER_TEST_MCP_USER"},
+        },
+        "remote": {
+            "type": "http",
+            "url": mcp_http.url,
+            "headers": {"X-Test": "$ANTLER_TEST_MCP_USER"},
+        },
         "broken": {"type": "stdio", "command": str(tmp_path / "no-such-server")},
     }
     ext.write_text(json.dumps({"mcpServers": servers}))
     fake_openai.script(
-        Reply(tool_calls=[ToolCall("calc_add", {"a": 2, "b": 3}),
-                          ToolCall("calc_whoami", {}),
-                          ToolCall("remote_shout", {"text": "quiet"})]),
+        Reply(
+            tool_calls=[
+                ToolCall("calc_add", {"a": 2, "b": 3}),
+                ToolCall("calc_whoami", {}),
+                ToolCall("remote_shout", {"text": "quiet"}),
+            ]
+        ),
         Reply(text="Done with MCP."),
     )
     async with service(tmp_path, fake_openai) as svc:

@@ -24,8 +24,9 @@ def explode(reason: str) -> str:
     raise RuntimeError(f"kaboom: {reason}")
 
 
-async def test_written_file_is_presented_and_delivered(tmp_path: Path,
-                                                       fake_openai: FakeOpenAI) -> None:
+async def test_written_file_is_presented_and_delivered(
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
     fake_openai.script(
         Reply(tool_calls=[ToolCall("write_file", {"path": REPORT, "content": "# Report\nok"})]),
         Reply(tool_calls=[ToolCall("present_files", {"filepaths": [REPORT]})]),
@@ -46,8 +47,14 @@ async def test_written_file_is_presented_and_delivered(tmp_path: Path,
 
 async def test_upload_is_announced_and_read(tmp_path: Path, fake_openai: FakeOpenAI) -> None:
     fake_openai.script(
-        Reply(tool_calls=[ToolCall("read_file", {"path": "/mnt/user-data/uploads/data.csv",
-                                                 "start_line": 2, "end_line": 3})]),
+        Reply(
+            tool_calls=[
+                ToolCall(
+                    "read_file",
+                    {"path": "/mnt/user-data/uploads/data.csv", "start_line": 2, "end_line": 3},
+                )
+            ]
+        ),
         Reply(text="Two rows."),
     )
     async with service(tmp_path, fake_openai) as svc:
@@ -92,11 +99,14 @@ async def test_traversal_attempts_are_refused(tmp_path: Path, fake_openai: FakeO
     assert {s.state for s in final.doc.progress} == {"failed"}
 
 
-async def test_tool_exception_becomes_an_error_result(tmp_path: Path,
-                                                     fake_openai: FakeOpenAI) -> None:
+async def test_tool_exception_becomes_an_error_result(
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
     tools = [{"name": "explode", "use": "tests.e2e.test_hands_files:explode", "group": "test"}]
-    fake_openai.script(Reply(tool_calls=[ToolCall("explode", {"reason": "testing"})]),
-                       Reply(text="The tool failed, sorry."))
+    fake_openai.script(
+        Reply(tool_calls=[ToolCall("explode", {"reason": "testing"})]),
+        Reply(text="The tool failed, sorry."),
+    )
     async with service(tmp_path, fake_openai, tools=tools) as svc:
         ch = chan(svc)
         await ch.inject("blow up")

@@ -28,10 +28,18 @@ from tests.harness import BlockingIoWatch, ServiceHarness
 
 
 async def test_feishu_reply_never_stalls_the_loop(
-        tmp_path: Path, fake_openai: FakeOpenAI, feishu: FakeFeishu) -> None:  # noqa: F811
+    tmp_path: Path,
+    fake_openai: FakeOpenAI,
+    feishu: FakeFeishu,  # noqa: F811
+) -> None:
     fake_openai.script(Reply(text="lag check " * 30, tokens_per_second=150))
-    conf = {"enabled": True, "app_id": f"cli_{uuid.uuid4().hex[:12]}", "app_secret": "sec",
-            "domain": feishu.base, "stream_interval": 0.1}
+    conf = {
+        "enabled": True,
+        "app_id": f"cli_{uuid.uuid4().hex[:12]}",
+        "app_secret": "sec",
+        "domain": feishu.base,
+        "stream_interval": 0.1,
+    }
     svc = ServiceHarness(tmp_path, fake_openai, {"feishu": conf}, only=["feishu"])
     async with BlockingIoWatch() as watch, svc:
         feishu.push_event(payloads.message_event("hi", message_id="om_lag"))
@@ -42,13 +50,19 @@ async def test_feishu_reply_never_stalls_the_loop(
 
 
 async def test_dingtalk_card_reply_never_stalls_the_loop(
-        tmp_path: Path, fake_openai: FakeOpenAI, fake_dingtalk: FakeDingTalk) -> None:  # noqa: F811
+    tmp_path: Path,
+    fake_openai: FakeOpenAI,
+    fake_dingtalk: FakeDingTalk,  # noqa: F811
+) -> None:
     fake_openai.script(Reply(text=ANSWER, tokens_per_second=60))
     service = _service(tmp_path, fake_openai, fake_dingtalk, card_template_id="tpl")
     async with BlockingIoWatch() as watch, service as svc:
-        await _ask(svc, fake_dingtalk,
-                   lambda: fake_dingtalk.requests("PUT", "/v1.0/card/instances"),
-                   text="stream please")
+        await _ask(
+            svc,
+            fake_dingtalk,
+            lambda: fake_dingtalk.requests("PUT", "/v1.0/card/instances"),
+            text="stream please",
+        )
     assert "socket.connect" in watch.elsewhere  # the SDK thread's stream was seen
     assert watch.on_loop == []
 

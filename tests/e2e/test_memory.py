@@ -38,22 +38,36 @@ def learning(facts: dict[str, list[str]]) -> Callable[[dict[str, Any]], Reply]:
         talk = FakeOpenAI.user_texts(body)[-1].split("New exchanges:")[-1]
         found = [
             {"content": fact, "category": "preference", "confidence": 0.9}
-            for word, items in facts.items() if word in talk for fact in items
+            for word, items in facts.items()
+            if word in talk
+            for fact in items
         ]
         found.append({"content": "Weak guess", "category": "context", "confidence": 0.3})
-        return Reply(text=json.dumps({"work": None, "personal": None,
-                                      "top_of_mind": "fruit" if found else None,
-                                      "facts": found, "remove": []}))
+        return Reply(
+            text=json.dumps(
+                {
+                    "work": None,
+                    "personal": None,
+                    "top_of_mind": "fruit" if found else None,
+                    "facts": found,
+                    "remove": [],
+                }
+            )
+        )
 
     return respond
 
 
-def harness(tmp_path: Path, fake: FakeOpenAI, debounce: float = 0.05,
-            storage: dict[str, Any] | None = None) -> ServiceHarness:
-    return ServiceHarness(tmp_path, fake, {"test": {"enabled": True}},
-                          agent={"memory": {"debounce_seconds": debounce},
-                                 "title": {"enabled": False}},
-                          storage=storage or {})
+def harness(
+    tmp_path: Path, fake: FakeOpenAI, debounce: float = 0.05, storage: dict[str, Any] | None = None
+) -> ServiceHarness:
+    return ServiceHarness(
+        tmp_path,
+        fake,
+        {"test": {"enabled": True}},
+        agent={"memory": {"debounce_seconds": debounce}, "title": {"enabled": False}},
+        storage=storage or {},
+    )
 
 
 def memory_of(svc: ServiceHarness) -> MemoryService:
@@ -80,16 +94,18 @@ async def facts_of(svc: ServiceHarness, user_id: str) -> tuple[Any, ...]:
 
 
 def chat_requests(fake: FakeOpenAI, text: str) -> list[ChatRequest]:
-    return [r for r in fake.requests
-            if not is_extraction(r) and text in FakeOpenAI.user_texts(r)[-1]]
+    return [
+        r for r in fake.requests if not is_extraction(r) and text in FakeOpenAI.user_texts(r)[-1]
+    ]
 
 
 def system_text(request: ChatRequest) -> str:
     return text_of(request.messages[0].get("content"))
 
 
-async def test_fact_follows_the_person_not_the_group(tmp_path: Path,
-                                                    fake_openai: FakeOpenAI) -> None:
+async def test_fact_follows_the_person_not_the_group(
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
     fake_openai.responder = learning({"kumquat": ["Loves kumquats"]})
     async with harness(tmp_path, fake_openai) as svc:
         ch = svc.channel("test")
@@ -97,8 +113,11 @@ async def test_fact_follows_the_person_not_the_group(tmp_path: Path,
         await ch.inject("I really love kumquat jam", chat_id="dm-alice", user="alice")
         await svc.idle()
         await until(lambda: facts_of(svc, "test:alice"))
-        for user, text in (("bob", "bob asks: which fruit?"), ("alice", "alice asks: which fruit?"),
-                           ("bob", "bob again: and now?")):
+        for user, text in (
+            ("bob", "bob asks: which fruit?"),
+            ("alice", "alice asks: which fruit?"),
+            ("bob", "bob again: and now?"),
+        ):
             await ch.inject(text, chat_id="team", user=user, chat_type="group", mentions_bot=True)
             await svc.idle()
         await until(lambda: _no_pending(svc))
@@ -109,8 +128,11 @@ async def test_fact_follows_the_person_not_the_group(tmp_path: Path,
     for text in ("bob asks", "bob again"):
         assert "kumquat" not in system_text(chat_requests(fake_openai, text)[0]).lower()
     assert not bob_memory.facts  # the extractor saw only bob's own exchanges
-    bob_passes = [r for r in fake_openai.requests
-                  if is_extraction(r) and "bob" in FakeOpenAI.user_texts(r)[-1]]
+    bob_passes = [
+        r
+        for r in fake_openai.requests
+        if is_extraction(r) and "bob" in FakeOpenAI.user_texts(r)[-1]
+    ]
     assert bob_passes
     assert all("alice asks" not in FakeOpenAI.user_texts(r)[-1] for r in bob_passes)
     assert all("kumquat" not in FakeOpenAI.user_texts(r)[-1] for r in bob_passes)
@@ -138,7 +160,8 @@ async def memory_of_facts(tmp_path: Path, user_id: str) -> list[Any]:
 
 
 async def test_memory_command_lists_forgets_and_clears(
-        tmp_path: Path, fake_openai: FakeOpenAI, storage: dict[str, Any]) -> None:
+    tmp_path: Path, fake_openai: FakeOpenAI, storage: dict[str, Any]
+) -> None:
     fake_openai.responder = learning({"tea": ["Drinks green tea", "Works night shifts"]})
     async with harness(tmp_path, fake_openai, storage=storage) as svc:
         ch = svc.channel("test")
@@ -189,7 +212,8 @@ async def test_debounce_batches_exchanges(tmp_path: Path, fake_openai: FakeOpenA
 
 
 async def test_pending_exchanges_survive_a_restart(
-        tmp_path: Path, fake_openai: FakeOpenAI, storage: dict[str, Any]) -> None:
+    tmp_path: Path, fake_openai: FakeOpenAI, storage: dict[str, Any]
+) -> None:
     fake_openai.responder = learning({"kiwi": ["Grows kiwis"]})
     svc = harness(tmp_path, fake_openai, debounce=0.3, storage=storage)
     async with svc:
@@ -207,8 +231,12 @@ async def test_pending_exchanges_survive_a_restart(
 
 async def test_disabled_memory_learns_nothing(tmp_path: Path, fake_openai: FakeOpenAI) -> None:
     fake_openai.responder = learning({"plum": ["Likes plums"]})
-    svc = ServiceHarness(tmp_path, fake_openai, {"test": {"enabled": True}},
-                         agent={"memory": {"enabled": False, "debounce_seconds": 0}})
+    svc = ServiceHarness(
+        tmp_path,
+        fake_openai,
+        {"test": {"enabled": True}},
+        agent={"memory": {"enabled": False, "debounce_seconds": 0}},
+    )
     async with svc:
         ch = svc.channel("test")
         assert isinstance(ch, RecordingChannel)

@@ -36,8 +36,9 @@ def feishu() -> Iterator[FakeFeishu]:
     server.stop()
 
 
-def telegram_service(tmp_path: Path, fake_openai: FakeOpenAI, fake: FakeTelegram,
-                     **kw: Any) -> ServiceHarness:
+def telegram_service(
+    tmp_path: Path, fake_openai: FakeOpenAI, fake: FakeTelegram, **kw: Any
+) -> ServiceHarness:
     conf = {"enabled": True, "bot_token": TOKEN, "api_base": fake.api_base, "poll_timeout": 1}
     return ServiceHarness(tmp_path, fake_openai, {"telegram": conf}, only=["telegram"], **kw)
 
@@ -67,7 +68,9 @@ async def until_status(svc: ServiceHarness, name: str, status: str) -> dict[str,
 
 
 async def test_telegram_start_outage_is_retried_shown_and_recovered(
-    tmp_path: Path, fake_openai: FakeOpenAI, telegram: FakeTelegram,
+    tmp_path: Path,
+    fake_openai: FakeOpenAI,
+    telegram: FakeTelegram,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     vt = VirtualTime()
@@ -101,11 +104,17 @@ async def test_feishu_start_outage_recovers_without_a_restart(
     vt = VirtualTime()
     vt.hold()
     feishu.fail_http("ws_endpoint", 503, times=2)
-    conf = {"enabled": True, "app_id": f"cli_{uuid.uuid4().hex[:12]}", "app_secret": "sec",
-            "domain": feishu.base, "stream_interval": 0.1}
+    conf = {
+        "enabled": True,
+        "app_id": f"cli_{uuid.uuid4().hex[:12]}",
+        "app_secret": "sec",
+        "domain": feishu.base,
+        "stream_interval": 0.1,
+    }
     kwargs = {"feishu": {"backoff": vt.policy()}}
-    async with ServiceHarness(tmp_path, fake_openai, {"feishu": conf}, only=["feishu"],
-                              channel_kwargs=kwargs) as svc:
+    async with ServiceHarness(
+        tmp_path, fake_openai, {"feishu": conf}, only=["feishu"], channel_kwargs=kwargs
+    ) as svc:
         info = await until_status(svc, "feishu", "retrying")
         assert (info["attempts"], info["running"], info["connected"]) == (1, True, False)
         assert "503" in info["last_error"]
@@ -134,8 +143,10 @@ async def test_restart_while_failing_keeps_retrying_and_stop_ends_it(
     await svc.start()
     try:
         await until(lambda: vt.waiting == 1)
-        async with aiohttp.ClientSession() as http, http.post(
-                svc.gateway_url + "/api/channels/telegram/restart") as r:
+        async with (
+            aiohttp.ClientSession() as http,
+            http.post(svc.gateway_url + "/api/channels/telegram/restart") as r,
+        ):
             body = await r.json()
         assert body["success"] is False
         assert "retrying" in body["message"]

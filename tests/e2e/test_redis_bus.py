@@ -19,8 +19,13 @@ pytestmark = pytest.mark.usefixtures("test_channel_registered")
 
 
 def worker(tmp_path: Path, fake: FakeOpenAI, dsn: str, bus: dict[str, Any]) -> ServiceHarness:
-    return ServiceHarness(tmp_path, fake, {"test": {"enabled": True}},
-                          storage={"backend": "postgres", "postgres": {"dsn": dsn}}, bus=bus)
+    return ServiceHarness(
+        tmp_path,
+        fake,
+        {"test": {"enabled": True}},
+        storage={"backend": "postgres", "postgres": {"dsn": dsn}},
+        bus=bus,
+    )
 
 
 def chan(svc: ServiceHarness) -> RecordingChannel:
@@ -53,8 +58,10 @@ async def settled(svc: ServiceHarness, count: int, timeout: float = 30) -> None:
 async def test_two_workers_answer_every_message_once_in_order(
     tmp_path: Path, fake_openai: FakeOpenAI, pg_dsn: str, redis_bus: dict[str, Any]
 ) -> None:
-    async with worker(tmp_path, fake_openai, pg_dsn, redis_bus) as one, \
-            worker(tmp_path, fake_openai, pg_dsn, redis_bus) as two:
+    async with (
+        worker(tmp_path, fake_openai, pg_dsn, redis_bus) as one,
+        worker(tmp_path, fake_openai, pg_dsn, redis_bus) as two,
+    ):
         assert one.app is not None
         assert two.app is not None
         a = chan(one)
@@ -111,12 +118,18 @@ async def test_unreachable_redis_names_the_setting(
 
 
 def test_redis_bus_needs_postgres(tmp_path: Path, fake_openai: FakeOpenAI) -> None:
-    svc = ServiceHarness(tmp_path, fake_openai, {"test": {"enabled": True}},
-                         bus={"backend": "redis", "redis": {"url": "redis://127.0.0.1:6379/0"}})
+    svc = ServiceHarness(
+        tmp_path,
+        fake_openai,
+        {"test": {"enabled": True}},
+        bus={"backend": "redis", "redis": {"url": "redis://127.0.0.1:6379/0"}},
+    )
     with pytest.raises(ConfigError) as caught:
         svc.settings()
-    assert any(p.startswith("bus.backend: redis needs storage.backend: postgres")
-               for p in caught.value.problems)
+    assert any(
+        p.startswith("bus.backend: redis needs storage.backend: postgres")
+        for p in caught.value.problems
+    )
 
 
 async def test_stop_in_a_main_chat_stops_replies_on_every_worker(
@@ -126,8 +139,10 @@ async def test_stop_in_a_main_chat_stops_replies_on_every_worker(
     from bot.cluster.partitions import partition_of
     from tests.fakes.openai_wire import Reply
 
-    async with worker(tmp_path, fake_openai, pg_dsn, redis_bus) as one, \
-            worker(tmp_path, fake_openai, pg_dsn, redis_bus) as two:
+    async with (
+        worker(tmp_path, fake_openai, pg_dsn, redis_bus) as one,
+        worker(tmp_path, fake_openai, pg_dsn, redis_bus) as two,
+    ):
         assert one.app is not None
         assert two.app is not None
         for _ in range(40):
@@ -136,10 +151,13 @@ async def test_stop_in_a_main_chat_stops_replies_on_every_worker(
             await asyncio.sleep(0.1)
         owned = [set(w.app.health()["bus"]["partitions"]) for w in (one, two) if w.app]
         count = redis_bus["redis"]["partitions"]
-        topics = [next(f"t{i}" for i in range(100)
-                       if partition_of(f"test:g1:t{i}", count) in mine) for mine in owned]
-        fake_openai.script(Reply(text="long " * 50, stall_after=2),
-                           Reply(text="long " * 50, stall_after=2))
+        topics = [
+            next(f"t{i}" for i in range(100) if partition_of(f"test:g1:t{i}", count) in mine)
+            for mine in owned
+        ]
+        fake_openai.script(
+            Reply(text="long " * 50, stall_after=2), Reply(text="long " * 50, stall_after=2)
+        )
         a = chan(one)
         for topic in topics:  # one reply written by each worker
             await a.inject("go", chat_id="g1", topic=topic, chat_type="group", mentions_bot=True)
@@ -155,8 +173,12 @@ async def test_stop_in_a_main_chat_stops_replies_on_every_worker(
         assert texts.stopped(2) in shown
         fake_openai.release()
         await settled(one, 3)
-        stopped = [c for w in (one, two) for c in chan(w).of("finish")
-                   if c.doc is not None and c.doc.status == "cancelled"]
+        stopped = [
+            c
+            for w in (one, two)
+            for c in chan(w).of("finish")
+            if c.doc is not None and c.doc.status == "cancelled"
+        ]
         assert len(stopped) == 2
 
 
@@ -167,8 +189,7 @@ async def test_redis_going_away_tells_the_sender_to_retry_and_records_nothing(
     from tests.redis_server import Throwaway
 
     server = Throwaway().start()
-    bus = {"backend": "redis", "redis": {"url": server.url, "partitions": 2,
-                                         "lease_seconds": 2}}
+    bus = {"backend": "redis", "redis": {"url": server.url, "partitions": 2, "lease_seconds": 2}}
     try:
         async with worker(tmp_path, fake_openai, pg_dsn, bus) as svc:
             assert svc.app is not None

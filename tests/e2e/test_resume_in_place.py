@@ -25,8 +25,9 @@ GRACE = 0.3  # shutdown waits this long for running replies, then cuts them shor
 
 
 def stalled_then_full(fake_openai: FakeOpenAI) -> None:
-    fake_openai.script(Reply(text="A first try " * 20, tokens_per_second=100, stall_after=4),
-                       Reply(text=FULL))
+    fake_openai.script(
+        Reply(text="A first try " * 20, tokens_per_second=100, stall_after=4), Reply(text=FULL)
+    )
 
 
 async def journal_states(svc: ServiceHarness) -> list[State]:
@@ -56,20 +57,29 @@ def visible(message: dict[str, Any]) -> str:
 
 
 async def test_slack_reply_continues_in_the_streamed_message(
-        tmp_path: Path, fake_openai: FakeOpenAI, slack: FakeSlack) -> None:
+    tmp_path: Path, fake_openai: FakeOpenAI, slack: FakeSlack
+) -> None:
     stalled_then_full(fake_openai)
-    cfg = {"enabled": True, "bot_token": BOT_TOKEN, "app_token": APP_TOKEN,
-           "signing_secret": SIGNING_SECRET, "api_base": slack.api_base}
-    svc = ServiceHarness(tmp_path, fake_openai,
-                         {"slack": cfg, "shutdown_grace_seconds": GRACE})
+    cfg = {
+        "enabled": True,
+        "bot_token": BOT_TOKEN,
+        "app_token": APP_TOKEN,
+        "signing_secret": SIGNING_SECRET,
+        "api_base": slack.api_base,
+    }
+    svc = ServiceHarness(tmp_path, fake_openai, {"slack": cfg, "shutdown_grace_seconds": GRACE})
     root = "1700000001.000100"
     async with svc:
         slack.push_event(events.dm("hello", ts=root), event_id="Ev1")
         await slack.until(lambda f: f.calls_of("chat.startStream"), timeout=10)
         await fake_openai.wait_requests(1)
         await svc.restart()
-        await slack.until(lambda f: [m for m in f.thread_messages("D0001", root)
-                                     if visible(m).strip() == FULL.strip()], timeout=15)
+        await slack.until(
+            lambda f: [
+                m for m in f.thread_messages("D0001", root) if visible(m).strip() == FULL.strip()
+            ],
+            timeout=15,
+        )
         await svc.idle()
         assert await journal_states(svc) == [State.delivered]
     bot = [m for m in slack.thread_messages("D0001", root) if m.get("bot_id")]
@@ -78,12 +88,19 @@ async def test_slack_reply_continues_in_the_streamed_message(
 
 
 async def test_feishu_reply_continues_in_the_same_card(
-        tmp_path: Path, fake_openai: FakeOpenAI, feishu: FakeFeishu) -> None:
+    tmp_path: Path, fake_openai: FakeOpenAI, feishu: FakeFeishu
+) -> None:
     stalled_then_full(fake_openai)
-    conf = {"enabled": True, "app_id": f"cli_{uuid.uuid4().hex[:12]}", "app_secret": "sec",
-            "domain": feishu.base, "stream_interval": 0.1}
-    svc = ServiceHarness(tmp_path, fake_openai,
-                         {"feishu": conf, "shutdown_grace_seconds": GRACE}, only=["feishu"])
+    conf = {
+        "enabled": True,
+        "app_id": f"cli_{uuid.uuid4().hex[:12]}",
+        "app_secret": "sec",
+        "domain": feishu.base,
+        "stream_interval": 0.1,
+    }
+    svc = ServiceHarness(
+        tmp_path, fake_openai, {"feishu": conf, "shutdown_grace_seconds": GRACE}, only=["feishu"]
+    )
     async with svc:
         feishu.wait_ack(feishu.push_event(payloads.message_event("hi", message_id="om_1")))
         await until(lambda: feishu.replies_to("om_1"))
@@ -101,16 +118,17 @@ async def test_feishu_reply_continues_in_the_same_card(
 
 
 async def test_telegram_dm_continues_in_the_shutdown_notice(
-        tmp_path: Path, fake_openai: FakeOpenAI) -> None:
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
     from tests.fakes.telegram_server import TOKEN, FakeTelegram
 
     telegram = FakeTelegram().start()
     try:
         stalled_then_full(fake_openai)
-        tg = {"enabled": True, "bot_token": TOKEN, "api_base": telegram.api_base,
-              "poll_timeout": 1}
-        svc = ServiceHarness(tmp_path, fake_openai,
-                             {"telegram": tg, "shutdown_grace_seconds": GRACE})
+        tg = {"enabled": True, "bot_token": TOKEN, "api_base": telegram.api_base, "poll_timeout": 1}
+        svc = ServiceHarness(
+            tmp_path, fake_openai, {"telegram": tg, "shutdown_grace_seconds": GRACE}
+        )
         async with svc:
             telegram.push_message(555, "hello")
             await telegram.wait_for(lambda: telegram.calls_of("sendMessageDraft"), 10)

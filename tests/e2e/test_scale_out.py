@@ -19,8 +19,12 @@ pytestmark = pytest.mark.usefixtures("test_channel_registered")
 
 
 def process(tmp_path: Path, fake: FakeOpenAI, dsn: str) -> ServiceHarness:
-    return ServiceHarness(tmp_path, fake, {"test": {"enabled": True}},
-                          storage={"backend": "postgres", "postgres": {"dsn": dsn}})
+    return ServiceHarness(
+        tmp_path,
+        fake,
+        {"test": {"enabled": True}},
+        storage={"backend": "postgres", "postgres": {"dsn": dsn}},
+    )
 
 
 def chan(svc: ServiceHarness) -> RecordingChannel:
@@ -32,15 +36,18 @@ def chan(svc: ServiceHarness) -> RecordingChannel:
 async def test_two_apps_answer_a_redelivered_event_once(
     tmp_path: Path, fake_openai: FakeOpenAI, pg_dsn: str
 ) -> None:
-    async with process(tmp_path, fake_openai, pg_dsn) as one, \
-            process(tmp_path, fake_openai, pg_dsn) as two:
+    async with (
+        process(tmp_path, fake_openai, pg_dsn) as one,
+        process(tmp_path, fake_openai, pg_dsn) as two,
+    ):
         a, b = chan(one), chan(two)
         assert await a.inject("hello", event_id="evt-1") is PublishResult.accepted
         await one.idle()
         assert await b.inject("hello", event_id="evt-1") is PublishResult.duplicate
         # the platform delivers the next event to both at the same moment
-        both = await asyncio.gather(a.inject("again", event_id="evt-2"),
-                                    b.inject("again", event_id="evt-2"))
+        both = await asyncio.gather(
+            a.inject("again", event_id="evt-2"), b.inject("again", event_id="evt-2")
+        )
         assert sorted(both) == sorted([PublishResult.accepted, PublishResult.duplicate])
         await one.idle()
         await two.idle()
@@ -51,10 +58,11 @@ async def test_two_apps_answer_a_redelivered_event_once(
 async def test_processes_starting_together_on_a_fresh_database_all_start(
     tmp_path: Path, fake_openai: FakeOpenAI, pg_dsn: str
 ) -> None:
-    storage = {"backend": "postgres",
-               "postgres": {"dsn": pg_dsn, "statement_timeout_seconds": 3}}
-    apps = [ServiceHarness(tmp_path, fake_openai, {"test": {"enabled": True}}, storage=storage)
-            for _ in range(3)]
+    storage = {"backend": "postgres", "postgres": {"dsn": pg_dsn, "statement_timeout_seconds": 3}}
+    apps = [
+        ServiceHarness(tmp_path, fake_openai, {"test": {"enabled": True}}, storage=storage)
+        for _ in range(3)
+    ]
     await asyncio.gather(*(app.start() for app in apps))  # one creates the tables, all start
     try:
         for n, app in enumerate(apps):
@@ -68,8 +76,10 @@ async def test_processes_starting_together_on_a_fresh_database_all_start(
 async def test_conversation_goes_on_in_the_other_process(
     tmp_path: Path, fake_openai: FakeOpenAI, pg_dsn: str
 ) -> None:
-    async with process(tmp_path, fake_openai, pg_dsn) as one, \
-            process(tmp_path, fake_openai, pg_dsn) as two:
+    async with (
+        process(tmp_path, fake_openai, pg_dsn) as one,
+        process(tmp_path, fake_openai, pg_dsn) as two,
+    ):
         # (each recording channel numbers its events from e1: give them ids of their own)
         await chan(one).inject("remember the word kumquat", event_id="p1-1")
         await one.idle()
@@ -94,7 +104,9 @@ async def test_lost_database_connections_are_taken_again(
         with psycopg.connect(pg_dsn, autocommit=True, application_name="killer") as conn:
             killed = conn.execute(  # what a database restart or a network cut does to them
                 "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
-                " WHERE application_name = %s", (app_name,)).fetchone()
+                " WHERE application_name = %s",
+                (app_name,),
+            ).fetchone()
         assert killed is not None
         assert killed[0] >= 2
         await ch.inject("what word?")

@@ -19,9 +19,14 @@ pytestmark = pytest.mark.usefixtures("test_channel_registered")
 
 
 def process(tmp_path: Path, fake: FakeOpenAI, dsn: str, clock: VirtualClock) -> ServiceHarness:
-    return ServiceHarness(tmp_path, fake, {"test": {"enabled": True}}, schedule_clock=clock,
-                          storage={"backend": "postgres", "postgres": {"dsn": dsn}},
-                          schedules={"default_timezone": "UTC"})
+    return ServiceHarness(
+        tmp_path,
+        fake,
+        {"test": {"enabled": True}},
+        schedule_clock=clock,
+        storage={"backend": "postgres", "postgres": {"dsn": dsn}},
+        schedules={"default_timezone": "UTC"},
+    )
 
 
 def chan(svc: ServiceHarness) -> RecordingChannel:
@@ -42,8 +47,10 @@ async def test_two_apps_fire_a_due_schedule_once(
     tmp_path: Path, fake_openai: FakeOpenAI, pg_dsn: str
 ) -> None:
     clock = VirtualClock(time.time(), sleep_moves=False)
-    async with process(tmp_path, fake_openai, pg_dsn, clock) as one, \
-            process(tmp_path, fake_openai, pg_dsn, clock) as two:
+    async with (
+        process(tmp_path, fake_openai, pg_dsn, clock) as one,
+        process(tmp_path, fake_openai, pg_dsn, clock) as two,
+    ):
         a, b = chan(one), chan(two)
         await a.inject("/schedule every hour stand-up notes", event_id="p1-1")
         await one.idle()
@@ -57,8 +64,9 @@ async def test_two_apps_fire_a_due_schedule_once(
             await tick_both(one, two)
             await tick_both(one, two)  # a second look finds nothing more to fire
             assert len(fake_openai.requests) == hour
-        answers = [f.text for f in a.of("finish") + b.of("finish")
-                   if "scheduled task #1" in f.text]  # (the commands' replies left out)
+        answers = [
+            f.text for f in a.of("finish") + b.of("finish") if "scheduled task #1" in f.text
+        ]  # (the commands' replies left out)
     assert len(answers) == 3
     assert all(text.endswith("stand-up notes") for text in answers)
     prompts = [FakeOpenAI.user_texts(r)[-1] for r in fake_openai.requests]

@@ -18,10 +18,16 @@ from tests.harness import ServiceHarness
 pytestmark = pytest.mark.usefixtures("test_channel_registered")
 
 
-def harness(tmp_path: Path, fake: FakeOpenAI, clock: VirtualClock, **schedules: object) -> (
-        ServiceHarness):
-    return ServiceHarness(tmp_path, fake, {"test": {"enabled": True}}, schedule_clock=clock,
-                          schedules={"default_timezone": "Europe/Berlin", **schedules})
+def harness(
+    tmp_path: Path, fake: FakeOpenAI, clock: VirtualClock, **schedules: object
+) -> ServiceHarness:
+    return ServiceHarness(
+        tmp_path,
+        fake,
+        {"test": {"enabled": True}},
+        schedule_clock=clock,
+        schedules={"default_timezone": "Europe/Berlin", **schedules},
+    )
 
 
 def chan(svc: ServiceHarness) -> RecordingChannel:
@@ -75,8 +81,13 @@ async def test_the_agent_schedules_through_its_tool(
     tmp_path: Path, fake_openai: FakeOpenAI, clock: VirtualClock
 ) -> None:
     fake_openai.script(
-        Reply(tool_calls=[ToolCall("schedule_task", {"when": "tomorrow 8:00",
-                                                     "task": "Remind u1 to call Ann"})]),
+        Reply(
+            tool_calls=[
+                ToolCall(
+                    "schedule_task", {"when": "tomorrow 8:00", "task": "Remind u1 to call Ann"}
+                )
+            ]
+        ),
         Reply(text="Done: I'll remind you tomorrow at 8:00."),
     )
     async with harness(tmp_path, fake_openai, clock) as svc:
@@ -121,8 +132,11 @@ async def test_list_cancel_and_timezone_commands(
     assert listing.doc is not None
     assert [b.value for b in listing.doc.buttons] == ["/schedule pause 1", "/schedule cancel 1"]
     assert "Only the person who created #1" in texts[3]
-    assert texts[4:7] == ["Scheduled task #1 paused.", "Scheduled task #1 cancelled.",
-                          "No scheduled tasks in this chat. /schedule WHEN TASK creates one."]
+    assert texts[4:7] == [
+        "Scheduled task #1 paused.",
+        "Scheduled task #1 cancelled.",
+        "No scheduled tasks in this chat. /schedule WHEN TASK creates one.",
+    ]
     assert texts[7].startswith("I could not read the time.")
 
 
@@ -153,8 +167,9 @@ async def test_a_due_run_is_answered_once_across_a_restart(
     assert len(fake_openai.requests) == 2  # the cut-off run and its one resumption
 
 
-async def test_fresh_thread_per_run(tmp_path: Path, fake_openai: FakeOpenAI,
-                                    clock: VirtualClock) -> None:
+async def test_fresh_thread_per_run(
+    tmp_path: Path, fake_openai: FakeOpenAI, clock: VirtualClock
+) -> None:
     async with harness(tmp_path, fake_openai, clock) as svc:
         ch = chan(svc)
         await ch.inject("/schedule every hour --fresh hourly report")
@@ -172,13 +187,20 @@ async def test_fresh_thread_per_run(tmp_path: Path, fake_openai: FakeOpenAI,
     assert len(ch.of("finish")) == 4
 
 
-@pytest.mark.parametrize(("option", "runs", "notice"), [
-    ("", 1, "while I was offline; running it now"),
-    ("--skip-missed ", 0, "while I was offline and was skipped"),
-])
+@pytest.mark.parametrize(
+    ("option", "runs", "notice"),
+    [
+        ("", 1, "while I was offline; running it now"),
+        ("--skip-missed ", 0, "while I was offline and was skipped"),
+    ],
+)
 async def test_runs_missed_while_down_follow_the_policy_and_the_chat_is_told(
-    tmp_path: Path, fake_openai: FakeOpenAI, clock: VirtualClock, option: str, runs: int,
-    notice: str
+    tmp_path: Path,
+    fake_openai: FakeOpenAI,
+    clock: VirtualClock,
+    option: str,
+    runs: int,
+    notice: str,
 ) -> None:
     svc = harness(tmp_path, fake_openai, clock)
     await svc.start()

@@ -27,10 +27,13 @@ async def test_a_run_is_posted_in_the_thread_where_it_was_scheduled(
 ) -> None:
     clock = VirtualClock(time.time(), sleep_moves=False)
     root = "1700000002.000100"
-    async with ServiceHarness(tmp_path, fake_openai, {"slack": slack_cfg(fake_slack)},
-                              schedule_clock=clock) as svc:
-        fake_slack.push_event(events.mention("/schedule every weekday 09:00 summarise the tracker",
-                                             ts=root), event_id="Ev1")
+    async with ServiceHarness(
+        tmp_path, fake_openai, {"slack": slack_cfg(fake_slack)}, schedule_clock=clock
+    ) as svc:
+        fake_slack.push_event(
+            events.mention("/schedule every weekday 09:00 summarise the tracker", ts=root),
+            event_id="Ev1",
+        )
         await fake_slack.until(lambda f: bot_texts(f, root), timeout=10)
         await svc.idle()
         assert bot_texts(fake_slack, root)[0].startswith("Scheduled #1: every weekday at 09:00")
@@ -51,14 +54,18 @@ async def test_a_run_in_a_dm_is_a_new_top_level_message(
     tmp_path: Path, fake_openai: FakeOpenAI, fake_slack: FakeSlack
 ) -> None:
     clock = VirtualClock(time.time(), sleep_moves=False)
-    async with ServiceHarness(tmp_path, fake_openai, {"slack": slack_cfg(fake_slack)},
-                              schedule_clock=clock) as svc:
+    async with ServiceHarness(
+        tmp_path, fake_openai, {"slack": slack_cfg(fake_slack)}, schedule_clock=clock
+    ) as svc:
         fake_slack.push_event(events.dm("/schedule in 2h remind me to call Ann"), event_id="Ev1")
         await fake_slack.until(lambda f: f.calls_of("chat.postMessage"), timeout=10)
         await svc.idle()
         clock.advance(7200)
         await fire(svc)
-    answers = [m for m in fake_slack.messages.values()
-               if m.get("bot_id") and "call Ann" in str(m.get("text")) and "echo" in str(m)]
+    answers = [
+        m
+        for m in fake_slack.messages.values()
+        if m.get("bot_id") and "call Ann" in str(m.get("text")) and "echo" in str(m)
+    ]
     assert len(answers) == 1
     assert answers[0].get("thread_ts") in (None, answers[0].get("ts"))

@@ -27,8 +27,9 @@ def fake_slack():
 
 
 @pytest.fixture
-async def svc(tmp_path: Path, fake_openai: FakeOpenAI, fake_slack: FakeSlack
-              ) -> AsyncIterator[ServiceHarness]:
+async def svc(
+    tmp_path: Path, fake_openai: FakeOpenAI, fake_slack: FakeSlack
+) -> AsyncIterator[ServiceHarness]:
     async with ServiceHarness(tmp_path, fake_openai, {"slack": slack_cfg(fake_slack)}) as s:
         yield s
 
@@ -50,8 +51,9 @@ def stalled(fake_openai: FakeOpenAI) -> None:
     fake_openai.responder = lambda body: Reply(text="working on it " * 20, stall_after=1)
 
 
-async def test_models_in_a_channel_sets_the_default_of_its_new_threads(svc, fake_slack,
-                                                                       fake_openai):
+async def test_models_in_a_channel_sets_the_default_of_its_new_threads(
+    svc, fake_slack, fake_openai
+):
     fake_slack.push_command("models smart", channel="C0001")
     await fake_slack.until(lambda f: f.calls_of("chat.postEphemeral"))
     [answer] = ephemerals(fake_slack)
@@ -66,8 +68,7 @@ async def test_models_in_a_channel_sets_the_default_of_its_new_threads(svc, fake
     assert bot_texts(fake_slack, "1700000002.000100") == ["echo: hello"]
 
 
-async def test_model_button_pressed_in_the_channel_sets_the_default(svc, fake_slack,
-                                                                    fake_openai):
+async def test_model_button_pressed_in_the_channel_sets_the_default(svc, fake_slack, fake_openai):
     fake_slack.push_command("models", channel="C0001")
     await fake_slack.until(lambda f: f.calls_of("chat.postEphemeral"))
     listing = ephemerals(fake_slack)[0]
@@ -85,22 +86,27 @@ async def test_model_button_pressed_in_the_channel_sets_the_default(svc, fake_sl
 
 async def test_models_in_a_thread_switches_that_thread_only(svc, fake_slack, fake_openai):
     root = "1700000002.000100"
-    fake_slack.push_event(events.mention("models smart", ts="1700000003.000100", thread_ts=root),
-                          event_id="Ev1")
+    fake_slack.push_event(
+        events.mention("models smart", ts="1700000003.000100", thread_ts=root), event_id="Ev1"
+    )
     await fake_slack.until(lambda f: f.calls_of("chat.postMessage"))
     assert "Model for this conversation: Smart." in bot_texts(fake_slack, root)
-    fake_slack.push_event(events.mention("in thread", ts="1700000004.000100", thread_ts=root),
-                          event_id="Ev2")
+    fake_slack.push_event(
+        events.mention("in thread", ts="1700000004.000100", thread_ts=root), event_id="Ev2"
+    )
     fake_slack.push_event(events.mention("elsewhere", ts="1700000005.000100"), event_id="Ev3")
     await fake_slack.until(lambda f: len(f.calls_of("chat.stopStream")) == 2, timeout=10)
     await svc.idle()
-    models = {FakeOpenAI.user_texts(r.body)[-1].split("\n")[-1]: r.body["model"]
-              for r in fake_openai.requests}
+    models = {
+        FakeOpenAI.user_texts(r.body)[-1].split("\n")[-1]: r.body["model"]
+        for r in fake_openai.requests
+    }
     assert models == {"in thread": "fake-smart", "elsewhere": "fake-fast"}
 
 
-async def test_stop_in_the_channel_stops_the_senders_reply_in_a_thread(svc, fake_slack,
-                                                                       fake_openai):
+async def test_stop_in_the_channel_stops_the_senders_reply_in_a_thread(
+    svc, fake_slack, fake_openai
+):
     stalled(fake_openai)
     fake_slack.push_event(events.mention("long task", ts="1700000002.000100"), event_id="Ev1")
     await until(lambda: svc.app.dispatcher.active_runs == 1)
@@ -124,10 +130,14 @@ async def test_stop_with_several_running_lists_them_with_buttons(svc, fake_slack
     await fake_slack.until(lambda f: f.calls_of("chat.postEphemeral"))
     [listing] = ephemerals(fake_slack)
     buttons = {e["text"]["text"]: e["value"] for e in listing["blocks"][-1]["elements"]}
-    assert buttons == {"Stop: first task": "/stop 1700000002.000100",
-                       "Stop: second task": "/stop 1700000003.000100", "Stop all": "/stop all"}
-    fake_slack.push_action("/stop 1700000003.000100", channel="C0001", thread_ts=None,
-                           ephemeral=True)
+    assert buttons == {
+        "Stop: first task": "/stop 1700000002.000100",
+        "Stop: second task": "/stop 1700000003.000100",
+        "Stop all": "/stop all",
+    }
+    fake_slack.push_action(
+        "/stop 1700000003.000100", channel="C0001", thread_ts=None, ephemeral=True
+    )
     await until(lambda: svc.app.dispatcher.active_runs == 1)
     assert svc.app.dispatcher.is_running("slack:T0001/C0001:1700000002.000100")
     fake_slack.push_action("/stop all", channel="C0001", thread_ts=None, ephemeral=True)

@@ -21,12 +21,16 @@ pytestmark = pytest.mark.usefixtures("test_channel_registered")
 Storage = dict[str, Any]  # the `storage` fixture: every test runs on SQLite and on PostgreSQL
 
 
-def harness(tmp_path: Path, fake: FakeOpenAI, storage: Storage,
-            **channel_cfg: object) -> ServiceHarness:
+def harness(
+    tmp_path: Path, fake: FakeOpenAI, storage: Storage, **channel_cfg: object
+) -> ServiceHarness:
     caps = channel_cfg.pop("capabilities", None)
     kwargs = {"test": {"capabilities": caps}} if caps else None
     return ServiceHarness(
-        tmp_path, fake, {"test": {"enabled": True, **channel_cfg}}, channel_kwargs=kwargs,
+        tmp_path,
+        fake,
+        {"test": {"enabled": True, **channel_cfg}},
+        channel_kwargs=kwargs,
         storage=storage,
     )
 
@@ -202,7 +206,9 @@ async def test_full_queue_tells_the_sender(
     tmp_path: Path, fake_openai: FakeOpenAI, storage: Storage
 ) -> None:
     svc = ServiceHarness(
-        tmp_path, fake_openai, {"test": {"enabled": True}, "inbound_queue_size": 1},
+        tmp_path,
+        fake_openai,
+        {"test": {"enabled": True}, "inbound_queue_size": 1},
         storage=storage,
     )
     async with svc:

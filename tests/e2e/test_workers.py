@@ -23,13 +23,19 @@ from tests.fakes.telegram_server import FakeTelegram
 
 def answers(telegram: FakeTelegram, chat: int) -> list[str]:
     """The answers in `chat` in the order they were given (sent, or edited into a notice)."""
-    return [c.body["text"] for c in telegram.calls_of("sendMessage", "editMessageText")
-            if c.body.get("chat_id") == chat and c.body.get("text", "").startswith("echo: ")]
+    return [
+        c.body["text"]
+        for c in telegram.calls_of("sendMessage", "editMessageText")
+        if c.body.get("chat_id") == chat and c.body.get("text", "").startswith("echo: ")
+    ]
 
 
 def edits(telegram: FakeTelegram, chat: int) -> list[str]:
-    return [c.body.get("text", "") for c in telegram.calls_of("editMessageText")
-            if c.body.get("chat_id") == chat]
+    return [
+        c.body.get("text", "")
+        for c in telegram.calls_of("editMessageText")
+        if c.body.get("chat_id") == chat
+    ]
 
 
 @pytest.fixture
@@ -46,11 +52,15 @@ def own_db(pg_server: str) -> Iterator[str]:
 
 
 @pytest.fixture
-def cluster(request: pytest.FixtureRequest, tmp_path: Path, fake_openai: FakeOpenAI,
-            telegram: FakeTelegram, own_db: str, redis_bus: dict[str, Any]
-            ) -> Iterator[list[Worker]]:
-    group = workers(tmp_path, fake_openai.base_url, telegram, own_db, redis_bus,
-                    request.param)
+def cluster(
+    request: pytest.FixtureRequest,
+    tmp_path: Path,
+    fake_openai: FakeOpenAI,
+    telegram: FakeTelegram,
+    own_db: str,
+    redis_bus: dict[str, Any],
+) -> Iterator[list[Worker]]:
+    group = workers(tmp_path, fake_openai.base_url, telegram, own_db, redis_bus, request.param)
     try:
         start_all(group)
         yield group
@@ -61,18 +71,25 @@ def cluster(request: pytest.FixtureRequest, tmp_path: Path, fake_openai: FakeOpe
 
 @pytest.mark.parametrize("cluster", [2], indirect=True)
 def test_two_workers_in_order_stop_through_either_and_failover(
-        cluster: list[Worker], telegram: FakeTelegram, fake_openai: FakeOpenAI) -> None:
+    cluster: list[Worker], telegram: FakeTelegram, fake_openai: FakeOpenAI
+) -> None:
     # many conversations at once: each message answered once, in order in its conversation
     chats = [1000 + c for c in range(20)]
     for i in range(3):
         for chat in chats:
             telegram.push_message(chat, f"chat {chat} message {i}")
     expected = {chat: [f"echo: chat {chat} message {i}" for i in range(3)] for chat in chats}
-    wait_until(lambda: all(answers(telegram, c) == expected[c] for c in chats), 60,
-               "every message answered")
+    wait_until(
+        lambda: all(answers(telegram, c) == expected[c] for c in chats),
+        60,
+        "every message answered",
+    )
     assert all(sorted(telegram.shown_texts(c)) == expected[c] for c in chats)  # no extra message
-    wait_until(lambda: all(w.health()["bus"]["in_flight"] == 0 for w in cluster), 10,
-               "every stream entry acknowledged")
+    wait_until(
+        lambda: all(w.health()["bus"]["in_flight"] == 0 for w in cluster),
+        10,
+        "every stream entry acknowledged",
+    )
     holder = next(w for w in cluster if w.holds_connection())
     other = next(w for w in cluster if w is not holder)
     # /stop received by the connection holder for a reply the other worker is writing
@@ -82,8 +99,11 @@ def test_two_workers_in_order_stop_through_either_and_failover(
     wait_until(lambda: edits(telegram, chat), 20, "the reply streaming")
     telegram.push_message(chat, "/stop")
     wait_until(lambda: texts.stopped(1) in telegram.sent_texts(chat), 20, "/stop answered")
-    wait_until(lambda: any(t.endswith(texts.STOPPED) for t in telegram.shown_texts(chat)), 20,
-               "the reply marked stopped")
+    wait_until(
+        lambda: any(t.endswith(texts.STOPPED) for t in telegram.shown_texts(chat)),
+        20,
+        "the reply marked stopped",
+    )
     fake_openai.reset()
     # the holder dies mid-reply in a conversation it owns: the other worker takes the connection
     # and the partition, finishes the reply in the message already shown, answers what came later

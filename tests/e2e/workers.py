@@ -39,18 +39,35 @@ class Worker(ServiceProcess):
         return list(self.health()["bus"]["partitions"])
 
 
-def workers(tmp_path: Path, openai_base: str, telegram: FakeTelegram, pg_dsn: str,
-            bus: dict[str, Any], count: int) -> list[Worker]:
+def workers(
+    tmp_path: Path,
+    openai_base: str,
+    telegram: FakeTelegram,
+    pg_dsn: str,
+    bus: dict[str, Any],
+    count: int,
+) -> list[Worker]:
     tg = {"enabled": True, "bot_token": TOKEN, "api_base": telegram.api_base, "poll_timeout": 1}
     bus = {**bus, "redis": {**bus["redis"], "partitions": PARTITIONS}}
-    storage = {"data_dir": str(tmp_path / "data"), "backend": "postgres",
-               "postgres": {"dsn": pg_dsn}}
+    storage = {
+        "data_dir": str(tmp_path / "data"),
+        "backend": "postgres",
+        "postgres": {"dsn": pg_dsn},
+    }
     found = []
     for i in range(count):
         home = tmp_path / f"w{i}"
         home.mkdir()
-        found.append(Worker(home, openai_base, {"telegram": tg}, storage=storage, bus=bus,
-                            agent={"title": {"enabled": False}, "memory": {"enabled": False}}))
+        found.append(
+            Worker(
+                home,
+                openai_base,
+                {"telegram": tg},
+                storage=storage,
+                bus=bus,
+                agent={"title": {"enabled": False}, "memory": {"enabled": False}},
+            )
+        )
     return found
 
 
@@ -59,11 +76,19 @@ def start_all(group: list[Worker]) -> None:
         w.start()
     for w in group:
         wait_until(w.ready, 60, "a worker to start")
-    wait_until(lambda: sum(w.holds_connection() for w in group) == 1, 30,
-               "one worker to hold the Telegram connection")
-    wait_until(lambda: sorted(p for w in group for p in w.partitions()) ==
-               list(range(PARTITIONS)) and all(w.partitions() for w in group), 30,
-               "the partitions shared out")
+    wait_until(
+        lambda: sum(w.holds_connection() for w in group) == 1,
+        30,
+        "one worker to hold the Telegram connection",
+    )
+    wait_until(
+        lambda: (
+            sorted(p for w in group for p in w.partitions()) == list(range(PARTITIONS))
+            and all(w.partitions() for w in group)
+        ),
+        30,
+        "the partitions shared out",
+    )
 
 
 def chat_owned_by(owner: Worker, chats: range) -> int:

@@ -150,8 +150,13 @@ class FakeDingTalk:
 
     def card_buttons(self, card_id: str) -> dict[str, str]:
         """label -> action id of the request buttons a standard card shows now."""
-        return {a["label"]["text"]: a["id"] for c in self.standard_card(card_id)["contents"]
-                if c["type"] == "action" for a in c["actions"] if a["actionType"] == "request"}
+        return {
+            a["label"]["text"]: a["id"]
+            for c in self.standard_card(card_id)["contents"]
+            if c["type"] == "action"
+            for a in c["actions"]
+            if a["actionType"] == "request"
+        }
 
     def push_card_press(self, card_id: str, action_id: str, user: str = "staff-1") -> str:
         """A press on a card's `request` button, as DingTalk delivers it in Stream mode: only

@@ -57,11 +57,15 @@ _W = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
 
 def make_docx(heading: str, paragraphs: list[str]) -> bytes:
     """A minimal DOCX: a Heading1 paragraph, then plain paragraphs."""
-    body = [f'<w:p><w:pPr><w:pStyle w:val="Heading1"/></w:pPr>'
-            f"<w:r><w:t>{escape(heading)}</w:t></w:r></w:p>"]
+    body = [
+        f'<w:p><w:pPr><w:pStyle w:val="Heading1"/></w:pPr>'
+        f"<w:r><w:t>{escape(heading)}</w:t></w:r></w:p>"
+    ]
     body += [f"<w:p><w:r><w:t>{escape(p)}</w:t></w:r></w:p>" for p in paragraphs]
-    document = (f'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>'
-                f'<w:document xmlns:w="{_W}"><w:body>{"".join(body)}</w:body></w:document>')
+    document = (
+        f'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>'
+        f'<w:document xmlns:w="{_W}"><w:body>{"".join(body)}</w:body></w:document>'
+    )
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
         archive.writestr("[Content_Types].xml", _CONTENT_TYPES)

@@ -49,8 +49,11 @@ def _err(code: int, msg: str = "error") -> web.Response:
 
 def _elements(card: dict[str, Any]) -> dict[str, str]:
     body = card.get("body", card)
-    return {e["element_id"]: e.get("content", "") for e in body.get("elements", [])
-            if isinstance(e, dict) and e.get("element_id")}
+    return {
+        e["element_id"]: e.get("content", "")
+        for e in body.get("elements", [])
+        if isinstance(e, dict) and e.get("element_id")
+    }
 
 
 class FakeFeishu:
@@ -129,16 +132,20 @@ class FakeFeishu:
         r.add_post(f"{p}/im/v1/messages/{{mid}}/reply", self._op("reply", self._reply))
         r.add_patch(f"{p}/im/v1/messages/{{mid}}", self._op("patch", self._patch))
         r.add_post(f"{p}/im/v1/messages/{{mid}}/reactions", self._op("reaction", self._reaction))
-        r.add_get(f"{p}/im/v1/messages/{{mid}}/resources/{{key}}",
-                  self._op("resource", self._resource))
+        r.add_get(
+            f"{p}/im/v1/messages/{{mid}}/resources/{{key}}", self._op("resource", self._resource)
+        )
         r.add_post(f"{p}/im/v1/images", self._op("image_upload", self._upload("img")))
         r.add_post(f"{p}/im/v1/files", self._op("file_upload", self._upload("file")))
         r.add_post(f"{p}/cardkit/v1/cards", self._op("card_create", self._card_create))
         r.add_put(f"{p}/cardkit/v1/cards/{{cid}}", self._op("card_update", self._card_update))
-        r.add_patch(f"{p}/cardkit/v1/cards/{{cid}}/settings",
-                    self._op("card_settings", self._card_settings))
-        r.add_put(f"{p}/cardkit/v1/cards/{{cid}}/elements/{{eid}}/content",
-                  self._op("element_content", self._element_content))
+        r.add_patch(
+            f"{p}/cardkit/v1/cards/{{cid}}/settings", self._op("card_settings", self._card_settings)
+        )
+        r.add_put(
+            f"{p}/cardkit/v1/cards/{{cid}}/elements/{{eid}}/content",
+            self._op("element_content", self._element_content),
+        )
         return app
 
     def _op(self, op: str, fn: Any) -> Any:
@@ -151,10 +158,12 @@ class FakeFeishu:
                 outage = self._http_failures[op]
                 status = outage.popleft() if outage else None
             if status is not None:
-                return web.json_response({"code": status, "msg": "service unavailable"},
-                                         status=status)
+                return web.json_response(
+                    {"code": status, "msg": "service unavailable"}, status=status
+                )
             if op not in ("token", "ws_endpoint") and not request.headers.get(
-                    "Authorization", "").startswith("Bearer t-"):
+                "Authorization", ""
+            ).startswith("Bearer t-"):
                 return _err(99991663, "tenant access token invalid")
             if injected is not None:
                 return _err(injected, "injected")
@@ -171,23 +180,39 @@ class FakeFeishu:
     # ------------------------------------------------------------------ auth + ws
     async def _token(self, request: web.Request, body: Any) -> web.Response:
         tok = f"t-{body.get('app_id', '')}"
-        return web.json_response({"code": 0, "msg": "ok", "tenant_access_token": tok,
-                                  "expire": 7200})
+        return web.json_response(
+            {"code": 0, "msg": "ok", "tenant_access_token": tok, "expire": 7200}
+        )
 
     async def _bot_info(self, request: web.Request, body: Any) -> web.Response:
-        return web.json_response({"code": 0, "msg": "ok", "bot": {
-            "open_id": self.bot_open_id, "app_name": self.bot_name, "activate_status": 2}})
+        return web.json_response(
+            {
+                "code": 0,
+                "msg": "ok",
+                "bot": {
+                    "open_id": self.bot_open_id,
+                    "app_name": self.bot_name,
+                    "activate_status": 2,
+                },
+            }
+        )
 
     async def _ws_endpoint(self, request: web.Request, body: Any) -> web.Response:
         url = f"ws://127.0.0.1:{self.server.port}/ws?device_id=dev1&service_id=33"
-        return web.json_response({"code": 0, "msg": "ok", "data": {
-            "URL": url, "ClientConfig": self.ws.client_config()}})
+        return web.json_response(
+            {"code": 0, "msg": "ok", "data": {"URL": url, "ClientConfig": self.ws.client_config()}}
+        )
 
     # ------------------------------------------------------------------ im
     def _store(self, chat_id: str, body: dict[str, Any], **extra: Any) -> str:
         mid = self._new_id("om")
-        self.messages[mid] = {"chat_id": chat_id, "msg_type": body.get("msg_type"),
-                              "content": body.get("content"), "at": time.monotonic(), **extra}
+        self.messages[mid] = {
+            "chat_id": chat_id,
+            "msg_type": body.get("msg_type"),
+            "content": body.get("content"),
+            "at": time.monotonic(),
+            **extra,
+        }
         return mid
 
     async def _create(self, request: web.Request, body: Any) -> web.Response:
@@ -197,8 +222,9 @@ class FakeFeishu:
     async def _reply(self, request: web.Request, body: Any) -> web.Response:
         parent = request.match_info["mid"]
         chat = self.messages.get(parent, {}).get("chat_id", "")
-        mid = self._store(chat, body, reply_to=parent,
-                          reply_in_thread=bool(body.get("reply_in_thread")))
+        mid = self._store(
+            chat, body, reply_to=parent, reply_in_thread=bool(body.get("reply_in_thread"))
+        )
         return _ok({"message_id": mid, "parent_id": parent})
 
     async def _patch(self, request: web.Request, body: Any) -> web.Response:
@@ -217,8 +243,11 @@ class FakeFeishu:
         if key not in self.resources:
             return _err(234003, "resource not found")
         data, name = self.resources[key]
-        return web.Response(body=data, content_type="application/octet-stream",
-                            headers={"Content-Disposition": f'attachment; filename="{name}"'})
+        return web.Response(
+            body=data,
+            content_type="application/octet-stream",
+            headers={"Content-Disposition": f'attachment; filename="{name}"'},
+        )
 
     def _upload(self, kind: str) -> Any:
         async def upload(request: web.Request, body: Any) -> web.Response:
@@ -252,8 +281,11 @@ class FakeFeishu:
     async def _card_create(self, request: web.Request, body: Any) -> web.Response:
         card = json.loads(body.get("data") or "{}")
         cid = self._new_id("card")
-        self.cards[cid] = FakeCard(card, streaming=bool(card.get("config", {}).get(
-            "streaming_mode")), elements=_elements(card))
+        self.cards[cid] = FakeCard(
+            card,
+            streaming=bool(card.get("config", {}).get("streaming_mode")),
+            elements=_elements(card),
+        )
         return _ok({"card_id": cid})
 
     async def _card_update(self, request: web.Request, body: Any) -> web.Response:
@@ -291,8 +323,11 @@ class FakeFeishu:
         return self.cards.get(content.get("data", {}).get("card_id", ""))
 
     def replies_to(self, message_id: str, msg_type: str | None = None) -> list[str]:
-        return [m for m, v in self.messages.items() if v.get("reply_to") == message_id
-                and (msg_type is None or v["msg_type"] == msg_type)]
+        return [
+            m
+            for m, v in self.messages.items()
+            if v.get("reply_to") == message_id and (msg_type is None or v["msg_type"] == msg_type)
+        ]
 
 
 async def _body(request: web.Request) -> Any:

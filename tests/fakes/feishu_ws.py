@@ -63,8 +63,12 @@ class WsSide:
         self.connected = threading.Event()
 
     def client_config(self) -> dict[str, int]:
-        return {"ReconnectCount": 1, "ReconnectInterval": 1, "ReconnectNonce": 0,
-                "PingInterval": self.ping_interval}
+        return {
+            "ReconnectCount": 1,
+            "ReconnectInterval": 1,
+            "ReconnectNonce": 0,
+            "PingInterval": self.ping_interval,
+        }
 
     async def handle(self, request: web.Request) -> web.WebSocketResponse:
         ws = web.WebSocketResponse(autoping=True)
@@ -104,11 +108,16 @@ class WsSide:
         message_id = str(uuid.uuid4())
         raw = json.dumps(envelope).encode()
         size = -(-len(raw) // chunks)
-        parts = [raw[i * size:(i + 1) * size] for i in range(chunks)]
+        parts = [raw[i * size : (i + 1) * size] for i in range(chunks)]
         for ws in list(self.sockets):
             for seq, part in enumerate(parts):
-                headers = {"type": "event", "message_id": message_id, "sum": str(chunks),
-                           "trace_id": "tr-" + message_id, "seq": str(seq)}
+                headers = {
+                    "type": "event",
+                    "message_id": message_id,
+                    "sum": str(chunks),
+                    "trace_id": "tr-" + message_id,
+                    "seq": str(seq),
+                }
                 await ws.send_bytes(_frame(DATA, headers, part))
         return message_id
 

@@ -145,8 +145,9 @@ class RecordingChannel(Channel):
     async def send_file(self, handle: Handle, path: Path) -> None:
         self._record(Call("file", text=str(path), chat=handle.chat, reply=handle.id))
 
-    async def fetch_file(self, msg: InboundMessage, att: Attachment, dest_dir: Path, *,
-                         limit: int | None = None) -> Path:
+    async def fetch_file(
+        self, msg: InboundMessage, att: Attachment, dest_dir: Path, *, limit: int | None = None
+    ) -> Path:
         data = self.files[att.ref]
         cap = min(self.capabilities.max_file_in, limit or self.capabilities.max_file_in)
         if len(data) > cap:

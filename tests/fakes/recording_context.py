@@ -47,8 +47,13 @@ class RecordingContext:
     def add_route(self, method: str, path: str, handler: Handler) -> None:
         self.routes[(method, path)] = handler
 
-    def report(self, *, connected: bool | None = None, error: str | None = None,
-               retry: RetryState | None = None) -> None:
+    def report(
+        self,
+        *,
+        connected: bool | None = None,
+        error: str | None = None,
+        retry: RetryState | None = None,
+    ) -> None:
         self.reports.append({"connected": connected, "error": error, "retry": retry})
 
     @property

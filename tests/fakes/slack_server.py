@@ -103,8 +103,12 @@ class FakeSlack:
     ) -> str:
         ts = self._next_ts()
         self.messages[ts] = {
-            "channel": channel, "ts": ts, "user": user, "text": text,
-            "thread_ts": thread_ts or ts, "type": "message",
+            "channel": channel,
+            "ts": ts,
+            "user": user,
+            "text": text,
+            "thread_ts": thread_ts or ts,
+            "type": "message",
         }
         return ts
 
@@ -134,7 +138,8 @@ class FakeSlack:
 
     def thread_messages(self, channel: str, thread_ts: str) -> list[dict[str, Any]]:
         return [
-            m for m in self.messages.values()
+            m
+            for m in self.messages.values()
             if m["channel"] == channel and m.get("thread_ts") == thread_ts
         ]
 
@@ -177,17 +182,31 @@ class FakeSlack:
         return f"1700000000.{next(self._ts):06d}"
 
     def _m_auth_test(self, body: dict[str, Any]) -> dict[str, Any]:
-        return {"user_id": self.bot_user, "bot_id": BOT_ID, "team_id": self.team, "team": "Fake",
-                "user": "antler", "url": "https://fake.slack.com/"}
+        return {
+            "user_id": self.bot_user,
+            "bot_id": BOT_ID,
+            "team_id": self.team,
+            "team": "Fake",
+            "user": "antler",
+            "url": "https://fake.slack.com/",
+        }
 
     def _m_apps_connections_open(self, body: dict[str, Any]) -> dict[str, Any]:
         return {"url": f"ws://127.0.0.1:{self.server.port}/link?ticket={uuid.uuid4()}"}
 
     def _post(self, body: dict[str, Any], **extra: Any) -> dict[str, Any]:
         ts = self._next_ts()
-        msg = {"ts": ts, "channel": body.get("channel"), "text": body.get("text", ""),
-               "blocks": body.get("blocks"), "thread_ts": body.get("thread_ts"),
-               "user": self.bot_user, "bot_id": BOT_ID, "type": "message", **extra}
+        msg = {
+            "ts": ts,
+            "channel": body.get("channel"),
+            "text": body.get("text", ""),
+            "blocks": body.get("blocks"),
+            "thread_ts": body.get("thread_ts"),
+            "user": self.bot_user,
+            "bot_id": BOT_ID,
+            "type": "message",
+            **extra,
+        }
         self.messages[ts] = msg
         return {"channel": body.get("channel"), "ts": ts, "message": msg}
 
@@ -255,8 +274,11 @@ class FakeSlack:
         files = json.loads(files) if isinstance(files, str) else files or []
         for f in files:
             self.uploads.setdefault(f["id"], {}).update(
-                completed=True, channel=body.get("channel_id"), thread_ts=body.get("thread_ts"),
-                title=f.get("title"))
+                completed=True,
+                channel=body.get("channel_id"),
+                thread_ts=body.get("thread_ts"),
+                title=f.get("title"),
+            )
         return {"files": [{"id": f["id"], "title": f.get("title")} for f in files]}
 
     # ------------------------------------------------------------------ files
@@ -284,8 +306,9 @@ class FakeSlack:
             self._sockets.append(ws)
             self._cond.notify_all()
         self.server.websockets.add(ws)
-        await ws.send_json({"type": "hello", "num_connections": 1,
-                            "connection_info": {"app_id": "A0001"}})
+        await ws.send_json(
+            {"type": "hello", "num_connections": 1, "connection_info": {"app_id": "A0001"}}
+        )
         self.connected.set()
         async for frame in ws:
             if frame.type == aiohttp.WSMsgType.TEXT:
@@ -316,8 +339,11 @@ class FakeSlack:
 
     def event_body(self, event: dict[str, Any], *, event_id: str | None = None) -> dict[str, Any]:
         return {
-            "token": "verification", "team_id": self.team, "api_app_id": "A0001",
-            "event": event, "type": "event_callback",
+            "token": "verification",
+            "team_id": self.team,
+            "api_app_id": "A0001",
+            "event": event,
+            "type": "event_callback",
             "event_id": event_id or f"Ev{uuid.uuid4().hex[:10]}",
             "event_time": int(time.time()),
             "authorizations": [{"team_id": self.team, "user_id": self.bot_user, "is_bot": True}],
@@ -327,30 +353,56 @@ class FakeSlack:
         self, event: dict[str, Any], *, event_id: str | None = None, retry_attempt: int = 0
     ) -> str:
         """Deliver an Events API event over Socket Mode; returns the envelope id."""
-        return self._send({
-            "envelope_id": str(uuid.uuid4()), "type": "events_api",
-            "accepts_response_payload": False, "retry_attempt": retry_attempt,
-            "retry_reason": "timeout" if retry_attempt else "",
-            "payload": self.event_body(event, event_id=event_id),
-        })
+        return self._send(
+            {
+                "envelope_id": str(uuid.uuid4()),
+                "type": "events_api",
+                "accepts_response_payload": False,
+                "retry_attempt": retry_attempt,
+                "retry_reason": "timeout" if retry_attempt else "",
+                "payload": self.event_body(event, event_id=event_id),
+            }
+        )
 
-    def push_command(self, text: str, *, channel: str = "D0001", user: str = "U0001",
-                     command: str = "/antler") -> str:
-        return self._send({
-            "envelope_id": str(uuid.uuid4()), "type": "slash_commands",
-            "accepts_response_payload": True, "payload": command_body(
-                text, channel=channel, user=user, command=command, team=self.team),
-        })
+    def push_command(
+        self, text: str, *, channel: str = "D0001", user: str = "U0001", command: str = "/antler"
+    ) -> str:
+        return self._send(
+            {
+                "envelope_id": str(uuid.uuid4()),
+                "type": "slash_commands",
+                "accepts_response_payload": True,
+                "payload": command_body(
+                    text, channel=channel, user=user, command=command, team=self.team
+                ),
+            }
+        )
 
-    def push_action(self, value: str, *, channel: str, thread_ts: str | None,
-                    user: str = "U0001", ephemeral: bool = False) -> str:
+    def push_action(
+        self,
+        value: str,
+        *,
+        channel: str,
+        thread_ts: str | None,
+        user: str = "U0001",
+        ephemeral: bool = False,
+    ) -> str:
         """A button press; `ephemeral`: on a message only the presser saw (no `message`)."""
-        return self._send({
-            "envelope_id": str(uuid.uuid4()), "type": "interactive",
-            "accepts_response_payload": False,
-            "payload": action_body(value, channel=channel, thread_ts=thread_ts, user=user,
-                                   team=self.team, ephemeral=ephemeral),
-        })
+        return self._send(
+            {
+                "envelope_id": str(uuid.uuid4()),
+                "type": "interactive",
+                "accepts_response_payload": False,
+                "payload": action_body(
+                    value,
+                    channel=channel,
+                    thread_ts=thread_ts,
+                    user=user,
+                    team=self.team,
+                    ephemeral=ephemeral,
+                ),
+            }
+        )
 
     def wait_ack(self, envelope_id: str, timeout: float = 5.0) -> dict[str, Any]:
         if not self._ack_events[envelope_id].wait(timeout):
@@ -405,31 +457,61 @@ def _stream_text(body: dict[str, Any]) -> str:
 # ---------------------------------------------------------------------- payload builders
 
 
-def command_body(text: str, *, channel: str, user: str, command: str = "/antler",
-                 team: str = TEAM) -> dict[str, str]:
+def command_body(
+    text: str, *, channel: str, user: str, command: str = "/antler", team: str = TEAM
+) -> dict[str, str]:
     return {
-        "token": "verification", "team_id": team, "team_domain": "fake", "channel_id": channel,
-        "channel_name": "directmessage", "user_id": user, "user_name": "alice",
-        "command": command, "text": text, "api_app_id": "A0001",
+        "token": "verification",
+        "team_id": team,
+        "team_domain": "fake",
+        "channel_id": channel,
+        "channel_name": "directmessage",
+        "user_id": user,
+        "user_name": "alice",
+        "command": command,
+        "text": text,
+        "api_app_id": "A0001",
         "response_url": "https://hooks.slack.com/commands/x",
         "trigger_id": f"trig.{uuid.uuid4().hex[:8]}",
     }
 
 
-def action_body(value: str, *, channel: str, thread_ts: str | None, user: str,
-                team: str = TEAM, ephemeral: bool = False) -> dict[str, Any]:
+def action_body(
+    value: str,
+    *,
+    channel: str,
+    thread_ts: str | None,
+    user: str,
+    team: str = TEAM,
+    ephemeral: bool = False,
+) -> dict[str, Any]:
     msg_ts = "1700000000.999999"
     body: dict[str, Any] = {
-        "type": "block_actions", "team": {"id": team, "domain": "fake"},
+        "type": "block_actions",
+        "team": {"id": team, "domain": "fake"},
         "user": {"id": user, "username": "alice", "team_id": team},
-        "api_app_id": "A0001", "token": "verification",
-        "container": {"type": "message", "message_ts": msg_ts, "channel_id": channel,
-                      "is_ephemeral": False, "thread_ts": thread_ts},
-        "trigger_id": f"trig.{uuid.uuid4().hex[:8]}", "channel": {"id": channel},
+        "api_app_id": "A0001",
+        "token": "verification",
+        "container": {
+            "type": "message",
+            "message_ts": msg_ts,
+            "channel_id": channel,
+            "is_ephemeral": False,
+            "thread_ts": thread_ts,
+        },
+        "trigger_id": f"trig.{uuid.uuid4().hex[:8]}",
+        "channel": {"id": channel},
         "message": {"type": "message", "ts": msg_ts, "thread_ts": thread_ts, "text": "x"},
-        "actions": [{"action_id": "antler_btn_0", "block_id": "antler_buttons", "type": "button",
-                     "value": value, "text": {"type": "plain_text", "text": value},
-                     "action_ts": f"{time.time():.6f}"}],
+        "actions": [
+            {
+                "action_id": "antler_btn_0",
+                "block_id": "antler_buttons",
+                "type": "button",
+                "value": value,
+                "text": {"type": "plain_text", "text": value},
+                "action_ts": f"{time.time():.6f}",
+            }
+        ],
     }
     if ephemeral:  # Slack sends no `message` for ephemeral messages
         body.pop("message")
@@ -446,14 +528,20 @@ def sign(
 
 
 async def signed_post(
-    url: str, body: bytes, *, content_type: str = "application/json",
-    secret: str = SIGNING_SECRET, timestamp: int | None = None, retry_num: int | None = None,
+    url: str,
+    body: bytes,
+    *,
+    content_type: str = "application/json",
+    secret: str = SIGNING_SECRET,
+    timestamp: int | None = None,
+    retry_num: int | None = None,
 ) -> tuple[int, str]:
     """Deliver an HTTP-mode request signed like Slack does; returns (status, text)."""
     headers = {"Content-Type": content_type, **sign(body, secret=secret, timestamp=timestamp)}
     if retry_num is not None:
         headers.update({"X-Slack-Retry-Num": str(retry_num), "X-Slack-Retry-Reason": "timeout"})
-    async with aiohttp.ClientSession() as session, session.post(
-        url, data=body, headers=headers
-    ) as resp:
+    async with (
+        aiohttp.ClientSession() as session,
+        session.post(url, data=body, headers=headers) as resp,
+    ):
         return resp.status, await resp.text()

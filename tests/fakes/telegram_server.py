@@ -83,8 +83,14 @@ def visible_text(text: str, parse_mode: str | None) -> tuple[str, str]:
 class FakeTelegram:
     """The fake server. `api_base` goes into TelegramConfig.api_base."""
 
-    def __init__(self, token: str = TOKEN, *, bot_id: int = 999, username: str = "antler_bot",
-                 clock: Callable[[], float] = time.monotonic):
+    def __init__(
+        self,
+        token: str = TOKEN,
+        *,
+        bot_id: int = 999,
+        username: str = "antler_bot",
+        clock: Callable[[], float] = time.monotonic,
+    ):
         self.token = token
         self.clock = clock  # Telegram's limits are checked on it: virtual when a test shares one
         self.bot_user = {"id": bot_id, "is_bot": True, "first_name": "Antler", "username": username}
@@ -211,8 +217,13 @@ class FakeTelegram:
         """Drop the failures `fail_next` queued that no call has taken yet."""
         self._failures.clear()
 
-    def hold(self, method: str, when: Callable[[dict[str, Any]], bool] = lambda body: True, *,
-             act: bool = True) -> Hold:
+    def hold(
+        self,
+        method: str,
+        when: Callable[[dict[str, Any]], bool] = lambda body: True,
+        *,
+        act: bool = True,
+    ) -> Hold:
         """Hold the next matching call of `method` (see `Hold`)."""
         held = Hold(method, when, act)
         self._holds.append(held)
@@ -255,8 +266,10 @@ class FakeTelegram:
         self.calls.append(Recorded(method=method, path=request.path, body=body, at=now))
         if method not in UNGATED and arrived < self.blocked_until:
             left = self.blocked_until - arrived
-            note = (f"{method} during a 429 block ({left:.2f}s left, "
-                    f"{arrived - self.announced_at:.2f}s after it was announced)")
+            note = (
+                f"{method} during a 429 block ({left:.2f}s left, "
+                f"{arrived - self.announced_at:.2f}s after it was announced)"
+            )
             if arrived - self.announced_at < IN_FLIGHT:
                 self.in_flight.append(note)
             else:

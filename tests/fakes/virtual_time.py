@@ -47,5 +47,4 @@ class VirtualTime:
         self._open.set()
 
     def policy(self, base: float = 1.0, cap: float = 60.0) -> BackoffPolicy:
-        return BackoffPolicy(base=base, cap=cap, sleep=self.sleep, rand=self.rand,
-                             clock=self.clock)
+        return BackoffPolicy(base=base, cap=cap, sleep=self.sleep, rand=self.rand, clock=self.clock)

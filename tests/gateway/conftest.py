@@ -37,8 +37,9 @@ class Api:
         assert self.app.gateway is not None
         return self.app.gateway.app[GATEWAY_KEY]
 
-    async def call(self, method: str, path: str, *, auth: bool = True, raw: bool = False,
-                   **kw: Any) -> tuple[int, Any, aiohttp.ClientResponse]:
+    async def call(
+        self, method: str, path: str, *, auth: bool = True, raw: bool = False, **kw: Any
+    ) -> tuple[int, Any, aiohttp.ClientResponse]:
         """`raw=True` sends the path exactly as given (no `..` folding, no re-encoding)."""
         headers = {**(AUTH if auth else {}), **kw.pop("headers", {})}
         url = URL(self.base + path, encoded=True) if raw else self.base + path
@@ -55,14 +56,18 @@ class Api:
 
 def make_harness(tmp_path: Path, fake: FakeOpenAI, **extra: Any) -> ServiceHarness:
     gateway = {"auth_token": TOKEN, **extra.pop("gateway", {})}
-    agent = {"extensions_config": str(tmp_path / "extensions_config.json"),
-             **extra.pop("agent", {})}
-    return ServiceHarness(tmp_path, fake, {"test": {"enabled": True}}, gateway=gateway,
-                          agent=agent, **extra)
+    agent = {
+        "extensions_config": str(tmp_path / "extensions_config.json"),
+        **extra.pop("agent", {}),
+    }
+    return ServiceHarness(
+        tmp_path, fake, {"test": {"enabled": True}}, gateway=gateway, agent=agent, **extra
+    )
 
 
 @pytest.fixture
-async def api(tmp_path: Path, fake_openai: FakeOpenAI,
-              test_channel_registered: None) -> AsyncIterator[Api]:
+async def api(
+    tmp_path: Path, fake_openai: FakeOpenAI, test_channel_registered: None
+) -> AsyncIterator[Api]:
     async with make_harness(tmp_path, fake_openai) as svc, aiohttp.ClientSession() as session:
         yield Api(svc, session)

@@ -40,5 +40,3 @@ async def read_frames(resp: aiohttp.ClientResponse) -> AsyncIterator[Frame]:
                 data.append(value)
             elif name == "id":
                 ident = value
-
-

@@ -14,8 +14,9 @@ from tests.fakes.openai_server import FakeOpenAI
 from tests.harness import ServiceHarness, service_config
 
 
-def test_non_loopback_host_without_token_is_refused(tmp_path: Path,
-                                                    fake_openai: FakeOpenAI) -> None:
+def test_non_loopback_host_without_token_is_refused(
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
     raw = service_config(tmp_path, fake_openai, gateway={"host": "0.0.0.0"})
     with pytest.raises(ConfigError) as err:
         settings_from_dict(raw)
@@ -28,9 +29,19 @@ def test_non_loopback_host_without_token_is_refused(tmp_path: Path,
     assert settings_from_dict(raw).gateway.host == "0.0.0.0"
 
 
-@pytest.mark.parametrize(("host", "loopback"), [
-    ("127.0.0.1", True), ("127.1.2.3", True), ("::1", True), ("[::1]", True),
-    ("localhost", True), ("0.0.0.0", False), ("10.0.0.5", False), ("example.com", False)])
+@pytest.mark.parametrize(
+    ("host", "loopback"),
+    [
+        ("127.0.0.1", True),
+        ("127.1.2.3", True),
+        ("::1", True),
+        ("[::1]", True),
+        ("localhost", True),
+        ("0.0.0.0", False),
+        ("10.0.0.5", False),
+        ("example.com", False),
+    ],
+)
 def test_is_loopback(host: str, loopback: bool) -> None:
     assert is_loopback(host) is loopback
 
@@ -41,8 +52,9 @@ def test_server_refuses_open_non_loopback_bind() -> None:
         GatewayServer(app, "0.0.0.0", 0, has_token=False)
 
 
-async def test_no_token_on_loopback_needs_no_auth(tmp_path: Path, fake_openai: FakeOpenAI,
-                                                  test_channel_registered: None) -> None:
+async def test_no_token_on_loopback_needs_no_auth(
+    tmp_path: Path, fake_openai: FakeOpenAI, test_channel_registered: None
+) -> None:
     svc = ServiceHarness(tmp_path, fake_openai, {"test": {"enabled": True}})
     async with svc, aiohttp.ClientSession() as session:
         assert svc.app is not None

@@ -26,11 +26,16 @@ async def test_config_routes_never_answer_5xx(tmp_path: Path, fake_openai: FakeO
     await app.start()
     try:
         assert app.gateway is not None
-        async with aiohttp.ClientSession() as http, http.get(
-                app.gateway.url + "/openapi.json", headers=AUTH) as resp:
+        async with (
+            aiohttp.ClientSession() as http,
+            http.get(app.gateway.url + "/openapi.json", headers=AUTH) as resp,
+        ):
             doc = await resp.json()
-        doc["paths"] = {p: ops for p, ops in doc["paths"].items()
-                        if p.startswith("/api/config") and "/channels/" not in p}
+        doc["paths"] = {
+            p: ops
+            for p, ops in doc["paths"].items()
+            if p.startswith("/api/config") and "/channels/" not in p
+        }
         assert "/api/config/agent" in doc["paths"]
         failures, sent = await asyncio.to_thread(fuzz, doc, app.gateway.url, "t1")
     finally:

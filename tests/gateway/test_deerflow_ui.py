@@ -37,19 +37,35 @@ async def ok(api: Api, method: str, path: str, shape: Any, **kw: Any) -> Any:
     return body
 
 
-def submit(text: str, files: list[dict[str, Any]] | None = None,
-           checkpoint: dict[str, Any] | None = None) -> dict[str, Any]:
+def submit(
+    text: str, files: list[dict[str, Any]] | None = None, checkpoint: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """The body the UI's `thread.submit` sends (useStream → runs.stream)."""
     kwargs = {"files": files} if files else {}
     body: dict[str, Any] = {
         "assistant_id": "lead_agent",
-        "input": {"messages": [{"type": "human", "content": [{"type": "text", "text": text}],
-                                "additional_kwargs": kwargs}]},
-        "stream_mode": MODES, "stream_subgraphs": False, "stream_resumable": False,
+        "input": {
+            "messages": [
+                {
+                    "type": "human",
+                    "content": [{"type": "text", "text": text}],
+                    "additional_kwargs": kwargs,
+                }
+            ]
+        },
+        "stream_mode": MODES,
+        "stream_subgraphs": False,
+        "stream_resumable": False,
         "config": {"recursion_limit": 1000},
-        "context": {"mode": "pro", "thinking_enabled": True, "is_plan_mode": True,
-                    "subagent_enabled": False, "reasoning_effort": "medium"},
-        "on_disconnect": "continue", "multitask_strategy": "reject",
+        "context": {
+            "mode": "pro",
+            "thinking_enabled": True,
+            "is_plan_mode": True,
+            "subagent_enabled": False,
+            "reasoning_effort": "medium",
+        },
+        "on_disconnect": "continue",
+        "multitask_strategy": "reject",
     }
     if checkpoint is not None:
         body["checkpoint"] = {k: v for k, v in checkpoint.items() if k != "thread_id"}
@@ -82,12 +98,16 @@ def check_run_stream(got: list[Frame], tid: str) -> str:
 
 
 def answer(got: list[Frame]) -> str:
-    return "".join(f.data[0]["content"] for f in got if f.event == "messages"
-                   and f.data[0]["type"] == "AIMessageChunk")
+    return "".join(
+        f.data[0]["content"]
+        for f in got
+        if f.event == "messages" and f.data[0]["type"] == "AIMessageChunk"
+    )
 
 
-async def test_settings_pages(tmp_path: Path, fake_openai: FakeOpenAI,
-                              test_channel_registered: None) -> None:
+async def test_settings_pages(
+    tmp_path: Path, fake_openai: FakeOpenAI, test_channel_registered: None
+) -> None:
     root = tmp_path / "skills"
     write_skill(root, "public", "pdf-tools")
     harness = make_harness(tmp_path, fake_openai, agent={"skills": {"path": str(root)}})
@@ -99,9 +119,17 @@ async def settings_pages(api: Api) -> None:
     await ok(api, "GET", "/api/models", df.ModelsResponse)
     await ok(api, "GET", "/api/models/fast", df.ModelResponse)
     await ok(api, "GET", "/api/mcp/config", df.McpConfigResponse)
-    servers = {"mcp_servers": {"github": {"enabled": True, "type": "stdio", "command": "npx",
-                                          "args": ["-y", "server-github"],
-                                          "env": {"GITHUB_TOKEN": "ghp_secret"}}}}
+    servers = {
+        "mcp_servers": {
+            "github": {
+                "enabled": True,
+                "type": "stdio",
+                "command": "npx",
+                "args": ["-y", "server-github"],
+                "env": {"GITHUB_TOKEN": "ghp_secret"},
+            }
+        }
+    }
     saved = await ok(api, "PUT", "/api/mcp/config", df.McpConfigResponse, json=servers)
     assert saved["mcp_servers"]["github"]["env"] == {"GITHUB_TOKEN": "***"}
     listed = await ok(api, "GET", "/api/skills", df.SkillsResponse)
@@ -111,8 +139,13 @@ async def settings_pages(api: Api) -> None:
     status, thread, _ = await api.call("POST", "/api/threads", json={})
     outputs = api.app.runner.thread_dirs(thread["thread_id"]).outputs
     (outputs / "maps.skill").write_bytes(zip_bytes({"SKILL.md": SKILL_MD.format(name="maps")}))
-    await ok(api, "POST", "/api/skills/install", df.SkillInstallResponse,
-             json={"thread_id": thread["thread_id"], "path": "mnt/user-data/outputs/maps.skill"})
+    await ok(
+        api,
+        "POST",
+        "/api/skills/install",
+        df.SkillInstallResponse,
+        json={"thread_id": thread["thread_id"], "path": "mnt/user-data/outputs/maps.skill"},
+    )
     await ok(api, "GET", "/api/memory", df.MemoryResponse)
     await ok(api, "GET", "/api/memory/config", df.MemoryConfigResponse)
     await ok(api, "GET", "/api/memory/status", df.MemoryStatusResponse)
@@ -124,28 +157,56 @@ async def settings_pages(api: Api) -> None:
 
 
 async def test_chat_flow(api: Api, fake_openai: FakeOpenAI) -> None:
-    fake_openai.script(Reply(text="Hello there"), Reply(text="Second answer"),
-                       Reply(text="Read your notes"))
-    assistants = await ok(api, "POST", f"{LG}/assistants/search",
-                          list[df.Assistant], json={"graph_id": "lead_agent", "limit": 10})
+    fake_openai.script(
+        Reply(text="Hello there"), Reply(text="Second answer"), Reply(text="Read your notes")
+    )
+    assistants = await ok(
+        api,
+        "POST",
+        f"{LG}/assistants/search",
+        list[df.Assistant],
+        json={"graph_id": "lead_agent", "limit": 10},
+    )
     assert assistants[0]["assistant_id"] == "lead_agent"
     await ok(api, "GET", f"{LG}/assistants/lead_agent", df.Assistant)
-    await ok(api, "POST", f"{LG}/threads/search", list[df.ThreadResponse],
-             json={"limit": 50, "offset": 0, "sort_by": "updated_at", "sort_order": "desc",
-                   "select": ["thread_id", "updated_at", "values", "metadata"]})
+    await ok(
+        api,
+        "POST",
+        f"{LG}/threads/search",
+        list[df.ThreadResponse],
+        json={
+            "limit": 50,
+            "offset": 0,
+            "sort_by": "updated_at",
+            "sort_order": "desc",
+            "select": ["thread_id", "updated_at", "values", "metadata"],
+        },
+    )
     # new thread: useStream creates it, reads its (empty) history, streams the first message
-    thread = await ok(api, "POST", f"{LG}/threads", df.ThreadResponse,
-                      json={"thread_id": "ui-chat-1", "metadata": {}})
+    thread = await ok(
+        api,
+        "POST",
+        f"{LG}/threads",
+        df.ThreadResponse,
+        json={"thread_id": "ui-chat-1", "metadata": {}},
+    )
     tid = thread["thread_id"]
-    assert await ok(api, "POST", f"{LG}/threads/{tid}/history", list[df.ThreadState],
-                    json={"limit": 1}) == []
+    assert (
+        await ok(
+            api, "POST", f"{LG}/threads/{tid}/history", list[df.ThreadState], json={"limit": 1}
+        )
+        == []
+    )
     got, location = await stream(api, tid, submit("hi"))
     run_id = check_run_stream(got, tid)
     assert location == f"/api/threads/{tid}/runs/{run_id}"
     assert answer(got) == "Hello there"
     # second message: the head checkpoint from getHistory({limit: 1}) goes with it
-    head = (await ok(api, "POST", f"{LG}/threads/{tid}/history", list[df.ThreadState],
-                     json={"limit": 1}))[0]["checkpoint"]
+    head = (
+        await ok(
+            api, "POST", f"{LG}/threads/{tid}/history", list[df.ThreadState], json={"limit": 1}
+        )
+    )[0]["checkpoint"]
     got, _ = await stream(api, tid, submit("and then?", checkpoint=head))
     check_run_stream(got, tid)
     assert answer(got) == "Second answer"
@@ -153,22 +214,36 @@ async def test_chat_flow(api: Api, fake_openai: FakeOpenAI) -> None:
     await ok(api, "GET", f"/api/threads/{tid}/uploads/limits", df.UploadLimits)
     form = aiohttp.FormData()
     form.add_field("files", b"buy milk", filename="notes.txt", content_type="text/plain")
-    uploaded = await ok(api, "POST", f"/api/threads/{tid}/uploads", df.UploadResponse,
-                        data=form)
+    uploaded = await ok(api, "POST", f"/api/threads/{tid}/uploads", df.UploadResponse, data=form)
     info = uploaded["files"][0]
     await ok(api, "GET", f"/api/threads/{tid}/uploads/list", df.ListFilesResponse)
-    files = [{"filename": info["filename"], "size": info["size"],
-              "path": info["virtual_path"], "status": "uploaded"}]
-    head = (await ok(api, "POST", f"{LG}/threads/{tid}/history", list[df.ThreadState],
-                     json={"limit": 1}))[0]["checkpoint"]
+    files = [
+        {
+            "filename": info["filename"],
+            "size": info["size"],
+            "path": info["virtual_path"],
+            "status": "uploaded",
+        }
+    ]
+    head = (
+        await ok(
+            api, "POST", f"{LG}/threads/{tid}/history", list[df.ThreadState], json={"limit": 1}
+        )
+    )[0]["checkpoint"]
     got, _ = await stream(api, tid, submit("read my notes", files, head))
     check_run_stream(got, tid)
     assert "/mnt/user-data/uploads/notes.txt" in json.dumps(fake_openai.last_request.body)
     # rename, then the thread list shows the title
-    await ok(api, "POST", f"{LG}/threads/{tid}/state", df.StateUpdateResponse,
-             json={"values": {"title": "Groceries"}})
-    listed = await ok(api, "POST", f"{LG}/threads/search", list[df.ThreadResponse],
-                      json={"limit": 50})
+    await ok(
+        api,
+        "POST",
+        f"{LG}/threads/{tid}/state",
+        df.StateUpdateResponse,
+        json={"values": {"title": "Groceries"}},
+    )
+    listed = await ok(
+        api, "POST", f"{LG}/threads/search", list[df.ThreadResponse], json={"limit": 50}
+    )
     assert next(t for t in listed if t["thread_id"] == tid)["values"]["title"] == "Groceries"
     state = await ok(api, "GET", f"{LG}/threads/{tid}/state", df.ThreadState)
     assert state["values"]["title"] == "Groceries"
@@ -177,8 +252,10 @@ async def test_chat_flow(api: Api, fake_openai: FakeOpenAI) -> None:
 
 
 async def test_stop_then_reload_and_join(api: Api, fake_openai: FakeOpenAI) -> None:
-    fake_openai.script(Reply(text="one two three four", stall_after=1),
-                       Reply(text="five six seven eight", stall_after=1))
+    fake_openai.script(
+        Reply(text="one two three four", stall_after=1),
+        Reply(text="five six seven eight", stall_after=1),
+    )
     tid = (await api.call("POST", f"{LG}/threads", json={}))[1]["thread_id"]
     url = f"{api.base}{LG}/threads/{tid}/runs/stream"
     async with api.session.post(url, json=submit("go"), headers=AUTH) as resp:
@@ -198,8 +275,9 @@ async def test_stop_then_reload_and_join(api: Api, fake_openai: FakeOpenAI) -> N
     assert status == 409
     assert "is not cancellable" in body["detail"]
     # reload during a run: the UI lists runs, finds the active one and joins its stream
-    status, created, _ = await api.call("POST", f"{LG}/threads/{tid}/runs",
-                                        json={**submit("again"), "on_disconnect": "continue"})
+    status, created, _ = await api.call(
+        "POST", f"{LG}/threads/{tid}/runs", json={**submit("again"), "on_disconnect": "continue"}
+    )
     assert status == 200, created
     check(df.RunResponse, created)
     await fake_openai.wait_requests(2)
@@ -215,5 +293,3 @@ async def test_stop_then_reload_and_join(api: Api, fake_openai: FakeOpenAI) -> N
     assert joined[-1].event == "end"
     final = [f.data for f in joined if f.event == "values"][-1]
     assert final["messages"][-1]["content"] == "five six seven eight"
-
-

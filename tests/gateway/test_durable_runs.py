@@ -62,7 +62,9 @@ async def test_runs_and_threads_answer_after_a_restart(
             thread = await sdk.threads.get(tid)
             assert thread["status"] == "error"  # its newest run failed, before and after
             assert (thread["metadata"], thread["created_at"]) == (
-                thread_before["metadata"], thread_before["created_at"])
+                thread_before["metadata"],
+                thread_before["created_at"],
+            )
             await sdk.threads.delete(tid)  # the thread goes with its runs
         async with sdk_of(svc) as sdk:
             assert await svc_runs(svc, tid) == []
@@ -104,17 +106,21 @@ async def test_a_run_of_another_process_is_seen_and_joined(
 ) -> None:
     storage = {"backend": "postgres", "postgres": {"dsn": pg_dsn}}
     fake_openai.script(Reply(text="from process one", stall_after=1))
-    async with make_harness(tmp_path, fake_openai, storage=storage) as one, \
-            make_harness(tmp_path, fake_openai, storage=storage) as two, \
-            sdk_of(one) as sdk_one, sdk_of(two) as sdk_two:
+    async with (
+        make_harness(tmp_path, fake_openai, storage=storage) as one,
+        make_harness(tmp_path, fake_openai, storage=storage) as two,
+        sdk_of(one) as sdk_one,
+        sdk_of(two) as sdk_two,
+    ):
         tid = (await sdk_one.threads.create(metadata={"owner": "ops"}))["thread_id"]
         run = await sdk_one.runs.create(tid, "lead_agent", input=HUMAN)
         await fake_openai.wait_requests(1)
         seen = await sdk_two.runs.get(tid, run["run_id"])
         assert seen["status"] == "running"
         assert (await sdk_two.threads.get(tid))["status"] == "busy"
-        assert [t["thread_id"] for t in await sdk_two.threads.search(
-            metadata={"owner": "ops"})] == [tid]
+        assert [
+            t["thread_id"] for t in await sdk_two.threads.search(metadata={"owner": "ops"})
+        ] == [tid]
         joiner = asyncio.create_task(sdk_two.runs.join(tid, run["run_id"]))
         streamer = asyncio.create_task(_events(sdk_two.runs.join_stream(tid, run["run_id"])))
         fake_openai.release()
@@ -135,8 +141,10 @@ async def test_a_run_ends_for_its_clients_when_the_database_goes_away(
 ) -> None:
     storage = {"backend": "postgres", "postgres": {"dsn": pg_dsn}}
     fake_openai.script(Reply(text="never saved", stall_after=1))
-    async with make_harness(tmp_path, fake_openai, storage=storage) as svc, \
-            aiohttp.ClientSession() as session:
+    async with (
+        make_harness(tmp_path, fake_openai, storage=storage) as svc,
+        aiohttp.ClientSession() as session,
+    ):
         api = Api(svc, session)
         sdk = client(api)
         tid = (await sdk.threads.create())["thread_id"]

@@ -30,17 +30,18 @@ def form(*files: tuple[str, bytes]) -> aiohttp.FormData:
 async def test_upload_list_delete(api: Api) -> None:
     tid = await new_thread(api)
     base = f"/api/threads/{tid}/uploads"
-    status, body, _ = await api.call("POST", base, data=form(("notes.txt", b"one"),
-                                                             ("data.csv", b"a,b\n1,2\n")))
+    status, body, _ = await api.call(
+        "POST", base, data=form(("notes.txt", b"one"), ("data.csv", b"a,b\n1,2\n"))
+    )
     assert status == 200, body
     assert body["success"] is True
     assert [f["filename"] for f in body["files"]] == ["notes.txt", "data.csv"]
     assert body["files"][0]["virtual_path"] == "/mnt/user-data/uploads/notes.txt"
     assert body["files"][0]["path"] == "/mnt/user-data/uploads/notes.txt"  # never a host path
     assert str(api.app.runner.data_dir) not in json.dumps(body)
-    status, again, _ = await api.call("POST", base, data=form(("notes.txt", b"two"),
-                                                              ("../../evil.sh", b"x"),
-                                                              (".hidden", b"y")))
+    status, again, _ = await api.call(
+        "POST", base, data=form(("notes.txt", b"two"), ("../../evil.sh", b"x"), (".hidden", b"y"))
+    )
     assert status == 200
     assert again["success"] is False
     assert [f["filename"] for f in again["files"]] == ["notes_1.txt"]
@@ -79,8 +80,9 @@ async def test_upload_bad_requests(api: Api) -> None:
     assert (await api.call("POST", base, data=too_many))[0] == 413
     assert not any(api.app.runner.thread_dirs(tid).uploads.iterdir())  # rolled back
     assert (await api.call("GET", "/api/threads/missing/uploads/list"))[0] == 404
-    status, body, _ = await api.call("POST", "/api/threads/missing/uploads",
-                                     data=form(("a.txt", b"x")))
+    status, body, _ = await api.call(
+        "POST", "/api/threads/missing/uploads", data=form(("a.txt", b"x"))
+    )
     assert status == 200, body  # DeerFlow creates the thread on upload
     assert (await api.call("GET", "/api/threads/missing"))[0] == 200
     assert (await api.call("GET", "/api/threads/missing/uploads/list"))[1]["count"] == 1
@@ -114,10 +116,12 @@ async def test_artifacts_served_and_contained(api: Api) -> None:
         assert resp.headers["Content-Type"] == "application/octet-stream"
         assert resp.headers["X-Content-Type-Options"] == "nosniff"
 
-    escapes = ["mnt/user-data/outputs/../../../secret.txt",
-               "mnt/user-data/outputs/%2E%2E/%2E%2E/%2E%2E/secret.txt",
-               "mnt/user-data/outputs/..%2F..%2F..%2Fsecret.txt",
-               "mnt/user-data/outputs/link.txt"]
+    escapes = [
+        "mnt/user-data/outputs/../../../secret.txt",
+        "mnt/user-data/outputs/%2E%2E/%2E%2E/%2E%2E/secret.txt",
+        "mnt/user-data/outputs/..%2F..%2F..%2Fsecret.txt",
+        "mnt/user-data/outputs/link.txt",
+    ]
     for path in escapes:
         status, body, _ = await api.call("GET", base + path, raw=True)
         assert status == 403, (path, status)
@@ -127,10 +131,12 @@ async def test_artifacts_served_and_contained(api: Api) -> None:
     assert (await api.call("GET", base + "etc/passwd"))[0] == 400
     assert (await api.call("GET", base + "mnt/user-data/outputs/sub"))[0] == 400
     assert (await api.call("GET", base + "mnt/user-data/outputs/none.txt"))[0] == 404
-    assert (await api.call("GET", base + "mnt/user-data/outputs/report.txt?download=maybe")
-            )[0] == 422
-    assert (await api.call("GET", "/api/threads/missing/artifacts/mnt/user-data/outputs/a")
-            )[0] == 404
+    assert (await api.call("GET", base + "mnt/user-data/outputs/report.txt?download=maybe"))[
+        0
+    ] == 422
+    assert (await api.call("GET", "/api/threads/missing/artifacts/mnt/user-data/outputs/a"))[
+        0
+    ] == 404
 
 
 # ---------------------------------------------------------------- MCP config
@@ -141,12 +147,22 @@ async def test_mcp_config_masks_validates_and_writes(api: Api) -> None:
     assert (status, body) == (200, {"mcp_servers": {}})
     path = api.app.settings.agent.extensions_config
     path.write_text(json.dumps({"skills": {"pdf": {"enabled": False}}, "mcpServers": {}}))
-    servers = {"mcp_servers": {
-        "github": {"type": "stdio", "command": "npx", "args": ["-y", "server-github"],
-                   "env": {"GITHUB_TOKEN": "ghp-secret"}},
-        "search": {"transport": "http", "url": "http://127.0.0.1:9/mcp",
-                   "headers": {"Authorization": "Bearer s3cret"}, "api_key": "k-secret"},
-    }}
+    servers = {
+        "mcp_servers": {
+            "github": {
+                "type": "stdio",
+                "command": "npx",
+                "args": ["-y", "server-github"],
+                "env": {"GITHUB_TOKEN": "ghp-secret"},
+            },
+            "search": {
+                "transport": "http",
+                "url": "http://127.0.0.1:9/mcp",
+                "headers": {"Authorization": "Bearer s3cret"},
+                "api_key": "k-secret",
+            },
+        }
+    }
     status, body, _ = await api.call("PUT", "/api/mcp/config", json=servers)
     assert status == 200, body
     text = json.dumps(body)
@@ -177,8 +193,9 @@ async def test_mcp_config_refuses_unsafe_servers(api: Api) -> None:
         {"type": "stdio"},
     ]
     for server in bad:
-        status, body, _ = await api.call("PUT", "/api/mcp/config",
-                                         json={"mcp_servers": {"x": server}})
+        status, body, _ = await api.call(
+            "PUT", "/api/mcp/config", json={"mcp_servers": {"x": server}}
+        )
         assert status == 400, server
         assert body["detail"].startswith("x:")
     assert not path.exists()  # refused writes change nothing
@@ -203,9 +220,15 @@ async def test_uploaded_documents_are_converted(api: Api, tmp_path: Path) -> Non
     book.active.append(["Oslo", 700000])
     book.save(tmp_path / "cities.xlsx")
     base = f"/api/threads/{tid}/uploads"
-    status, body, _ = await api.call("POST", base, data=form(
-        ("cities.xlsx", (tmp_path / "cities.xlsx").read_bytes()), ("broken.pdf", b"not a pdf"),
-        ("notes.txt", b"plain")))
+    status, body, _ = await api.call(
+        "POST",
+        base,
+        data=form(
+            ("cities.xlsx", (tmp_path / "cities.xlsx").read_bytes()),
+            ("broken.pdf", b"not a pdf"),
+            ("notes.txt", b"plain"),
+        ),
+    )
     assert status == 200, body
     xlsx, pdf, txt = body["files"]
     assert xlsx["markdown_file"] == "cities.xlsx.md"

@@ -11,8 +11,10 @@ from tests.gateway.conftest import Api
 
 async def remember(api: Api, person: str, *facts: str) -> None:
     store = api.app.runner.memory.store
-    update = MemoryUpdate(contexts={"work": f"{person} works on Antler"},
-                          facts=tuple(NewFact(f, "knowledge", 0.9) for f in facts))
+    update = MemoryUpdate(
+        contexts={"work": f"{person} works on Antler"},
+        facts=tuple(NewFact(f, "knowledge", 0.9) for f in facts),
+    )
     await store.apply(person, update, source="thread-1", max_facts=100, threshold=0.5)
 
 
@@ -24,7 +26,9 @@ async def test_aggregate_default_leaks_nothing(api: Api) -> None:
     assert body["facts"] == []
     assert body["user"]["workContext"]["summary"] == ""
     assert sorted((p["person"], p["facts"]) for p in body["people"]) == [
-        ("slack:U1", 1), ("telegram:42", 2)]
+        ("slack:U1", 1),
+        ("telegram:42", 2),
+    ]
     assert "tea" not in json.dumps(body)
     assert "works on Antler" not in json.dumps(body)
     status, body, _ = await api.call("GET", "/api/memory/status")
@@ -39,10 +43,12 @@ async def test_aggregate_default_leaks_nothing(api: Api) -> None:
     assert body["backend_config"]["max_facts"] == 100
     status, body, _ = await api.call("POST", "/api/memory/reload")
     assert (status, len(body["people"])) == (200, 2)
-    for method, path, payload in (("POST", "/api/memory/facts", {"content": "x"}),
-                                  ("DELETE", "/api/memory", None),
-                                  ("POST", "/api/memory/import", {"facts": []}),
-                                  ("DELETE", "/api/memory/facts/1", None)):
+    for method, path, payload in (
+        ("POST", "/api/memory/facts", {"content": "x"}),
+        ("DELETE", "/api/memory", None),
+        ("POST", "/api/memory/import", {"facts": []}),
+        ("DELETE", "/api/memory/facts/1", None),
+    ):
         status, body, _ = await api.call(method, path, json=payload)
         assert status == 422, path
         assert "?person=" in json.dumps(body)
@@ -58,23 +64,30 @@ async def test_person_document_and_fact_edits(api: Api) -> None:
     assert doc["user"]["workContext"]["updatedAt"].endswith("+00:00")
     assert [f["content"] for f in doc["facts"]] == ["Likes tea"]
     assert "Prefers short answers" not in json.dumps(doc)
-    status, doc, _ = await api.call("POST", "/api/memory/facts" + q,
-                                    json={"content": "Has a cat", "confidence": 0.9})
+    status, doc, _ = await api.call(
+        "POST", "/api/memory/facts" + q, json={"content": "Has a cat", "confidence": 0.9}
+    )
     assert status == 200, doc
     cat = next(f for f in doc["facts"] if f["content"] == "Has a cat")
     assert (cat["category"], cat["source"]) == ("context", "api")
-    assert (await api.call("POST", "/api/memory/facts" + q, json={"content": "has a cat"})
-            )[0] == 409
-    assert (await api.call("POST", "/api/memory/facts" + q,
-                           json={"content": "x", "confidence": 2}))[0] == 422
-    status, doc, _ = await api.call("PATCH", f"/api/memory/facts/{cat['id']}{q}",
-                                    json={"content": "Has two cats", "category": "context"})
+    assert (await api.call("POST", "/api/memory/facts" + q, json={"content": "has a cat"}))[
+        0
+    ] == 409
+    assert (
+        await api.call("POST", "/api/memory/facts" + q, json={"content": "x", "confidence": 2})
+    )[0] == 422
+    status, doc, _ = await api.call(
+        "PATCH",
+        f"/api/memory/facts/{cat['id']}{q}",
+        json={"content": "Has two cats", "category": "context"},
+    )
     assert status == 200
     assert "Has two cats" in [f["content"] for f in doc["facts"]]
     other = (await api.app.runner.memory.store.facts("slack:U1"))[0].id
     # another person's fact is not reachable through this person
-    assert (await api.call("PATCH", f"/api/memory/facts/{other}{q}", json={"content": "x"})
-            )[0] == 404
+    assert (await api.call("PATCH", f"/api/memory/facts/{other}{q}", json={"content": "x"}))[
+        0
+    ] == 404
     assert (await api.call("DELETE", f"/api/memory/facts/{other}{q}"))[0] == 404
     status, doc, _ = await api.call("DELETE", f"/api/memory/facts/{cat['id']}{q}")
     assert [f["content"] for f in doc["facts"]] == ["Likes tea"]
@@ -97,13 +110,16 @@ async def test_facts_list_and_delete(api: Api) -> None:
     assert status == 200
     assert body["person"] == "telegram:42"
     assert body["contexts"] == {"work": "telegram:42 works on Antler"}
-    assert [(f["number"], f["content"]) for f in body["facts"]] == [(1, "Likes tea"),
-                                                                     (2, "Lives in Oslo")]
+    assert [(f["number"], f["content"]) for f in body["facts"]] == [
+        (1, "Likes tea"),
+        (2, "Lives in Oslo"),
+    ]
     tea = body["facts"][0]["id"]
     status, gone, _ = await api.call("DELETE", f"/api/memory/people/telegram:42/facts/{tea}")
     assert (status, gone["content"]) == (200, "Likes tea")
     assert [f.content for f in await api.app.runner.memory.store.facts("telegram:42")] == [
-        "Lives in Oslo"]
+        "Lives in Oslo"
+    ]
     status, body, _ = await api.call("DELETE", f"/api/memory/people/telegram:42/facts/{tea}")
     assert status == 404
     assert "detail" in body
@@ -127,10 +143,14 @@ async def test_unknown_person_and_bad_ids(api: Api) -> None:
 async def test_memory_routes_need_auth(api: Api) -> None:
     await remember(api, "telegram:42", "Likes tea")
     fact = (await api.app.runner.memory.store.facts("telegram:42"))[0].id
-    for method, path in (("GET", "/api/memory"), ("GET", "/api/memory/config"),
-                         ("GET", "/api/memory/status"), ("POST", "/api/memory/reload"),
-                         ("GET", "/api/memory/people/telegram:42/facts"),
-                         ("DELETE", f"/api/memory/people/telegram:42/facts/{fact}")):
+    for method, path in (
+        ("GET", "/api/memory"),
+        ("GET", "/api/memory/config"),
+        ("GET", "/api/memory/status"),
+        ("POST", "/api/memory/reload"),
+        ("GET", "/api/memory/people/telegram:42/facts"),
+        ("DELETE", f"/api/memory/people/telegram:42/facts/{fact}"),
+    ):
         status, body, _ = await api.call(method, path, auth=False)
         assert status == 401, path
         assert body == {"detail": "missing or invalid bearer token"}

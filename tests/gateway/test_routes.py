@@ -14,9 +14,17 @@ from tests.fakes.recording_channel import RecordingChannel
 from tests.gateway.conftest import Api
 
 RUN = {"input": {"messages": [{"role": "user", "content": "hi"}]}}
-SAMPLE = {"thread_id": "t-1", "run_id": "r-1", "name": "fast", "filename": "a.txt",
-          "path": "mnt/user-data/outputs/a.txt", "person": "telegram:42", "fact_id": "1",
-          "assistant_id": "lead_agent", "task_id": "1"}
+SAMPLE = {
+    "thread_id": "t-1",
+    "run_id": "r-1",
+    "name": "fast",
+    "filename": "a.txt",
+    "path": "mnt/user-data/outputs/a.txt",
+    "person": "telegram:42",
+    "fact_id": "1",
+    "assistant_id": "lead_agent",
+    "task_id": "1",
+}
 
 
 async def new_thread(api: Api, **body: object) -> str:
@@ -52,7 +60,8 @@ async def test_health_openapi_and_docs(api: Api) -> None:
     assert "/api/threads/{thread_id}/runs/stream" in doc["paths"]
     create = doc["paths"]["/api/threads"]["post"]
     assert create["requestBody"]["content"]["application/json"]["schema"] == {
-        "$ref": "#/components/schemas/ThreadCreate"}
+        "$ref": "#/components/schemas/ThreadCreate"
+    }
     assert "RunCreate" in doc["components"]["schemas"]
     assert doc["components"]["securitySchemes"]["bearer"]["scheme"] == "bearer"
     status, page, resp = await api.call("GET", "/docs")
@@ -99,8 +108,11 @@ async def test_thread_routes_validate(api: Api) -> None:
     assert (await api.call("GET", "/api/threads/missing"))[0] == 404
     assert (await api.call("POST", "/api/threads", json={"thread_id": ""}))[0] == 422
     assert (await api.call("POST", "/api/threads", json={"bogus": 1}))[0] == 422
-    assert (await api.call("POST", "/api/threads", data=b"{not json",
-                           headers={"Content-Type": "application/json"}))[0] == 422
+    assert (
+        await api.call(
+            "POST", "/api/threads", data=b"{not json", headers={"Content-Type": "application/json"}
+        )
+    )[0] == 422
     assert (await api.call("POST", "/api/threads", json=[1, 2]))[0] == 422
     assert (await api.call("POST", "/api/threads/search", json={"limit": 0}))[0] == 422
     assert (await api.call("POST", "/api/threads/missing/history", json={}))[0] == 404
@@ -149,15 +161,25 @@ async def test_run_requests_validate(api: Api) -> None:
 
 async def test_run_with_model_and_sse_wire_format(api: Api, fake_openai: FakeOpenAI) -> None:
     tid = await new_thread(api)
-    body = {**RUN, "context": {"model_name": "smart"}, "stream_mode": ["values", "custom"],
-            "stream_resumable": False, "if_not_exists": "create", "on_disconnect": "continue"}
-    async with api.session.post(f"{api.base}/api/threads/{tid}/runs/stream", json=body,
-                                headers={"Authorization": "Bearer test-admin-token"}) as resp:
+    body = {
+        **RUN,
+        "context": {"model_name": "smart"},
+        "stream_mode": ["values", "custom"],
+        "stream_resumable": False,
+        "if_not_exists": "create",
+        "on_disconnect": "continue",
+    }
+    async with api.session.post(
+        f"{api.base}/api/threads/{tid}/runs/stream",
+        json=body,
+        headers={"Authorization": "Bearer test-admin-token"},
+    ) as resp:
         assert resp.status == 200
         assert resp.headers["Content-Type"].startswith("text/event-stream")
         assert resp.headers["Cache-Control"] == "no-cache"
-        assert re.fullmatch(rf"/api/threads/{tid}/runs/[0-9a-f-]+",
-                            resp.headers["Content-Location"])
+        assert re.fullmatch(
+            rf"/api/threads/{tid}/runs/[0-9a-f-]+", resp.headers["Content-Location"]
+        )
         raw = (await resp.read()).decode()
     frames = [f for f in raw.split("\n\n") if f]
     assert frames[0].startswith("event: metadata\ndata: {")
@@ -169,8 +191,11 @@ async def test_heartbeat_when_idle(api: Api, fake_openai: FakeOpenAI) -> None:
     fake_openai.script(Reply(text="a b c d", stall_after=0))
     api.gw.runs.heartbeat_seconds = 0.05
     tid = await new_thread(api)
-    async with api.session.post(f"{api.base}/api/threads/{tid}/runs/stream", json=RUN,
-                                headers={"Authorization": "Bearer test-admin-token"}) as resp:
+    async with api.session.post(
+        f"{api.base}/api/threads/{tid}/runs/stream",
+        json=RUN,
+        headers={"Authorization": "Bearer test-admin-token"},
+    ) as resp:
         seen = b""
         while b": heartbeat" not in seen:
             seen += await asyncio.wait_for(resp.content.readany(), 5)
@@ -185,7 +210,8 @@ async def test_heartbeat_when_idle(api: Api, fake_openai: FakeOpenAI) -> None:
 
 
 async def test_chat_thread_visible_and_refused_while_replying(
-        api: Api, fake_openai: FakeOpenAI) -> None:
+    api: Api, fake_openai: FakeOpenAI
+) -> None:
     fake_openai.script(Reply(text="thinking very hard", stall_after=0))
     channel = api.svc.channel("test")
     assert isinstance(channel, RecordingChannel)
@@ -194,16 +220,18 @@ async def test_chat_thread_visible_and_refused_while_replying(
         if api.app.dispatcher.active_runs:
             break
         await asyncio.sleep(0.01)
-    status, found, _ = await api.call("POST", "/api/threads/search",
-                                      json={"metadata": {"channel": "test"}})
+    status, found, _ = await api.call(
+        "POST", "/api/threads/search", json={"metadata": {"channel": "test"}}
+    )
     assert status == 200
     assert len(found) == 1
     thread = found[0]
     assert thread["metadata"]["chat_id"] == "room-7"
     assert thread["status"] == "busy"
     tid = thread["thread_id"]
-    status, body, _ = await api.call("POST", f"/api/threads/{tid}/runs/wait",
-                                     json={**RUN, "multitask_strategy": "interrupt"})
+    status, body, _ = await api.call(
+        "POST", f"/api/threads/{tid}/runs/wait", json={**RUN, "multitask_strategy": "interrupt"}
+    )
     assert status == 409
     assert "chat" in body["detail"]
     assert (await api.call("DELETE", f"/api/threads/{tid}"))[0] == 409
@@ -264,8 +292,7 @@ async def test_metrics_exposition(api: Api, fake_openai: FakeOpenAI) -> None:
     assert 'antler_time_to_first_update_seconds_count{channel="test"} 1.0' in lines
     assert "antler_inbound_queue_depth 0.0" in lines
     assert "# TYPE antler_run_duration_seconds histogram" in lines
-    assert any(line.startswith('antler_reply_updates_sent_total{channel="test"}')
-               for line in lines)
+    assert any(line.startswith('antler_reply_updates_sent_total{channel="test"}') for line in lines)
 
 
 async def test_trailing_slash_and_wrong_methods(api: Api) -> None:
@@ -276,10 +303,12 @@ async def test_trailing_slash_and_wrong_methods(api: Api) -> None:
     status, created, _ = await api.call("POST", "/api/threads/", json={"thread_id": "slashy"})
     assert (status, created["thread_id"]) == (200, "slashy")
     assert (await api.call("GET", "/api/threads/slashy/"))[0] == 200
-    for method, path, allow in (("DELETE", "/api/models", {"GET"}),
-                                ("PUT", "/api/threads/search", {"POST"}),
-                                ("POST", "/api/threads/slashy", {"GET", "PATCH", "DELETE"}),
-                                ("GET", "/api/memory/import", {"POST"})):
+    for method, path, allow in (
+        ("DELETE", "/api/models", {"GET"}),
+        ("PUT", "/api/threads/search", {"POST"}),
+        ("POST", "/api/threads/slashy", {"GET", "PATCH", "DELETE"}),
+        ("GET", "/api/memory/import", {"POST"}),
+    ):
         status, body, resp = await api.call(method, path)
         assert status == 405, (method, path)
         assert set(resp.headers["Allow"].replace(" ", "").split(",")) >= allow

@@ -24,8 +24,15 @@ def form(name: str, content: bytes) -> aiohttp.FormData:
 
 
 def message(text: str, *files: dict[str, Any]) -> dict[str, Any]:
-    return {"messages": [{"type": "human", "content": [{"type": "text", "text": text}],
-                          "additional_kwargs": {"files": list(files)}}]}
+    return {
+        "messages": [
+            {
+                "type": "human",
+                "content": [{"type": "text", "text": text}],
+                "additional_kwargs": {"files": list(files)},
+            }
+        ]
+    }
 
 
 def last_user(request: ChatRequest) -> Any:
@@ -33,8 +40,9 @@ def last_user(request: ChatRequest) -> Any:
 
 
 async def upload(api: Api, tid: str, name: str, content: bytes) -> dict[str, Any]:
-    status, body, _ = await api.call("POST", f"/api/threads/{tid}/uploads",
-                                     data=form(name, content))
+    status, body, _ = await api.call(
+        "POST", f"/api/threads/{tid}/uploads", data=form(name, content)
+    )
     assert status == 200, body
     info: dict[str, Any] = body["files"][0]
     return {"filename": info["filename"], "size": info["size"], "path": info["virtual_path"]}
@@ -44,10 +52,10 @@ async def test_uploaded_document_reaches_the_agent(api: Api, fake_openai: FakeOp
     fake_openai.script(Reply(text="Friday."))
     sdk = client(api)
     tid = "ui-thread-docs"  # the UI uploads before the thread exists
-    attached = await upload(api, tid, "plan.docx",
-                            make_docx("Project Falcon", ["The launch is on Friday."]))
-    result = await sdk.runs.wait(tid, "lead_agent", input=message("when is the launch?",
-                                                                    attached))
+    attached = await upload(
+        api, tid, "plan.docx", make_docx("Project Falcon", ["The launch is on Friday."])
+    )
+    result = await sdk.runs.wait(tid, "lead_agent", input=message("when is the launch?", attached))
     assert result["messages"][-1]["content"] == "Friday."
     seen = text_of(last_user(fake_openai.last_request))
     assert "when is the launch?" in seen
@@ -57,34 +65,42 @@ async def test_uploaded_document_reaches_the_agent(api: Api, fake_openai: FakeOp
     assert human["additional_kwargs"]["files"] == [attached]  # the UI shows its attachments
 
 
-async def test_image_reaches_a_vision_model(tmp_path: Path, fake_openai: FakeOpenAI,
-                                            test_channel_registered: None) -> None:
+async def test_image_reaches_a_vision_model(
+    tmp_path: Path, fake_openai: FakeOpenAI, test_channel_registered: None
+) -> None:
     base = {"api_key": "sk-test", "base_url": fake_openai.base_url, "max_retries": 0}
     models = [{"name": "eyes", "model": "fake-eyes", "supports_vision": True, **base}]
-    async with make_harness(tmp_path, fake_openai, models=models) as svc, \
-            aiohttp.ClientSession() as session:
+    async with (
+        make_harness(tmp_path, fake_openai, models=models) as svc,
+        aiohttp.ClientSession() as session,
+    ):
         api = Api(svc, session)
         tid = (await client(api).threads.create())["thread_id"]
         attached = await upload(api, tid, "pixel.png", PNG_PIXEL)
-        await client(api).runs.wait(tid, "lead_agent",
-                                    input=message("what is this?", attached))
+        await client(api).runs.wait(tid, "lead_agent", input=message("what is this?", attached))
     parts = last_user(fake_openai.last_request)
     images = [p for p in parts if isinstance(p, dict) and p.get("type") == "image_url"]
     assert len(images) == 1
     assert images[0]["image_url"]["url"].startswith("data:image/png;base64,")
 
 
-@pytest.mark.parametrize("files", [
-    [{"filename": "never.txt", "path": "/mnt/user-data/uploads/never.txt"}],
-    [{"filename": "x", "path": "/mnt/user-data/outputs/x"}],
-    [{"filename": "x", "path": "/mnt/user-data/uploads/../../../etc/passwd"}],
-    [{"size": 3}],
-    "not-a-list",
-])
+@pytest.mark.parametrize(
+    "files",
+    [
+        [{"filename": "never.txt", "path": "/mnt/user-data/uploads/never.txt"}],
+        [{"filename": "x", "path": "/mnt/user-data/outputs/x"}],
+        [{"filename": "x", "path": "/mnt/user-data/uploads/../../../etc/passwd"}],
+        [{"size": 3}],
+        "not-a-list",
+    ],
+)
 async def test_files_not_uploaded_are_refused(api: Api, files: Any) -> None:
     tid = (await client(api).threads.create())["thread_id"]
-    body = {"input": {"messages": [{"type": "human", "content": "hi",
-                                    "additional_kwargs": {"files": files}}]}}
+    body = {
+        "input": {
+            "messages": [{"type": "human", "content": "hi", "additional_kwargs": {"files": files}}]
+        }
+    }
     status, detail, _ = await api.call("POST", f"/api/threads/{tid}/runs/wait", json=body)
     assert status == 422, detail
     assert "files" in str(detail)

@@ -25,10 +25,13 @@ def clock() -> VirtualClock:
 
 
 @pytest.fixture
-async def sapi(tmp_path: Path, fake_openai: FakeOpenAI, test_channel_registered: None,
-               clock: VirtualClock) -> AsyncIterator[Api]:
-    async with make_harness(tmp_path, fake_openai, schedule_clock=clock) as svc, \
-            aiohttp.ClientSession() as session:
+async def sapi(
+    tmp_path: Path, fake_openai: FakeOpenAI, test_channel_registered: None, clock: VirtualClock
+) -> AsyncIterator[Api]:
+    async with (
+        make_harness(tmp_path, fake_openai, schedule_clock=clock) as svc,
+        aiohttp.ClientSession() as session,
+    ):
         yield Api(svc, session)
 
 
@@ -39,8 +42,13 @@ def channel(api: Api) -> RecordingChannel:
 
 
 async def test_create_get_patch_pause_resume_delete(sapi: Api) -> None:
-    body = {"chat": CHAT, "creator": ANN, "schedule": "every weekday 09:00",
-            "prompt": "summarise the tracker", "timezone": "Europe/Berlin"}
+    body = {
+        "chat": CHAT,
+        "creator": ANN,
+        "schedule": "every weekday 09:00",
+        "prompt": "summarise the tracker",
+        "timezone": "Europe/Berlin",
+    }
     status, task, _ = await sapi.call("POST", BASE, json=body)
     assert status == 201, task
     assert task["id"] == 1
@@ -52,8 +60,9 @@ async def test_create_get_patch_pause_resume_delete(sapi: Api) -> None:
     assert task["conversation_key"] == "test:c1"
     status, got, _ = await sapi.call("GET", f"{BASE}/1")
     assert (status, got) == (200, task)
-    status, patched, _ = await sapi.call("PATCH", f"{BASE}/1",
-                                         json={"schedule": "every hour", "fresh_thread": True})
+    status, patched, _ = await sapi.call(
+        "PATCH", f"{BASE}/1", json={"schedule": "every hour", "fresh_thread": True}
+    )
     assert status == 200
     assert (patched["cron"], patched["fresh_thread"]) == ("0 */1 * * *", True)
     status, paused, _ = await sapi.call("POST", f"{BASE}/1/pause")
@@ -77,8 +86,7 @@ async def test_bad_input_is_a_clear_4xx(sapi: Api) -> None:
         ({**base, "schedule": "whenever"}, 422, "could not read the time"),
         ({**base, "schedule": "in 2h", "timezone": "America"}, 422, "unknown time zone"),
         ({**base, "schedule": "in 2h and then some"}, 422, "could not read"),
-        ({**base, "schedule": "in 2h", "chat": {**CHAT, "channel": "nope"}}, 422,
-         "not running"),
+        ({**base, "schedule": "in 2h", "chat": {**CHAT, "channel": "nope"}}, 422, "not running"),
     ]
     for body, code, says in cases:
         status, err, _ = await sapi.call("POST", BASE, json=body)
@@ -90,10 +98,12 @@ async def test_bad_input_is_a_clear_4xx(sapi: Api) -> None:
     assert status == 422
 
 
-async def test_limits_apply_to_the_api(tmp_path: Path, fake_openai: FakeOpenAI,
-                                       test_channel_registered: None, clock: VirtualClock) -> None:
-    harness = make_harness(tmp_path, fake_openai, schedule_clock=clock,
-                           schedules={"max_per_person": 1})
+async def test_limits_apply_to_the_api(
+    tmp_path: Path, fake_openai: FakeOpenAI, test_channel_registered: None, clock: VirtualClock
+) -> None:
+    harness = make_harness(
+        tmp_path, fake_openai, schedule_clock=clock, schedules={"max_per_person": 1}
+    )
     async with harness as svc, aiohttp.ClientSession() as session:
         api = Api(svc, session)
         body = {"chat": CHAT, "creator": ANN, "schedule": "in 1h", "prompt": "x"}

@@ -34,19 +34,29 @@ def fuzz(doc: dict[str, Any], base_url: str, thread_id: str) -> tuple[list[str],
         if operation.path in SKIP:
             continue
         for mode in (GenerationMode.POSITIVE, GenerationMode.NEGATIVE):
-            fixed = ({"thread_id": thread_id} if mode is GenerationMode.POSITIVE
-                     and "{thread_id}" in operation.path else None)
+            fixed = (
+                {"thread_id": thread_id}
+                if mode is GenerationMode.POSITIVE and "{thread_id}" in operation.path
+                else None
+            )
             strategy = operation.as_strategy(generation_mode=mode, path_parameters=fixed)
 
-            @settings(max_examples=MAX_EXAMPLES, deadline=None, database=None,
-                      suppress_health_check=list(HealthCheck), derandomize=True)
+            @settings(
+                max_examples=MAX_EXAMPLES,
+                deadline=None,
+                database=None,
+                suppress_health_check=list(HealthCheck),
+                derandomize=True,
+            )
             @given(case=strategy)
             def check(case: Any) -> None:
                 response = case.call(base_url=base_url, headers=AUTH, timeout=10)
                 sent[0] += 1
                 if response.status_code >= 500 and response.status_code != NOT_IMPLEMENTED:
-                    failures.append(f"{case.method} {case.formatted_path} -> "
-                                    f"{response.status_code} {response.text[:200]}")
+                    failures.append(
+                        f"{case.method} {case.formatted_path} -> "
+                        f"{response.status_code} {response.text[:200]}"
+                    )
 
             check()
     return failures, sent[0]
@@ -64,4 +74,3 @@ async def test_no_server_errors_from_generated_requests(api: Api) -> None:
     print(f"schemathesis: {sent} requests, {len(failures)} server errors")
     assert sent > 0
     assert failures == []
-

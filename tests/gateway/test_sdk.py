@@ -18,8 +18,9 @@ HUMAN = {"messages": [{"role": "user", "content": "hello there"}]}
 
 
 def client(api: Api) -> Any:
-    return get_client(url=api.base + "/api", api_key=None,
-                      headers={"Authorization": f"Bearer {TOKEN}"})
+    return get_client(
+        url=api.base + "/api", api_key=None, headers={"Authorization": f"Bearer {TOKEN}"}
+    )
 
 
 async def wait_status(sdk: Any, thread_id: str, run_id: str, status: str) -> None:
@@ -36,9 +37,16 @@ async def test_stream_values_and_messages_tuple(api: Api, fake_openai: FakeOpenA
     thread = await sdk.threads.create(metadata={"owner": "ops"})
     assert thread["status"] == "idle"
     created: list[Any] = []
-    parts = [p async for p in sdk.runs.stream(
-        thread["thread_id"], "lead_agent", input=HUMAN,
-        stream_mode=["values", "messages-tuple"], on_run_created=created.append)]
+    parts = [
+        p
+        async for p in sdk.runs.stream(
+            thread["thread_id"],
+            "lead_agent",
+            input=HUMAN,
+            stream_mode=["values", "messages-tuple"],
+            on_run_created=created.append,
+        )
+    ]
     events = [p.event for p in parts]
     assert events[0] == "metadata"
     assert events[-1] == "end"
@@ -47,8 +55,11 @@ async def test_stream_values_and_messages_tuple(api: Api, fake_openai: FakeOpenA
     run_id = parts[0].data["run_id"]
     assert created[0]["run_id"] == run_id  # from the Content-Location header
     assert created[0]["thread_id"] == thread["thread_id"]
-    deltas = [p.data[0]["content"] for p in parts if p.event == "messages"
-              and p.data[0]["type"] == "AIMessageChunk"]
+    deltas = [
+        p.data[0]["content"]
+        for p in parts
+        if p.event == "messages" and p.data[0]["type"] == "AIMessageChunk"
+    ]
     assert "".join(deltas) == "General Kenobi"
     assert all(p.data[1].get("langgraph_node") for p in parts if p.event == "messages")
     final = [p for p in parts if p.event == "values"][-1].data
@@ -72,8 +83,9 @@ async def test_wait_state_history_and_search(api: Api, fake_openai: FakeOpenAI) 
     tid = thread["thread_id"]
     first = await sdk.runs.wait(tid, "lead_agent", input=HUMAN)
     assert first["messages"][-1]["content"] == "first answer"
-    second = await sdk.runs.wait(tid, "lead_agent",
-                                 input={"messages": [{"type": "human", "content": "more"}]})
+    second = await sdk.runs.wait(
+        tid, "lead_agent", input={"messages": [{"type": "human", "content": "more"}]}
+    )
     assert [m["content"] for m in second["messages"]][-2:] == ["more", "second answer"]
     state = await sdk.threads.get_state(tid)
     assert state["values"]["messages"][-1]["content"] == "second answer"
@@ -125,9 +137,16 @@ async def test_one_active_run_reject_and_interrupt(api: Api, fake_openai: FakeOp
     assert err.value.response.status_code == 409
     assert "active run" in err.value.response.json()["detail"]
     joiner = asyncio.create_task(
-        _collect(sdk.runs.join_stream(tid, first["run_id"], stream_mode="values")))
-    second = asyncio.create_task(sdk.runs.wait(tid, "lead_agent", input={"messages": [
-        {"role": "user", "content": "never mind"}]}, multitask_strategy="interrupt"))
+        _collect(sdk.runs.join_stream(tid, first["run_id"], stream_mode="values"))
+    )
+    second = asyncio.create_task(
+        sdk.runs.wait(
+            tid,
+            "lead_agent",
+            input={"messages": [{"role": "user", "content": "never mind"}]},
+            multitask_strategy="interrupt",
+        )
+    )
     await wait_status(sdk, tid, first["run_id"], "interrupted")
     fake_openai.release()  # the stalled fake stream would otherwise hold the next request
     result = await asyncio.wait_for(second, 10)

@@ -25,8 +25,9 @@ def write_skill(root: Path, category: str, name: str) -> None:
 
 
 @pytest.fixture
-async def sapi(tmp_path: Path, fake_openai: FakeOpenAI,
-               test_channel_registered: None) -> AsyncIterator[Api]:
+async def sapi(
+    tmp_path: Path, fake_openai: FakeOpenAI, test_channel_registered: None
+) -> AsyncIterator[Api]:
     root = tmp_path / "skills"
     write_skill(root, "public", "pdf-tools")
     write_skill(root, "custom", "notes")
@@ -55,9 +56,15 @@ async def test_list_get_and_toggle(sapi: Api, tmp_path: Path) -> None:
     status, body, _ = await sapi.call("GET", "/api/skills")
     assert status == 200
     by_name = {s["name"]: s for s in body["skills"]}
-    assert by_name["notes"] == {"name": "notes", "description": "Does notes things.",
-                                "license": "MIT", "category": "custom", "enabled": True,
-                                "editable": True, "path": "/mnt/skills/custom/notes/SKILL.md"}
+    assert by_name["notes"] == {
+        "name": "notes",
+        "description": "Does notes things.",
+        "license": "MIT",
+        "category": "custom",
+        "enabled": True,
+        "editable": True,
+        "path": "/mnt/skills/custom/notes/SKILL.md",
+    }
     assert by_name["pdf-tools"]["editable"] is False
     assert by_name["pdf-tools"]["category"] == "public"
     config = tmp_path / "extensions_config.json"
@@ -66,8 +73,10 @@ async def test_list_get_and_toggle(sapi: Api, tmp_path: Path) -> None:
     assert status == 200, body
     assert body["enabled"] is False
     stored = json.loads(config.read_text())
-    assert stored == {"mcpServers": {"x": {"command": "npx"}},
-                      "skills": {"notes": {"enabled": False}}}
+    assert stored == {
+        "mcpServers": {"x": {"command": "npx"}},
+        "skills": {"notes": {"enabled": False}},
+    }
     assert not sapi.app.hands.skills.is_enabled("notes")
     status, body, _ = await sapi.call("GET", "/api/skills/notes")
     assert (status, body["enabled"]) == (200, False)
@@ -82,14 +91,19 @@ async def test_bad_input_and_missing(sapi: Api) -> None:
         status, body, _ = await sapi.call("PUT", "/api/skills/notes", json=payload)
         assert status == 422
         assert "detail" in body
-    status, body, _ = await sapi.call("PUT", "/api/skills/notes", data=b"{not json",
-                                      headers={"Content-Type": "application/json"})
+    status, body, _ = await sapi.call(
+        "PUT", "/api/skills/notes", data=b"{not json", headers={"Content-Type": "application/json"}
+    )
     assert status == 422
 
 
 async def test_routes_need_auth(sapi: Api) -> None:
-    for method, path in (("GET", "/api/skills"), ("GET", "/api/skills/notes"),
-                         ("PUT", "/api/skills/notes"), ("POST", "/api/skills/install")):
+    for method, path in (
+        ("GET", "/api/skills"),
+        ("GET", "/api/skills/notes"),
+        ("PUT", "/api/skills/notes"),
+        ("POST", "/api/skills/install"),
+    ):
         status, body, _ = await sapi.call(method, path, auth=False, json={"enabled": False})
         assert status == 401
         assert body == {"detail": "missing or invalid bearer token"}
@@ -97,10 +111,15 @@ async def test_routes_need_auth(sapi: Api) -> None:
 
 
 async def test_install_raw_and_multipart(sapi: Api, tmp_path: Path) -> None:
-    archive = zip_bytes({"charts/SKILL.md": SKILL_MD.format(name="charts"),
-                         "charts/scripts/plot.py": "print('hi')\n"})
-    status, body, _ = await sapi.call("POST", "/api/skills/install", data=archive,
-                                      headers={"Content-Type": "application/zip"})
+    archive = zip_bytes(
+        {
+            "charts/SKILL.md": SKILL_MD.format(name="charts"),
+            "charts/scripts/plot.py": "print('hi')\n",
+        }
+    )
+    status, body, _ = await sapi.call(
+        "POST", "/api/skills/install", data=archive, headers={"Content-Type": "application/zip"}
+    )
     assert status == 200, body
     assert body["skill_name"] == "charts"
     assert body["skill"]["enabled"] is True
@@ -119,24 +138,42 @@ async def test_install_raw_and_multipart(sapi: Api, tmp_path: Path) -> None:
     assert {"charts", "flat"} <= {s["name"] for s in body["skills"]}
 
 
-@pytest.mark.parametrize(("archive", "reason"), [
-    (zip_bytes({"evil/SKILL.md": SKILL_MD.format(name="evil"), "evil/../../escape.txt": "x"}),
-     "'..'"),
-    (zip_bytes({"SKILL.md": SKILL_MD.format(name="evil"), "/tmp/abs.txt": "x"}), "absolute"),
-    (zip_bytes({"SKILL.md": SKILL_MD.format(name="evil"), "C:/win.txt": "x"}), "absolute"),
-    (zip_bytes({"SKILL.md": SKILL_MD.format(name="evil")}, symlinks={"link": "/etc/passwd"}),
-     "symlink"),
-    (zip_bytes({f"f{i}.txt": "x" for i in range(201)} | {"SKILL.md": SKILL_MD.format(name="e")}),
-     "entries"),
-    (zip_bytes({"SKILL.md": SKILL_MD.format(name="evil"), "big.bin": b"\0" * (10 * 2**20 + 1)}),
-     "unpacks"),
-    (zip_bytes({"README.md": "no skill"}), "no SKILL.md"),
-    (zip_bytes({"SKILL.md": "no front matter"}), "invalid SKILL.md"),
-    (zip_bytes({"SKILL.md": "---\nname: Bad_Name\ndescription: x\n---\n"}), "invalid SKILL.md"),
-    (b"not a zip at all", "not a zip"),
-])
-async def test_refused_archives_change_nothing(sapi: Api, tmp_path: Path, archive: bytes,
-                                               reason: str) -> None:
+@pytest.mark.parametrize(
+    ("archive", "reason"),
+    [
+        (
+            zip_bytes(
+                {"evil/SKILL.md": SKILL_MD.format(name="evil"), "evil/../../escape.txt": "x"}
+            ),
+            "'..'",
+        ),
+        (zip_bytes({"SKILL.md": SKILL_MD.format(name="evil"), "/tmp/abs.txt": "x"}), "absolute"),
+        (zip_bytes({"SKILL.md": SKILL_MD.format(name="evil"), "C:/win.txt": "x"}), "absolute"),
+        (
+            zip_bytes({"SKILL.md": SKILL_MD.format(name="evil")}, symlinks={"link": "/etc/passwd"}),
+            "symlink",
+        ),
+        (
+            zip_bytes(
+                {f"f{i}.txt": "x" for i in range(201)} | {"SKILL.md": SKILL_MD.format(name="e")}
+            ),
+            "entries",
+        ),
+        (
+            zip_bytes(
+                {"SKILL.md": SKILL_MD.format(name="evil"), "big.bin": b"\0" * (10 * 2**20 + 1)}
+            ),
+            "unpacks",
+        ),
+        (zip_bytes({"README.md": "no skill"}), "no SKILL.md"),
+        (zip_bytes({"SKILL.md": "no front matter"}), "invalid SKILL.md"),
+        (zip_bytes({"SKILL.md": "---\nname: Bad_Name\ndescription: x\n---\n"}), "invalid SKILL.md"),
+        (b"not a zip at all", "not a zip"),
+    ],
+)
+async def test_refused_archives_change_nothing(
+    sapi: Api, tmp_path: Path, archive: bytes, reason: str
+) -> None:
     root = tmp_path / "skills"
     before = tree(root)
     status, body, _ = await sapi.call("POST", "/api/skills/install", data=archive)
@@ -168,18 +205,22 @@ async def test_install_from_a_thread_file(sapi: Api, tmp_path: Path) -> None:
     outputs = sapi.app.runner.thread_dirs(tid).outputs
     (outputs / "maps.skill").write_bytes(zip_bytes({"SKILL.md": SKILL_MD.format(name="maps")}))
     (tmp_path / "outside.skill").write_bytes(zip_bytes({"SKILL.md": SKILL_MD.format(name="o")}))
-    status, body, _ = await sapi.call("POST", "/api/skills/install", json={
-        "thread_id": tid, "path": "mnt/user-data/outputs/maps.skill"})
+    status, body, _ = await sapi.call(
+        "POST",
+        "/api/skills/install",
+        json={"thread_id": tid, "path": "mnt/user-data/outputs/maps.skill"},
+    )
     assert status == 200, body
     assert (body["success"], body["skill_name"]) == (True, "maps")
     assert (tmp_path / "skills" / "custom" / "maps" / "SKILL.md").is_file()
-    cases = [({"thread_id": tid, "path": "mnt/user-data/outputs/none.skill"}, 404),
-             ({"thread_id": tid, "path": "mnt/user-data/outputs/../../../../outside.skill"},
-              403),
-             ({"thread_id": tid, "path": "/etc/passwd"}, 400),
-             ({"thread_id": "no-such-thread", "path": "mnt/user-data/outputs/maps.skill"}, 404),
-             ({"thread_id": "bad/id", "path": "x"}, 422),
-             ({"thread_id": tid}, 422)]
+    cases = [
+        ({"thread_id": tid, "path": "mnt/user-data/outputs/none.skill"}, 404),
+        ({"thread_id": tid, "path": "mnt/user-data/outputs/../../../../outside.skill"}, 403),
+        ({"thread_id": tid, "path": "/etc/passwd"}, 400),
+        ({"thread_id": "no-such-thread", "path": "mnt/user-data/outputs/maps.skill"}, 404),
+        ({"thread_id": "bad/id", "path": "x"}, 422),
+        ({"thread_id": tid}, 422),
+    ]
     for payload, expected in cases:
         status, body, _ = await sapi.call("POST", "/api/skills/install", json=payload)
         assert status == expected, (payload, body)

@@ -26,8 +26,17 @@ from bot.gateway.console.services import ConsoleServices
 from bot.gateway.console.session import Sessions
 from bot.gateway.console.web import HEADERS, HERE, SERVICES_KEY, SESSIONS_KEY, guarded
 
-PAGE_MODULES = (login_page, channels_page, conversations_page, deliveries_page,
-                extensions_page, mcp_page, memory_page, metrics_page, schedules_page)
+PAGE_MODULES = (
+    login_page,
+    channels_page,
+    conversations_page,
+    deliveries_page,
+    extensions_page,
+    mcp_page,
+    memory_page,
+    metrics_page,
+    schedules_page,
+)
 
 
 async def _static_headers(request: web.Request, response: web.StreamResponse) -> None:
@@ -36,8 +45,9 @@ async def _static_headers(request: web.Request, response: web.StreamResponse) ->
             response.headers.setdefault(name, value)
 
 
-def mount_console(app: web.Application, services: ConsoleServices,
-                  token: Callable[[], str | None]) -> None:
+def mount_console(
+    app: web.Application, services: ConsoleServices, token: Callable[[], str | None]
+) -> None:
     """Add the console's routes to the gateway's aiohttp app (before its catch-all route).
     `token` is the admin token now (it changes live)."""
     app[SERVICES_KEY] = services

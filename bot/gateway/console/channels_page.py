@@ -12,8 +12,9 @@ pages = Pages()
 @pages.get("/console/channels")
 async def channels(ctx: Ctx) -> web.StreamResponse:
     states = ctx.services.channels.states()
-    return ctx.render("channels.html", page="channels", title="Channels",
-                      channels=sorted(states.items()))
+    return ctx.render(
+        "channels.html", page="channels", title="Channels", channels=sorted(states.items())
+    )
 
 
 @pages.post("/console/channels/{name}/restart")
@@ -25,5 +26,6 @@ async def restart(ctx: Ctx) -> web.StreamResponse:
     if await service.restart(name):
         return ctx.back("/console/channels", f"{name} restarted.")
     error = service.states()[name].last_error
-    return ctx.back("/console/channels", f"{name} did not start: {error}; retrying with backoff.",
-                    "error")
+    return ctx.back(
+        "/console/channels", f"{name} did not start: {error}; retrying with backoff.", "error"
+    )

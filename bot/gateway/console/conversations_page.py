@@ -38,8 +38,13 @@ class Line:
 async def row(service: Conversations, conv: Conversation) -> Row:
     tup = await service.checkpoint(conv.thread_id)
     ts = tup.checkpoint.get("ts", "") if tup is not None else ""
-    return Row(conv, service.resolve_model(conv.model).label, _short_ts(ts),
-               service.is_running(conv.key), service.queued(conv.key))
+    return Row(
+        conv,
+        service.resolve_model(conv.model).label,
+        _short_ts(ts),
+        service.is_running(conv.key),
+        service.queued(conv.key),
+    )
 
 
 def _short_ts(ts: str) -> str:
@@ -78,8 +83,15 @@ async def conversations(ctx: Ctx) -> web.StreamResponse:
     convs = [c for c in await service.store.all(limit=1000) if not channel or c.channel == channel]
     rows = [await row(service, c) for c in convs[:SHOWN]]
     channels = sorted({r.conv.channel for r in rows} | ({channel} if channel else set()))
-    return ctx.render("conversations.html", page="conversations", title="Conversations",
-                      rows=rows, channel=channel, channels=channels, more=len(convs) > SHOWN)
+    return ctx.render(
+        "conversations.html",
+        page="conversations",
+        title="Conversations",
+        rows=rows,
+        channel=channel,
+        channels=channels,
+        more=len(convs) > SHOWN,
+    )
 
 
 async def _find(ctx: Ctx) -> Conversation | None:
@@ -97,10 +109,15 @@ async def conversation(ctx: Ctx) -> web.StreamResponse:
     service = ctx.services.conversations
     tup = await service.checkpoint(conv.thread_id)
     values = state_values(tup.checkpoint.get("channel_values", {})) if tup else {}
-    return ctx.render("conversation.html", page="conversations",
-                      title=conv.title or conv.key, row=await row(service, conv),
-                      lines=transcript(values),
-                      models=service.models(), current=service.resolve_model(conv.model).name)
+    return ctx.render(
+        "conversation.html",
+        page="conversations",
+        title=conv.title or conv.key,
+        row=await row(service, conv),
+        lines=transcript(values),
+        models=service.models(),
+        current=service.resolve_model(conv.model).name,
+    )
 
 
 @pages.post("/console/conversations/{thread_id}/stop")

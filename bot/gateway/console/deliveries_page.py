@@ -30,10 +30,17 @@ class Delivery:
 def delivery(entry: Entry) -> Delivery:
     channel, _, event = entry.key.partition(":")
     text = entry.msg.text if entry.msg is not None else ""
-    return Delivery(channel=channel, event=event, state=entry.state.value,
-                    attempts=entry.attempts, reason=entry.reason, told=entry.told,
-                    received_at=entry.received_at, updated_at=entry.updated_at,
-                    preview=text[:80] + ("…" if len(text) > 80 else ""))
+    return Delivery(
+        channel=channel,
+        event=event,
+        state=entry.state.value,
+        attempts=entry.attempts,
+        reason=entry.reason,
+        told=entry.told,
+        received_at=entry.received_at,
+        updated_at=entry.updated_at,
+        preview=text[:80] + ("…" if len(text) > 80 else ""),
+    )
 
 
 @pages.get("/console/deliveries")
@@ -41,5 +48,11 @@ async def deliveries(ctx: Ctx) -> web.StreamResponse:
     service = ctx.services.deliveries
     failed = [delivery(e) for e in await service.recent(RECENT, "failed")]
     recent = [delivery(e) for e in await service.recent(RECENT)]
-    return ctx.render("deliveries.html", page="deliveries", title="Deliveries",
-                      counts=await service.counts(), failed=failed, recent=recent)
+    return ctx.render(
+        "deliveries.html",
+        page="deliveries",
+        title="Deliveries",
+        counts=await service.counts(),
+        failed=failed,
+        recent=recent,
+    )

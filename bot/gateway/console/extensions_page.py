@@ -17,10 +17,16 @@ HERE = "/console/extensions"
 async def extensions(ctx: Ctx) -> web.StreamResponse:
     ext = ctx.services.extensions
     reg = ext.skills()
-    return ctx.render("extensions.html", page="extensions", title="Models & skills",
-                      models=ext.models(), default=ext.default_model(),
-                      skills=[(s, reg.is_enabled(s.name)) for s in reg.skills],
-                      problems=reg.problems, max_mb=skill_archive.MAX_ARCHIVE // (1024 * 1024))
+    return ctx.render(
+        "extensions.html",
+        page="extensions",
+        title="Models & skills",
+        models=ext.models(),
+        default=ext.default_model(),
+        skills=[(s, reg.is_enabled(s.name)) for s in reg.skills],
+        problems=reg.problems,
+        max_mb=skill_archive.MAX_ARCHIVE // (1024 * 1024),
+    )
 
 
 @pages.post(HERE + "/skills/{name}")
@@ -37,13 +43,17 @@ async def toggle(ctx: Ctx) -> web.StreamResponse:
 @pages.post(HERE + "/install")
 async def install_archive(ctx: Ctx) -> web.StreamResponse:
     upload = (await ctx.form()).get("archive")
-    data = (upload.file.read(skill_archive.MAX_ARCHIVE + 1)
-            if isinstance(upload, web.FileField) else b"")
+    data = (
+        upload.file.read(skill_archive.MAX_ARCHIVE + 1)
+        if isinstance(upload, web.FileField)
+        else b""
+    )
     if not data:
         return ctx.back(HERE, "Choose a .skill archive to install.", "error")
     if len(data) > skill_archive.MAX_ARCHIVE:
-        return ctx.back(HERE, f"The archive is larger than {skill_archive.MAX_ARCHIVE} bytes.",
-                        "error")
+        return ctx.back(
+            HERE, f"The archive is larger than {skill_archive.MAX_ARCHIVE} bytes.", "error"
+        )
     try:
         skill = await install(ctx.services.extensions.skills(), data)
     except ApiError as exc:

@@ -23,8 +23,7 @@ def safe_next(target: str) -> str:
 async def login_form(ctx: Ctx) -> web.StreamResponse:
     if ctx.session.authed:
         return ctx.back(safe_next(ctx.request.query.get("next", "")))
-    return ctx.render("login.html", next=safe_next(ctx.request.query.get("next", "")),
-                      error="")
+    return ctx.render("login.html", next=safe_next(ctx.request.query.get("next", "")), error="")
 
 
 @public.post("/console/login")
@@ -33,12 +32,17 @@ async def login(ctx: Ctx) -> web.StreamResponse:
     target = safe_next(await ctx.field("next"))
     remote = ctx.request.remote or ""
     if sessions.throttled(remote):
-        return ctx.render("login.html", status=429, next=target,
-                          error="Too many wrong tokens from this address; wait a few minutes.")
+        return ctx.render(
+            "login.html",
+            status=429,
+            next=target,
+            error="Too many wrong tokens from this address; wait a few minutes.",
+        )
     session = sessions.login(ctx.session, await ctx.field("token"), remote)
     if session is None:
-        return ctx.render("login.html", status=401, next=target,
-                          error="That token is not the admin token.")
+        return ctx.render(
+            "login.html", status=401, next=target, error="That token is not the admin token."
+        )
     response = web.Response(status=303, headers={"Location": target})
     set_cookie(ctx.request, response, session)
     return response

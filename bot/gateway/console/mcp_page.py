@@ -51,13 +51,16 @@ def parse(values: dict[str, str], base: dict[str, Any]) -> tuple[McpServer | Non
     """The server the form describes (unknown stored keys kept from `base`), or the errors."""
     errors: dict[str, str] = {}
     data = {k: v for k, v in base.items() if k not in ("transport",)}
-    data.update(type=values["type"], enabled=values["enabled"] == "true",
-                command=values["command"] or None,
-                args=[a.strip() for a in values["args"].splitlines() if a.strip()],
-                env=pairs(values["env"], "=", "env", errors),
-                url=values["url"] or None,
-                headers=pairs(values["headers"], ":", "headers", errors),
-                description=values["description"])
+    data.update(
+        type=values["type"],
+        enabled=values["enabled"] == "true",
+        command=values["command"] or None,
+        args=[a.strip() for a in values["args"].splitlines() if a.strip()],
+        env=pairs(values["env"], "=", "env", errors),
+        url=values["url"] or None,
+        headers=pairs(values["headers"], ":", "headers", errors),
+        description=values["description"],
+    )
     if values["type"] not in TYPES:
         errors["type"] = f"type must be one of {', '.join(TYPES)}"
     if values["type"] in ("sse", "http") and not re.match(r"^https?://\S+$", values["url"]):
@@ -72,8 +75,14 @@ def parse(values: dict[str, str], base: dict[str, Any]) -> tuple[McpServer | Non
     return (None, problems) if problems else (server, {})
 
 
-def render(ctx: Ctx, *, editing: str = "", values: dict[str, str] | None = None,
-           errors: dict[str, str] | None = None, status: int = 200) -> web.Response:
+def render(
+    ctx: Ctx,
+    *,
+    editing: str = "",
+    values: dict[str, str] | None = None,
+    errors: dict[str, str] | None = None,
+    status: int = 200,
+) -> web.Response:
     servers = masked_servers(ctx.services.extensions.config_path())
     forms = {name: form_values(s) for name, s in servers.items()}
     new = form_values({})
@@ -82,9 +91,19 @@ def render(ctx: Ctx, *, editing: str = "", values: dict[str, str] | None = None,
             forms[editing] = values
         else:
             new = values
-    return ctx.render("mcp.html", page="mcp", title="MCP servers", servers=servers, forms=forms,
-                      new=new, editing=editing, errors=errors or {}, types=TYPES, mask=MASK,
-                      status=status)
+    return ctx.render(
+        "mcp.html",
+        page="mcp",
+        title="MCP servers",
+        servers=servers,
+        forms=forms,
+        new=new,
+        editing=editing,
+        errors=errors or {},
+        types=TYPES,
+        mask=MASK,
+        status=status,
+    )
 
 
 @pages.get(HERE)

@@ -26,8 +26,14 @@ def _person(ctx: Ctx) -> str | None:
 @pages.get(HERE)
 async def people(ctx: Ctx) -> web.StreamResponse:
     memory = ctx.services.memory.service
-    return ctx.render("memory.html", page="memory", title="Memory", enabled=memory.enabled,
-                      people=await memory.store.people(), person_url=person_url)
+    return ctx.render(
+        "memory.html",
+        page="memory",
+        title="Memory",
+        enabled=memory.enabled,
+        people=await memory.store.people(),
+        person_url=person_url,
+    )
 
 
 @pages.get(HERE + "/{person}")
@@ -36,8 +42,15 @@ async def person(ctx: Ctx) -> web.StreamResponse:
     if who is None:
         return not_found(ctx, "that person")
     view = await ctx.services.memory.service.listing(who)
-    return ctx.render("person.html", page="memory", title=f"Memory of {who}", person=who,
-                      url=person_url(who), contexts=view.contexts, facts=view.facts)
+    return ctx.render(
+        "person.html",
+        page="memory",
+        title=f"Memory of {who}",
+        person=who,
+        url=person_url(who),
+        contexts=view.contexts,
+        facts=view.facts,
+    )
 
 
 @pages.post(HERE + "/{person}/facts/{fact_id:[1-9][0-9]{0,17}}/forget")
@@ -58,7 +71,6 @@ async def forget_all(ctx: Ctx) -> web.StreamResponse:
     if who is None:
         return not_found(ctx, "that person")
     if await ctx.field("confirm") != "yes":
-        return ctx.back(person_url(who), "Tick the box to confirm; nothing was forgotten.",
-                        "error")
+        return ctx.back(person_url(who), "Tick the box to confirm; nothing was forgotten.", "error")
     await ctx.services.memory.service.clear(who)
     return ctx.back(HERE, f"Everything about {who} was forgotten.")

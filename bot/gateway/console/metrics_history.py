@@ -33,14 +33,20 @@ class Snapshot:
 
 def samples(metrics: Metrics) -> Samples:
     """Every sample of the registry now: (name, labels, value)."""
-    return [(sample.name, sample.labels, sample.value)
-            for family in metrics.registry.collect() for sample in family.samples]
+    return [
+        (sample.name, sample.labels, sample.value)
+        for family in metrics.registry.collect()
+        for sample in family.samples
+    ]
 
 
 def total(now: Samples, name: str, **labels: str) -> float:
     """The sum of `name` over every label set that has `labels`."""
-    return sum(value for sample, have, value in now
-               if sample == name and all(have.get(k) == v for k, v in labels.items()))
+    return sum(
+        value
+        for sample, have, value in now
+        if sample == name and all(have.get(k) == v for k, v in labels.items())
+    )
 
 
 def buckets(now: Samples, histogram: tuple[str, tuple[float, ...]]) -> tuple[int, ...]:
@@ -71,8 +77,14 @@ def quantile(q: float, bounds: tuple[float, ...], counts: list[int]) -> float | 
 
 
 class MetricsHistory:
-    def __init__(self, metrics: Metrics, *, step: float = 2.0, keep: int = 300,
-                 clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        metrics: Metrics,
+        *,
+        step: float = 2.0,
+        keep: int = 300,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         self.metrics = metrics
         self.step = step
         self.clock = clock
@@ -80,11 +92,13 @@ class MetricsHistory:
 
     def snapshot(self) -> Snapshot:
         now = samples(self.metrics)
-        return Snapshot(at=self.clock(),
-                        answers=total(now, "antler_runs_finished_total", outcome="succeeded"),
-                        rate_limited=total(now, "antler_rate_limited_total"),
-                        first_visible=buckets(now, FIRST_VISIBLE),
-                        run_duration=buckets(now, RUN_DURATION))
+        return Snapshot(
+            at=self.clock(),
+            answers=total(now, "antler_runs_finished_total", outcome="succeeded"),
+            rate_limited=total(now, "antler_rate_limited_total"),
+            first_visible=buckets(now, FIRST_VISIBLE),
+            run_duration=buckets(now, RUN_DURATION),
+        )
 
     def sample(self) -> Snapshot:
         now = self.snapshot()
@@ -95,9 +109,18 @@ class MetricsHistory:
     def series(self) -> dict[str, list[Any]]:
         """Columns for the charts: time and one value per snapshot (None where nothing was
         observed in that minute)."""
-        out: dict[str, list[Any]] = {k: [] for k in (
-            "t", "answers", "rate_limited", "first_visible_p50", "first_visible_p99",
-            "run_p50", "run_p99")}
+        out: dict[str, list[Any]] = {
+            k: []
+            for k in (
+                "t",
+                "answers",
+                "rate_limited",
+                "first_visible_p50",
+                "first_visible_p99",
+                "run_p50",
+                "run_p99",
+            )
+        }
         points = list(self.snapshots)
         start = 0
         for i, point in enumerate(points):
@@ -107,9 +130,12 @@ class MetricsHistory:
             out["t"].append(round(point.at, 3))
             out["answers"].append(point.answers - (base.answers if base else point.answers))
             out["rate_limited"].append(
-                point.rate_limited - (base.rate_limited if base else point.rate_limited))
-            for name, (_, bounds), attr in (("first_visible", FIRST_VISIBLE, "first_visible"),
-                                            ("run", RUN_DURATION, "run_duration")):
+                point.rate_limited - (base.rate_limited if base else point.rate_limited)
+            )
+            for name, (_, bounds), attr in (
+                ("first_visible", FIRST_VISIBLE, "first_visible"),
+                ("run", RUN_DURATION, "run_duration"),
+            ):
                 now, then = getattr(point, attr), getattr(base, attr) if base else None
                 delta = [a - b for a, b in zip(now, then, strict=True)] if then else [0] * len(now)
                 out[f"{name}_p50"].append(quantile(0.5, bounds, delta))

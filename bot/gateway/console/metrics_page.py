@@ -13,8 +13,9 @@ pages = Pages()
 @pages.get("/console/metrics")
 async def metrics(ctx: Ctx) -> web.StreamResponse:
     history = ctx.services.history
-    return ctx.render("metrics.html", page="metrics", title="Metrics", totals=history.totals(),
-                      step=history.step)
+    return ctx.render(
+        "metrics.html", page="metrics", title="Metrics", totals=history.totals(), step=history.step
+    )
 
 
 @pages.get("/console/metrics/data")

@@ -17,8 +17,9 @@ ACTIONS = {"pause": "paused", "resume": "resumed", "trigger": "started", "delete
 async def schedules(ctx: Ctx) -> web.StreamResponse:
     service = ctx.services.schedules
     tasks = await service.store.all(500) if service.enabled else []
-    return ctx.render("schedules.html", page="schedules", title="Schedules",
-                      enabled=service.enabled, tasks=tasks)
+    return ctx.render(
+        "schedules.html", page="schedules", title="Schedules", enabled=service.enabled, tasks=tasks
+    )
 
 
 @pages.post(HERE + "/{task_id:[1-9][0-9]{0,17}}/{action:pause|resume|trigger|delete}")

@@ -119,17 +119,24 @@ class ConsoleServices:
         return cls(
             channels=Channels(states=service.channel_states, restart=service.restart_channel),
             conversations=Conversations(
-                store=service.conversations, is_running=service.is_replying,
-                queued=service.queued, stop=service.stop_run,
-                checkpoint=runner.checkpoint, models=models,
-                resolve_model=runner.resolve_model),
+                store=service.conversations,
+                is_running=service.is_replying,
+                queued=service.queued,
+                stop=service.stop_run,
+                checkpoint=runner.checkpoint,
+                models=models,
+                resolve_model=runner.resolve_model,
+            ),
             deliveries=Deliveries(service.journal),
-            extensions=Extensions(models=models,
-                                  default_model=lambda: runner.resolve_model(None).name,
-                                  skills=service.skills,
-                                  config_path=lambda: extensions_file(service)),
+            extensions=Extensions(
+                models=models,
+                default_model=lambda: runner.resolve_model(None).name,
+                skills=service.skills,
+                config_path=lambda: extensions_file(service),
+            ),
             memory=Memory(runner.memory),
             history=MetricsHistory(service.metrics),
-            schedules=Schedules(service=service.schedules,
-                                channel_names=lambda: set(service.channel_states())),
+            schedules=Schedules(
+                service=service.schedules, channel_names=lambda: set(service.channel_states())
+            ),
         )

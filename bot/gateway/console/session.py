@@ -59,8 +59,9 @@ class Sessions:
     every session ends (a login under the old token is worth nothing), and an emptied token
     opens the console as it opens the API."""
 
-    def __init__(self, token: Callable[[], str | None], *,
-                 clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self, token: Callable[[], str | None], *, clock: Callable[[], float] = time.time
+    ) -> None:
         self._token_now = token
         self._token = (token() or "").encode()
         self.clock = clock
@@ -96,8 +97,12 @@ class Sessions:
         return session
 
     def new(self, *, authed: bool) -> Session:
-        session = Session(sid=secrets.token_urlsafe(32), csrf=secrets.token_urlsafe(32),
-                          authed=authed or self.open, seen=self.clock())
+        session = Session(
+            sid=secrets.token_urlsafe(32),
+            csrf=secrets.token_urlsafe(32),
+            authed=authed or self.open,
+            seen=self.clock(),
+        )
         self._sessions[session.sid] = session
         while len(self._sessions) > MAX_SESSIONS:
             self._sessions.popitem(last=False)
@@ -130,8 +135,15 @@ class Sessions:
 
 
 def set_cookie(request: web.Request, response: web.StreamResponse, session: Session) -> None:
-    response.set_cookie(COOKIE, session.sid, path=PATH, httponly=True, samesite="Strict",
-                        secure=request.secure, max_age=IDLE_SECONDS)
+    response.set_cookie(
+        COOKIE,
+        session.sid,
+        path=PATH,
+        httponly=True,
+        samesite="Strict",
+        secure=request.secure,
+        max_age=IDLE_SECONDS,
+    )
 
 
 def same_origin(request: web.Request) -> bool:
@@ -147,8 +159,10 @@ async def csrf_ok(request: web.Request, session: Session) -> bool:
     if not same_origin(request):
         return False
     given = request.headers.get("X-CSRF-Token", "")
-    if not given and request.content_type in ("application/x-www-form-urlencoded",
-                                              "multipart/form-data"):
+    if not given and request.content_type in (
+        "application/x-www-form-urlencoded",
+        "multipart/form-data",
+    ):
         value = (await request.post()).get("csrf", "")
         given = value if isinstance(value, str) else ""
     return bool(given) and hmac.compare_digest(given.encode(), session.csrf.encode())

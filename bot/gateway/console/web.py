@@ -24,14 +24,25 @@ log = logging.getLogger("bot.gateway.console")
 HERE = Path(__file__).parent
 TEMPLATES = jinja2.Environment(
     loader=jinja2.FileSystemLoader(HERE / "templates"),
-    autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
-NAV = (("channels", "Channels"), ("conversations", "Conversations"),
-       ("deliveries", "Deliveries"), ("extensions", "Models & skills"), ("mcp", "MCP servers"),
-       ("memory", "Memory"), ("metrics", "Metrics"), ("schedules", "Schedules"))
+    autoescape=True,
+    undefined=jinja2.StrictUndefined,
+    trim_blocks=True,
+    lstrip_blocks=True,
+)
+NAV = (
+    ("channels", "Channels"),
+    ("conversations", "Conversations"),
+    ("deliveries", "Deliveries"),
+    ("extensions", "Models & skills"),
+    ("mcp", "MCP servers"),
+    ("memory", "Memory"),
+    ("metrics", "Metrics"),
+    ("schedules", "Schedules"),
+)
 HEADERS = {
     "Content-Security-Policy": "default-src 'self'; script-src 'self'; style-src 'self'; "
-                               "img-src 'self' data:; connect-src 'self'; base-uri 'none'; "
-                               "form-action 'self'; frame-ancestors 'none'",
+    "img-src 'self' data:; connect-src 'self'; base-uri 'none'; "
+    "form-action 'self'; frame-ancestors 'none'",
     "X-Frame-Options": "DENY",
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "same-origin",
@@ -70,10 +81,13 @@ class Ctx:
 
     def render(self, template: str, *, status: int = 200, **values: Any) -> web.Response:
         page = TEMPLATES.get_template(template).render(
-            nav=NAV, csrf=self.session.csrf, flash=self.session.take_flash(),
-            open_mode=self.request.app[SESSIONS_KEY].open, **values)
-        return web.Response(text=page, status=status, content_type="text/html",
-                            charset="utf-8")
+            nav=NAV,
+            csrf=self.session.csrf,
+            flash=self.session.take_flash(),
+            open_mode=self.request.app[SESSIONS_KEY].open,
+            **values,
+        )
+        return web.Response(text=page, status=status, content_type="text/html", charset="utf-8")
 
     def back(self, path: str, text: str = "", kind: str = "ok") -> web.Response:
         """Redirect (303) after a change, with a message for the page shown next."""
@@ -119,8 +133,10 @@ def guarded(fn: ConsoleHandler, *, login: bool = True) -> Callable[[web.Request]
         if session is None or (request.method == "POST" and not await csrf_ok(request, session)):
             response: web.StreamResponse = refused(request)
         elif login and not session.authed:
-            response = web.Response(status=303, headers={
-                "Location": "/console/login?next=" + quote(request.path_qs, safe="")})
+            response = web.Response(
+                status=303,
+                headers={"Location": "/console/login?next=" + quote(request.path_qs, safe="")},
+            )
         else:
             response = await _page(fn, Ctx(request, session, request.app[SERVICES_KEY], fresh))
         if fresh and session is not None:
@@ -136,12 +152,18 @@ async def _page(fn: ConsoleHandler, ctx: Ctx) -> web.StreamResponse:
     try:
         return await fn(ctx)
     except ApiError as exc:
-        return ctx.render("failed.html", status=exc.status, title="Failed", page="",
-                          detail=str(exc.detail))
+        return ctx.render(
+            "failed.html", status=exc.status, title="Failed", page="", detail=str(exc.detail)
+        )
     except Exception:
         log.exception("%s %s failed", ctx.request.method, ctx.request.path)
-        return ctx.render("failed.html", status=500, title="Failed", page="",
-                          detail="Internal error; see the service log.")
+        return ctx.render(
+            "failed.html",
+            status=500,
+            title="Failed",
+            page="",
+            detail="Internal error; see the service log.",
+        )
 
 
 def refused(request: web.Request) -> web.Response:

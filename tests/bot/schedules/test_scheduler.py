@@ -42,8 +42,13 @@ class Node:
     def __post_init__(self) -> None:
         self.journal = SqliteJournal(self.db, 24)
         self.schedules: Schedules = build_schedules(
-            SqliteScheduleStore(self.db), self.config, publish=self.publish, notify=self.notify,
-            outcome=self.journal.entry, clock=self.clock)
+            SqliteScheduleStore(self.db),
+            self.config,
+            publish=self.publish,
+            notify=self.notify,
+            outcome=self.journal.entry,
+            clock=self.clock,
+        )
 
     async def publish(self, msg: InboundMessage) -> PublishResult:
         if not await self.journal.accept(msg):
@@ -109,8 +114,9 @@ async def test_recurring_runs_move_on(tmp_path: Path, clock: VirtualClock) -> No
     assert len({m.event_id for m in n.published}) == 4
 
 
-async def test_two_processes_never_run_the_same_due_run_twice(tmp_path: Path,
-                                                              clock: VirtualClock) -> None:
+async def test_two_processes_never_run_the_same_due_run_twice(
+    tmp_path: Path, clock: VirtualClock
+) -> None:
     a, b = node(tmp_path, clock), node(tmp_path, clock)
     await a.schedules.create(CHAT, ANN, "every day 09:00 report")
     clock.advance(3600)
@@ -140,8 +146,9 @@ async def test_a_claim_that_was_not_published_is_published_after_restart(
     assert [m.text for m in second.published] == ["stretch"]
 
 
-async def test_published_but_not_recorded_is_not_run_again(tmp_path: Path,
-                                                          clock: VirtualClock) -> None:
+async def test_published_but_not_recorded_is_not_run_again(
+    tmp_path: Path, clock: VirtualClock
+) -> None:
     """Crash after the journal accepted the run but before the store noted it: a duplicate."""
     first = node(tmp_path, clock)
     await first.schedules.create(CHAT, ANN, "in 1h stretch")
@@ -163,8 +170,9 @@ async def test_published_but_not_recorded_is_not_run_again(tmp_path: Path,
     assert [r.state for r in await second.schedules.store.runs_of(1)] == ["queued"]
 
 
-async def test_missed_runs_run_once_at_start_by_default(tmp_path: Path,
-                                                        clock: VirtualClock) -> None:
+async def test_missed_runs_run_once_at_start_by_default(
+    tmp_path: Path, clock: VirtualClock
+) -> None:
     n = node(tmp_path, clock)
     await n.schedules.create(CHAT, ANN, "every hour ping")
     clock.advance(5 * 3600 + 600)  # the service was down through five runs
@@ -240,8 +248,9 @@ async def test_only_the_creator_or_an_admin_may_change(tmp_path: Path, clock: Vi
     assert await n.schedules.change(CHAT, boss, "pause", "1") == "Scheduled task #1 paused."
     assert await n.schedules.change(CHAT, ANN, "resume", "1") == "Scheduled task #1 resumed."
     other = ChatRef(channel="test", chat_id="c2")
-    assert "no scheduled task #1 in this chat" in await n.schedules.change(other, ANN, "cancel",
-                                                                          "1")
+    assert "no scheduled task #1 in this chat" in await n.schedules.change(
+        other, ANN, "cancel", "1"
+    )
     assert await n.schedules.change(CHAT, ANN, "cancel", "1") == "Scheduled task #1 cancelled."
     assert (await n.schedules.listing(CHAT)).text.startswith("No scheduled tasks")
 
@@ -267,7 +276,8 @@ async def test_timezone_per_conversation(tmp_path: Path, clock: VirtualClock) ->
     assert "not a time zone" in await n.schedules.timezone_command(CHAT, "America")
     assert "not a time zone" in await n.schedules.timezone_command(CHAT, "../../etc/passwd")
     assert await n.schedules.timezone_command(CHAT, "Asia/Tokyo") == (
-        "Time zone set to Asia/Tokyo. New scheduled tasks here use it.")
+        "Time zone set to Asia/Tokyo. New scheduled tasks here use it."
+    )
     reply = await n.schedules.create(CHAT, ANN, "tomorrow 9:00 x")
     assert "Sat 2027-01-16 09:00 (Asia/Tokyo)" in reply
     other = ChatRef(channel="test", chat_id="c2")
@@ -300,8 +310,9 @@ async def _until(check: Callable[[], bool]) -> None:
     raise AssertionError("condition not reached")
 
 
-async def test_the_agent_tool_only_schedules_for_a_running_turn(tmp_path: Path,
-                                                               clock: VirtualClock) -> None:
+async def test_the_agent_tool_only_schedules_for_a_running_turn(
+    tmp_path: Path, clock: VirtualClock
+) -> None:
     n = node(tmp_path, clock)
     request = ScheduleRequest(thread_id="t1", user_id="test:ann", when="in 2h", task="call Ann")
     assert await n.schedules.schedule(request) == texts.SCHEDULE_FROM_UNKNOWN_CHAT

@@ -32,7 +32,8 @@ def driver(request: pytest.FixtureRequest) -> Iterator[Driver]:
 
 
 @pytest.fixture
-async def service(tmp_path: Path, fake_openai: FakeOpenAI,
-                  driver: Driver) -> AsyncIterator[ServiceHarness]:
+async def service(
+    tmp_path: Path, fake_openai: FakeOpenAI, driver: Driver
+) -> AsyncIterator[ServiceHarness]:
     async with ServiceHarness(tmp_path, fake_openai, {driver.name: driver.config()}) as svc:
         yield svc

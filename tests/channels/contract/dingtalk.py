@@ -30,9 +30,15 @@ class DingTalkDriver(Driver):
         self.fake.stop()
 
     def config(self) -> dict[str, Any]:
-        return {"enabled": True, "client_id": "ding-contract", "client_secret": "secret",
-                "robot_code": "robot-code", "api_base": self.fake.base, "stream_interval": 0.1,
-                "card_template_id": "tpl"}
+        return {
+            "enabled": True,
+            "client_id": "ding-contract",
+            "client_secret": "secret",
+            "robot_code": "robot-code",
+            "api_base": self.fake.base,
+            "stream_interval": 0.1,
+            "card_template_id": "tpl",
+        }
 
     def send(self, text: str, event: str) -> None:
         self.events[event] = self.fake.chatbot_data(text)
@@ -43,8 +49,11 @@ class DingTalkDriver(Driver):
 
     def send_file(self, text: str, name: str, data: bytes) -> None:
         self.fake.files["file-1"] = data
-        self.fake.push_message(self.fake.chatbot_data(
-            msgtype="file", content={"downloadCode": "file-1", "fileName": name}))
+        self.fake.push_message(
+            self.fake.chatbot_data(
+                msgtype="file", content={"downloadCode": "file-1", "fileName": name}
+            )
+        )
 
     def _ai_card(self, body: dict[str, Any]) -> bool:
         return body.get("cardTemplateId") == "tpl"
@@ -85,8 +94,11 @@ class DingTalkDriver(Driver):
         return self._limits - len(self.fake._failures.get(FINAL_STATE) or [])
 
     def saw_queued(self) -> bool:
-        created = [json.dumps(c.body["cardData"], ensure_ascii=False)
-                   for c in self.fake.requests("POST", CARDS) if self._ai_card(c.body)]
+        created = [
+            json.dumps(c.body["cardData"], ensure_ascii=False)
+            for c in self.fake.requests("POST", CARDS)
+            if self._ai_card(c.body)
+        ]
         streamed = [s["content"] for s in self.fake.streams()]
         return any("Queued" in text for text in created + streamed)
 

@@ -48,8 +48,13 @@ class FeishuDriver(Driver):
         self.fake.stop()
 
     def config(self) -> dict[str, Any]:
-        return {"enabled": True, "app_id": f"cli_{uuid.uuid4().hex[:12]}", "app_secret": "sec",
-                "domain": self.fake.base, "stream_interval": 0.1}
+        return {
+            "enabled": True,
+            "app_id": f"cli_{uuid.uuid4().hex[:12]}",
+            "app_secret": "sec",
+            "domain": self.fake.base,
+            "stream_interval": 0.1,
+        }
 
     def send(self, text: str, event: str) -> None:
         self.events[event] = payloads.message_event(text, event_id=f"ev-{uuid.uuid4().hex}")
@@ -60,8 +65,11 @@ class FeishuDriver(Driver):
 
     def send_file(self, text: str, name: str, data: bytes) -> None:
         self.fake.add_resource("om_file", "file_1", data, name)
-        self.fake.push_event(payloads.message_event(
-            {"file_key": "file_1", "file_name": name}, msg_type="file", message_id="om_file"))
+        self.fake.push_event(
+            payloads.message_event(
+                {"file_key": "file_1", "file_name": name}, msg_type="file", message_id="om_file"
+            )
+        )
 
     def _bot_messages(self) -> list[str]:
         ordered = sorted(self.fake.messages.items(), key=lambda item: item[1]["at"])
@@ -91,8 +99,9 @@ class FeishuDriver(Driver):
 
     def press(self, label: str) -> None:
         latest = self._bot_messages()[-1]
-        self.fake.push_event(payloads.card_action(self._buttons()[label], chat_id=DM,
-                                                  message_id=latest))
+        self.fake.push_event(
+            payloads.card_action(self._buttons()[label], chat_id=DM, message_id=latest)
+        )
 
     def files_out(self) -> dict[str, bytes]:
         return dict(self.fake.uploads.values())
@@ -105,8 +114,11 @@ class FeishuDriver(Driver):
         return self._limits - len(self.fake._failures["card_update"])
 
     def saw_queued(self) -> bool:
-        return any("Queued" in json.dumps(c.body, ensure_ascii=False)
-                   for c in self.fake.calls if c.headers.get("op", "").startswith("card"))
+        return any(
+            "Queued" in json.dumps(c.body, ensure_ascii=False)
+            for c in self.fake.calls
+            if c.headers.get("op", "").startswith("card")
+        )
 
     def violations(self) -> list[str]:
         return list(self.fake.violations)

@@ -38,8 +38,13 @@ class SlackDriver(Driver):
         self.fake.stop()
 
     def config(self) -> dict[str, Any]:
-        return {"enabled": True, "bot_token": BOT_TOKEN, "app_token": APP_TOKEN,
-                "signing_secret": SIGNING_SECRET, "api_base": self.fake.api_base}
+        return {
+            "enabled": True,
+            "bot_token": BOT_TOKEN,
+            "app_token": APP_TOKEN,
+            "signing_secret": SIGNING_SECRET,
+            "api_base": self.fake.api_base,
+        }
 
     def _push(self, event: dict[str, Any], name: str, retry: int = 0) -> None:
         self.fake.push_event(event, event_id=f"Ev-{name}", retry_attempt=retry)
@@ -53,9 +58,20 @@ class SlackDriver(Driver):
 
     def send_file(self, text: str, name: str, data: bytes) -> None:
         url = self.fake.add_file(name, data)
-        event = events.dm(text, ts=f"1700000001.{next(self._ts):06d}", subtype="file_share",
-                          files=[{"id": "F1", "name": name, "mimetype": "text/plain",
-                                  "size": len(data), "url_private_download": url}])
+        event = events.dm(
+            text,
+            ts=f"1700000001.{next(self._ts):06d}",
+            subtype="file_share",
+            files=[
+                {
+                    "id": "F1",
+                    "name": name,
+                    "mimetype": "text/plain",
+                    "size": len(data),
+                    "url_private_download": url,
+                }
+            ],
+        )
         self._push(event, "file")
 
     def _bot_messages(self) -> list[dict[str, Any]]:

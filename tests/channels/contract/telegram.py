@@ -26,8 +26,12 @@ class TelegramDriver(Driver):
         self.fake.stop()
 
     def config(self) -> dict[str, Any]:
-        return {"enabled": True, "bot_token": TOKEN, "api_base": self.fake.api_base,
-                "poll_timeout": 1}
+        return {
+            "enabled": True,
+            "bot_token": TOKEN,
+            "api_base": self.fake.api_base,
+            "poll_timeout": 1,
+        }
 
     def send(self, text: str, event: str) -> None:
         self.events[event] = self.fake.message(DM, text)
@@ -38,8 +42,13 @@ class TelegramDriver(Driver):
 
     def send_file(self, text: str, name: str, data: bytes) -> None:
         self.fake.add_file("DOC1", data)
-        document = {"file_id": "DOC1", "file_unique_id": "u1", "file_name": name,
-                    "mime_type": "text/plain", "file_size": len(data)}
+        document = {
+            "file_id": "DOC1",
+            "file_unique_id": "u1",
+            "file_name": name,
+            "mime_type": "text/plain",
+            "file_size": len(data),
+        }
         self.fake.push_message(DM, None, document=document, caption=text)
 
     def shown(self) -> list[str]:

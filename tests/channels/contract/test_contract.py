@@ -19,8 +19,9 @@ async def answered(svc: ServiceHarness, fake_openai: FakeOpenAI, requests: int) 
     await svc.idle(timeout=20)
 
 
-async def test_a_reply_opens_streams_and_finishes(driver: Driver, service: ServiceHarness,
-                                                  fake_openai: FakeOpenAI) -> None:
+async def test_a_reply_opens_streams_and_finishes(
+    driver: Driver, service: ServiceHarness, fake_openai: FakeOpenAI
+) -> None:
     fake_openai.script(Reply(text=STREAMED, tokens_per_second=50))
     driver.send("hello", "e1")
     await answered(service, fake_openai, 1)
@@ -29,8 +30,9 @@ async def test_a_reply_opens_streams_and_finishes(driver: Driver, service: Servi
     assert driver.violations() == []
 
 
-async def test_a_long_answer_continues_in_more_messages(driver: Driver, service: ServiceHarness,
-                                                        fake_openai: FakeOpenAI) -> None:
+async def test_a_long_answer_continues_in_more_messages(
+    driver: Driver, service: ServiceHarness, fake_openai: FakeOpenAI
+) -> None:
     paragraphs = driver.max_part * 3 // 2 // 700 + 1  # one and a half messages' worth
     text = "\n\n".join(f"Paragraph {i}: " + "lorem ipsum " * 57 for i in range(paragraphs))
     fake_openai.script(Reply(text=text))
@@ -43,8 +45,9 @@ async def test_a_long_answer_continues_in_more_messages(driver: Driver, service:
     assert driver.violations() == []
 
 
-async def test_a_file_in_reaches_the_agent(driver: Driver, service: ServiceHarness,
-                                           fake_openai: FakeOpenAI) -> None:
+async def test_a_file_in_reaches_the_agent(
+    driver: Driver, service: ServiceHarness, fake_openai: FakeOpenAI
+) -> None:
     driver.send_file("read this", "notes.txt", b"secret notes")
     await answered(service, fake_openai, 1)
     assert "notes.txt" in json.dumps(fake_openai.requests[0].body)
@@ -52,8 +55,9 @@ async def test_a_file_in_reaches_the_agent(driver: Driver, service: ServiceHarne
     assert [p.read_bytes() for p in saved] == [b"secret notes"]
 
 
-async def test_a_file_out_follows_the_answer(driver: Driver, service: ServiceHarness,
-                                             fake_openai: FakeOpenAI) -> None:
+async def test_a_file_out_follows_the_answer(
+    driver: Driver, service: ServiceHarness, fake_openai: FakeOpenAI
+) -> None:
     report = f"{OUTPUTS}/report.md"
     fake_openai.script(
         Reply(tool_calls=[ToolCall("write_file", {"path": report, "content": "# Report\nok"})]),
@@ -66,10 +70,18 @@ async def test_a_file_out_follows_the_answer(driver: Driver, service: ServiceHar
     assert driver.shown()[-1].endswith("Here is your report.")
 
 
-async def test_buttons_are_shown_and_a_press_answers(driver: Driver, service: ServiceHarness,
-                                                     fake_openai: FakeOpenAI) -> None:
-    fake_openai.script(Reply(tool_calls=[ToolCall("ask_clarification", {
-        "question": "Which format?", "options": ["CSV", "Excel"]})]))
+async def test_buttons_are_shown_and_a_press_answers(
+    driver: Driver, service: ServiceHarness, fake_openai: FakeOpenAI
+) -> None:
+    fake_openai.script(
+        Reply(
+            tool_calls=[
+                ToolCall(
+                    "ask_clarification", {"question": "Which format?", "options": ["CSV", "Excel"]}
+                )
+            ]
+        )
+    )
     driver.send("export the data", "e1")
     await answered(service, fake_openai, 1)
     assert driver.buttons() == ["CSV", "Excel"]
@@ -92,8 +104,9 @@ async def test_a_message_behind_a_running_reply_gets_a_queued_notice(
     assert sorted(driver.shown()) == ["echo: second", ("slow " * 20).strip()]
 
 
-async def test_a_429_on_the_final_is_waited_out(driver: Driver, service: ServiceHarness,
-                                               fake_openai: FakeOpenAI) -> None:
+async def test_a_429_on_the_final_is_waited_out(
+    driver: Driver, service: ServiceHarness, fake_openai: FakeOpenAI
+) -> None:
     driver.rate_limit_final()
     driver.send("hello", "e1")
     await answered(service, fake_openai, 1)
@@ -102,8 +115,9 @@ async def test_a_429_on_the_final_is_waited_out(driver: Driver, service: Service
     assert driver.violations() == []  # nothing reached the platform before the retry-after
 
 
-async def test_a_redelivered_event_is_answered_once(driver: Driver, service: ServiceHarness,
-                                                    fake_openai: FakeOpenAI) -> None:
+async def test_a_redelivered_event_is_answered_once(
+    driver: Driver, service: ServiceHarness, fake_openai: FakeOpenAI
+) -> None:
     driver.send("only once", "e1")
     await answered(service, fake_openai, 1)
     driver.redeliver("e1")

@@ -51,8 +51,9 @@ async def make_channel(fake_dingtalk: FakeDingTalk, tmp_path: Path) -> AsyncIter
         backoff: BackoffPolicy | None = None, **overrides: Any
     ) -> tuple[DingTalkChannel, RecordingContext]:
         ctx = RecordingContext(tmp_path)
-        channel = DingTalkChannel(dingtalk_config(fake_dingtalk, **overrides), ctx,
-                                  backoff=backoff or FAST)
+        channel = DingTalkChannel(
+            dingtalk_config(fake_dingtalk, **overrides), ctx, backoff=backoff or FAST
+        )
         await channel.start()
         started.append(channel)
         return channel, ctx

@@ -32,8 +32,9 @@ async def _service(
         **config,
     }
     kwargs = {"dingtalk": {"backoff": BackoffPolicy(base=0.02, cap=0.05)}}
-    async with ServiceHarness(tmp_path, fake_openai, channels={"dingtalk": values},
-                              channel_kwargs=kwargs) as svc:
+    async with ServiceHarness(
+        tmp_path, fake_openai, channels={"dingtalk": values}, channel_kwargs=kwargs
+    ) as svc:
         yield svc
 
 
@@ -146,27 +147,40 @@ async def test_presented_files_are_uploaded_and_sent_after_the_answer(
 ) -> None:
     csv, png = "/mnt/user-data/outputs/table.csv", "/mnt/user-data/outputs/chart.png"
     fake_openai.script(
-        Reply(tool_calls=[ToolCall("write_file", {"path": csv, "content": "a,b\n1,2\n"}),
-                          ToolCall("write_file", {"path": png, "content": "not really a png"})]),
+        Reply(
+            tool_calls=[
+                ToolCall("write_file", {"path": csv, "content": "a,b\n1,2\n"}),
+                ToolCall("write_file", {"path": png, "content": "not really a png"}),
+            ]
+        ),
         Reply(tool_calls=[ToolCall("present_files", {"filepaths": [csv, png]})]),
         Reply(text="Here are your files."),
     )
     async with _service(tmp_path, fake_openai, fake_dingtalk) as svc:
-        await _ask(svc, fake_dingtalk, lambda: len(fake_dingtalk.robot_messages()) == 2,
-                   text="a table and a chart please")
+        await _ask(
+            svc,
+            fake_dingtalk,
+            lambda: len(fake_dingtalk.robot_messages()) == 2,
+            text="a table and a chart please",
+        )
     [answer] = fake_dingtalk.requests("POST", "/robot/sendBySession")
     assert answer.body["markdown"]["text"].endswith("Here are your files.")
     uploads = fake_dingtalk.requests("POST", "/media/upload")
     assert answer.at < min(u.at for u in uploads)  # the answer first, then the files
     table, chart = fake_dingtalk.uploads
-    assert (table["type"], table["filename"], table["data"]) == ("file", "table.csv",
-                                                                  b"a,b\n1,2\n")
-    assert (chart["type"], chart["filename"], chart["data"]) == ("image", "chart.png",
-                                                                  b"not really a png")
+    assert (table["type"], table["filename"], table["data"]) == ("file", "table.csv", b"a,b\n1,2\n")
+    assert (chart["type"], chart["filename"], chart["data"]) == (
+        "image",
+        "chart.png",
+        b"not really a png",
+    )
     file_msg, image_msg = fake_dingtalk.robot_messages()
     assert file_msg["msgKey"] == "sampleFile"
     assert json.loads(file_msg["msgParam"]) == {
-        "mediaId": table["media_id"], "fileName": "table.csv", "fileType": "csv"}
+        "mediaId": table["media_id"],
+        "fileName": "table.csv",
+        "fileType": "csv",
+    }
     assert image_msg["msgKey"] == "sampleImageMsg"
     assert json.loads(image_msg["msgParam"]) == {"photoURL": chart["media_id"]}
     assert file_msg["userIds"] == image_msg["userIds"] == ["staff-1"]
@@ -189,8 +203,13 @@ async def test_model_buttons_in_a_group_are_a_card_whose_press_is_acted_on(
 ) -> None:
     group = {"group": True, "conversation_id": "cid-group-1"}
     async with _service(tmp_path, fake_openai, fake_dingtalk) as svc:
-        await _ask(svc, fake_dingtalk, lambda: _button_cards(fake_dingtalk),
-                   text="@Antler /models", **group)
+        await _ask(
+            svc,
+            fake_dingtalk,
+            lambda: _button_cards(fake_dingtalk),
+            text="@Antler /models",
+            **group,
+        )
         [card_id] = _button_cards(fake_dingtalk)
         assert fake_dingtalk.cards[card_id]["delivered_to"] == "dtv1.card//IM_GROUP.cid-group-1"
         shown = json.dumps(fake_dingtalk.standard_card(card_id), ensure_ascii=False)
@@ -217,7 +236,12 @@ async def test_stop_in_a_group_stops_its_reply(
     async with _service(tmp_path, fake_openai, fake_dingtalk) as svc:
         fake_dingtalk.push_message(fake_dingtalk.chatbot_data(text="@Antler long job", **group))
         await fake_openai.wait_requests(1)
-        await _ask(svc, fake_dingtalk, lambda: svc.running.dispatcher.active_runs == 0,
-                   text="@Antler /stop", **group)
+        await _ask(
+            svc,
+            fake_dingtalk,
+            lambda: svc.running.dispatcher.active_runs == 0,
+            text="@Antler /stop",
+            **group,
+        )
     texts = [m["markdown"]["text"] for m in fake_dingtalk.webhook_messages()]
     assert "Stopped the running reply." in texts

@@ -89,8 +89,9 @@ def test_media_messages(msgtype: str, content: dict, kind: str, name: str, text:
     assert (att.kind, att.name, att.ref, msg.text) == (kind, name, "d", text)
 
 
-@pytest.mark.parametrize(("msgtype", "label"), [("interactiveCard", "a card"),
-                                               ("somethingNew", "this kind of message")])
+@pytest.mark.parametrize(
+    ("msgtype", "label"), [("interactiveCard", "a card"), ("somethingNew", "this kind of message")]
+)
 def test_unsupported_kinds_are_reported_not_dropped(msgtype: str, label: str) -> None:
     msg = parse_message({**DM_TEXT, "msgtype": msgtype}, channel="dingtalk", received_at=0)
     assert (msg.unsupported, msg.text, msg.attachments) == (label, "", ())

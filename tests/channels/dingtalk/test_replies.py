@@ -144,8 +144,12 @@ async def test_markdown_mode_sends_one_reply(
         buttons=(Button(label="GPT-4o", value="/models gpt-4o"),),
         status="done",
     )
-    fake_dingtalk.fail("POST", "/v1.0/card/instances", 400,
-                       {"code": "param.invalid", "message": "template not available"})
+    fake_dingtalk.fail(
+        "POST",
+        "/v1.0/card/instances",
+        400,
+        {"code": "param.invalid", "message": "template not available"},
+    )
     await channel.finish_reply(handle, doc)
     [reply] = fake_dingtalk.webhook_messages()
     text = reply["markdown"]["text"]

@@ -16,13 +16,21 @@ FULL = "The whole answer, after the restart, in the card the user already sees."
 async def test_restart_answers_in_the_same_ai_card(
     tmp_path: Path, fake_openai: FakeOpenAI, fake_dingtalk: FakeDingTalk
 ) -> None:
-    fake_openai.script(Reply(text="A first try " * 20, tokens_per_second=100, stall_after=4),
-                       Reply(text=FULL))
-    values = {"enabled": True, "client_id": "ding-resume", "client_secret": "secret",
-              "robot_code": "robot-code", "api_base": fake_dingtalk.base, "stream_interval": 0.1,
-              "card_template_id": "tpl"}
-    svc = ServiceHarness(tmp_path, fake_openai,
-                         channels={"dingtalk": values, "shutdown_grace_seconds": 0.3})
+    fake_openai.script(
+        Reply(text="A first try " * 20, tokens_per_second=100, stall_after=4), Reply(text=FULL)
+    )
+    values = {
+        "enabled": True,
+        "client_id": "ding-resume",
+        "client_secret": "secret",
+        "robot_code": "robot-code",
+        "api_base": fake_dingtalk.base,
+        "stream_interval": 0.1,
+        "card_template_id": "tpl",
+    }
+    svc = ServiceHarness(
+        tmp_path, fake_openai, channels={"dingtalk": values, "shutdown_grace_seconds": 0.3}
+    )
     async with svc:
         frame = fake_dingtalk.push_message(fake_dingtalk.chatbot_data(text="hello"))
         await fake_dingtalk.until(lambda: fake_dingtalk.ack_for(frame))

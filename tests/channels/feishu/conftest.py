@@ -32,8 +32,12 @@ def ctx(tmp_path: Path) -> RecordingContext:
 
 def feishu_config(fake: FakeFeishu, **overrides: Any) -> FeishuConfig:
     """A config pointing at `fake`, with a unique app_id (lark's token cache is per app_id)."""
-    values: dict[str, Any] = {"enabled": True, "app_id": f"cli_{uuid.uuid4().hex[:12]}",
-                              "app_secret": "sec", "domain": fake.base}
+    values: dict[str, Any] = {
+        "enabled": True,
+        "app_id": f"cli_{uuid.uuid4().hex[:12]}",
+        "app_secret": "sec",
+        "domain": fake.base,
+    }
     return FeishuConfig(**(values | overrides))
 
 
@@ -43,8 +47,9 @@ async def make_channel(
 ) -> AsyncIterator[Callable[..., Any]]:
     channels: list[FeishuChannel] = []
 
-    async def make(start: bool = True, backoff: BackoffPolicy | None = None,
-                   **overrides: Any) -> FeishuChannel:
+    async def make(
+        start: bool = True, backoff: BackoffPolicy | None = None, **overrides: Any
+    ) -> FeishuChannel:
         channel = FeishuChannel(feishu_config(fake, **overrides), ctx, backoff=backoff)
         channels.append(channel)
         if start:

@@ -10,13 +10,23 @@ BOT_OPEN_ID = "ou_bot"
 
 
 def _header(event_type: str, event_id: str | None = None) -> dict[str, Any]:
-    return {"event_id": event_id or uuid.uuid4().hex, "event_type": event_type,
-            "create_time": "1700000000000", "token": "", "app_id": "cli_x", "tenant_key": "tk"}
+    return {
+        "event_id": event_id or uuid.uuid4().hex,
+        "event_type": event_type,
+        "create_time": "1700000000000",
+        "token": "",
+        "app_id": "cli_x",
+        "tenant_key": "tk",
+    }
 
 
 def mention(key: str = "@_user_1", open_id: str = BOT_OPEN_ID, name: str = "Antler") -> dict:
-    return {"key": key, "id": {"open_id": open_id, "user_id": "", "union_id": "on_x"},
-            "name": name, "tenant_key": "tk"}
+    return {
+        "key": key,
+        "id": {"open_id": open_id, "user_id": "", "union_id": "on_x"},
+        "name": name,
+        "tenant_key": "tk",
+    }
 
 
 def message_event(
@@ -38,28 +48,53 @@ def message_event(
         content = {"text": content}
     message: dict[str, Any] = {
         "message_id": message_id or f"om_{uuid.uuid4().hex[:12]}",
-        "chat_id": chat_id, "chat_type": chat_type, "message_type": msg_type,
-        "content": json.dumps(content, ensure_ascii=False), "create_time": "1700000000000",
+        "chat_id": chat_id,
+        "chat_type": chat_type,
+        "message_type": msg_type,
+        "content": json.dumps(content, ensure_ascii=False),
+        "create_time": "1700000000000",
     }
-    for key, value in (("mentions", mentions), ("root_id", root_id), ("parent_id", parent_id),
-                       ("thread_id", thread_id)):
+    for key, value in (
+        ("mentions", mentions),
+        ("root_id", root_id),
+        ("parent_id", parent_id),
+        ("thread_id", thread_id),
+    ):
         if value:
             message[key] = value
-    return {"schema": "2.0", "header": _header("im.message.receive_v1", event_id),
-            "event": {"sender": {"sender_id": {"open_id": sender, "user_id": "u1",
-                                               "union_id": "on_1"},
-                                 "sender_type": sender_type, "tenant_key": "tk"},
-                      "message": message}}
+    return {
+        "schema": "2.0",
+        "header": _header("im.message.receive_v1", event_id),
+        "event": {
+            "sender": {
+                "sender_id": {"open_id": sender, "user_id": "u1", "union_id": "on_1"},
+                "sender_type": sender_type,
+                "tenant_key": "tk",
+            },
+            "message": message,
+        },
+    }
 
 
 def card_action(
-    value: dict[str, Any], *, chat_id: str = "oc_dm", message_id: str = "om_card",
-    operator: str = "ou_alice", event_id: str | None = None,
+    value: dict[str, Any],
+    *,
+    chat_id: str = "oc_dm",
+    message_id: str = "om_card",
+    operator: str = "ou_alice",
+    event_id: str | None = None,
 ) -> dict[str, Any]:
-    return {"schema": "2.0", "header": _header("card.action.trigger", event_id),
-            "event": {"operator": {"open_id": operator, "tenant_key": "tk"}, "token": "c-tok",
-                      "action": {"value": value, "tag": "button"}, "host": "im_message",
-                      "context": {"open_message_id": message_id, "open_chat_id": chat_id}}}
+    return {
+        "schema": "2.0",
+        "header": _header("card.action.trigger", event_id),
+        "event": {
+            "operator": {"open_id": operator, "tenant_key": "tk"},
+            "token": "c-tok",
+            "action": {"value": value, "tag": "button"},
+            "host": "im_message",
+            "context": {"open_message_id": message_id, "open_chat_id": chat_id},
+        },
+    }
 
 
 def other_event(event_type: str) -> dict[str, Any]:

@@ -26,8 +26,14 @@ def feishu() -> Iterator[FakeFeishu]:
 
 
 def harness(tmp_path: Path, fake_openai: FakeOpenAI, feishu: FakeFeishu, **cfg) -> ServiceHarness:
-    conf = {"enabled": True, "app_id": f"cli_{uuid.uuid4().hex[:12]}", "app_secret": "sec",
-            "domain": feishu.base, "stream_interval": 0.1, **cfg}
+    conf = {
+        "enabled": True,
+        "app_id": f"cli_{uuid.uuid4().hex[:12]}",
+        "app_secret": "sec",
+        "domain": feishu.base,
+        "stream_interval": 0.1,
+        **cfg,
+    }
     return ServiceHarness(tmp_path, fake_openai, {"feishu": conf}, only=["feishu"])
 
 
@@ -118,8 +124,9 @@ async def test_rate_limit_code_mid_stream_is_waited_out(tmp_path, fake_openai, f
 async def test_image_in_lands_in_uploads(tmp_path, fake_openai, feishu):
     feishu.add_resource("om_img", "img_7", b"\x89PNG fake", "cat.png")
     async with harness(tmp_path, fake_openai, feishu) as svc:
-        feishu.push_event(payloads.message_event({"image_key": "img_7"}, msg_type="image",
-                                                 message_id="om_img"))
+        feishu.push_event(
+            payloads.message_event({"image_key": "img_7"}, msg_type="image", message_id="om_img")
+        )
         await until(lambda: feishu.replies_to("om_img"))
         await svc.idle()
     saved = list(tmp_path.rglob("cat.png"))
@@ -195,11 +202,19 @@ def card_buttons(card) -> dict[str, dict]:
 
 async def test_clarification_answered_with_a_card_button(tmp_path, fake_openai, feishu):
     group = {"chat_type": "group", "chat_id": "oc_team", "mentions": [payloads.mention()]}
-    fake_openai.script(Reply(tool_calls=[ToolCall("ask_clarification", {
-        "question": "Which format?", "options": ["CSV", "Excel"]})]))
+    fake_openai.script(
+        Reply(
+            tool_calls=[
+                ToolCall(
+                    "ask_clarification", {"question": "Which format?", "options": ["CSV", "Excel"]}
+                )
+            ]
+        )
+    )
     async with harness(tmp_path, fake_openai, feishu) as svc:
-        feishu.push_event(payloads.message_event("@_user_1 export the data",
-                                                 message_id="om_q", **group))
+        feishu.push_event(
+            payloads.message_event("@_user_1 export the data", message_id="om_q", **group)
+        )
         await until(lambda: feishu.replies_to("om_q"))
         await svc.idle()
         [question] = feishu.replies_to("om_q", "interactive")
@@ -207,8 +222,11 @@ async def test_clarification_answered_with_a_card_button(tmp_path, fake_openai, 
         assert card.elements["answer"] == "Which format?"
         buttons = card_buttons(card)
         assert list(buttons) == ["CSV", "Excel"]
-        frame = feishu.push_event(payloads.card_action(
-            buttons["Excel"], chat_id="oc_team", message_id=question, event_id="cb_x"))
+        frame = feishu.push_event(
+            payloads.card_action(
+                buttons["Excel"], chat_id="oc_team", message_id=question, event_id="cb_x"
+            )
+        )
         assert feishu.wait_ack(frame).code == 200
         await until(lambda: len(fake_openai.requests) == 2)
         await svc.idle()

@@ -17,9 +17,14 @@ from tests.channels.feishu import payloads
 
 
 def _msg(att: Attachment) -> InboundMessage:
-    return InboundMessage(event_id="om_f", message_id="om_f", text="", attachments=(att,),
-                          chat=ChatRef(channel="feishu", chat_id="oc_dm"),
-                          sender=UserRef(id="ou_alice"))
+    return InboundMessage(
+        event_id="om_f",
+        message_id="om_f",
+        text="",
+        attachments=(att,),
+        chat=ChatRef(channel="feishu", chat_id="oc_dm"),
+        sender=UserRef(id="ou_alice"),
+    )
 
 
 async def test_fetch_image_into_uploads(fake, make_channel, tmp_path):
@@ -57,8 +62,9 @@ async def test_service_limit_enforced_while_downloading(fake, make_channel, tmp_
 
 async def test_send_image_and_file(fake, make_channel, tmp_path):
     channel = await make_channel(start=False)
-    handle = await channel.open_reply(_msg(Attachment(name="a", ref="file:a")),
-                                      ReplyDoc(status="working"))
+    handle = await channel.open_reply(
+        _msg(Attachment(name="a", ref="file:a")), ReplyDoc(status="working")
+    )
     (tmp_path / "chart.png").write_bytes(b"png-bytes")
     (tmp_path / "report.pdf").write_bytes(b"%PDF-1.4")
     await channel.send_file(handle, tmp_path / "chart.png")
@@ -90,8 +96,12 @@ def _encrypt(plain: dict, key: str) -> str:
 def _signed(body: bytes, key: str) -> dict[str, str]:
     ts, nonce = "1700000000", "n0nce"
     sig = hashlib.sha256((ts + nonce + key).encode() + body).hexdigest()
-    return {"X-Lark-Request-Timestamp": ts, "X-Lark-Request-Nonce": nonce,
-            "X-Lark-Signature": sig, "Content-Type": "application/json"}
+    return {
+        "X-Lark-Request-Timestamp": ts,
+        "X-Lark-Request-Nonce": nonce,
+        "X-Lark-Signature": sig,
+        "Content-Type": "application/json",
+    }
 
 
 @pytest.fixture
@@ -112,8 +122,9 @@ async def webhook(fake, ctx, make_channel):
 
 async def test_webhook_url_challenge(webhook):
     _, session, url = webhook
-    body = {"encrypt": _encrypt({"challenge": "c123", "token": TOKEN,
-                                 "type": "url_verification"}, KEY)}
+    body = {
+        "encrypt": _encrypt({"challenge": "c123", "token": TOKEN, "type": "url_verification"}, KEY)
+    }
     async with session.post(url, json=body) as resp:
         assert resp.status == 200
         assert (await resp.json())["challenge"] == "c123"

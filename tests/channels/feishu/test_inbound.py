@@ -14,20 +14,35 @@ async def test_group_messages_report_mentions_and_replies_to_bot(fake, ctx, make
     channel = await make_channel()
     g = {"chat_type": "group", "chat_id": "oc_g"}
     fake.wait_ack(fake.push_event(payloads.message_event("chatter", **g)))
-    fake.wait_ack(fake.push_event(payloads.message_event(
-        "@_user_1 hi bot", mentions=[payloads.mention()], message_id="om_m", **g)))
+    fake.wait_ack(
+        fake.push_event(
+            payloads.message_event(
+                "@_user_1 hi bot", mentions=[payloads.mention()], message_id="om_m", **g
+            )
+        )
+    )
     [_, mention] = await ctx.wait_published(2)
     handle = await channel.open_reply(mention, ReplyDoc(status="working"))
     card_msg = handle.parts[0].message_id
-    fake.wait_ack(fake.push_event(payloads.message_event("thanks", parent_id=card_msg,
-                                                         root_id="om_m", **g)))
-    fake.wait_ack(fake.push_event(payloads.message_event(
-        "@_user_1 not me", mentions=[payloads.mention(open_id="ou_bob", name="Bob")], **g)))
+    fake.wait_ack(
+        fake.push_event(payloads.message_event("thanks", parent_id=card_msg, root_id="om_m", **g))
+    )
+    fake.wait_ack(
+        fake.push_event(
+            payloads.message_event(
+                "@_user_1 not me", mentions=[payloads.mention(open_id="ou_bob", name="Bob")], **g
+            )
+        )
+    )
     await ctx.wait_published(4)
     await until(lambda: len(fake.recorded("ws_endpoint")) == 1)
     flags = [(m.text, m.mentions_bot, m.replies_to_bot) for m in ctx.published]
-    assert flags == [("chatter", False, False), ("hi bot", True, False),
-                     ("thanks", False, True), ("@Bob not me", False, False)]
+    assert flags == [
+        ("chatter", False, False),
+        ("hi bot", True, False),
+        ("thanks", False, True),
+        ("@Bob not me", False, False),
+    ]
     assert ctx.published[2].chat.topic_id == "om_m" == ctx.published[1].chat.topic_id
     assert fake.messages[card_msg]["reply_in_thread"] is True
 

@@ -18,14 +18,22 @@ BOT = BotIdentity(open_id=payloads.BOT_OPEN_ID, name="Antler")
 def test_text_dm() -> None:
     msg = parse_message(payloads.message_event("hi", message_id="om_1"), bot=BOT)
     assert msg is not None
-    assert (msg.text, msg.event_id, msg.chat.chat_type, msg.chat.topic_id) == ("hi", "om_1", "dm",
-                                                                               None)
+    assert (msg.text, msg.event_id, msg.chat.chat_type, msg.chat.topic_id) == (
+        "hi",
+        "om_1",
+        "dm",
+        None,
+    )
     assert msg.sender.id == "ou_alice"
 
 
 def test_leading_bot_mention_stripped_and_command_normalised() -> None:
-    env = payloads.message_event("@_user_1 /models@Antler smart", chat_type="group",
-                                 chat_id="oc_g", mentions=[payloads.mention()])
+    env = payloads.message_event(
+        "@_user_1 /models@Antler smart",
+        chat_type="group",
+        chat_id="oc_g",
+        mentions=[payloads.mention()],
+    )
     msg = parse_message(env, bot=BOT)
     assert msg is not None
     assert msg.text == "/models smart"
@@ -35,8 +43,10 @@ def test_leading_bot_mention_stripped_and_command_normalised() -> None:
 
 def test_other_mentions_spelled_out() -> None:
     env = payloads.message_event(
-        "@_user_1 ask @_user_2 please", chat_type="group",
-        mentions=[payloads.mention(), payloads.mention("@_user_2", "ou_bob", "Bob")])
+        "@_user_1 ask @_user_2 please",
+        chat_type="group",
+        mentions=[payloads.mention(), payloads.mention("@_user_2", "ou_bob", "Bob")],
+    )
     msg = parse_message(env, bot=BOT)
     assert msg is not None
     assert msg.text == "ask @Bob please"
@@ -44,10 +54,12 @@ def test_other_mentions_spelled_out() -> None:
 
 def test_topic_scope_uses_root_then_own_id() -> None:
     top = parse_message(payloads.message_event("a", chat_type="group", message_id="om_r"), bot=BOT)
-    inner = parse_message(payloads.message_event("b", chat_type="group", root_id="om_r",
-                                                 thread_id="omt_1"), bot=BOT)
-    chat = parse_message(payloads.message_event("c", chat_type="group", root_id="om_r"), bot=BOT,
-                         group_scope="chat")
+    inner = parse_message(
+        payloads.message_event("b", chat_type="group", root_id="om_r", thread_id="omt_1"), bot=BOT
+    )
+    chat = parse_message(
+        payloads.message_event("c", chat_type="group", root_id="om_r"), bot=BOT, group_scope="chat"
+    )
     assert top
     assert inner
     assert chat
@@ -56,10 +68,14 @@ def test_topic_scope_uses_root_then_own_id() -> None:
 
 
 def test_post_with_image_and_code() -> None:
-    post = {"title": "Report", "content": [
-        [{"tag": "text", "text": "see "}, {"tag": "a", "text": "docs", "href": "https://x.y"}],
-        [{"tag": "img", "image_key": "img_1"}],
-        [{"tag": "code_block", "language": "PYTHON", "text": "print(1)"}]]}
+    post = {
+        "title": "Report",
+        "content": [
+            [{"tag": "text", "text": "see "}, {"tag": "a", "text": "docs", "href": "https://x.y"}],
+            [{"tag": "img", "image_key": "img_1"}],
+            [{"tag": "code_block", "language": "PYTHON", "text": "print(1)"}],
+        ],
+    }
     msg = parse_message(payloads.message_event(post, msg_type="post"), bot=BOT)
     assert msg is not None
     assert msg.text.startswith("Report\nsee [docs](https://x.y)")
@@ -69,8 +85,10 @@ def test_post_with_image_and_code() -> None:
 
 def test_image_and_file_messages() -> None:
     img = parse_message(payloads.message_event({"image_key": "img_9"}, msg_type="image"), bot=BOT)
-    doc = parse_message(payloads.message_event({"file_key": "file_9", "file_name": "a.pdf"},
-                                               msg_type="file"), bot=BOT)
+    doc = parse_message(
+        payloads.message_event({"file_key": "file_9", "file_name": "a.pdf"}, msg_type="file"),
+        bot=BOT,
+    )
     assert img
     assert doc
     assert (img.attachments[0].kind, img.attachments[0].ref) == ("image", "image:img_9")
@@ -91,8 +109,11 @@ def test_unusable_and_malformed() -> None:
 
 
 def test_card_action() -> None:
-    env = payloads.card_action({"cmd": "/models smart", "chat_type": "group", "topic": "om_r"},
-                               chat_id="oc_g", event_id="ev_1")
+    env = payloads.card_action(
+        {"cmd": "/models smart", "chat_type": "group", "topic": "om_r"},
+        chat_id="oc_g",
+        event_id="ev_1",
+    )
     msg = parse_card_action(env)
     assert (msg.text, msg.is_button, msg.event_id) == ("/models smart", True, "ev_1")
     assert msg.chat.key == "feishu:oc_g:om_r"
@@ -101,10 +122,15 @@ def test_card_action() -> None:
 
 
 def test_cardkit_card_shape() -> None:
-    doc = ReplyDoc(text="hi", status="done", progress=(ToolStep(id="1", label="search"),),
-                   buttons=(Button(label="Smart", value="/models smart"),))
-    card = render.cardkit_card(doc, "hi", render.scope_of(ChatRef(channel="feishu", chat_id="c")),
-                               streaming=False)
+    doc = ReplyDoc(
+        text="hi",
+        status="done",
+        progress=(ToolStep(id="1", label="search"),),
+        buttons=(Button(label="Smart", value="/models smart"),),
+    )
+    card = render.cardkit_card(
+        doc, "hi", render.scope_of(ChatRef(channel="feishu", chat_id="c")), streaming=False
+    )
     assert card["schema"] == "2.0"
     assert card["header"]["template"] == "green"
     ids = [e.get("element_id") for e in card["body"]["elements"]]

@@ -13,9 +13,13 @@ from tests.fakes.feishu_server import RATE_LIMITED
 
 
 def _msg(message_id: str = "om_user") -> InboundMessage:
-    return InboundMessage(event_id=message_id, message_id=message_id, text="q",
-                          chat=ChatRef(channel="feishu", chat_id="oc_dm"),
-                          sender=UserRef(id="ou_alice"))
+    return InboundMessage(
+        event_id=message_id,
+        message_id=message_id,
+        text="q",
+        chat=ChatRef(channel="feishu", chat_id="oc_dm"),
+        sender=UserRef(id="ou_alice"),
+    )
 
 
 async def test_cardkit_stream_progress_done_state(fake, make_channel):
@@ -23,10 +27,13 @@ async def test_cardkit_stream_progress_done_state(fake, make_channel):
     handle = await channel.open_reply(_msg(), ReplyDoc(status="working"))
     step = ToolStep(id="t1", label="web_search")
     await channel.update_reply(handle, ReplyDoc(text="Hel", progress=(step,)))
-    await channel.update_reply(handle, ReplyDoc(text="Hello", progress=(
-        ToolStep(id="t1", label="web_search", state="done"),)))
-    final = ReplyDoc(text="Hello world", status="done",
-                     buttons=(Button(label="Smart", value="/models smart"),))
+    await channel.update_reply(
+        handle,
+        ReplyDoc(text="Hello", progress=(ToolStep(id="t1", label="web_search", state="done"),)),
+    )
+    final = ReplyDoc(
+        text="Hello world", status="done", buttons=(Button(label="Smart", value="/models smart"),)
+    )
     await channel.finish_reply(handle, final)
 
     [reply_id] = fake.replies_to("om_user", "interactive")
@@ -43,8 +50,11 @@ async def test_cardkit_stream_progress_done_state(fake, make_channel):
     contents = [c.body for c in fake.recorded("element_content")]
     assert any("⏳ web_search" in c["content"] for c in contents)
     assert any("✅ web_search" in c["content"] for c in contents)
-    seqs = [c.body["sequence"] for c in fake.calls if c.headers["op"] in (
-        "element_content", "card_settings", "card_update")]
+    seqs = [
+        c.body["sequence"]
+        for c in fake.calls
+        if c.headers["op"] in ("element_content", "card_settings", "card_update")
+    ]
     assert seqs == sorted(seqs)
     assert len(set(seqs)) == len(seqs)
     assert fake.recorded("reaction")
@@ -57,8 +67,9 @@ async def test_patch_fallback_when_cardkit_unavailable(fake, make_channel):
     handle = await channel.open_reply(_msg(), ReplyDoc(status="working"))
     for n in range(1, 8):
         await channel.update_reply(handle, ReplyDoc(text="word " * n))
-    await channel.finish_reply(handle, ReplyDoc(text="final answer", status="failed",
-                                                note="model error"))
+    await channel.finish_reply(
+        handle, ReplyDoc(text="final answer", status="failed", note="model error")
+    )
     [reply_id] = fake.replies_to("om_user", "interactive")
     card = json.loads(fake.messages[reply_id]["content"])
     assert card["config"]["update_multi"] is True

@@ -44,8 +44,11 @@ async def test_chunked_event_is_reassembled(fake, ctx, make_channel):
 
 async def test_card_action_over_ws_acked_with_toast_and_published(fake, ctx, make_channel):
     await make_channel()
-    frame = fake.push_event(payloads.card_action({"cmd": "/models smart", "chat_type": "dm",
-                                                  "topic": ""}, event_id="cb1"))
+    frame = fake.push_event(
+        payloads.card_action(
+            {"cmd": "/models smart", "chat_type": "dm", "topic": ""}, event_id="cb1"
+        )
+    )
     ack = fake.wait_ack(frame)
     assert ack.code == 200
     assert ack.data["toast"]["content"]
@@ -62,8 +65,7 @@ async def test_reconnects_after_server_drop(fake, ctx, make_channel):
     [msg] = await ctx.wait_published()
     assert msg.text == "back again"
     assert channel.connection.reconnects == 1
-    lost = {"connected": False, "error": "feishu long connection lost; reconnecting",
-            "retry": None}
+    lost = {"connected": False, "error": "feishu long connection lost; reconnecting", "retry": None}
     assert lost in ctx.reports
 
 
@@ -99,8 +101,7 @@ async def test_endpoint_called_with_credentials(fake, make_channel):
     assert json.dumps(call.body)
 
 
-async def test_start_outage_is_retried_until_the_endpoint_recovers(fake, ctx, make_channel,
-                                                                   caplog):
+async def test_start_outage_is_retried_until_the_endpoint_recovers(fake, ctx, make_channel, caplog):
     vt = VirtualTime()
     fake.fail_http("ws_endpoint", 503, times=3)
     caplog.set_level(logging.INFO, logger="channels.feishu")

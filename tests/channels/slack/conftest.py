@@ -34,9 +34,7 @@ def slack_config(fake: FakeSlack, **overrides: Any) -> SlackConfig:
 
 
 @pytest.fixture
-async def make_channel(
-    fake_slack: FakeSlack, tmp_path: Path
-) -> AsyncIterator[Any]:
+async def make_channel(fake_slack: FakeSlack, tmp_path: Path) -> AsyncIterator[Any]:
     started: list[tuple[SlackChannel, RecordingContext]] = []
 
     async def make(**overrides: Any) -> tuple[SlackChannel, RecordingContext]:

@@ -9,18 +9,33 @@ from tests.fakes.slack_server import BOT_USER, TEAM
 
 def dm(text: str, ts: str = "1700000001.000100", *, user: str = "U0001", **extra: Any) -> dict:
     return {
-        "type": "message", "channel": "D0001", "channel_type": "im", "user": user,
-        "text": text, "ts": ts, "team": TEAM, "client_msg_id": f"c-{ts}", **extra,
+        "type": "message",
+        "channel": "D0001",
+        "channel_type": "im",
+        "user": user,
+        "text": text,
+        "ts": ts,
+        "team": TEAM,
+        "client_msg_id": f"c-{ts}",
+        **extra,
     }
 
 
 def mention(
-    text: str, ts: str = "1700000002.000100", *, thread_ts: str | None = None,
-    channel: str = "C0001", user: str = "U0001",
+    text: str,
+    ts: str = "1700000002.000100",
+    *,
+    thread_ts: str | None = None,
+    channel: str = "C0001",
+    user: str = "U0001",
 ) -> dict:
     event = {
-        "type": "app_mention", "channel": channel, "user": user,
-        "text": f"<@{BOT_USER}> {text}", "ts": ts, "team": TEAM,
+        "type": "app_mention",
+        "channel": channel,
+        "user": user,
+        "text": f"<@{BOT_USER}> {text}",
+        "ts": ts,
+        "team": TEAM,
     }
     if thread_ts:
         event["thread_ts"] = thread_ts
@@ -28,12 +43,23 @@ def mention(
 
 
 def channel_message(
-    text: str, ts: str, *, thread_ts: str | None = None, channel: str = "C0001",
-    user: str = "U0001", **extra: Any,
+    text: str,
+    ts: str,
+    *,
+    thread_ts: str | None = None,
+    channel: str = "C0001",
+    user: str = "U0001",
+    **extra: Any,
 ) -> dict:
     event = {
-        "type": "message", "channel": channel, "channel_type": "channel", "user": user,
-        "text": text, "ts": ts, "team": TEAM, **extra,
+        "type": "message",
+        "channel": channel,
+        "channel_type": "channel",
+        "user": user,
+        "text": text,
+        "ts": ts,
+        "team": TEAM,
+        **extra,
     }
     if thread_ts:
         event["thread_ts"] = thread_ts

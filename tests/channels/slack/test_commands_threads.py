@@ -88,11 +88,15 @@ async def test_thread_follow_off(make_channel, fake_slack):
     fake_slack.push_event(
         events.channel_message("more", "1700000003.000100", thread_ts=root), event_id="E2"
     )
-    fake_slack.push_event(events.mention("again", ts="1700000004.000100", thread_ts=root),
-                          event_id="E3")
+    fake_slack.push_event(
+        events.mention("again", ts="1700000004.000100", thread_ts=root), event_id="E3"
+    )
     await ctx.wait_published(3)
     assert [(m.event_id, m.replies_to_bot) for m in ctx.published] == [
-        ("E1", False), ("E2", False), ("E3", False)]
+        ("E1", False),
+        ("E2", False),
+        ("E3", False),
+    ]
 
 
 async def test_mid_thread_summon_gets_earlier_messages(socket_channel, fake_slack):

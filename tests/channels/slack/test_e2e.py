@@ -25,13 +25,20 @@ from tests.harness import ServiceHarness
 
 
 def slack_cfg(fake: FakeSlack, **extra: Any) -> dict[str, Any]:
-    return {"enabled": True, "bot_token": BOT_TOKEN, "app_token": APP_TOKEN,
-            "signing_secret": SIGNING_SECRET, "api_base": fake.api_base, **extra}
+    return {
+        "enabled": True,
+        "bot_token": BOT_TOKEN,
+        "app_token": APP_TOKEN,
+        "signing_secret": SIGNING_SECRET,
+        "api_base": fake.api_base,
+        **extra,
+    }
 
 
 @pytest.fixture
-async def svc(tmp_path: Path, fake_openai: FakeOpenAI, fake_slack: FakeSlack
-              ) -> AsyncIterator[ServiceHarness]:
+async def svc(
+    tmp_path: Path, fake_openai: FakeOpenAI, fake_slack: FakeSlack
+) -> AsyncIterator[ServiceHarness]:
     async with ServiceHarness(tmp_path, fake_openai, {"slack": slack_cfg(fake_slack)}) as s:
         yield s
 
@@ -100,14 +107,25 @@ async def test_stream_unavailable_falls_back_to_update(tmp_path, fake_openai, fa
 
 async def test_file_in_downloaded_with_bot_token(svc, fake_slack, fake_openai):
     url = fake_slack.add_file("notes.txt", b"secret notes")
-    event = events.dm("read this", subtype="file_share", files=[{
-        "id": "F1", "name": "notes.txt", "mimetype": "text/plain", "size": 12,
-        "url_private_download": url}])
+    event = events.dm(
+        "read this",
+        subtype="file_share",
+        files=[
+            {
+                "id": "F1",
+                "name": "notes.txt",
+                "mimetype": "text/plain",
+                "size": 12,
+                "url_private_download": url,
+            }
+        ],
+    )
     fake_slack.push_event(event, event_id="EvF")
     await fake_slack.until(lambda f: f.calls_of("chat.stopStream"), timeout=10)
     await svc.idle()
-    assert fake_slack.downloads == [{"path": "/files/F0001/notes.txt",
-                                     "auth": f"Bearer {BOT_TOKEN}"}]
+    assert fake_slack.downloads == [
+        {"path": "/files/F0001/notes.txt", "auth": f"Bearer {BOT_TOKEN}"}
+    ]
     assert "notes.txt" in json.dumps(fake_openai.requests[-1].body)
 
 
@@ -129,7 +147,8 @@ OUTPUTS = "/mnt/user-data/outputs"
 
 
 async def test_presented_file_is_uploaded_into_the_thread_after_the_answer(
-        svc, fake_slack, fake_openai):
+    svc, fake_slack, fake_openai
+):
     root, report = "1700000004.000100", f"{OUTPUTS}/report.md"
     fake_openai.script(
         Reply(tool_calls=[ToolCall("write_file", {"path": report, "content": "# Report\nok"})]),
@@ -153,8 +172,15 @@ async def test_presented_file_is_uploaded_into_the_thread_after_the_answer(
 
 async def test_clarification_answered_with_a_block_action(svc, fake_slack, fake_openai):
     root = "1700000005.000100"
-    fake_openai.script(Reply(tool_calls=[ToolCall("ask_clarification", {
-        "question": "Which format?", "options": ["CSV", "Excel"]})]))
+    fake_openai.script(
+        Reply(
+            tool_calls=[
+                ToolCall(
+                    "ask_clarification", {"question": "Which format?", "options": ["CSV", "Excel"]}
+                )
+            ]
+        )
+    )
     fake_slack.push_event(events.mention("export the data", ts=root), event_id="EvQ")
     await fake_slack.until(lambda f: f.calls_of("chat.stopStream"), timeout=10)
     await svc.idle()

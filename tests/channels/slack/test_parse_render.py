@@ -42,10 +42,14 @@ def test_event_id_fallbacks():
 
 
 def test_files_parsed():
-    ev = events.dm("f", subtype="file_share", files=[
-        {"id": "F1", "name": "a.png", "mimetype": "image/png", "size": 3, "url_private": "u"},
-        {"id": "F2", "name": "nourl"},
-    ])
+    ev = events.dm(
+        "f",
+        subtype="file_share",
+        files=[
+            {"id": "F1", "name": "a.png", "mimetype": "image/png", "size": 3, "url_private": "u"},
+            {"id": "F2", "name": "nourl"},
+        ],
+    )
     msg = parse.parse_event({"event": ev}, ME)
     assert [(a.name, a.kind, a.size) for a in msg.attachments] == [("a.png", "image", 3)]
 
@@ -97,8 +101,13 @@ def test_message_payload_progress_buttons_note():
     body = render.body_markdown(doc)
     assert body.startswith(":white_check_mark: search")
     assert body.endswith("answer")
-    final = ReplyDoc(text="answer", status="failed", note="model error",
-                     progress=doc.progress, buttons=(Button(label="Retry", value="/retry"),))
+    final = ReplyDoc(
+        text="answer",
+        status="failed",
+        note="model error",
+        progress=doc.progress,
+        buttons=(Button(label="Retry", value="/retry"),),
+    )
     payload = render.message_payload(final)
     assert payload["blocks"][0]["text"] == "answer\n\n:warning: _model error_"
     assert payload["blocks"][1]["elements"][0]["value"] == "/retry"
@@ -124,8 +133,13 @@ def test_config_rules():
         SlackConfig(enabled=True, bot_token="xoxb-1")
     with pytest.raises(ValidationError, match="signing_secret"):
         SlackConfig(enabled=True, bot_token="xoxb-1", mode="http")
-    cfg = SlackConfig(enabled=True, bot_token="xoxb-1", app_token="xapp-1",
-                      api_base="http://127.0.0.1:9/api", command_name="ask")
+    cfg = SlackConfig(
+        enabled=True,
+        bot_token="xoxb-1",
+        app_token="xapp-1",
+        api_base="http://127.0.0.1:9/api",
+        command_name="ask",
+    )
     assert cfg.api_base == "http://127.0.0.1:9/api/"
     assert cfg.command_name == "/ask"
     assert "xoxb-1" not in repr(cfg)

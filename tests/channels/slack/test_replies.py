@@ -160,10 +160,19 @@ async def test_queued_reaction_and_send_text(socket_channel, fake_slack):
 async def test_file_in_and_out(socket_channel, fake_slack, tmp_path):
     channel, ctx = socket_channel
     url = fake_slack.add_file("notes.txt", b"hello file")
-    event = events.dm("see file", subtype="file_share", files=[{
-        "id": "F1", "name": "notes.txt", "mimetype": "text/plain", "size": 10,
-        "url_private_download": url,
-    }])
+    event = events.dm(
+        "see file",
+        subtype="file_share",
+        files=[
+            {
+                "id": "F1",
+                "name": "notes.txt",
+                "mimetype": "text/plain",
+                "size": 10,
+                "url_private_download": url,
+            }
+        ],
+    )
     fake_slack.push_event(event, event_id="EvF")
     [msg] = await ctx.wait_published()
     [att] = msg.attachments
@@ -197,8 +206,9 @@ async def test_the_service_limit_applies_while_downloading(make_channel, fake_sl
     channel, _ = await make_channel()  # the channel's own limit: 20 MB
     url = fake_slack.add_file("mid.bin", b"x" * 5000)
     with pytest.raises(FileTooLarge):
-        await channel.fetch_file(None, Attachment(name="mid.bin", ref=url), tmp_path / "up",
-                                 limit=1024)
+        await channel.fetch_file(
+            None, Attachment(name="mid.bin", ref=url), tmp_path / "up", limit=1024
+        )
     assert list((tmp_path / "up").iterdir()) == []
 
 
@@ -206,8 +216,9 @@ async def test_appends_are_coalesced_within_the_workspace_budget(make_channel, f
     channel, ctx = await make_channel()
     clock = VirtualClock()
     channel.pacer.clock, channel.pacer.sleep = clock, clock.sleep
-    msgs = [await _mention(channel, ctx, fake_slack, ts=f"17000000{10 + i}.000100")
-            for i in range(4)]
+    msgs = [
+        await _mention(channel, ctx, fake_slack, ts=f"17000000{10 + i}.000100") for i in range(4)
+    ]
     handles = [await channel.open_reply(m, ReplyDoc(status="working")) for m in msgs]
     texts = [""] * 4
     for _ in range(40):  # 4 answers, 4 updates a second each, a few characters per update
@@ -266,5 +277,9 @@ async def test_a_channel_the_bot_was_removed_from_refuses_the_delivery(make_chan
         await streamer.finish()
     assert info.value.reason == "bot removed from the chat"
     assert len(fake_slack.calls_of("chat.postMessage")) == 1  # not retried
-    assert metrics.value("antler_deliveries_given_up_total", channel="slack",
-                         reason="bot removed from the chat") == 1
+    assert (
+        metrics.value(
+            "antler_deliveries_given_up_total", channel="slack", reason="bot removed from the chat"
+        )
+        == 1
+    )

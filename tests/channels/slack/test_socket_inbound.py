@@ -60,9 +60,7 @@ async def test_channel_message_reported_once_with_its_mention_flag(socket_channe
     _, ctx = socket_channel
     fake_slack.push_event(events.channel_message("chatter", "1.1"), event_id="E1")
     # The message event of a mention is dropped: its app_mention twin is the one published.
-    fake_slack.push_event(
-        events.channel_message(f"<@{BOT_USER}> hi", "1.2"), event_id="E2"
-    )
+    fake_slack.push_event(events.channel_message(f"<@{BOT_USER}> hi", "1.2"), event_id="E2")
     fake_slack.push_event(events.mention("hi", ts="1.2"), event_id="E3")
     await ctx.wait_published(2)
     await asyncio.sleep(0.1)

@@ -38,8 +38,9 @@ ChannelFactory = Callable[..., Any]
 
 
 @pytest.fixture
-async def make_channel(fake: FakeTelegram, ctx: RecordingContext,
-                       clock: VirtualClock) -> AsyncIterator[ChannelFactory]:
+async def make_channel(
+    fake: FakeTelegram, ctx: RecordingContext, clock: VirtualClock
+) -> AsyncIterator[ChannelFactory]:
     started: list[TelegramChannel] = []
 
     async def factory(**overrides: Any) -> TelegramChannel:

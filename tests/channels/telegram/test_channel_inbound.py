@@ -72,8 +72,12 @@ async def test_group_messages_are_reported_with_their_flags(fake, ctx, make_chan
     await fake.wait_for(lambda: len(ctx.published) == 4)
     await asyncio.sleep(0.1)
     flags = [(m.text, m.mentions_bot, m.replies_to_bot) for m in ctx.published]
-    assert flags == [("just chatting", False, False), ("what time is it?", True, False),
-                     ("and why?", False, True), ("/new", False, False)]
+    assert flags == [
+        ("just chatting", False, False),
+        ("what time is it?", True, False),
+        ("and why?", False, True),
+        ("/new", False, False),
+    ]
     assert ctx.published[2].quoted_text == "earlier answer"
     assert fake.calls_of("sendMessage") == []
 
@@ -218,13 +222,13 @@ async def test_the_service_limit_is_enforced_while_downloading(
     msg = await _photo_message(fake, ctx)
     uploads = tmp_path / "uploads"
     with pytest.raises(FileTooLarge, match=r"0\.25 MB"):
-        await channel.fetch_file(msg, Attachment(name="a.bin", ref="LIAR"), uploads,
-                                 limit=2**18)
+        await channel.fetch_file(msg, Attachment(name="a.bin", ref="LIAR"), uploads, limit=2**18)
     assert list(uploads.iterdir()) == []
 
 
-async def test_the_menu_is_the_command_registry(fake: FakeTelegram, ctx: RecordingContext,
-                                                make_channel: ChannelFactory) -> None:
+async def test_the_menu_is_the_command_registry(
+    fake: FakeTelegram, ctx: RecordingContext, make_channel: ChannelFactory
+) -> None:
     """setMyCommands gets every built-in and the skills Telegram accepts as menu names."""
     skills = [SkillCommand("thread_digest", "sum up a thread"), SkillCommand("data-to-chart", "x")]
     ctx.menu = CommandRegistry(skills=lambda: skills).menu()
@@ -233,6 +237,17 @@ async def test_the_menu_is_the_command_registry(fake: FakeTelegram, ctx: Recordi
     commands = call.body["commands"]
     entries = json.loads(commands) if isinstance(commands, str) else commands
     names = [c["command"] for c in entries]
-    assert names == ["new", "stop", "status", "models", "memory", "plan", "think", "schedule",
-                     "timezone", "help", "thread_digest"]
+    assert names == [
+        "new",
+        "stop",
+        "status",
+        "models",
+        "memory",
+        "plan",
+        "think",
+        "schedule",
+        "timezone",
+        "help",
+        "thread_digest",
+    ]
     assert entries[-1]["description"] == "sum up a thread"

@@ -45,5 +45,9 @@ def test_webhook_mode_never_runs_without_a_secret() -> None:
     secret = config.webhook_secret.get_secret_value()
     assert config.secret_generated
     assert len(secret) >= 32
-    assert TelegramConfig(mode="webhook", webhook_url="https://x.io/tg",
-                          webhook_secret="s_1").secret_generated is False
+    assert (
+        TelegramConfig(
+            mode="webhook", webhook_url="https://x.io/tg", webhook_secret="s_1"
+        ).secret_generated
+        is False
+    )

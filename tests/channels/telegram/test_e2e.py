@@ -20,8 +20,9 @@ def service(tmp_path: Path, fake_openai: FakeOpenAI, fake: FakeTelegram, **cfg: 
     settings = {"enabled": True, "bot_token": TOKEN, "api_base": fake.api_base, "poll_timeout": 1}
     clock = fake.clock  # the fixture's virtual clock: the service's pacer runs on it too
     assert isinstance(clock, VirtualClock)
-    return ServiceHarness(tmp_path, fake_openai, {"telegram": {**settings, **cfg}},
-                          pacer_clock=clock)
+    return ServiceHarness(
+        tmp_path, fake_openai, {"telegram": {**settings, **cfg}}, pacer_clock=clock
+    )
 
 
 OUTPUTS = "/mnt/user-data/outputs"

@@ -129,9 +129,14 @@ def test_malformed_update_raises_a_clear_error() -> None:
         parse_update({"update_id": 3, "message": {"text": "no chat"}}, BOT)
 
 
-@pytest.mark.parametrize(("extra", "label"), [({"sticker": {"file_id": "s"}}, "a sticker"),
-                                              ({"location": {"latitude": 1}}, "a location"),
-                                              ({"poll": {"id": "p"}}, "a poll")])
+@pytest.mark.parametrize(
+    ("extra", "label"),
+    [
+        ({"sticker": {"file_id": "s"}}, "a sticker"),
+        ({"location": {"latitude": 1}}, "a location"),
+        ({"poll": {"id": "p"}}, "a poll"),
+    ],
+)
 def test_kinds_antler_cannot_read_are_reported(extra: dict, label: str) -> None:
     parsed = parse_update(msg(None, **extra), BOT)
     assert parsed is not None

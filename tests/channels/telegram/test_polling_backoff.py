@@ -38,7 +38,7 @@ async def test_get_updates_outage_at_start_is_retried_then_recovers(
     assert "Bad Gateway" in retries[0].last_error
     assert len(vt.slept) == 3
     last_failure = max(i for i, r in enumerate(ctx.reports) if r["retry"] is not None)
-    assert any(r["connected"] for r in ctx.reports[last_failure + 1:])  # and back again
+    assert any(r["connected"] for r in ctx.reports[last_failure + 1 :])  # and back again
     ours = [r for r in caplog.records if "getUpdates" in r.getMessage()]
     assert [r.levelname for r in ours] == ["WARNING", "INFO"]  # one failure line, one recovery
 

@@ -29,7 +29,10 @@ def parses(html: str) -> str:
         ("- one\n- two\n  - three", "• one\n• two\n   • three"),
         ("1. first\n2. second", "1. first\n2. second"),
         ("***bold italic***", "<i><b>bold italic</b></i>"),
-        ("[wiki](https://w.org/Foo_(bar)?a=1&b=2)", '<a href="https://w.org/Foo_(bar)?a=1&amp;b=2">wiki</a>'),
+        (
+            "[wiki](https://w.org/Foo_(bar)?a=1&b=2)",
+            '<a href="https://w.org/Foo_(bar)?a=1&amp;b=2">wiki</a>',
+        ),
         ("> quoted **b**\n> more", "<blockquote>quoted <b>b</b>\nmore</blockquote>"),
         ("1 < 2 & 3 > 2", "1 &lt; 2 &amp; 3 &gt; 2"),
         ("---", "———"),

@@ -11,13 +11,15 @@ from tests.fakes.telegram_server import TOKEN, FakeTelegram
 from tests.harness import ServiceHarness
 
 
-def service(tmp_path: Path, fake_openai: FakeOpenAI, fake: FakeTelegram,
-            clock: VirtualClock) -> ServiceHarness:
+def service(
+    tmp_path: Path, fake_openai: FakeOpenAI, fake: FakeTelegram, clock: VirtualClock
+) -> ServiceHarness:
     settings = {"enabled": True, "bot_token": TOKEN, "api_base": fake.api_base, "poll_timeout": 1}
     pacer_clock = fake.clock  # the fake's virtual clock, for its limit checks and the pacer
     assert isinstance(pacer_clock, VirtualClock)
-    return ServiceHarness(tmp_path, fake_openai, {"telegram": settings}, schedule_clock=clock,
-                          pacer_clock=pacer_clock)
+    return ServiceHarness(
+        tmp_path, fake_openai, {"telegram": settings}, schedule_clock=clock, pacer_clock=pacer_clock
+    )
 
 
 async def fire(svc: ServiceHarness) -> None:
@@ -47,9 +49,7 @@ async def test_a_run_posts_a_new_message_in_the_forum_topic(tmp_path, fake_opena
     assert fake.violations == []
 
 
-async def test_a_chat_that_blocked_the_bot_pauses_the_schedule(
-    tmp_path, fake_openai, fake
-) -> None:
+async def test_a_chat_that_blocked_the_bot_pauses_the_schedule(tmp_path, fake_openai, fake) -> None:
     clock = VirtualClock(time.time(), sleep_moves=False)
     async with service(tmp_path, fake_openai, fake, clock) as svc:
         fake.push_message(556, "/schedule every hour status")

@@ -31,8 +31,11 @@ async def test_model_button_switches_its_conversation_and_moves_the_tick(
         assert keyboard_of(listing) == ["✓ Fast", "Smart"]
         assert "Fast ✓" in visible_text(listing.body["text"], "HTML")[0]
         pressed = max(m for (c, m) in fake.messages if c == chat)
-        data = {b["text"]: b["callback_data"]
-                for row in listing.body["reply_markup"]["inline_keyboard"] for b in row}
+        data = {
+            b["text"]: b["callback_data"]
+            for row in listing.body["reply_markup"]["inline_keyboard"]
+            for b in row
+        }
         fake.push_callback(chat, pressed, data["Smart"], thread_id=topic)
         await fake.wait_for(lambda: fake.calls_of("editMessageText"), timeout=10)
         await svc.idle()
@@ -58,7 +61,8 @@ async def test_stop_in_a_group_stops_its_running_reply(tmp_path, fake_openai, fa
         fake.push_message(-100, "@antler_bot long job")
         await fake_openai.wait_requests(1)
         fake.push_message(-100, "/stop@antler_bot")
-        await fake.wait_for(lambda: "Stopped the running reply." in fake.sent_texts(-100),
-                            timeout=10)
+        await fake.wait_for(
+            lambda: "Stopped the running reply." in fake.sent_texts(-100), timeout=10
+        )
         await svc.idle()
         assert svc.app.dispatcher.active_runs == 0

@@ -65,8 +65,12 @@ async def test_a_blocked_bot_ends_the_delivery_with_the_reason(
         await streamer.finish()
     assert info.value.reason == "bot blocked by the user"
     assert len(fake.calls_of("sendMessage")) == 1  # a definitive no is not retried
-    assert metrics.value("antler_deliveries_given_up_total", channel="telegram",
-                         reason="bot blocked by the user") == 1
+    assert (
+        metrics.value(
+            "antler_deliveries_given_up_total", channel="telegram", reason="bot blocked by the user"
+        )
+        == 1
+    )
 
 
 async def test_a_rate_limit_is_not_a_refusal(

@@ -38,26 +38,33 @@ def read_rows(path: Path, label: str | None, value: str | None) -> list[tuple[st
 def svg(rows: list[tuple[str, float]], kind: str, title: str) -> str:
     top = max((v for _, v in rows), default=1) or 1
     step = (W - 2 * PAD) / max(len(rows), 1)
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" '
-             'font-family="sans-serif" font-size="11">',
-             f'<rect width="{W}" height="{H}" fill="white"/>',
-             f'<text x="{W / 2}" y="24" text-anchor="middle" font-size="16">{escape(title)}</text>',
-             f'<line x1="{PAD}" y1="{H - PAD}" x2="{W - PAD}" y2="{H - PAD}" stroke="#333"/>',
-             f'<line x1="{PAD}" y1="{PAD}" x2="{PAD}" y2="{H - PAD}" stroke="#333"/>',
-             f'<text x="{PAD - 6}" y="{PAD + 4}" text-anchor="end">{top:g}</text>']
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" '
+        'font-family="sans-serif" font-size="11">',
+        f'<rect width="{W}" height="{H}" fill="white"/>',
+        f'<text x="{W / 2}" y="24" text-anchor="middle" font-size="16">{escape(title)}</text>',
+        f'<line x1="{PAD}" y1="{H - PAD}" x2="{W - PAD}" y2="{H - PAD}" stroke="#333"/>',
+        f'<line x1="{PAD}" y1="{PAD}" x2="{PAD}" y2="{H - PAD}" stroke="#333"/>',
+        f'<text x="{PAD - 6}" y="{PAD + 4}" text-anchor="end">{top:g}</text>',
+    ]
     points = []
     for i, (name, val) in enumerate(rows):
         x = PAD + i * step
         h = (H - 2 * PAD) * max(val, 0) / top
         if kind == "bar":
-            parts.append(f'<rect x="{x + step * 0.1:.1f}" y="{H - PAD - h:.1f}" '
-                         f'width="{step * 0.8:.1f}" height="{h:.1f}" fill="#4e79a7"/>')
+            parts.append(
+                f'<rect x="{x + step * 0.1:.1f}" y="{H - PAD - h:.1f}" '
+                f'width="{step * 0.8:.1f}" height="{h:.1f}" fill="#4e79a7"/>'
+            )
         points.append(f"{x + step / 2:.1f},{H - PAD - h:.1f}")
-        parts.append(f'<text x="{x + step / 2:.1f}" y="{H - PAD + 14}" text-anchor="middle">'
-                     f"{escape(name[:12])}</text>")
+        parts.append(
+            f'<text x="{x + step / 2:.1f}" y="{H - PAD + 14}" text-anchor="middle">'
+            f"{escape(name[:12])}</text>"
+        )
     if kind == "line":
-        parts.append(f'<polyline points="{" ".join(points)}" fill="none" stroke="#4e79a7" '
-                     'stroke-width="2"/>')
+        parts.append(
+            f'<polyline points="{" ".join(points)}" fill="none" stroke="#4e79a7" stroke-width="2"/>'
+        )
     parts.append("</svg>")
     return "\n".join(parts)
 
