@@ -158,6 +158,12 @@ async def test_static_assets_are_served_with_their_licences(console: Console) ->
     assert status in (403, 404)
 
 
+async def test_a_trailing_slash_finds_the_console(console: Console) -> None:
+    status, _, resp = await console.get("/console/")
+    assert status == 308
+    assert resp.headers["Location"] == "/console"
+
+
 async def test_repeated_wrong_tokens_are_throttled(console: Console) -> None:
     await console.get("/console/login")
     for _ in range(10):

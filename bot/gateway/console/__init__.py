@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from aiohttp import web
+from aiohttp.web import Request, Response
 
 from bot.gateway.console import (
     channels_page,
@@ -45,6 +46,11 @@ async def _static_headers(request: web.Request, response: web.StreamResponse) ->
             response.headers.setdefault(name, value)
 
 
+async def _to_console(request: Request) -> Response:
+    # (`web` here would be this package's own web module once it is imported: aiohttp's names)
+    return Response(status=308, headers={"Location": "/console"})
+
+
 def mount_console(
     app: web.Application, services: ConsoleServices, token: Callable[[], str | None]
 ) -> None:
@@ -57,5 +63,6 @@ def mount_console(
     for module in PAGE_MODULES:
         for method, path, fn in module.pages.routes:
             app.router.add_route(method, path, guarded(fn))
+    app.router.add_get("/console/", _to_console)  # a typed trailing slash finds the console
     app.router.add_static("/console/static", HERE / "static", append_version=False)
     app.on_response_prepare.append(_static_headers)
