@@ -386,6 +386,7 @@ class App:
             journal=self.journal,
             queued=self.dispatcher.queued,
             stop_run=self.dispatcher.stop_run,
+            run_cancels=self.control,
         )
 
     def health(self) -> dict[str, Any]:

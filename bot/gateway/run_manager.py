@@ -17,6 +17,7 @@ import logging
 import time
 import uuid
 from collections import deque
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -198,6 +199,8 @@ class RunManager:
         self._active: dict[str, RunRecord] = {}
         self._followed: dict[str, RunRecord] = {}  # runs of other processes, until they end
         self._followers: set[asyncio.Task[None]] = set()
+        self.elsewhere: Callable[[str], Awaitable[bool]] | None = None
+        """Ask the worker running a run of another process to cancel it (None: one process)."""
 
     # ---------------------------------------------------------------- queries
 
@@ -321,6 +324,17 @@ class RunManager:
         if not rec.task.cancelling():  # once: a second cancel would cut its record's update
             rec.task.cancel()
         return True
+
+    def cancel_local(self, run_id: str) -> bool:
+        """Cancel run `run_id` if this process runs it (another worker's request)."""
+        rec = self._runs.get(run_id)
+        return rec is not None and self.cancel(rec)
+
+    async def cancel_anywhere(self, rec: RunRecord) -> bool:
+        """Cancel the run here, or ask the worker running it (a run of another process)."""
+        if rec.task is not None or self.elsewhere is None or not rec.active:
+            return self.cancel(rec)
+        return await self.elsewhere(rec.run_id)
 
     def forget_thread(self, thread_id: str) -> None:
         """Drop the thread's runs from memory (`ThreadStore.delete` deletes their records)."""

@@ -1,0 +1,52 @@
+"""Gateway runs on several workers (one PostgreSQL, one Redis bus): a run executing on one
+worker is cancelled through another, with the answers of a local cancel, seen through the
+official langgraph-sdk client."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langgraph_sdk.errors import ConflictError
+
+from tests.fakes.openai_server import FakeOpenAI
+from tests.fakes.openai_wire import Reply
+from tests.gateway.conftest import make_harness
+from tests.gateway.test_durable_runs import sdk_of
+from tests.gateway.test_sdk import HUMAN
+from tests.harness import ServiceHarness
+
+pytestmark = pytest.mark.usefixtures("test_channel_registered")
+
+
+def worker(tmp_path: Path, fake: FakeOpenAI, dsn: str, bus: dict[str, Any]) -> ServiceHarness:
+    storage = {"backend": "postgres", "postgres": {"dsn": dsn}}
+    return make_harness(tmp_path, fake, storage=storage, bus=bus)
+
+
+async def test_a_run_on_one_worker_is_cancelled_through_another(
+    tmp_path: Path, fake_openai: FakeOpenAI, pg_dsn: str, redis_bus: dict[str, Any]
+) -> None:
+    fake_openai.script(Reply(text="slow slow slow slow", stall_after=1), Reply(text="again"))
+    async with (
+        worker(tmp_path, fake_openai, pg_dsn, redis_bus) as one,
+        worker(tmp_path, fake_openai, pg_dsn, redis_bus) as two,
+        sdk_of(one) as sdk_one,
+        sdk_of(two) as sdk_two,
+    ):
+        assert two.app is not None and two.app.control is not None
+        tid = (await sdk_one.threads.create())["thread_id"]
+        run = await sdk_one.runs.create(tid, "lead_agent", input=HUMAN)
+        await fake_openai.wait_requests(1)  # running on worker one, its model stalled
+        assert (await sdk_two.threads.get(tid))["status"] == "busy"
+        await sdk_two.runs.cancel(tid, run["run_id"], wait=True)  # 204 once it ended
+        assert (await sdk_one.runs.get(tid, run["run_id"]))["status"] == "interrupted"
+        assert (await sdk_two.runs.get(tid, run["run_id"]))["status"] == "interrupted"
+        assert (await sdk_two.threads.get(tid))["status"] == "idle"
+        with pytest.raises(ConflictError, match="is not cancellable"):  # too late: it ended
+            await sdk_two.runs.cancel(tid, run["run_id"])
+        waited = await sdk_two.runs.wait(tid, "lead_agent", input=HUMAN)  # the thread is free
+        assert waited["messages"][-1]["content"] == "again"
+        # no live worker runs it: every worker answers no, at once
+        assert await two.app.control.cancel_elsewhere("no-such-run") is False
