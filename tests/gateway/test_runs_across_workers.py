@@ -35,7 +35,8 @@ async def test_a_run_on_one_worker_is_cancelled_through_another(
         sdk_of(one) as sdk_one,
         sdk_of(two) as sdk_two,
     ):
-        assert two.app is not None and two.app.control is not None
+        assert two.app is not None
+        assert two.app.control is not None
         tid = (await sdk_one.threads.create())["thread_id"]
         run = await sdk_one.runs.create(tid, "lead_agent", input=HUMAN)
         await fake_openai.wait_requests(1)  # running on worker one, its model stalled
