@@ -199,6 +199,7 @@ class RunManager:
         self._active: dict[str, RunRecord] = {}
         self._followed: dict[str, RunRecord] = {}  # runs of other processes, until they end
         self._followers: set[asyncio.Task[None]] = set()
+        self._cancels: set[asyncio.Task[bool]] = set()
         self.elsewhere: Callable[[str], Awaitable[bool]] | None = None
         """Ask the worker running a run of another process to cancel it (None: one process)."""
 
@@ -336,6 +337,12 @@ class RunManager:
             return self.cancel(rec)
         return await self.elsewhere(rec.run_id)
 
+    def cancel_soon(self, rec: RunRecord) -> None:
+        """`cancel_anywhere` from a callback (a stream's client left): asked in the background."""
+        task = asyncio.create_task(self.cancel_anywhere(rec), name=f"api-run-cancel:{rec.run_id}")
+        self._cancels.add(task)
+        task.add_done_callback(self._cancels.discard)
+
     def forget_thread(self, thread_id: str) -> None:
         """Drop the thread's runs from memory (`ThreadStore.delete` deletes their records)."""
         for run_id in self._by_thread.pop(thread_id, deque()):
@@ -349,7 +356,8 @@ class RunManager:
         for task in self._followers:
             task.cancel()
         tasks = [rec.task for rec in runs if rec.task is not None] + list(self._followers)
-        await asyncio.gather(*tasks, return_exceptions=True)
+        asks = list(self._cancels)  # asks of other workers: answered within seconds
+        await asyncio.gather(*tasks, *asks, return_exceptions=True)
 
     # ---------------------------------------------------------------- the worker
 

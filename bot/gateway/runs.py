@@ -328,7 +328,7 @@ async def _join(call: Call, *, cancel_first: bool) -> web.StreamResponse:
         await gw.runs.cancel_anywhere(rec)
     last = call.request.headers.get("Last-Event-ID", "")
     queue = rec.subscribe(after=int(last) if last.isdigit() else None)
-    on_gone = (lambda: gw.runs.cancel(rec)) if q.cancel_on_disconnect else None
+    on_gone = (lambda: gw.runs.cancel_soon(rec)) if q.cancel_on_disconnect else None
     return await stream_run(
         call.request, rec, queue, heartbeat=gw.runs.heartbeat_seconds, on_disconnect=on_gone
     )

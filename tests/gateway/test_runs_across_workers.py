@@ -4,15 +4,17 @@ official langgraph-sdk client."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import pytest
 from langgraph_sdk.errors import ConflictError
 
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.openai_wire import Reply
-from tests.gateway.conftest import make_harness
+from tests.gateway.conftest import AUTH, Api, make_harness
 from tests.gateway.test_durable_runs import sdk_of
 from tests.gateway.test_sdk import HUMAN
 from tests.harness import ServiceHarness
@@ -51,3 +53,27 @@ async def test_a_run_on_one_worker_is_cancelled_through_another(
         assert waited["messages"][-1]["content"] == "again"
         # no live worker runs it: every worker answers no, at once
         assert await two.app.control.cancel_elsewhere("no-such-run") is False
+
+
+async def test_a_stream_joined_on_another_worker_cancels_the_run_when_its_client_leaves(
+    tmp_path: Path, fake_openai: FakeOpenAI, pg_dsn: str, redis_bus: dict[str, Any]
+) -> None:
+    fake_openai.script(Reply(text="slow slow slow slow", stall_after=1))
+    async with (
+        worker(tmp_path, fake_openai, pg_dsn, redis_bus) as one,
+        worker(tmp_path, fake_openai, pg_dsn, redis_bus) as two,
+        sdk_of(one) as sdk_one,
+        aiohttp.ClientSession(headers=AUTH) as session,
+    ):
+        tid = (await sdk_one.threads.create())["thread_id"]
+        run = await sdk_one.runs.create(tid, "lead_agent", input=HUMAN)
+        await fake_openai.wait_requests(1)
+        Api(two, session).gw.runs.heartbeat_seconds = 0.05  # a write notices a gone client
+        url = f"{two.gateway_url}/api/threads/{tid}/runs/{run['run_id']}/stream"
+        async with session.get(url, params={"cancel_on_disconnect": "true"}) as resp:
+            seen = b""  # joined on worker two, which does not run it; its client leaves
+            while b": heartbeat" not in seen:
+                seen += await asyncio.wait_for(resp.content.readany(), 5)
+        joined = await asyncio.wait_for(sdk_one.runs.join(tid, run["run_id"]), 15)
+        assert "slow slow slow slow" not in str(joined)  # cut off, not finished
+        assert (await sdk_one.runs.get(tid, run["run_id"]))["status"] == "interrupted"
