@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from agent.config import AgentConfig
     from agent.runner import AgentRunner
     from agent.skills.registry import SkillRegistry
+    from bot.cluster.run_events import RunEvents
     from bot.config_live import LiveConfig
     from bot.context import ChannelState
     from bot.conversations import ConversationStore
@@ -62,3 +63,5 @@ class ServiceFacade:
     reload_mcp: Callable[[], Awaitable[None]] | None = None
     run_cancels: RunCancels | None = None
     """Cancel API runs executing on other workers (None: one process, no Redis bus)."""
+    run_events: RunEvents | None = None
+    """API runs' live events shared with other workers (None: one process, no Redis bus)."""

@@ -77,3 +77,38 @@ async def test_a_stream_joined_on_another_worker_cancels_the_run_when_its_client
         joined = await asyncio.wait_for(sdk_one.runs.join(tid, run["run_id"]), 15)
         assert "slow slow slow slow" not in str(joined)  # cut off, not finished
         assert (await sdk_one.runs.get(tid, run["run_id"]))["status"] == "interrupted"
+
+
+async def test_a_stream_joined_on_another_worker_gets_the_runs_deltas_live(
+    tmp_path: Path, fake_openai: FakeOpenAI, pg_dsn: str, redis_bus: dict[str, Any]
+) -> None:
+    fake_openai.script(Reply(text="alpha beta gamma delta", stall_after=1))
+    async with (
+        worker(tmp_path, fake_openai, pg_dsn, redis_bus) as one,
+        worker(tmp_path, fake_openai, pg_dsn, redis_bus) as two,
+        sdk_of(one) as sdk_one,
+        sdk_of(two) as sdk_two,
+    ):
+        tid = (await sdk_one.threads.create())["thread_id"]
+        modes = ["values", "messages-tuple"]
+        run = await sdk_one.runs.create(tid, "lead_agent", input=HUMAN, stream_mode=modes)
+        await fake_openai.wait_requests(1)
+        parts: list[Any] = []
+        first_delta = asyncio.Event()
+
+        async def read() -> None:  # from the start (Last-Event-ID 0), then live
+            async for part in sdk_two.runs.join_stream(tid, run["run_id"], last_event_id="0"):
+                parts.append(part)
+                if part.event == "messages":
+                    first_delta.set()
+
+        reader = asyncio.create_task(read())
+        await asyncio.wait_for(first_delta.wait(), 15)  # while worker one's model stalls
+        assert (await sdk_two.runs.get(tid, run["run_id"]))["status"] == "running"
+        fake_openai.release()
+        await asyncio.wait_for(reader, 15)
+    events = [p.event for p in parts]
+    assert events[0] == "metadata"
+    assert events[-1] == "end"
+    deltas = "".join(p.data[0]["content"] for p in parts if p.event == "messages")
+    assert deltas == "alpha beta gamma delta"
