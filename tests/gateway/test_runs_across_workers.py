@@ -112,3 +112,31 @@ async def test_a_stream_joined_on_another_worker_gets_the_runs_deltas_live(
     assert events[-1] == "end"
     deltas = "".join(p.data[0]["content"] for p in parts if p.event == "messages")
     assert deltas == "alpha beta gamma delta"
+
+
+async def test_without_redis_for_its_events_a_joiner_elsewhere_still_gets_the_end(
+    tmp_path: Path, fake_openai: FakeOpenAI, pg_dsn: str, redis_bus: dict[str, Any]
+) -> None:
+    fake_openai.script(Reply(text="alpha beta", stall_after=1))
+    async with (
+        worker(tmp_path, fake_openai, pg_dsn, redis_bus) as one,
+        worker(tmp_path, fake_openai, pg_dsn, redis_bus) as two,
+        sdk_of(one) as sdk_one,
+        sdk_of(two) as sdk_two,
+    ):
+        assert one.app is not None
+        assert one.app.run_events is not None
+        one.app.run_events.client = lambda: None  # worker one cannot reach Redis for events
+        tid = (await sdk_one.threads.create())["thread_id"]
+        modes = ["values", "messages-tuple"]
+        run = await sdk_one.runs.create(tid, "lead_agent", input=HUMAN, stream_mode=modes)
+        await fake_openai.wait_requests(1)
+        reader = asyncio.create_task(_events(sdk_two.runs.join_stream(tid, run["run_id"])))
+        fake_openai.release()
+        events = await asyncio.wait_for(reader, 15)
+    assert events[-2:] == ["values", "end"]  # from the run's record: no deltas, but the end
+    assert "messages" not in events
+
+
+async def _events(stream: Any) -> list[str]:
+    return [p.event async for p in stream]
