@@ -1,6 +1,8 @@
 """Gateway runs on several workers (one PostgreSQL, one Redis bus): a run executing on one
 worker is cancelled through another, with the answers of a local cancel, seen through the
-official langgraph-sdk client."""
+official langgraph-sdk client; a stream joined on another worker with `cancel_on_disconnect`
+cancels the run when its client leaves, and gets the run's deltas live through Redis (only the
+end when the running worker cannot reach Redis)."""
 
 from __future__ import annotations
 
