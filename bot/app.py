@@ -17,6 +17,7 @@ from bot.access import AccessGate
 from bot.bus import MessageBus
 from bot.cluster.connections import ConnectionLeases
 from bot.cluster.control import ClusterRuns
+from bot.cluster.run_events import RunEvents
 from bot.cluster.settling import SettleNotifyingJournal
 from bot.cluster.shared_budgets import SharedPacing
 from bot.cluster.stream_bus import RedisBus
@@ -173,6 +174,7 @@ class App:
         self.runner.on_title = self._set_title
         self.metrics.read_gauges(lambda: self.bus.depth, lambda: self.dispatcher.waiting)
         self.control: ClusterRuns | None = None
+        self.run_events: RunEvents | None = None
         if self.cluster is not None:
             self.cluster.on_resume = self._resume
             self.cluster.on_abandon = self.dispatcher.abandon
@@ -183,6 +185,7 @@ class App:
                 self.dispatcher.stop_run,
             )
             self.dispatcher.elsewhere = self.control
+            self.run_events = RunEvents(lambda: cluster.client, redis_cfg.key_prefix)
         self._scheduler: asyncio.Task[None] | None = None
         self.gateway: GatewayServer | None = None
         self.started_at = 0.0
@@ -386,6 +389,8 @@ class App:
             journal=self.journal,
             queued=self.dispatcher.queued,
             stop_run=self.dispatcher.stop_run,
+            run_cancels=self.control,
+            run_events=self.run_events,
         )
 
     def health(self) -> dict[str, Any]:

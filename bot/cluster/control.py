@@ -6,6 +6,9 @@ worker received them. What spans conversations (in a main chat: the sender's rep
 its threads, each possibly on another worker) goes through Redis: each worker lists the replies
 it is writing in a hash per chat (`<prefix>:runs:<chat>`), and asks the worker writing one to
 stop it over pub/sub (`<prefix>:control:<worker>`), which answers on a reply channel.
+
+Gateway API runs are cancelled the same way: a cancel of a run that another worker executes is
+broadcast on `<prefix>:control:runs`; every live worker answers, the one running it cancels it.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from channels.base import ChatRef, InboundMessage
 log = logging.getLogger("bot.cluster.control")
 
 StopLocal = Callable[[str], Awaitable[bool]]
+CancelLocal = Callable[[str], bool]
 ANSWER_SECONDS = 6.0  # a stop waits up to 5 s for the run to end
 
 
@@ -45,6 +49,7 @@ class ClusterRuns:
         self.prefix = prefix
         self.worker = worker
         self.stop_local = stop_local
+        self.cancel_local: CancelLocal = lambda run_id: False  # the Gateway's, once it runs
         self._listener: asyncio.Task[None] | None = None
 
     def _runs_key(self, chat: ChatRef) -> str:
@@ -99,18 +104,45 @@ class ClusterRuns:
             return False
 
     async def _ask(self, client: aioredis.Redis, worker: str, key: str) -> bool:
+        channel = f"{self.prefix}:control:{worker}"
+        return await self._request(client, channel, {"stop": key}, "stopped")
+
+    # ---------------------------------------------------------------- Gateway API runs
+
+    def answer_with(self, cancel_local: CancelLocal) -> None:
+        """Cancel requests for API runs are answered by `cancel_local(run_id)` (the Gateway's)."""
+        self.cancel_local = cancel_local
+
+    async def cancel_elsewhere(self, run_id: str) -> bool:
+        """Ask the live worker running API run `run_id` to cancel it (False: none runs it)."""
+        client = self.client()
+        if client is None:
+            return False
+        try:
+            channel = f"{self.prefix}:control:runs"
+            return await self._request(client, channel, {"cancel_run": run_id}, "cancelled")
+        except (RedisError, OSError) as exc:
+            log.warning("control: cancel of run %s not delivered: %s", run_id, exc)
+            return False
+
+    async def _request(
+        self, client: aioredis.Redis, channel: str, request: dict[str, str], answer: str
+    ) -> bool:
+        """Publish `request` on `channel`; True once a listener answers `answer`, False when
+        every listener answered otherwise, none listens (the worker is gone) or time ran out."""
         reply = f"{self.prefix}:control:reply:{uuid.uuid4().hex}"
         pubsub = client.pubsub()
         await pubsub.subscribe(reply)
         try:
-            request = json.dumps({"stop": key, "reply": reply})
-            if not await client.publish(f"{self.prefix}:control:{worker}", request):
-                return False  # nobody listens there: the worker is gone
+            listeners = await client.publish(channel, json.dumps({**request, "reply": reply}))
             deadline = time.monotonic() + ANSWER_SECONDS
-            while (left := deadline - time.monotonic()) > 0:
+            while listeners > 0 and (left := deadline - time.monotonic()) > 0:
                 message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=left)
-                if message is not None:
-                    return bool(json.loads(message["data"]).get("stopped"))
+                if message is None:
+                    continue
+                if json.loads(message["data"]).get(answer):
+                    return True
+                listeners -= 1
             return False
         finally:
             await pubsub.aclose()
@@ -139,14 +171,19 @@ class ClusterRuns:
 
     async def _serve(self, client: aioredis.Redis) -> None:
         pubsub = client.pubsub()
-        await pubsub.subscribe(f"{self.prefix}:control:{self.worker()}")
+        await pubsub.subscribe(
+            f"{self.prefix}:control:{self.worker()}", f"{self.prefix}:control:runs"
+        )
         try:
             async for message in pubsub.listen():
                 if message.get("type") != "message":
                     continue
                 request = json.loads(message["data"])
-                stopped = await self.stop_local(request["stop"])
-                await client.publish(request["reply"], json.dumps({"stopped": stopped}))
+                if "cancel_run" in request:
+                    answer = {"cancelled": self.cancel_local(request["cancel_run"])}
+                else:
+                    answer = {"stopped": await self.stop_local(request["stop"])}
+                await client.publish(request["reply"], json.dumps(answer))
         finally:
             with contextlib.suppress(RedisError, OSError):
                 await pubsub.aclose()

@@ -6,12 +6,13 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from agent.config import AgentConfig
     from agent.runner import AgentRunner
     from agent.skills.registry import SkillRegistry
+    from bot.cluster.run_events import RunEvents
     from bot.config_live import LiveConfig
     from bot.context import ChannelState
     from bot.conversations import ConversationStore
@@ -19,6 +20,18 @@ if TYPE_CHECKING:
     from bot.journal import Journal
     from bot.metrics import Metrics
     from bot.schedules.service import Schedules
+
+
+class RunCancels(Protocol):
+    """API runs cancelled across workers (bot/cluster/control.py's `ClusterRuns`)."""
+
+    async def cancel_elsewhere(self, run_id: str) -> bool:
+        """Ask the worker running `run_id` to cancel it; False when no live worker runs it."""
+        ...
+
+    def answer_with(self, cancel_local: Callable[[str], bool]) -> None:
+        """Other workers' cancel requests are answered by `cancel_local(run_id)`."""
+        ...
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -48,3 +61,7 @@ class ServiceFacade:
     stop_run: Callable[[str], Awaitable[bool]]
     """Stop the reply running in the conversation `key` on this worker (False: none ran)."""
     reload_mcp: Callable[[], Awaitable[None]] | None = None
+    run_cancels: RunCancels | None = None
+    """Cancel API runs executing on other workers (None: one process, no Redis bus)."""
+    run_events: RunEvents | None = None
+    """API runs' live events shared with other workers (None: one process, no Redis bus)."""

@@ -4,11 +4,12 @@
 the service's SQLite file (tables `api_threads` and `api_runs`, bot/db.py), and
 `bot.stores.pg_gateway.PostgresGatewayRecords` on PostgreSQL; bot/stores picks one.
 
-Only records are kept: a run's live event stream stays in the process that runs it
-(bot/gateway/run_manager.py). A thread keeps its newest `KEEP_RUNS` runs; deleting the thread
-deletes them. A run still `pending` or `running` when its process stopped (a crash, a kill) can
-never finish: `settle_orphans()`, called when the stores open (and, on PostgreSQL, whenever a
-process notices that another died), marks it `error` with `ORPHANED` as its message.
+Only records are kept: a run's live event stream is in the process that runs it
+(bot/gateway/run_manager.py; with the Redis bus, also in Redis: bot/cluster/run_events.py).
+A thread keeps its newest `KEEP_RUNS` runs; deleting the thread deletes them. A run still
+`pending` or `running` when its process stopped (a crash, a kill) can never finish:
+`settle_orphans()`, called when the stores open (and, on PostgreSQL, whenever a process
+notices that another died), marks it `error` with `ORPHANED` as its message.
 """
 
 from __future__ import annotations

@@ -4,9 +4,11 @@ stream, and the per-run event log that SSE streams, `/wait` and `/join` read.
 A run's record (status, metadata, final values, error) is kept in `GatewayRecords` at every
 transition, so `get`/`list` answer after a restart and from any process on a shared database;
 its effect on the thread is in the checkpoints. A run's live events (the SSE replay buffer and
-subscribers) stay in the process that runs it. A run of another process (or one that process
-left unfinished) is followed by polling its record until it ends, so `/join` and `/wait` on it
-return. Every run's events are `metadata` first and `end` last.
+subscribers) are in the process that runs it, and with the Redis bus also in a Redis stream
+(bot/cluster/run_events.py). A run of another process (or one that process left unfinished) is
+followed by polling its record until it ends, so `/join` and `/wait` on it return; with the
+Redis bus its events are relayed live meanwhile. Every run's events are `metadata` first and
+`end` last.
 """
 
 from __future__ import annotations
@@ -17,8 +19,9 @@ import logging
 import time
 import uuid
 from collections import deque
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agent.errors import describe_failure
 from agent.events import RunSettings
@@ -27,10 +30,14 @@ from bot.gateway.records import KEEP_RUNS, GatewayRecords, RunRow
 from bot.gateway.serialize import iso, jsonable, message_chunk, state_values
 from bot.metrics import Metrics
 
+if TYPE_CHECKING:
+    from bot.cluster.run_events import RunEvents
+
 log = logging.getLogger("bot.gateway.runs")
 
 MAX_RUNS_PER_THREAD = KEEP_RUNS  # kept in memory, with their replay buffers
 FOLLOW_SECONDS = 0.5  # how often a run of another process is looked up until it ends
+RELAY_GRACE = 2.0  # once its record ended, how long its last relayed events may take
 REPLAY_BUFFER = 256
 API_CHANNEL = "api"
 
@@ -57,6 +64,7 @@ class RunRecord:
     buffer: deque[Event] = field(default_factory=lambda: deque(maxlen=REPLAY_BUFFER))
     subscribers: set[asyncio.Queue[Event]] = field(default_factory=set)
     seq: int = 0
+    sink: Callable[[int, str, Any], None] | None = None  # the events to other workers
 
     @property
     def active(self) -> bool:
@@ -66,6 +74,8 @@ class RunRecord:
         self.seq += 1
         item = (self.seq, event, data)
         self.buffer.append(item)
+        if self.sink is not None:
+            self.sink(*item)
         for queue in self.subscribers:
             queue.put_nowait(item)
 
@@ -198,6 +208,10 @@ class RunManager:
         self._active: dict[str, RunRecord] = {}
         self._followed: dict[str, RunRecord] = {}  # runs of other processes, until they end
         self._followers: set[asyncio.Task[None]] = set()
+        self._cancels: set[asyncio.Task[bool]] = set()
+        self.events: RunEvents | None = None  # runs' live events through Redis (several workers)
+        self.elsewhere: Callable[[str], Awaitable[bool]] | None = None
+        """Ask the worker running a run of another process to cancel it (None: one process)."""
 
     # ---------------------------------------------------------------- queries
 
@@ -250,6 +264,8 @@ class RunManager:
         except BaseException:
             self._forget(rec)
             raise
+        if self.events is not None:
+            rec.sink = self.events.publisher(rec.run_id)
         rec.publish("metadata", {"run_id": rec.run_id, "thread_id": rec.thread_id})
         rec.task = asyncio.create_task(self._work(rec, req), name=f"api-run:{rec.run_id}")
         return rec
@@ -293,6 +309,7 @@ class RunManager:
 
     async def _poll(self, rec: RunRecord) -> None:
         warned = False
+        relay = self._relay(rec)
         try:
             while rec.active:
                 await asyncio.sleep(FOLLOW_SECONDS)
@@ -309,9 +326,25 @@ class RunManager:
                         status="error",
                         error={"name": "RunDeleted", "message": "the run's thread was deleted"},
                     )
+                if row.finished and relay is not None:  # its last events first
+                    await asyncio.wait({relay}, timeout=RELAY_GRACE)
                 rec.settle(row)
         finally:
             self._followed.pop(rec.run_id, None)
+            if relay is not None:
+                relay.cancel()
+
+    def _relay(self, rec: RunRecord) -> asyncio.Task[bool] | None:
+        """Relay a run of another worker's live events to this process's joiners."""
+        if self.events is None:
+            return None
+
+        def deliver(seq: int, event: str, data: Any) -> None:
+            if rec.active and seq > rec.seq:
+                rec.seq = seq - 1
+                rec.publish(event, data)
+
+        return asyncio.create_task(self.events.relay(rec.run_id, deliver), name="api-run-relay")
 
     # ---------------------------------------------------------------- control
 
@@ -321,6 +354,23 @@ class RunManager:
         if not rec.task.cancelling():  # once: a second cancel would cut its record's update
             rec.task.cancel()
         return True
+
+    def cancel_local(self, run_id: str) -> bool:
+        """Cancel run `run_id` if this process runs it (another worker's request)."""
+        rec = self._runs.get(run_id)
+        return rec is not None and self.cancel(rec)
+
+    async def cancel_anywhere(self, rec: RunRecord) -> bool:
+        """Cancel the run here, or ask the worker running it (a run of another process)."""
+        if rec.task is not None or self.elsewhere is None or not rec.active:
+            return self.cancel(rec)
+        return await self.elsewhere(rec.run_id)
+
+    def cancel_soon(self, rec: RunRecord) -> None:
+        """`cancel_anywhere` from a callback (a stream's client left): asked in the background."""
+        task = asyncio.create_task(self.cancel_anywhere(rec), name=f"api-run-cancel:{rec.run_id}")
+        self._cancels.add(task)
+        task.add_done_callback(self._cancels.discard)
 
     def forget_thread(self, thread_id: str) -> None:
         """Drop the thread's runs from memory (`ThreadStore.delete` deletes their records)."""
@@ -335,7 +385,8 @@ class RunManager:
         for task in self._followers:
             task.cancel()
         tasks = [rec.task for rec in runs if rec.task is not None] + list(self._followers)
-        await asyncio.gather(*tasks, return_exceptions=True)
+        asks = list(self._cancels)  # asks of other workers: answered within seconds
+        await asyncio.gather(*tasks, *asks, return_exceptions=True)
 
     # ---------------------------------------------------------------- the worker
 

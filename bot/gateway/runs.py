@@ -272,7 +272,7 @@ async def cancel_run(call: Call) -> web.Response:
     q: CancelQuery = call.query
     if q.action == "rollback":
         raise ApiError(501, "action 'rollback' is not implemented; use 'interrupt'")
-    if not gw.runs.cancel(rec):  # DeerFlow's UI recognises exactly this text
+    if not await gw.runs.cancel_anywhere(rec):  # DeerFlow's UI recognises exactly this text
         raise ApiError(409, f"Run {rec.run_id} is not cancellable (status: {rec.status})")
     if q.wait:
         await asyncio.wait_for(rec.done.wait(), 30)
@@ -325,10 +325,10 @@ async def _join(call: Call, *, cancel_first: bool) -> web.StreamResponse:
     rec = await _run(call)
     q: JoinStreamQuery = call.query
     if cancel_first and q.action is not None:
-        gw.runs.cancel(rec)
+        await gw.runs.cancel_anywhere(rec)
     last = call.request.headers.get("Last-Event-ID", "")
     queue = rec.subscribe(after=int(last) if last.isdigit() else None)
-    on_gone = (lambda: gw.runs.cancel(rec)) if q.cancel_on_disconnect else None
+    on_gone = (lambda: gw.runs.cancel_soon(rec)) if q.cancel_on_disconnect else None
     return await stream_run(
         call.request, rec, queue, heartbeat=gw.runs.heartbeat_seconds, on_disconnect=on_gone
     )

@@ -27,6 +27,10 @@ class Gateway:
             records,
             chat_running=lambda tid: chat_is_replying(service, tid),
         )
+        if service.run_cancels is not None:  # several workers: cancel where the run runs
+            runs.elsewhere = service.run_cancels.cancel_elsewhere
+            service.run_cancels.answer_with(runs.cancel_local)
+        runs.events = service.run_events
         return cls(service, threads, runs)
 
     async def thread(self, thread_id: str) -> ThreadRow:
