@@ -19,7 +19,8 @@ from agent.events import RunSettings
 from bot.gateway.errors import ApiError
 from bot.gateway.registry import THREAD_ID, Call, Registry
 from bot.gateway.run_input import convert, fork_point, with_files
-from bot.gateway.run_manager import RunRecord, RunRefused, RunRequest
+from bot.gateway.run_manager import RunRefused, RunRequest
+from bot.gateway.run_record import RunRecord
 from bot.gateway.run_schemas import (
     ASSISTANT_ID,
     CancelQuery,

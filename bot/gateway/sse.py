@@ -10,7 +10,7 @@ from typing import Any
 
 from aiohttp import web
 
-from bot.gateway.run_manager import Event, RunRecord
+from bot.gateway.run_record import Event, RunRecord
 
 SSE_HEADERS = {
     "Content-Type": "text/event-stream",
