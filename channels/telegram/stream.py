@@ -7,8 +7,9 @@ If Telegram refuses a draft that reply falls back to the placeholder path; only 
 without the method turns drafts off for the bot. A refused final edit is sent as a new message;
 refused HTML is resent as its visible text (api.Sender.text): the user always gets the answer.
 Intermediate updates are coalesced: a doc that arrives before the chat's slot is held and the
-newest one is shown when the slot opens. Drafts have a budget of their own (channels/telegram/
-pacing.py), so the final message is not held behind the last draft.
+newest one is shown when the slot opens (the update that creates the reply's message waits for
+the slot instead, so the message's id is known when it returns). Drafts have a budget of
+their own (channels/telegram/pacing.py), so the final message is not held behind the last draft.
 """
 
 from __future__ import annotations
@@ -106,10 +107,12 @@ class Replies:
             return  # the scheduled flush will show the newest doc
         self.sender.gate.check()
         wait = self.sender.ready_in(handle.chat, DRAFT if handle.mode == "draft" else MESSAGE)
-        if wait <= 0:
-            await self._flush(handle)
-        else:
+        if wait > 0 and not _first_message(handle):
             handle.flush_task = self._spawn(self._flush_later(handle, wait))
+            return
+        if wait > 0:  # a new message's id must be known when this returns (see _first_message)
+            await self.sender.pacer.sleep(wait)
+        await self._flush(handle)
 
     async def finish(self, handle: TelegramReply, doc: ReplyDoc) -> None:
         flush = handle.flush_task
@@ -272,6 +275,13 @@ class Replies:
             if task and not task.done():
                 task.cancel()
         handle.flush_task = handle.typing_task = None
+
+
+def _first_message(handle: TelegramReply) -> bool:
+    """The next update creates the reply's message. It is sent within the update, never later
+    in the background: the service keeps the message id after each update, and a restart that
+    did not know it would post a second message beside the first."""
+    return handle.mode == "edit" and handle.message_id is None
 
 
 def _method_missing(exc: ChannelError) -> bool:

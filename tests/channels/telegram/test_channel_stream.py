@@ -175,3 +175,24 @@ async def test_a_refused_final_edit_arrives_as_a_new_message(fake, ctx, make_cha
     await channel.finish_reply(handle, ReplyDoc(text="**grown**", status="done"))
     assert [c.body["text"] for c in fake.calls_of("sendMessage")] == ["growing", "<b>grown</b>"]
     assert fake.violations == []
+
+
+async def test_a_replys_first_message_is_known_when_its_update_returns(
+    fake, ctx, make_channel
+) -> None:
+    """The journal keeps a reply's message id after each update; a first message sent later
+    in the background (the chat's slot was taken) would be unknown to a restart after a kill,
+    which would then post a second message beside the first. So the first message of an
+    edited reply goes out within its update, once the chat's slot opens."""
+    channel = await make_channel()
+    first = await inbound(fake, ctx, chat_id=-500, text="@antler_bot one")
+    second = await inbound(fake, ctx, chat_id=-500, text="@antler_bot two")
+    a = await channel.open_reply(first, ReplyDoc())
+    await channel.update_reply(a, ReplyDoc(text="answer one"))  # takes the chat's slot
+    b = await channel.open_reply(second, ReplyDoc())
+    await channel.update_reply(b, ReplyDoc(text="answer two"))
+    assert channel.handle_state(b)["message_id"] is not None  # nothing awaited in between
+    await channel.finish_reply(b, ReplyDoc(text="answer two, done", status="done"))
+    await channel.finish_reply(a, ReplyDoc(text="answer one, done", status="done"))
+    assert len(fake.calls_of("sendMessage")) == 2  # one message per reply, edited to its final
+    assert fake.violations == []
