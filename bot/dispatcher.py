@@ -58,6 +58,8 @@ class _Lane:
     run: asyncio.Task[None] | None = None
     stop_reason: str = ""
     running: InboundMessage | None = None  # the message whose reply is being written
+    waiting: _Job | None = None  # the job waiting for a run slot ...
+    slot_wait: asyncio.Future[Any] | None = None  # ... and its wait, which /stop may cancel
 
 
 class Dispatcher:
@@ -175,11 +177,9 @@ class Dispatcher:
                     channel = self.channels[job.msg.chat.channel]
                     await self._run_command(channel, job.msg, job.command.name, job.command.args)
                     continue
-                self.waiting += 1
-                try:
-                    await self.slots.acquire()
-                finally:
-                    self.waiting -= 1
+                if not await self._take_slot(lane, job):
+                    await self._stopped_waiting(job, lane.stop_reason)
+                    continue
                 try:
                     lane.stop_reason = ""
                     lane.run = asyncio.create_task(self._run_job(job, lane), name=f"run {key}")
@@ -198,6 +198,28 @@ class Dispatcher:
             if not lane.jobs:
                 self.lanes.pop(key, None)
             self._check_idle()
+
+    async def _take_slot(self, lane: _Lane, job: _Job) -> bool:
+        """Wait for a run slot; False when the wait was stopped (/stop, a newer message)."""
+        acquire = asyncio.ensure_future(self.slots.acquire())
+        self.waiting += 1
+        lane.waiting, lane.slot_wait = job, acquire
+        try:
+            await asyncio.wait({acquire})
+        except asyncio.CancelledError:  # shutdown: give back a slot taken meanwhile
+            if acquire.done() and not acquire.cancelled():
+                self.slots.release()
+            acquire.cancel()
+            raise
+        finally:
+            self.waiting -= 1
+            lane.waiting = lane.slot_wait = None
+        return not acquire.cancelled()
+
+    async def _stopped_waiting(self, job: _Job, reason: str) -> None:
+        channel = self.channels[job.msg.chat.channel]
+        handle = (await job.notice) if job.notice is not None else job.handle
+        await self.turns.stopped_before_start(channel, job.msg, handle, reason or texts.STOPPED)
 
     async def _run_job(self, job: _Job, lane: _Lane) -> None:
         channel = self.channels[job.msg.chat.channel]
@@ -254,6 +276,8 @@ class Dispatcher:
 
     async def stop_run(self, key: str) -> bool:
         lane = self.lanes.get(key)
+        if lane is not None and _stop_wait(lane, texts.STOPPED):
+            return True  # its message had not started: the lane settles it as stopped
         if lane is None or lane.run is None or lane.run.done():
             return False
         lane.stop_reason = texts.STOPPED
@@ -266,12 +290,11 @@ class Dispatcher:
         (the chat itself and each of its threads or topics)."""
         top = chat.with_topic(None)
         return [
-            lane.running
+            msg
             for lane in self.lanes.values()
-            if lane.run is not None
-            and lane.running is not None
-            and lane.running.chat.with_topic(None) == top
-            and lane.running.sender.id == sender_id
+            if (msg := _current(lane)) is not None
+            and msg.chat.with_topic(None) == top
+            and msg.sender.id == sender_id
         ]
 
     async def stop_anywhere(self, chat: ChatRef) -> bool:
@@ -292,8 +315,9 @@ class Dispatcher:
         return lane is not None and lane.run is not None
 
     def queued(self, key: str) -> int:
+        """Messages of conversation `key` waiting: behind its reply, or for a run slot."""
         lane = self.lanes.get(key)
-        return len(lane.jobs) if lane else 0
+        return len(lane.jobs) + (lane.waiting is not None) if lane else 0
 
     @property
     def active_runs(self) -> int:
@@ -349,3 +373,23 @@ class Dispatcher:
             task.cancel()
         tasks = [lane.task for lane in self.lanes.values() if lane.task] + list(self._side_tasks)
         await asyncio.gather(*runs, *tasks, return_exceptions=True)
+
+
+def _current(lane: _Lane) -> InboundMessage | None:
+    """The message a lane is answering or about to answer (waiting for a run slot)."""
+    if lane.run is not None and lane.running is not None:
+        return lane.running
+    return lane.waiting.msg if lane.waiting is not None else None
+
+
+def _stop_wait(lane: _Lane, reason: str) -> bool:
+    """Stop a message still waiting for a run slot; False when none is (or it is a final
+    a previous process had started: that one is delivered, not stopped)."""
+    job, wait = lane.waiting, lane.slot_wait
+    if job is None or wait is None or wait.done():
+        return False
+    if job.entry is not None and job.entry.state is State.delivering:
+        return False
+    lane.stop_reason = reason
+    wait.cancel()
+    return True

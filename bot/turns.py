@@ -144,6 +144,17 @@ class TurnRunner:
             told = False
         await self.settle.gave_up(channel.name, msg, told=told)
 
+    async def stopped_before_start(
+        self, channel: Channel, msg: InboundMessage, handle: ReplyHandle | None, reason: str
+    ) -> None:
+        """A message stopped while it waited for a run slot: its queued notice says so."""
+        if handle is not None:
+            try:
+                await channel.finish_reply(handle, ReplyDoc(status="cancelled", note=reason))
+            except ChannelError as exc:
+                log.warning("stop notice for %s not delivered: %s", msg.chat.key, exc)
+        await self.settle.stopped(msg)
+
     def _streamer(
         self, channel: Channel, msg: InboundMessage, handle: ReplyHandle | None
     ) -> ReplyStreamer:

@@ -105,6 +105,39 @@ async def test_a_full_run_pool_shows_a_queued_notice_at_admission(
     assert 'antler_admission_to_first_visible_seconds_count{channel="test"} 2.0' in metrics
 
 
+async def test_stop_cancels_a_message_waiting_for_a_run_slot(
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
+    """A full pool: c2's message shows its queued notice; /stop in c2 stops it there (the notice
+    says so, the journal settles it stopped) and the model is never asked; /status first counts
+    it as waiting."""
+    fake_openai.script(Reply(text="first answer " * 10, stall_after=2), Reply(text="never"))
+    cfg = {"channels": {"max_concurrent_runs": 1}}
+    async with harness(tmp_path, fake_openai, **cfg) as svc:
+        ch = chan(svc)
+        await ch.inject("one", chat_id="c1")
+        await fake_openai.wait_requests(1)
+        await ch.inject("two", chat_id="c2", event_id="two")
+        queued = (await ch.wait_for("queued"))[0]
+        await ch.inject("/status", chat_id="c2")
+        status = (await ch.wait_for("text"))[0].text
+        assert "Queued messages: 1" in status
+        await ch.inject("/stop", chat_id="c2")
+        stopped = (await ch.wait_for("finish"))[0]
+        assert stopped.reply == queued.reply  # the notice itself says it was stopped
+        assert stopped.doc is not None
+        assert stopped.doc.status == "cancelled"
+        assert svc.app is not None
+        assert svc.app.dispatcher.waiting == 0
+        fake_openai.release()
+        await svc.idle()
+        two = ch.message("two", "c2", event_id="two")
+        assert await state_of(svc, two) == (State.delivered, "stopped", False)
+    assert texts.stopped(1) in ch.texts("c2")  # the answer to /stop
+    assert len(fake_openai.requests) == 1  # c2's message never reached the model
+    assert ch.texts("c1")[-1].startswith("first answer")
+
+
 async def test_a_turn_that_fails_unexpectedly_is_tried_once_more(
     tmp_path: Path, fake_openai: FakeOpenAI
 ) -> None:
