@@ -82,7 +82,7 @@ async def _new(ctx: CommandContext, args: str) -> CommandReply:
     if ctx.msg.in_main_chat:
         return CommandReply(texts.NEW_IN_MAIN_CHAT)
     await ctx.service.conversations.new_thread(ctx.msg.chat)
-    return CommandReply("New conversation started.")
+    return CommandReply(texts.NEW_STARTED)
 
 
 @COMMANDS.register("stop", "stop the reply that is being written", ordered=False)
@@ -205,13 +205,13 @@ async def _memory(ctx: CommandContext, args: str) -> CommandReply:
         return CommandReply(f"Done: I forgot everything I remembered about you ({removed} facts).")
     if words[:1] == ["forget"]:
         if len(words) != 2 or not words[1].isdigit():
-            return CommandReply("Usage: /memory forget N (N is a number from /memory).")
+            return CommandReply(texts.MEMORY_FORGET_USAGE)
         fact = await memory.forget(user_id, int(words[1]))
         if fact is None:
             return CommandReply(f"There is no fact number {words[1]}; /memory lists them.")
         return CommandReply(f"Forgotten: {fact.content}")
     if words:
-        return CommandReply("Usage: /memory, /memory forget N or /memory clear.")
+        return CommandReply(texts.MEMORY_USAGE)
     if ctx.msg.chat.chat_type != "dm":
         return CommandReply(
             "What I remember about you is private: send /memory to me in a direct message."

@@ -221,6 +221,21 @@ class ReplyStreamer:
             await asyncio.gather(self._flusher, return_exceptions=True)
             self._flusher = None
 
+    async def say(self, text: str) -> None:
+        """A plain text answer to the message (a command's answer, a note about a file),
+        delivered with the same patience as a reply: 429s waited out, no answer retried."""
+        await self._deliver(
+            self.channel.send_text, self.msg.chat, text, reply_to=self.msg.message_id
+        )
+
+    async def at_once(self, doc: ReplyDoc) -> None:
+        """A reply opened and finished in one go (a command's answer with buttons)."""
+        if self.handle is None:
+            self.handle = await self._deliver(
+                self.channel.open_reply, self.msg, ReplyDoc(status="working")
+            )
+        await self._deliver(self.channel.finish_reply, self.handle, doc)
+
     async def _paced_deliver(self, fn: Callable[..., Awaitable[Any]], *args: Any) -> Any:
         return await self._deliver(fn, *args, paced=True)
 

@@ -170,6 +170,9 @@ def cannot_read(what: str) -> str:
 # In chats whose top-level messages start their own threads (Slack channels, Feishu groups in
 # per-topic mode) commands sent in the main chat act on the chat (docs/channels/README.md).
 
+NEW_STARTED = "New conversation started."
+MEMORY_FORGET_USAGE = "Usage: /memory forget N (N is a number from /memory)."
+MEMORY_USAGE = "Usage: /memory, /memory forget N or /memory clear."
 NEW_IN_MAIN_CHAT = (
     "Here every message you send to me starts a conversation of its own, so there is nothing "
     "to reset. To start over inside a thread, send /new in that thread."

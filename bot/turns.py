@@ -93,7 +93,7 @@ class TurnRunner:
                 self._sign_of_life(msg)
             files, notes = await self._fetch_files(channel, msg, conv)
             for note in notes:
-                await channel.send_text(msg.chat, note, reply_to=msg.message_id)
+                await streamer.say(note)
             await self._stream(streamer, conv, self._turn(msg, files))
             status = await streamer.finish()
         except asyncio.CancelledError:
@@ -138,7 +138,7 @@ class TurnRunner:
                     handle, ReplyDoc(status="failed", note=texts.TURN_FAILED)
                 )
             else:
-                await channel.send_text(msg.chat, texts.TURN_FAILED, reply_to=msg.message_id)
+                await self._streamer(channel, msg, None).say(texts.TURN_FAILED)
         except ChannelError as exc:
             log.warning("failure notice for %s not delivered: %s", msg.chat.key, exc)
             told = False
@@ -205,14 +205,12 @@ class TurnRunner:
         self, channel: Channel, msg: InboundMessage, text: str, buttons: tuple[Button, ...]
     ) -> None:
         """Answer a command: plain text, or a one-shot reply when there are buttons to show."""
+        streamer = self._streamer(channel, msg, None)
         try:
             if buttons and channel.capabilities.buttons:
-                handle = await channel.open_reply(msg, ReplyDoc(status="working"))
-                await channel.finish_reply(
-                    handle, ReplyDoc(text=text, buttons=buttons, status="done")
-                )
+                await streamer.at_once(ReplyDoc(text=text, buttons=buttons, status="done"))
             else:
-                await channel.send_text(msg.chat, text, reply_to=msg.message_id)
+                await streamer.say(text)
         except ChannelError as exc:
             await self.settle.undeliverable(channel.name, msg, exc)
             return

@@ -280,13 +280,15 @@ class FakeDingTalk:
         arrived = time.monotonic()
         body = await self._body(request)
         headers = {k.lower(): v for k, v in request.headers.items()}
-        self.calls.append(Recorded(request.method, path, body, headers))
+        call = Recorded(request.method, path, body, headers)
+        self.calls.append(call)
         if path.startswith("/v1.0/") and path not in _OPEN_PATHS and arrived < self.blocked_until:
             self.violations.append(
                 f"{request.method} {path} {self.blocked_until - arrived:.2f}s inside a 429 window"
             )
         injected = self._take_failure(request.method, path)
         if injected is not None:
+            call.refused = True
             if injected.status == 429:  # the app is throttled for Retry-After seconds
                 wait = float(injected.headers.get("Retry-After", "1"))
                 self.blocked_until = max(self.blocked_until, time.monotonic() + wait)

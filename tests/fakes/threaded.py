@@ -27,6 +27,7 @@ class Recorded:
     body: Any
     headers: dict[str, str] = field(default_factory=dict)
     at: float = field(default_factory=time.monotonic)
+    refused: bool = False  # the server answered it with an injected failure: it had no effect
 
 
 class ThreadedServer:

@@ -66,7 +66,7 @@ class DingTalkDriver(Driver):
             if (call.method, call.path) == ("POST", CARDS) and self._ai_card(call.body):
                 streams = self.fake.streams(call.body["outTrackId"])
                 texts.append(streams[-1]["content"].strip() if streams else "")
-            elif call.method == "POST" and call.path in MARKDOWN_PATHS:
+            elif call.method == "POST" and call.path in MARKDOWN_PATHS and not call.refused:
                 texts += _markdown(call.body)
         return texts
 
@@ -90,8 +90,13 @@ class DingTalkDriver(Driver):
         self.fake.rate_limit(*FINAL_STATE, retry_after=0.3)
         self._limits += 1
 
+    def rate_limit_text(self, times: int) -> None:
+        self.fake.webhook_error(130101, times=times)  # the robot is throttled on the session
+        self._limits += times
+
     def rate_limits_served(self) -> int:
-        return self._limits - len(self.fake._failures.get(FINAL_STATE) or [])
+        keys = (FINAL_STATE, ("POST", MARKDOWN_PATHS[0]))
+        return self._limits - sum(len(self.fake._failures.get(k) or []) for k in keys)
 
     def saw_queued(self) -> bool:
         created = [

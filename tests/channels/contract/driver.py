@@ -67,6 +67,10 @@ class Driver(abc.ABC):
         """The next call that delivers a final answer is refused with a 429 (retry-after)."""
 
     @abc.abstractmethod
+    def rate_limit_text(self, times: int) -> None:
+        """The next `times` calls that send a plain text answer (a command's) get a 429."""
+
+    @abc.abstractmethod
     def rate_limits_served(self) -> int:
         """How many 429s the fake server has answered."""
 

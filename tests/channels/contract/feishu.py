@@ -110,8 +110,13 @@ class FeishuDriver(Driver):
         self.fake.fail_next("card_update", RATE_LIMITED)  # the final card (green header)
         self._limits += 1
 
+    def rate_limit_text(self, times: int) -> None:
+        self.fake.fail_next("reply", RATE_LIMITED, times=times)  # a text card replying to the DM
+        self._limits += times
+
     def rate_limits_served(self) -> int:
-        return self._limits - len(self.fake._failures["card_update"])
+        ops = ("card_update", "reply")
+        return self._limits - sum(len(self.fake._failures[op]) for op in ops)
 
     def saw_queued(self) -> bool:
         return any(

@@ -104,8 +104,13 @@ class SlackDriver(Driver):
         self.fake.rate_limit("chat.stopStream", retry_after=1)
         self._limits += 1
 
+    def rate_limit_text(self, times: int) -> None:
+        self.fake.rate_limit("chat.postMessage", retry_after=1, times=times)
+        self._limits += times
+
     def rate_limits_served(self) -> int:
-        return self._limits - len(self.fake._failures.get("chat.stopStream") or [])
+        ops = ("chat.stopStream", "chat.postMessage")
+        return self._limits - sum(len(self.fake._failures.get(op) or []) for op in ops)
 
     def saw_queued(self) -> bool:
         return bool(self.fake.calls_of("reactions.add"))

@@ -80,6 +80,10 @@ class TelegramDriver(Driver):
         self.fake.fail_next("sendMessage", 429, "Too Many Requests: retry after 1", retry_after=1)
         self._limits += 1
 
+    def rate_limit_text(self, times: int) -> None:
+        for _ in range(times):  # a command's answer is a new message too
+            self.rate_limit_final()
+
     def rate_limits_served(self) -> int:
         return self._limits - len(self.fake._failures["sendMessage"])
 

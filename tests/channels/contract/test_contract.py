@@ -3,8 +3,10 @@ fake server. Parametrized over the platforms in conftest.DRIVERS."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 
+from bot import texts
 from tests.channels.contract.driver import OUTPUTS, Driver
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.openai_wire import Reply, ToolCall
@@ -113,6 +115,23 @@ async def test_a_429_on_the_final_is_waited_out(
     assert driver.rate_limits_served() == 1
     assert driver.shown() == ["echo: hello"]
     assert driver.violations() == []  # nothing reached the platform before the retry-after
+
+
+async def test_a_commands_answer_waits_out_429s(
+    driver: Driver, service: ServiceHarness, fake_openai: FakeOpenAI
+) -> None:
+    driver.rate_limit_text(times=2)
+    driver.send("/new", "e1")
+    for _ in range(200):  # the 429s are waited out (about two seconds), then it shows
+        if driver.shown():
+            break
+        await asyncio.sleep(0.05)
+    await service.idle(timeout=20)
+    assert driver.rate_limits_served() == 2
+    (shown,) = driver.shown()  # the answer, once
+    assert shown == texts.NEW_STARTED
+    assert driver.violations() == []
+    assert fake_openai.requests == []
 
 
 async def test_a_redelivered_event_is_answered_once(
