@@ -135,7 +135,7 @@ class _Walker:
             if node.type == "inline":
                 self.inline(node.children, marks)
             elif node.type in _INLINE_MARKS:
-                self.inline(node.children, (*marks, Mark(_INLINE_MARKS[node.type])))
+                self.inline(node.children, _with(marks, Mark(_INLINE_MARKS[node.type])))
             elif node.type == "code_inline":
                 self.emit(node.content, (*marks, Mark("code")))
             elif node.type in ("softbreak", "hardbreak"):
@@ -175,6 +175,12 @@ class _Walker:
         ]
         lines.insert(1, "-+-".join("-" * s for s in sizes))
         self.emit("\n".join(lines), (Mark("pre"),))
+
+
+def _with(marks: tuple[Mark, ...], mark: Mark) -> tuple[Mark, ...]:
+    """`marks` and `mark`, once: bold inside bold (a heading's, or `**a **b** c**`) is just bold,
+    so no renderer nests a tag in itself."""
+    return marks if mark in marks else (*marks, mark)
 
 
 def _rows(table: SyntaxTreeNode) -> Iterator[SyntaxTreeNode]:

@@ -171,3 +171,9 @@ def test_split_markdown_parts_fit_and_lose_nothing(markdown: str, limit: int) ->
     assert all(len(p) <= limit for p in parts)
     shown = "".join(commonmark_letters(p) for p in parts)
     assert is_subsequence(commonmark_letters(markdown), shown)
+
+
+def test_bold_inside_bold_is_one_tag_not_nested() -> None:
+    (part,) = render_parts("# A **b** c\n\n**x **y** z** and *i *j* k*")
+    assert part.html == "<b>A b c</b>\n\n<b>x y z</b> and <i>i j k</i>"
+    check_html(part.html)
