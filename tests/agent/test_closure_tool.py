@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from langchain_core.tools import BaseTool, tool
+from langchain_core.tools import BaseTool, StructuredTool, tool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from agent.tools.closure_tool import closure_tool
@@ -37,3 +37,24 @@ def test_other_default_values_get_their_own_schema() -> None:
         "type": "integer",
     }
     assert five.invoke({"text": "o"}) == " ".join(["xO"] * 5)
+
+
+async def test_a_named_coroutine_tool_matches_from_function() -> None:
+    def build_async(reply: str) -> BaseTool:
+        async def answer(question: str) -> str:
+            return reply
+
+        return closure_tool(answer, name="ask", description="Ask something.")
+
+    yes, no = build_async("yes"), build_async("no")
+    assert yes.args_schema is no.args_schema
+    assert (await yes.ainvoke({"question": "?"}), await no.ainvoke({"question": "?"})) == (
+        "yes",
+        "no",
+    )
+
+    async def answer(question: str) -> str:
+        return ""
+
+    plain = StructuredTool.from_function(coroutine=answer, name="ask", description="Ask something.")
+    assert convert_to_openai_tool(yes) == convert_to_openai_tool(plain)
