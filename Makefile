@@ -46,13 +46,16 @@ config.yaml:
 run: $(STAMP) config.yaml
 	$(BIN)/antler serve --config config.yaml
 
-# Tests run in parallel (pytest-xdist, one worker per core): each test has its own temp dir,
-# ports, PostgreSQL schema and fake servers.
+# Tests run in parallel (pytest-xdist, one worker per core, idle workers steal queued tests):
+# each test has its own temp dir, ports, PostgreSQL schema and fake servers. Bytecode is cached
+# even where PYTHONDONTWRITEBYTECODE is set: without it every worker re-rewrites the asserts of
+# every test module and every `antler serve` subprocess recompiles the project.
 test: $(DEVSTAMP) $(JSSDK) browser
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
-	ANTLER_JS_SDK_DIR=$(CURDIR)/$(JSDIR) $(BIN)/python -m pytest -q -n auto
+	PYTHONDONTWRITEBYTECODE= ANTLER_JS_SDK_DIR=$(CURDIR)/$(JSDIR) \
+		$(BIN)/python -m pytest -q -n auto --dist worksteal
 
 bench: $(DEVSTAMP)
 	$(BIN)/python -m bench

@@ -17,11 +17,12 @@ from typing import Any
 
 from langchain.tools import ToolRuntime
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
-from langchain_core.tools import BaseTool, tool
+from langchain_core.tools import BaseTool
 
 from agent.config import SubagentsConfig
 from agent.context import BuildContext, RunContext
 from agent.relay import content_text, tool_label
+from agent.tools.closure_tool import closure_tool
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +67,7 @@ class Subagents:
                 graphs[kind] = self.build(ctx, allowed, SUBAGENT_PROMPT)
             return graphs[kind]
 
-        @tool
+        @closure_tool
         async def task(
             description: str,
             prompt: str,

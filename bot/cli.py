@@ -10,12 +10,17 @@ import socket
 import sys
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from bot.app import App
 from bot.config import ConfigError, Settings, load_settings, path_warnings
 from bot.logs import LEVELS, route_sdk_loggers, secrets_of, setup_logging
 from bot.runtime import freeze_startup_objects, run, tune_gc
-from bot.stores import try_storage
+
+if TYPE_CHECKING:
+    from bot.app import App
+
+# The agent stack (bot.app, agent.runner) is imported only once the config is valid: a command
+# that stops at a config error answers without paying for LangChain's import.
 
 log = logging.getLogger("antler")
 
@@ -120,6 +125,8 @@ def port_taken(host: str, port: int) -> str:
 
 
 def _check(settings: Settings, warnings: list[str]) -> int:
+    from bot.stores import try_storage
+
     print(f"config ok: {settings.config_path}")
     print(f"data dir: {settings.storage.data_dir}")
     print(f"storage: {asyncio.run(try_storage(settings))}")
@@ -135,6 +142,8 @@ def _check(settings: Settings, warnings: list[str]) -> int:
 
 
 async def _serve(settings: Settings, warnings: list[str]) -> int:
+    from bot.app import App
+
     for warning in warnings:
         log.warning("%s", warning)
     app = App(settings)
@@ -162,6 +171,8 @@ async def _serve(settings: Settings, warnings: list[str]) -> int:
 
 
 async def _chat(settings: Settings, warnings: list[str]) -> int:
+    from bot.app import App
+
     for warning in warnings:
         print(f"warning: {warning}", file=sys.stderr)
     app = App(settings, only=["console"])

@@ -8,7 +8,28 @@ import pytest
 
 from tests.fakes.openai_server import FakeOpenAI
 
+# Modules whose tests run for seconds each (`antler serve` subprocesses, property runs, the
+# browser): they are collected first, so with `--dist worksteal` both workers start on them and
+# the run does not end on one worker finishing a slow test while the other idles.
+SLOW_FIRST = frozenset(
+    {
+        "tests/e2e/test_crash_recovery.py",
+        "tests/e2e/test_workers.py",
+        "tests/e2e/test_gateway_crash.py",
+        "tests/e2e/test_cli_storage.py",
+        "tests/e2e/test_cli.py",
+        "tests/bot/test_log_secrets.py",
+        "tests/gateway/test_schemathesis.py",
+        "tests/gateway/test_config_fuzz.py",
+        "tests/console/test_browser.py",
+    }
+)
+
 _PROXY_VARS = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    items.sort(key=lambda item: item.nodeid.split("::")[0] not in SLOW_FIRST)  # stable
 
 
 @pytest.fixture(autouse=True)

@@ -12,13 +12,14 @@ from pathlib import Path
 from typing import Any
 
 from langchain.tools import ToolRuntime
-from langchain_core.tools import BaseTool, tool
+from langchain_core.tools import BaseTool
 
 from agent.config import SandboxConfig
 from agent.context import RunContext
 from agent.sandbox import files
 from agent.sandbox.shell import run_bash
 from agent.sandbox.vfs import SandboxError, VirtualFS
+from agent.tools.closure_tool import closure_tool
 
 FILE_TOOLS = ("ls", "read_file", "write_file", "str_replace", "glob", "grep")
 
@@ -45,13 +46,13 @@ def sandbox_tools(cfg: SandboxConfig, fs_for: FSFactory) -> list[BaseTool]:
 
 
 def _file_tools(cfg: SandboxConfig, fs_for: FSFactory) -> list[BaseTool]:
-    @tool
+    @closure_tool
     async def ls(path: str, runtime: ToolRuntime[RunContext]) -> str:
         """List a directory two levels deep. Paths are absolute virtual paths such as
         /mnt/user-data/workspace, /mnt/user-data/uploads, /mnt/user-data/outputs, /mnt/skills."""
         return await _off(files.ls, fs_for(runtime), path, cfg.output_max_chars)
 
-    @tool
+    @closure_tool
     async def read_file(
         path: str,
         runtime: ToolRuntime[RunContext],
@@ -63,7 +64,7 @@ def _file_tools(cfg: SandboxConfig, fs_for: FSFactory) -> list[BaseTool]:
             files.read_file, fs_for(runtime), path, start_line, end_line, cfg.read_max_chars
         )
 
-    @tool
+    @closure_tool
     async def write_file(
         path: str, content: str, runtime: ToolRuntime[RunContext], append: bool = False
     ) -> str:
@@ -73,7 +74,7 @@ def _file_tools(cfg: SandboxConfig, fs_for: FSFactory) -> list[BaseTool]:
             files.write_file, fs_for(runtime), path, content, append, cfg.write_max_chars
         )
 
-    @tool
+    @closure_tool
     async def str_replace(
         path: str,
         old_str: str,
@@ -85,7 +86,7 @@ def _file_tools(cfg: SandboxConfig, fs_for: FSFactory) -> list[BaseTool]:
         replace_all is true. Prefer this to rewriting a whole file."""
         return await _off(files.str_replace, fs_for(runtime), path, old_str, new_str, replace_all)
 
-    @tool
+    @closure_tool
     async def glob(
         pattern: str,
         runtime: ToolRuntime[RunContext],
@@ -98,7 +99,7 @@ def _file_tools(cfg: SandboxConfig, fs_for: FSFactory) -> list[BaseTool]:
             return await _each_mount(fs, lambda p: files.glob(fs, pattern, p, max_results))
         return await _off(files.glob, fs, pattern, path, max_results)
 
-    @tool
+    @closure_tool
     async def grep(
         pattern: str,
         runtime: ToolRuntime[RunContext],
@@ -118,7 +119,7 @@ def _file_tools(cfg: SandboxConfig, fs_for: FSFactory) -> list[BaseTool]:
 
 
 def _bash_tool(cfg: SandboxConfig, fs_for: FSFactory) -> BaseTool:
-    @tool
+    @closure_tool
     async def bash(command: str, runtime: ToolRuntime[RunContext]) -> str:
         """Run a bash command in /mnt/user-data/workspace (the working directory). Output is
         capped and the command is killed after a timeout. Use /mnt/user-data/... paths."""

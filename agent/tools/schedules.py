@@ -13,9 +13,10 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from langchain.tools import ToolRuntime
-from langchain_core.tools import BaseTool, StructuredTool
+from langchain_core.tools import BaseTool
 
 from agent.context import BuildContext, RunContext
+from agent.tools.closure_tool import closure_tool
 
 SCHEDULE_TOOL = "schedule_task"
 
@@ -63,9 +64,7 @@ def schedule_tool(port: SchedulePort) -> BaseTool:
             )
         )
 
-    return StructuredTool.from_function(
-        coroutine=schedule_task, name=SCHEDULE_TOOL, description=_DESCRIPTION
-    )
+    return closure_tool(schedule_task, name=SCHEDULE_TOOL, description=_DESCRIPTION)
 
 
 def schedule_tools(port: SchedulePort) -> Callable[[BuildContext], list[Any]]:

@@ -3,6 +3,8 @@ a self-contained HTML page listing every route (it loads nothing from the intern
 
 from __future__ import annotations
 
+import copy
+import functools
 import html
 from typing import Any
 
@@ -45,6 +47,14 @@ class _Schemas:
 
 
 def build_openapi(routes: list[Route], *, secured: bool) -> dict[str, Any]:
+    """The document of `routes`. It depends on nothing but the route table (pydantic's schema
+    generation is the slow part of a Gateway's start), so one process builds it once per table
+    and hands each app its own copy."""
+    return copy.deepcopy(_build(tuple(routes), secured))
+
+
+@functools.cache
+def _build(routes: tuple[Route, ...], secured: bool) -> dict[str, Any]:
     schemas = _Schemas()
     paths: dict[str, dict[str, Any]] = {}
     for route in routes:

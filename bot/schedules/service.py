@@ -9,7 +9,6 @@ from collections import OrderedDict
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from agent.tools.schedules import ScheduleRequest
 from bot import texts
 from bot.schedules.config import SchedulesConfig
 from bot.schedules.parse import ParsedSchedule, ScheduleSyntaxError, parse_schedule, parse_when
@@ -19,6 +18,7 @@ from bot.schedules.store import NewSchedule, Schedule, ScheduleStore, chat_key
 from channels.base import Button, ChatRef, InboundMessage, UserRef
 
 if TYPE_CHECKING:
+    from agent.tools.schedules import ScheduleRequest
     from bot.conversations import Conversation
 
 _ACTIONS = {
