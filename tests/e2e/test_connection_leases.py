@@ -181,8 +181,8 @@ def worker(
     )
 
 
-def role(svc: ServiceHarness, channel: str) -> str | None:
-    return svc.running.health()["channels"][channel].get("connection")
+def role(svc: ServiceHarness, channel: str) -> str:
+    return str(svc.running.health()["channels"][channel].get("connection"))
 
 
 def holder_of(svc: ServiceHarness, channel: str) -> Holder:
