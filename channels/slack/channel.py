@@ -118,7 +118,7 @@ class SlackChannel(Channel):
         assert self.app is not None
         assert self.config.app_token is not None
         socket = FencedSocketHandler(
-            self.app, self.config.app_token.get_secret_value(), self.may_receive
+            self.app, self.config.app_token.get_secret_value(), lambda: self.may_receive()
         )
         self._socket = socket
         try:
