@@ -199,17 +199,18 @@ class Channel(abc.ABC):
         """False while another process holds this bot's one receiving connection (see
         `exclusive_connection`): `start` then connects for sending only."""
         self.may_receive: Callable[[], bool] = lambda: True
-        """Checked before each receive call on an exclusive connection: False once this
-        process's hold on the connection has lapsed (the fencing check)."""
+        """Checked before each receive call on an exclusive connection, and before an event
+        pushed on it is acknowledged: False once this process's hold on the connection has
+        lapsed (the fencing check; an unacknowledged event is delivered again elsewhere)."""
 
     @abc.abstractmethod
     async def start(self) -> None:
         """Connect and begin delivering messages to `ctx.publish`. Return once connected."""
 
     def exclusive_connection(self) -> str | None:
-        """The bot account's id when the platform allows one receiving connection per bot at a
-        time (Telegram's getUpdates); None when every process may receive (webhooks, and
-        connections among which the platform spreads the events itself)."""
+        """The bot account's id when the channel receives on a long connection (Telegram's
+        getUpdates, Slack Socket Mode, Feishu's long connection, DingTalk's stream): with several
+        processes only one of them holds it. None when every process may receive (webhooks)."""
         return None
 
     async def start_receiving(self) -> None:

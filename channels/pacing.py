@@ -11,8 +11,12 @@ has passed: nothing waiting on the pacer reaches the blocked scope before then. 
 the sleep are injectable, so tests run on virtual time.
 
 With several processes on one bot (scale-out), the service gives the pacer a `SharedScopes`:
-budgets wider than a chat (the bot's, a workspace's) are split evenly among the live processes,
-and a block of such a scope is told to the others, who apply it too (`apply_block`).
+budgets wider than a chat (the bot's, a workspace's) are pooled, one bucket for all processes
+(taken from atomically, so an idle process's share is the busy one's), and a block of such a
+scope is told to the others, who apply it too (`apply_block`). While the pool cannot be reached
+each process keeps an even share of those budgets locally. A pooled token is only taken by
+`acquire`/`slot` (it costs a round trip): `try_take` says no to pooled budgets, and `wait_time`
+leaves them out.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from channels.base import ChannelError, ChatRef, RateBudget, RateLimited, Scope
 Clock = Callable[[], float]
 Sleep = Callable[[float], Awaitable[None]]
 Key = tuple[str, ...]
+Pooled = tuple[Key, float, float]  # a wide budget's bucket: its key, rate and burst
 SCOPES: tuple[Scope, ...] = ("bot", "workspace", "chat", "reply")
 _EPSILON = 1e-9  # a token short by a rounding error is a token
 WIDE: tuple[Scope, ...] = ("bot", "workspace")  # scopes several processes share
@@ -39,6 +44,11 @@ class SharedScopes(Protocol):
 
     def processes(self) -> int:
         """How many processes share the bot's wide budgets now (at least 1)."""
+        ...
+
+    async def take(self, buckets: tuple[Pooled, ...]) -> float | None:
+        """One token from every pooled bucket at once: 0.0 when taken, else the seconds until
+        all have one (nothing taken); None when the pool cannot be reached now."""
         ...
 
     def blocked(self, key: Key, seconds: float) -> None:
@@ -88,6 +98,12 @@ class Pacer:
         self._waiting: dict[Key, int] = {}
         self._max = max_buckets
         self.shared: SharedScopes | None = None
+
+    def _pooled(self, budget: RateBudget) -> bool:
+        return self.shared is not None and budget.scope in WIDE
+
+    def _local(self, budgets: tuple[RateBudget, ...]) -> tuple[RateBudget, ...]:
+        return tuple(b for b in budgets if not self._pooled(b))
 
     # ------------------------------------------------------------------ keys
 
@@ -150,12 +166,17 @@ class Pacer:
     ) -> float:
         now = self.clock()
         waits = [self.blocked_for(chat, reply_key, _methods(budgets))]
-        waits += [self._bucket(b, chat, reply_key, now).wait_time(now) for b in budgets]
+        waits += [
+            self._bucket(b, chat, reply_key, now).wait_time(now) for b in self._local(budgets)
+        ]
         return max(waits)
 
     def try_take(self, chat: ChatRef, budgets: tuple[RateBudget, ...], reply_key: str = "") -> bool:
         """Take a token from every budget if all have one now (and nothing is blocked), unless
-        callers are already waiting for one: they go first, so a held update cannot starve."""
+        callers are already waiting for one: they go first, so a held update cannot starve.
+        A pooled budget is never taken here (that needs a round trip): the caller acquires."""
+        if any(self._pooled(b) for b in budgets):
+            return False
         if any(self._waiting.get(self._key(b, chat, reply_key)) for b in budgets):
             return False
         if self.wait_time(chat, budgets, reply_key) > _EPSILON:
@@ -170,9 +191,14 @@ class Pacer:
         keys = [self._key(b, chat, reply_key) for b in budgets]
         for key in keys:
             self._waiting[key] = self._waiting.get(key, 0) + 1
+        pooled = tuple(b for b in budgets if self._pooled(b))
         try:
-            while (wait := self.wait_time(chat, budgets, reply_key)) > _EPSILON:
+            await self._wait_local(chat, budgets, reply_key)
+            while pooled and (wait := await self._take_pooled(chat, pooled, reply_key)) > 0:
                 await self.sleep(wait)
+                await self._wait_local(chat, budgets, reply_key)
+            if pooled:  # another call may have taken a local token during the round trip
+                await self._wait_local(chat, budgets, reply_key)
         finally:
             for key in keys:
                 self._waiting[key] -= 1
@@ -212,7 +238,7 @@ class Pacer:
                 raise
             finally:
                 now = self.clock()
-                for budget in budgets:
+                for budget in self._local(budgets):
                     if budget.serial:
                         self._bucket(budget, chat, reply_key, now).restart(now)
 
@@ -220,7 +246,7 @@ class Pacer:
         """Start these budgets empty: a reply taken over from a process that just died may
         have used their burst a moment ago."""
         now = self.clock()
-        for budget in budgets:
+        for budget in self._local(budgets):
             bucket = self._bucket(budget, chat, reply_key, now)
             bucket.tokens, bucket.stamp = 0.0, now
 
@@ -230,6 +256,31 @@ class Pacer:
                 store.pop(key, None)
 
     # ------------------------------------------------------------------ internals
+
+    async def _wait_local(
+        self, chat: ChatRef, budgets: tuple[RateBudget, ...], reply_key: str
+    ) -> None:
+        while (wait := self.wait_time(chat, budgets, reply_key)) > _EPSILON:
+            await self.sleep(wait)
+
+    async def _take_pooled(
+        self, chat: ChatRef, pooled: tuple[RateBudget, ...], reply_key: str
+    ) -> float:
+        """Take from the pool; 0 when taken, else the wait. When the pool cannot be reached,
+        from this process's even share of it instead."""
+        assert self.shared is not None
+        keys = tuple((self._key(b, chat, reply_key), b.per_second, float(b.burst)) for b in pooled)
+        wait = await self.shared.take(keys)
+        if wait is not None:
+            return wait if wait > _EPSILON else 0.0
+        now = self.clock()
+        buckets = [self._bucket(b, chat, reply_key, now) for b in pooled]
+        wait = max(bucket.wait_time(now) for bucket in buckets)
+        if wait > _EPSILON:
+            return wait
+        for bucket in buckets:
+            bucket.take(now)
+        return 0.0
 
     async def _pass_blocks(
         self,
@@ -271,12 +322,12 @@ class Pacer:
 
     def _take(self, chat: ChatRef, budgets: tuple[RateBudget, ...], reply_key: str) -> None:
         now = self.clock()
-        for budget in budgets:
+        for budget in self._local(budgets):
             self._bucket(budget, chat, reply_key, now).take(now)
 
     def _refund(self, chat: ChatRef, budgets: tuple[RateBudget, ...], reply_key: str) -> None:
         now = self.clock()
-        for budget in budgets:
+        for budget in self._local(budgets):
             self._bucket(budget, chat, reply_key, now).refund()
 
     def _bucket(self, budget: RateBudget, chat: ChatRef, reply_key: str, now: float) -> _Bucket:
@@ -289,7 +340,8 @@ class Pacer:
                 self._prune(now)
             bucket = _Bucket(rate=rate, burst=burst, tokens=burst, stamp=now)
             self._buckets[key] = bucket
-        elif bucket.rate != rate:  # processes came or went: this one's share changed
+        elif bucket.rate != rate:  # processes came or went: this one's share changed (used while
+            # the pool of a wide budget cannot be reached)
             bucket.wait_time(now)
             bucket.rate, bucket.burst = rate, burst
             bucket.tokens = min(bucket.tokens, burst)

@@ -1,14 +1,18 @@
 """One live platform connection per bot account, across workers.
 
-Some platforms allow one receiving connection per bot at a time (Telegram's getUpdates: a second
-poller gets 409 Conflict). Each worker starts such a channel for sending only; a `Holder` per
+Every long-connection channel receives on one connection per bot account across the workers
+(Telegram's getUpdates: a second poller gets 409 Conflict; Slack Socket Mode, Feishu's long
+connection and DingTalk's stream would spread the events over every worker's connection). Each
+worker starts such a channel for sending only; a `Holder` per
 channel then competes for the Redis lease `<prefix>:conn:<channel>:<bot id>`. The worker that
 gets it starts receiving and renews the lease; the others stand by and try again every fifth of
 the lease time, so when the holder dies another takes the connection within
 `bus.redis.lease_seconds` (+ a fifth). Nothing the platform delivered meanwhile is lost: the
 platform keeps what was not confirmed (Telegram's offset) and the journal recognises what the
 dead holder had already accepted. The channel checks the lease before each receive call
-(`Channel.may_receive`), so a holder paused past its lease does not poll beside the new one.
+(`Channel.may_receive`), so a holder paused past its lease does not poll beside the new one, and
+an event pushed to its socket before it closed is left unacknowledged (the platform delivers it
+again, to the connection held now). Webhook modes have no lease: any worker receives.
 """
 
 from __future__ import annotations
@@ -75,12 +79,24 @@ class Holder:
     async def _set_receiving(self, on: bool) -> None:
         if on == self.receiving:
             return
-        if on:
-            log.info("channel %s: this worker holds the platform connection", self.channel.name)
-            await self.channel.start_receiving()
-        else:
-            log.warning("channel %s: platform connection handed over", self.channel.name)
-            await self.channel.stop_receiving()
+        try:
+            if on:
+                log.info("channel %s: this worker holds the platform connection", self.channel.name)
+                await self.channel.start_receiving()
+            else:
+                log.warning("channel %s: platform connection handed over", self.channel.name)
+                await self.channel.stop_receiving()
+        except Exception as exc:  # the connect failed: let another worker try
+            log.warning(
+                "channel %s: %s receiving failed: %s",
+                self.channel.name,
+                "starting" if on else "stopping",
+                exc,
+            )
+            if on:
+                with contextlib.suppress(RedisError, OSError):
+                    await self.lease.release()
+                return
         self.receiving = on
         self.report("held" if on else "standby")
 

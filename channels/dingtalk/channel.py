@@ -60,18 +60,44 @@ class DingTalkChannel(Channel):
         self.outbox = Outbox(self.api, config)
         self.cards = CardStreamer(self.api, config, self.pacer, self.capabilities.edit_budget)
         self.buttons = ButtonCards(self.api, config, self.pacer)
-        self.link = StreamLink(config, self._on_callback, self._on_state, backoff, self._on_press)
+        self.link = StreamLink(
+            config,
+            self._on_callback,
+            self._on_state,
+            backoff,
+            self._on_press,
+            lambda: self.may_receive(),
+        )
 
     # ------------------------------------------------------------------ lifecycle
 
     async def start(self) -> None:
         await self.api.start()
+        if self.receiving:
+            await self.start_receiving()
+        else:
+            self.ctx.report(connected=True)  # sending works; another worker receives
+
+    def exclusive_connection(self) -> str | None:
+        """The Stream connection: one per app across the workers (named by its client id)."""
+        return self.config.client_id
+
+    async def start_receiving(self) -> None:
+        if self.link.running:
+            return
         if not await self.link.start(timeout=10.0):  # the link reports its retry state itself
             self.log.info("dingtalk stream not connected yet; retrying in the background")
 
-    async def stop(self) -> None:
+    async def stop_receiving(self) -> None:
+        await self._close_link()
+        self.ctx.report(connected=True)  # sending still works
+
+    async def _close_link(self) -> None:
         if not await self.link.stop():
             self.log.error("dingtalk stream thread did not stop in time")
+
+    async def stop(self) -> None:
+        await self._close_link()
         await self.api.close()
 
     async def _on_state(

@@ -66,8 +66,10 @@ class StreamLink:
         on_state: OnState,
         backoff: BackoffPolicy | None = None,
         on_card_press: OnMessage | None = None,
+        may_receive: Callable[[], bool] = lambda: True,
     ) -> None:
         self.config = config
+        self.may_receive = may_receive  # False: this worker's hold on the connection lapsed
         self._on_message = on_message
         self._on_state = on_state
         self._on_card_press = on_card_press
@@ -86,6 +88,10 @@ class StreamLink:
         self._frames: set[asyncio.Task[Any]] = set()
 
     # ------------------------------------------------------------------ lifecycle (service loop)
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None
 
     async def start(self, timeout: float = 10.0) -> bool:
         """Start the thread and the connect loop; True once connected. Returns False as soon as
@@ -169,6 +175,9 @@ class StreamLink:
         if not isinstance(frame, dict):
             log.warning("dingtalk stream: skipped a frame that is not an object")
             return
+        if frame.get("type") == "CALLBACK" and not self.may_receive():
+            log.warning("dingtalk: this worker's hold on the connection lapsed; callback unacked")
+            return  # DingTalk delivers it again (to the connection held now)
         task = asyncio.create_task(self.client.background_task(frame))
         self._frames.add(task)
         task.add_done_callback(self._frames.discard)

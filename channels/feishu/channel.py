@@ -71,6 +71,20 @@ class FeishuChannel(Channel):
             self.ctx.report(connected=True)
             return
 
+        if self.receiving:
+            await self.start_receiving()
+        else:
+            self.ctx.report(connected=True)  # sending works; another worker receives
+
+    def exclusive_connection(self) -> str | None:
+        """The long connection: one per app across the workers (named by the app id)."""
+        return None if self.config.mode == "webhook" else self.config.app_id
+
+    async def start_receiving(self) -> None:
+        if self.connection is not None:
+            return
+        loop = asyncio.get_running_loop()
+
         def on_state(connected: bool, error: str | None, retry: RetryState | None) -> None:
             loop.call_soon_threadsafe(
                 lambda: self.ctx.report(connected=connected, error=error, retry=retry)
@@ -78,14 +92,26 @@ class FeishuChannel(Channel):
 
         # A failed connect does not fail the start: the connection keeps retrying with backoff.
         self.connection = LongConnection(
-            self.config, self.inbound.handler(verify=False), on_state, self.backoff
+            self.config,
+            self.inbound.handler(verify=False),
+            on_state,
+            self.backoff,
+            lambda: self.may_receive(),
         )
         await self.connection.start()
 
-    async def stop(self) -> None:
+    async def stop_receiving(self) -> None:
+        await self._close_connection()
+        loop = asyncio.get_running_loop()  # after the connection's own "disconnected" report:
+        loop.call_soon(lambda: self.ctx.report(connected=True))  # sending still works
+
+    async def _close_connection(self) -> None:
         if self.connection is not None:
-            await self.connection.stop()
-            self.connection = None
+            connection, self.connection = self.connection, None
+            await connection.stop()
+
+    async def stop(self) -> None:
+        await self._close_connection()
         pending = [asyncio.wrap_future(f) for f in list(self.inbound.pending)]
         pending += list(self._side_tasks)
         if pending:

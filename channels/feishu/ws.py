@@ -22,6 +22,8 @@ from typing import Any
 
 import lark_oapi as lark
 from lark_oapi.ws import client as lark_ws_client
+from lark_oapi.ws.enum import FrameType
+from lark_oapi.ws.pb.pbbp2_pb2 import Frame
 
 from channels._threads import SdkThread, call_blocking
 from channels.backoff import Backoff, BackoffPolicy, RetryState, describe
@@ -62,6 +64,13 @@ def _quiet_closed(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> N
     loop.default_exception_handler(context)
 
 
+def _is_event(msg: bytes) -> bool:
+    """A data frame (an event or card action to acknowledge), not a ping's answer."""
+    frame = Frame()
+    frame.ParseFromString(msg)
+    return int(frame.method) == FrameType.DATA.value
+
+
 class LongConnection:
     """One supervised lark ws client on a thread of its own."""
 
@@ -71,8 +80,10 @@ class LongConnection:
         handler: lark.EventDispatcherHandler,
         on_state: StateFn,
         backoff: BackoffPolicy | None = None,
+        may_receive: Callable[[], bool] = lambda: True,
     ) -> None:
         self.config = config
+        self.may_receive = may_receive  # False: this worker's hold on the connection lapsed
         self.handler = handler
         self.on_state = on_state
         self.backoff = Backoff("feishu long connection", log, backoff)
@@ -122,6 +133,9 @@ class LongConnection:
 
         async def handle_and_note(msg: bytes) -> None:
             self.last_frame = time.monotonic()
+            if not self.may_receive() and _is_event(msg):
+                log.warning("feishu: this worker's hold on the connection lapsed; event unacked")
+                return  # Feishu pushes it again (to the connection held now)
             await original(msg)
 
         self.client._handle_message = handle_and_note  # type: ignore[method-assign]

@@ -9,7 +9,6 @@ from typing import Any
 import aiohttp
 from aiohttp import web
 from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
-from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 from slack_bolt.async_app import AsyncApp
 from slack_sdk.web.async_client import AsyncWebClient
 
@@ -30,6 +29,7 @@ from channels.slack.api import SlackCallFailed, call
 from channels.slack.config import SlackConfig
 from channels.slack.follow import FollowedThreads
 from channels.slack.inbound import Inbound
+from channels.slack.socket import FencedSocketHandler, app_id
 from channels.slack.stream import APPEND, UPDATE, ReplyWriter, SlackReply
 
 MAX_TEXT_LEN = 11_000  # leaves room in a 12,000-char markdown block / stream call
@@ -81,7 +81,7 @@ class SlackChannel(Channel):
         self.followed = FollowedThreads(Path(ctx.data_dir) / "slack" / "followed_threads.sqlite")
         self.me = parse.BotIdentity(user_id="")
         self.app: AsyncApp | None = None
-        self._socket: AsyncSocketModeHandler | None = None
+        self._socket: FencedSocketHandler | None = None
         self._session: aiohttp.ClientSession | None = None
 
     # ------------------------------------------------------------------ lifecycle
@@ -100,15 +100,38 @@ class SlackChannel(Channel):
         )
         self._session = aiohttp.ClientSession()
         self.app = self._build_app()
-        if self.config.mode == "socket":
-            assert self.config.app_token is not None
-            self._socket = AsyncSocketModeHandler(
-                self.app, app_token=self.config.app_token.get_secret_value()
-            )
-            await self._socket.connect_async()
-        else:
+        if self.config.mode == "http":
             self.ctx.add_route("POST", self.config.http_path, self._http_events)
+        elif self.receiving:
+            await self.start_receiving()
         self.ctx.report(connected=True)
+
+    def exclusive_connection(self) -> str | None:
+        """Socket Mode: one connection per app across the workers (named by the app id)."""
+        if self.config.mode == "http" or self.config.app_token is None:
+            return None
+        return app_id(self.config.app_token.get_secret_value())
+
+    async def start_receiving(self) -> None:
+        if self._socket is not None:
+            return
+        assert self.app is not None
+        assert self.config.app_token is not None
+        socket = FencedSocketHandler(
+            self.app, self.config.app_token.get_secret_value(), lambda: self.may_receive()
+        )
+        self._socket = socket
+        try:
+            await socket.connect_async()
+        except BaseException:
+            self._socket = None
+            await socket.close_async()
+            raise
+
+    async def stop_receiving(self) -> None:
+        if self._socket is not None:
+            socket, self._socket = self._socket, None
+            await socket.close_async()
 
     def _build_app(self) -> AsyncApp:
         secret = self.config.signing_secret
@@ -138,9 +161,7 @@ class SlackChannel(Channel):
         return web.Response(status=401, text=REJECTED)
 
     async def stop(self) -> None:
-        if self._socket is not None:
-            await self._socket.close_async()
-            self._socket = None
+        await self.stop_receiving()
         if self._session is not None:
             await self._session.close()
             self._session = None

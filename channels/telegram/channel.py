@@ -214,7 +214,9 @@ def _capabilities(config: TelegramConfig) -> Capabilities:
         buttons=True,
         max_file_in=files.DOWNLOAD_LIMIT,
         # No "update" budget: the channel coalesces updates itself, per call kind.
-        edit_budget=pacing.budgets(config.stream_interval_dm, config.stream_interval_group),
+        edit_budget=pacing.budgets(
+            config.stream_interval_dm, config.stream_interval_group, config.messages_per_second
+        ),
     )
 
 

@@ -26,6 +26,9 @@ class TelegramConfig(ChannelConfig):
     poll_timeout: int = Field(default=30, ge=0, le=50)
     stream_interval_dm: float = Field(default=1.0, ge=1.0)
     stream_interval_group: float = Field(default=3.0, ge=3.0)
+    # Telegram's bot-wide limit on messages sent and edited (about 30 a second). Raise it only
+    # when Telegram allows the bot more (paid broadcasts: up to 1,000 a second).
+    messages_per_second: float = Field(default=30.0, ge=1.0, le=1000.0)
     _secret_generated: bool = PrivateAttr(default=False)
 
     @field_validator("bot_token", "webhook_secret", mode="before")

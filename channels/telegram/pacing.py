@@ -2,7 +2,7 @@
 
 - "message": sends and edits, one per chat per `stream_interval_dm` (1 s) in DMs and per
   `stream_interval_group` (3 s: 20 a minute) in groups, counted from the end of the previous
-  call; at most 30 a second over the whole bot.
+  call; at most `messages_per_second` (30) a second over the whole bot, with a burst of as many.
 - "draft": sendMessageDraft, one per DM per `stream_interval_dm`, in a bucket of its own. A
   draft is not a message: Telegram carries it as a typing action (`sendMessageTextDraftAction`),
   so drafts do not spend the chat's message budget and the final `sendMessage` goes out right
@@ -21,7 +21,9 @@ BOT_WIDE_PER_SECOND = 30.0
 _ANY_CHAT = ChatRef(channel="telegram", chat_id="")
 
 
-def budgets(dm_interval: float, group_interval: float) -> tuple[RateBudget, ...]:
+def budgets(
+    dm_interval: float, group_interval: float, bot_per_second: float = BOT_WIDE_PER_SECOND
+) -> tuple[RateBudget, ...]:
     """Every Telegram budget (the service itself paces nothing: the channel coalesces)."""
     return (
         RateBudget(
@@ -37,8 +39,8 @@ def budgets(dm_interval: float, group_interval: float) -> tuple[RateBudget, ...]
         RateBudget(
             scope="bot",
             method=MESSAGE,
-            per_second=BOT_WIDE_PER_SECOND,
-            burst=int(BOT_WIDE_PER_SECOND),
+            per_second=bot_per_second,
+            burst=int(bot_per_second),
         ),
         RateBudget(
             scope="chat", method=DRAFT, per_second=1 / dm_interval, chat_type="dm", serial=True

@@ -47,7 +47,13 @@ def workers(
     bus: dict[str, Any],
     count: int,
 ) -> list[Worker]:
-    tg = {"enabled": True, "bot_token": TOKEN, "api_base": telegram.api_base, "poll_timeout": 1}
+    tg = {
+        "enabled": True,
+        "bot_token": TOKEN,
+        "api_base": telegram.api_base,
+        "poll_timeout": 1,
+        "messages_per_second": telegram.messages_per_second,  # the budget the fake holds it to
+    }
     bus = {**bus, "redis": {**bus["redis"], "partitions": PARTITIONS}}
     storage = {
         "data_dir": str(tmp_path / "data"),

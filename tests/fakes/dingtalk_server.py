@@ -50,7 +50,8 @@ class FakeDingTalk:
         self.blocked_until = 0.0
         self.cards: dict[str, dict[str, Any]] = {}
         self._failures: dict[tuple[str, str], list[Injected]] = {}
-        self._ws: web.WebSocketResponse | None = None
+        self._ws: web.WebSocketResponse | None = None  # the newest connection
+        self._sockets: list[web.WebSocketResponse] = []
         self._ids = itertools.count(1)
         app = web.Application(client_max_size=64 * 1024 * 1024)
         app.router.add_get("/connect", self._connect)
@@ -241,6 +242,7 @@ class FakeDingTalk:
         self.calls.append(Recorded("GET", "/connect", dict(request.query)))
         self.connections += 1
         self._ws = ws
+        self._sockets.append(ws)
         self.server.websockets.add(ws)
         try:
             async for msg in ws:
@@ -250,17 +252,23 @@ class FakeDingTalk:
                     self.acks.append(ack)
         finally:
             self.server.websockets.discard(ws)
-            if self._ws is ws:
-                self._ws = None
+            self._sockets.remove(ws)
+            if self._ws is ws:  # DingTalk pushes on to the app's other open connections
+                self._ws = self._sockets[-1] if self._sockets else None
         return ws
 
     async def _send(self, text: str) -> None:
+        """To ONE open connection of the app (the newest), as DingTalk pushes each frame."""
         deadline = time.monotonic() + 5
         while self._ws is None or self._ws.closed:
             if time.monotonic() > deadline:
                 raise RuntimeError("no client connected to the fake DingTalk gateway")
             await asyncio.sleep(0.01)
         await self._ws.send_str(text)
+
+    @property
+    def open_connections(self) -> int:
+        return sum(not ws.closed for ws in self._sockets)
 
     async def _close(self, code: int) -> None:
         if self._ws is not None:

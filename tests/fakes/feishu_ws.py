@@ -61,6 +61,7 @@ class WsSide:
         self.ping_interval = 120
         self._ack_cond = threading.Condition()
         self.connected = threading.Event()
+        self._newest: web.WebSocketResponse | None = None
 
     def client_config(self) -> dict[str, int]:
         return {
@@ -74,6 +75,7 @@ class WsSide:
         ws = web.WebSocketResponse(autoping=True)
         await ws.prepare(request)
         self.sockets.add(ws)
+        self._newest = ws
         self.connects += 1
         self.connected.set()
         try:
@@ -103,13 +105,23 @@ class WsSide:
                 self.acks[ack.message_id] = ack
                 self._ack_cond.notify_all()
 
+    def _receiver(self) -> web.WebSocketResponse | None:
+        """Feishu pushes each event to ONE of an app's open connections (cluster mode, no
+        broadcast): here the newest one still open."""
+        open_ = [ws for ws in self.sockets if not ws.closed]
+        if self._newest in open_:
+            return self._newest
+        return open_[0] if open_ else None
+
     async def push(self, envelope: dict[str, Any], *, chunks: int = 1) -> str:
-        """Send one event (split into `chunks` frames, as Feishu does for big ones)."""
+        """Send one event (split into `chunks` frames, as Feishu does for big ones) to one of
+        the open connections."""
         message_id = str(uuid.uuid4())
         raw = json.dumps(envelope).encode()
         size = -(-len(raw) // chunks)
         parts = [raw[i * size : (i + 1) * size] for i in range(chunks)]
-        for ws in list(self.sockets):
+        ws = self._receiver()
+        if ws is not None:
             for seq, part in enumerate(parts):
                 headers = {
                     "type": "event",

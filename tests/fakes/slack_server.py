@@ -409,6 +409,11 @@ class FakeSlack:
             raise AssertionError(f"envelope {envelope_id} was not acked")
         return self.acks[envelope_id]
 
+    @property
+    def open_connections(self) -> int:
+        """Socket Mode connections open now (each event goes to ONE of them, as on Slack)."""
+        return sum(not ws.closed for ws in self._sockets)
+
     def disconnect(self) -> None:
         """Ask the client to reconnect, as Slack does (`{"type": "disconnect"}`)."""
         self.connected.clear()

@@ -7,6 +7,8 @@ every call with its time, and checks Telegram's limits on what it sees:
 - at most one draft (sendMessageDraft) per chat per second, counted apart from messages:
   Telegram carries a draft as a typing action, not as a message,
 - at most 20 visible calls per minute per group (negative chat id),
+- at most `messages_per_second` (30) visible calls a second over the whole bot: a token bucket
+  of that rate holding a second's worth (and what was already on its way, `IN_FLIGHT`),
 - no API call while a 429 block lasts (getUpdates excepted: it receives, it does not send).
   A call that reaches the server after the 429 was announced and before its retry_after has
   passed is a violation; one that was already on its way (arrived within `IN_FLIGHT` of the
@@ -90,8 +92,12 @@ class FakeTelegram:
         bot_id: int = 999,
         username: str = "antler_bot",
         clock: Callable[[], float] = time.monotonic,
+        messages_per_second: float = 30.0,
     ):
         self.token = token
+        self.messages_per_second = messages_per_second  # the bot-wide limit it holds the bot to
+        self._bot_tokens: float | None = None
+        self._bot_stamp = 0.0
         self.clock = clock  # Telegram's limits are checked on it: virtual when a test shares one
         self.bot_user = {"id": bot_id, "is_bot": True, "first_name": "Antler", "username": username}
         self.calls: list[Recorded] = []
@@ -321,7 +327,18 @@ class FakeTelegram:
             self.violations.append(f"chat {chat_id}: two drafts {now - last:.3f}s apart")
         self._draft_at[chat_id] = now
 
+    def _count_bot(self, now: float) -> None:
+        rate = self.messages_per_second
+        cap = rate * (1 + IN_FLIGHT)
+        tokens = cap if self._bot_tokens is None else self._bot_tokens
+        tokens = min(cap, tokens + max(0.0, now - self._bot_stamp) * rate) - 1
+        if tokens < 0:
+            self.violations.append(f"over {rate:g} visible calls a second over the bot")
+            tokens = 0.0
+        self._bot_tokens, self._bot_stamp = tokens, now
+
     def _count_visible(self, chat_id: int, now: float) -> None:
+        self._count_bot(now)
         times = self._sent_at[chat_id]
         if times and now - times[-1] < 1.0:
             self.violations.append(
