@@ -49,6 +49,7 @@ class _Job:
     command: ParsedCommand | None = None
     entry: Entry | None = None  # set when a restart resumes the message
     notice: asyncio.Task[ReplyHandle | None] | None = None  # the queued notice on its way
+    taken_over: bool = False  # another worker owns its conversation now: not ours to answer
 
 
 @dataclass
@@ -178,7 +179,11 @@ class Dispatcher:
                     await self._run_command(channel, job.msg, job.command.name, job.command.args)
                     continue
                 if not await self._take_slot(lane, job):
-                    await self._stopped_waiting(job, lane.stop_reason)
+                    if not job.taken_over:
+                        await self._stopped_waiting(job, lane.stop_reason)
+                    continue
+                if job.taken_over:
+                    self.slots.release()
                     continue
                 try:
                     lane.stop_reason = ""
@@ -336,17 +341,19 @@ class Dispatcher:
 
     async def abandon(self, keys: set[str]) -> None:
         """Another worker took these conversations over (this one lost their partition while
-        paused): drop their queued jobs, cancel their runs and leave the messages `running`
-        for the new owner, as a shutdown would."""
+        paused): drop their queued jobs, cancel their runs without a word and leave the
+        messages to the new owner, which continues each in the reply the user sees."""
         runs = []
         for key in keys:
             lane = self.lanes.get(key)
             if lane is None:
                 continue
             lane.jobs.clear()
+            if lane.waiting is not None and lane.slot_wait is not None:
+                lane.waiting.taken_over = True
+                lane.slot_wait.cancel()
             if lane.run is not None and not lane.run.done():
-                lane.stop_reason = texts.RESTARTING
-                self.turns.keep_pending(lane.run)
+                self.turns.taken_over(lane.run)
                 lane.run.cancel()
                 runs.append(lane.run)
         await asyncio.gather(*runs, return_exceptions=True)

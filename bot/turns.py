@@ -62,6 +62,7 @@ class TurnRunner:
         self.settle = Settle(journal, self.metrics)  # the one place that settles a message
         self.max_upload_bytes = max_upload_bytes
         self._keep_pending: set[asyncio.Task[None]] = set()
+        self._taken_over: set[asyncio.Task[None]] = set()
         self.commands = commands  # `/<skill> TASK` is a skill turn for the agent
         # which thread a turn runs in (schedules give some runs a fresh one)
         self.thread_for = thread_for or _same_thread
@@ -69,6 +70,12 @@ class TurnRunner:
     def keep_pending(self, task: asyncio.Task[None]) -> None:
         """The run in `task` is cancelled by shutdown: leave its message `running` for restart."""
         self._keep_pending.add(task)
+
+    def taken_over(self, task: asyncio.Task[None]) -> None:
+        """The run in `task` is cancelled because another worker owns its conversation now:
+        it stops without a word, since the new owner continues in the same reply and the
+        journal entry is the new owner's (a "restarting" notice could land on its answer)."""
+        self._taken_over.add(task)
 
     # ---------------------------------------------------------------- a turn
 
@@ -181,6 +188,10 @@ class TurnRunner:
         self, streamer: ReplyStreamer, msg: InboundMessage, reason: str
     ) -> None:
         task = asyncio.current_task()
+        if task in self._taken_over:
+            self._taken_over.discard(task)  # type: ignore[arg-type]
+            await streamer.abandon()
+            return
         restarting = task in self._keep_pending
         self._keep_pending.discard(task)  # type: ignore[arg-type]
         try:

@@ -138,6 +138,32 @@ async def test_stop_cancels_a_message_waiting_for_a_run_slot(
     assert ch.texts("c1")[-1].startswith("first answer")
 
 
+async def test_a_conversation_taken_over_by_another_worker_is_left_without_a_word(
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
+    """Another worker took the conversations over (this one lost their partition while paused):
+    the running reply and the message waiting for a slot stop here silently: no "restarting"
+    notice that could land on the new owner's answer, and the journal keeps them for it."""
+    fake_openai.script(Reply(text="first answer " * 10, stall_after=2))
+    async with harness(tmp_path, fake_openai, channels={"max_concurrent_runs": 1}) as svc:
+        ch = chan(svc)
+        await ch.inject("one", chat_id="c1", event_id="one")
+        await ch.wait_for("update")
+        await ch.inject("two", chat_id="c2", event_id="two")
+        await ch.wait_for("queued")
+        assert svc.app is not None
+        before = len(ch.calls)
+        await svc.app.dispatcher.abandon({"test:c1", "test:c2"})
+        fake_openai.release()
+        await svc.idle()
+        assert ch.calls[before:] == []  # nothing more shown by this worker
+        one = ch.message("one", "c1", event_id="one")
+        two = ch.message("two", "c2", event_id="two")
+        assert (await state_of(svc, one))[0] is State.running  # the new owner continues it
+        assert (await state_of(svc, two))[0] is State.accepted  # the new owner answers it
+    assert len(fake_openai.requests) == 1
+
+
 async def test_a_turn_that_fails_unexpectedly_is_tried_once_more(
     tmp_path: Path, fake_openai: FakeOpenAI
 ) -> None:
