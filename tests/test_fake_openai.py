@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import time
 from typing import Any
 
@@ -53,6 +55,10 @@ async def test_streamed_text_arrives_in_chunks(fake_openai: FakeOpenAI) -> None:
     assert len(texts) > 5
     assert "".join(texts) == "The quick brown fox jumps over the lazy dog."
     assert fake_openai.last_request.stream
+    for _ in range(200):  # the server's thread marks it after its last write, maybe a bit later
+        if fake_openai.last_request.finished:
+            break
+        await asyncio.sleep(0.01)
     assert fake_openai.last_request.finished
 
 
