@@ -166,6 +166,13 @@ class AgentRunner(GraphApi):
         self._dirs_made.add(thread_id)
         return dirs
 
+    async def _made_thread_dirs(self, thread_id: str) -> ThreadDirs:
+        """`thread_dirs`, created on a worker thread the first time (a slow disk stalls no
+        other conversation)."""
+        if thread_id in self._dirs_made:
+            return self.thread_dirs(thread_id)
+        return await asyncio.to_thread(self.thread_dirs, thread_id)
+
     def is_running(self, thread_id: str) -> bool:
         return thread_id in self._runs
 
@@ -243,9 +250,8 @@ class AgentRunner(GraphApi):
         relay = EventRelay()
         model = self.resolve_model(settings.model)
         try:
-            prepared = await self.continuity.before(
-                thread_id, turn, model, self.thread_dirs(thread_id)
-            )
+            dirs = await self._made_thread_dirs(thread_id)
+            prepared = await self.continuity.before(thread_id, turn, model, dirs)
             async for mode, payload in graph.astream(
                 {"messages": [prepared.message]},
                 config={**thread_config(thread_id), "recursion_limit": self.config.recursion_limit},

@@ -2,11 +2,12 @@
 
 `tests/fakes/openai_server.py` paces a stream with a sleep per token: at 1,000 streams × 50
 tokens/s that is 50,000 timer wake-ups and JSON encodings a second, more than a core of its own,
-taken from the service it is meant to measure. Here one ticker every `tick` (20 ms) writes, for
-each running stream, the events due by then in one write, each token still its own SSE event
+taken from the service it is meant to measure. Here one ticker every `tick` (5 ms) writes, for
+each running stream, the events due by then (from the stream's own start, so streams keep their
+own phase as independent model calls do) in one write, each token still its own SSE event
 encoded once when the request arrives: what a client reads is the same as from a model sending
-token by token (TCP delivers what has arrived by the time it reads, in one read), at 50 writes a
-second per stream instead of 50 sleeps and encodings.
+token by token (TCP delivers what has arrived by the time it reads, in one read), with one write
+per token and stream and no sleep or encoding per token.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ class _Paced:
 class TickedFakeOpenAI(FakeOpenAI):
     """`FakeOpenAI` whose paced streams are written by one ticker (unpaced ones as before)."""
 
-    def __init__(self, tick: float = 0.02) -> None:
+    def __init__(self, tick: float = 0.005) -> None:
         super().__init__()
         self.tick = tick
         self._paced: list[_Paced] = []

@@ -12,7 +12,9 @@
     of the memory the turns themselves freed)
 
 `SPINE_PHASES=c` runs only those phases (letters, default all); `SPINE_STREAMS`,
-`SPINE_STREAM_TPS` and `SPINE_STREAM_TOKENS` change (c)'s streams, rate and length.
+`SPINE_STREAM_TPS` and `SPINE_STREAM_TOKENS` change (c)'s streams, rate and length;
+`SPINE_WORKERS=N` splits (c)'s streams over N worker processes, each a service with its own
+loop (the scale-out path on one machine), and reports each worker's lag and the sum of RSS.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import gc
 import os
 import time
 import tracemalloc
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 from bench.support import (
@@ -42,7 +44,9 @@ from channels.base import Capabilities, ChatRef, RateBudget
 ECHO = {"name": "echo", "model": "echo", "use": "tests.fakes.echo_model:EchoChatModel"}
 STREAM_TOKENS = int(os.environ.get("SPINE_STREAM_TOKENS", "500"))
 STREAM_TPS = float(os.environ.get("SPINE_STREAM_TPS", "50"))
+STREAM_TEXT = " ".join(f"w{i % 10}" for i in range(STREAM_TOKENS))
 STREAMS = int(os.environ.get("SPINE_STREAMS", "1000"))
+WORKERS = int(os.environ.get("SPINE_WORKERS", "1"))
 PHASES = os.environ.get("SPINE_PHASES", "abcd")
 EDIT_BUDGET = (RateBudget(scope="reply", per_second=2.0, burst=1),)
 
@@ -171,23 +175,47 @@ async def throughput(
 
 
 async def concurrent_streams(convs: int = STREAMS, timeout: float = 240) -> dict[str, float]:
-    text = " ".join(f"w{i % 10}" for i in range(STREAM_TOKENS))
-    caps = Capabilities(max_text_len=4000, edit_budget=EDIT_BUDGET)
-    fake = FakeOpenAIProcess(tokens_per_second=STREAM_TPS, text=text)
+    """(c) in this process, or over `SPINE_WORKERS` worker processes (bench/spine_workers.py)."""
+    fake = FakeOpenAIProcess(tokens_per_second=STREAM_TPS, text=STREAM_TEXT)
     with fake as url:
-        app = _app([_fake(url)], max_runs=convs, capabilities=caps)
-        await app.start(gateway=False)
-        freeze_startup_objects()  # as `antler serve` does
-        channel: Any = app.channels["test"]
-        done = Finishes(channel)
-        start, cpu, fake_cpu = time.perf_counter(), cpu_seconds(), fake.cpu_seconds()
-        with LoopLag() as lag:
-            for i in range(convs):
-                await channel.inject("stream please", chat_id=f"s{i}")
-            await done.wait(convs, timeout)
-        elapsed, cpu = time.perf_counter() - start, cpu_seconds() - cpu
+        fake_cpu = fake.cpu_seconds()
+        if WORKERS > 1:
+            from bench.spine_workers import across_workers
+
+            figures = await across_workers(url, convs, WORKERS, timeout)
+        else:
+            figures = await stream_load(url, convs, timeout)
         fake_cpu = fake.cpu_seconds() - fake_cpu
-        await app.stop()
+    figures.update(
+        {
+            "fake_cpu_us_per_token": round(fake_cpu / (convs * STREAM_TOKENS) * 1e6, 1),
+            "streams": convs,
+            "tokens_per_second": STREAM_TPS,
+            "workers": WORKERS,
+        }
+    )
+    return figures
+
+
+async def stream_load(
+    url: str, convs: int, timeout: float, go: Callable[[], Awaitable[None]] | None = None
+) -> dict[str, float]:
+    """`convs` streams at once through this process's service; `go` is awaited once it runs."""
+    caps = Capabilities(max_text_len=4000, edit_budget=EDIT_BUDGET)
+    app = _app([_fake(url)], max_runs=convs, capabilities=caps)
+    await app.start(gateway=False)
+    freeze_startup_objects()  # as `antler serve` does
+    if go is not None:
+        await go()
+    channel: Any = app.channels["test"]
+    done = Finishes(channel)
+    start, cpu = time.perf_counter(), cpu_seconds()
+    with LoopLag() as lag:
+        for i in range(convs):
+            await channel.inject("stream please", chat_id=f"s{i}")
+        await done.wait(convs, timeout)
+    elapsed, cpu = time.perf_counter() - start, cpu_seconds() - cpu
+    await app.stop()
     figures = summary("loop_lag", lag.lags)
     figures.update(
         {
@@ -197,9 +225,6 @@ async def concurrent_streams(convs: int = STREAMS, timeout: float = 240) -> dict
             "ideal_seconds": round(STREAM_TOKENS / STREAM_TPS, 1),
             "peak_rss_mb": round(lag.peak_rss / 2**20, 1),
             "cpu_us_per_token": round(cpu / (convs * STREAM_TOKENS) * 1e6, 1),
-            "fake_cpu_us_per_token": round(fake_cpu / (convs * STREAM_TOKENS) * 1e6, 1),
-            "streams": convs,
-            "tokens_per_second": STREAM_TPS,
         }
     )
     return figures

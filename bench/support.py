@@ -110,7 +110,7 @@ class FakeOpenAIProcess:
     Paced streams are written by one ticker every `tick` seconds (bench/fake_streams.py)."""
 
     def __init__(
-        self, tokens_per_second: float | None = None, text: str = "", tick: float = 0.02
+        self, tokens_per_second: float | None = None, text: str = "", tick: float = 0.005
     ) -> None:
         parent, child = mp.Pipe()
         self._parent = parent
