@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
 from typing import Any
 
 from agent import http
@@ -127,3 +128,23 @@ async def test_the_agent_streams_and_ends_with_the_same_text(
     assert deltas == TEXT
     assert len(finals) == 1
     assert finals[0].text == TEXT
+
+
+async def test_events_split_across_reads_are_decoded_whole() -> None:
+    """An event cut by a read waits for the rest; `ahead` counts what the read still holds."""
+    from agent.chunks import ReadBatches
+
+    reads = [
+        b'data: {"a": 1}\n\ndata: {"b"',
+        b': 2}\n\ndata: {"c": 3}\n\n',
+        b"data: x\r\n\r\ndata: y\r",
+        b"\n\r\n: a comment\n\ndata: z",
+    ]
+
+    async def source() -> AsyncIterator[bytes]:
+        for read in reads:
+            yield read
+
+    decoder = ReadBatches()
+    seen = [(sse.data, decoder.ahead) async for sse in decoder.aiter_bytes(source())]
+    assert seen == [('{"a": 1}', 0), ('{"b": 2}', 1), ('{"c": 3}', 0), ("x", 0), ("y", 0)]
