@@ -26,9 +26,20 @@ from typing import Any
 from openai import AsyncStream
 from openai._streaming import ServerSentEvent, SSEDecoder
 
-# Top-level keys a text chunk may carry besides its one choice (OpenAI and compatible servers).
+# Top-level keys a text chunk may carry besides its one choice (OpenAI and compatible servers;
+# `obfuscation` is OpenAI's random padding, which nothing reads).
 _PLAIN_KEYS = frozenset(
-    {"id", "object", "created", "model", "system_fingerprint", "service_tier", "choices", "usage"}
+    {
+        "id",
+        "object",
+        "created",
+        "model",
+        "system_fingerprint",
+        "service_tier",
+        "choices",
+        "usage",
+        "obfuscation",
+    }
 )
 _CHOICE_KEYS = frozenset({"index", "delta", "finish_reason", "logprobs"})
 _EVENT_ENDS = (b"\n\n", b"\r\r", b"\r\n\r\n")
