@@ -10,6 +10,8 @@ langchain-openai turns straight back into a dict. Two maintained parts cut that 
 - the SDK's public raw-response API: a streamed chat completion is parsed as
   `AsyncStream[object]`, which yields each chunk's JSON as a dict, the input langchain-openai
   reads anyway (it accepts dict chunks). Errors inside the stream still raise as before.
+  Text deltas that one socket read already holds are joined into one chunk (agent/chunks.py),
+  so LangChain's per-chunk work runs once per read when the loop is behind.
 
 Only for `langchain_openai:ChatOpenAI` without a client or proxy of its own; other classes are
 built as configured.
@@ -73,8 +75,8 @@ def wants_shared_client(kwargs: dict[str, Any]) -> bool:
 
 
 class DictChunkCompletions:
-    """`chat.completions` whose streams yield each chunk's JSON as a dict (non-streamed calls
-    and everything else pass through)."""
+    """`chat.completions` whose streams yield each chunk's JSON as a dict, text deltas already
+    read joined (non-streamed calls and everything else pass through)."""
 
     def __init__(self, completions: Any) -> None:
         self._completions = completions
@@ -82,10 +84,10 @@ class DictChunkCompletions:
     async def create(self, **kwargs: Any) -> Any:
         if not kwargs.get("stream"):
             return await self._completions.create(**kwargs)
-        from openai import AsyncStream
+        from agent.chunks import JoinedDeltas
 
         raw = await self._completions.with_raw_response.create(**kwargs)
-        return raw.parse(to=AsyncStream[object])
+        return raw.parse(to=JoinedDeltas)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._completions, name)

@@ -3,7 +3,9 @@
 `stream(thread_id, turn, settings)` runs one turn and yields `AgentEvent`s, ending with exactly
 one `Final` or `Failed`. One run per thread at a time; cancel by cancelling the task iterating
 the stream (or `cancel(thread_id)`). Checkpoints live where the caller's `checkpoints` says
-(default `<data_dir>/checkpoints.db`, see agent/checkpoints.py).
+(default `<data_dir>/checkpoints.db`, see agent/checkpoints.py). The LangGraph-API side (a
+turn as LangGraph's own stream, checkpoints read and updated) is agent/graph_api.py, a part of
+the runner.
 """
 
 from __future__ import annotations
@@ -14,9 +16,8 @@ import inspect
 import logging
 import shutil
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from agent.after_answer import AfterAnswer
 from agent.checkpoints import Checkpoints, SqliteCheckpoints
@@ -26,43 +27,26 @@ from agent.continuity import Continuity
 from agent.errors import describe_failure
 from agent.events import AgentEvent, Failed, Final, RunSettings, Turn
 from agent.features import context_middlewares
+from agent.graph_api import GraphApi
 from agent.http import hold_pools, release_pools
 from agent.memory import MemoryService, MemoryStore
 from agent.models import create_chat_model, model_warnings
 from agent.paths import ThreadDirs, check_thread_id, thread_dirs
 from agent.relay import EventRelay, coalesce_deltas
+from agent.run_state import BUSY, CANCELLED, Run, RunCancelled, ThreadBusy, settle, thread_config
 from agent.tools import DEFAULT_TOOL_PROVIDERS, MiddlewareProvider, ToolProvider
 
-if TYPE_CHECKING:
-    from langchain_core.messages import BaseMessage
+__all__ = ["BUSY", "CANCELLED", "AgentRunner", "RunCancelled", "ThreadBusy"]
 
 log = logging.getLogger(__name__)
 
-BUSY = "I'm still working on the previous message in this conversation."
-CANCELLED = "Stopped."
 # Checkpoint once, when the run ends (finished, failed or cancelled), not after every step:
 # a turn interrupted by a crash is answered again from its start (the delivery journal), so the
 # steps in between are never resumed, and each write costs a serialization of the history.
 DURABILITY = "exit"
 
 
-@dataclass
-class _Run:
-    task: asyncio.Task[None] | None = None
-
-
-class ThreadBusy(RuntimeError):
-    """The thread already has a run."""
-
-
-class RunCancelled(Exception):
-    """A graph run was cancelled (`cancel(thread_id)`) before it finished."""
-
-
-_END = "__end__"
-
-
-class AgentRunner:
+class AgentRunner(GraphApi):
     def __init__(
         self,
         *,
@@ -89,7 +73,7 @@ class AgentRunner:
         )
         self.continuity = Continuity(config, self.memory, self.history)
         self._graphs: dict[tuple[str, bool, bool], Any] = {}
-        self._runs: dict[str, _Run] = {}
+        self._runs: dict[str, Run] = {}
         self._dirs_made: set[str] = set()
         self._saver: Any = None
         self._after = AfterAnswer()
@@ -182,6 +166,13 @@ class AgentRunner:
         self._dirs_made.add(thread_id)
         return dirs
 
+    async def _made_thread_dirs(self, thread_id: str) -> ThreadDirs:
+        """`thread_dirs`, created on a worker thread the first time (a slow disk stalls no
+        other conversation)."""
+        if thread_id in self._dirs_made:
+            return self.thread_dirs(thread_id)
+        return await asyncio.to_thread(self.thread_dirs, thread_id)
+
     def is_running(self, thread_id: str) -> bool:
         return thread_id in self._runs
 
@@ -192,40 +183,6 @@ class AgentRunner:
             return False
         run.task.cancel()
         return True
-
-    async def history(self, thread_id: str) -> list[BaseMessage]:
-        saver = self._require_saver()
-        checkpoint = await saver.aget_tuple(_config(thread_id))
-        if checkpoint is None:
-            return []
-        return list(checkpoint.checkpoint["channel_values"].get("messages", []))
-
-    async def checkpoint(self, thread_id: str, checkpoint_id: str | None = None) -> Any:
-        """The thread's newest `CheckpointTuple` (or the one named), or None when none."""
-        return await self._require_saver().aget_tuple(_config(thread_id, checkpoint_id))
-
-    async def update_state(
-        self,
-        thread_id: str,
-        values: dict[str, Any],
-        as_node: str | None = None,
-        checkpoint_id: str | None = None,
-    ) -> Any:
-        """LangGraph's `update_state`: the new checkpoint's config; ThreadBusy while it runs."""
-        check_thread_id(thread_id)
-        if thread_id in self._runs:
-            raise ThreadBusy(BUSY)
-        graph = self._graph(RunSettings())
-        unknown = sorted(set(values) - set(graph.channels))
-        if unknown:
-            raise ValueError(f"the state has no {', '.join(map(repr, unknown))}")
-        return await graph.aupdate_state(_config(thread_id, checkpoint_id), values, as_node=as_node)
-
-    async def checkpoints(self, thread_id: str, limit: int, before: str | None = None) -> list[Any]:
-        """The thread's checkpoints, newest first (`CheckpointTuple`s)."""
-        cursor = {"configurable": {"checkpoint_id": before}} if before else None
-        saver = self._require_saver()
-        return [t async for t in saver.alist(_config(thread_id), limit=limit, before=cursor)]
 
     async def delete_thread(self, thread_id: str) -> None:
         """Forget the thread's checkpoints and files. Refused (ThreadBusy) while it runs."""
@@ -239,83 +196,13 @@ class AgentRunner:
 
     # runs ------------------------------------------------------------------------------------
 
-    async def stream_graph(
-        self,
-        thread_id: str,
-        messages: list[Any],
-        settings: RunSettings,
-        modes: list[str],
-        *,
-        user_id: str = "",
-        checkpoint_id: str | None = None,
-    ) -> AsyncIterator[tuple[str, Any]]:
-        """Run one turn yielding LangGraph's own `(mode, payload)` stream (the LangGraph API).
-
-        With `checkpoint_id` the run continues from that checkpoint (an older one forks).
-
-        Raises ThreadBusy when the thread runs, ValueError on a bad thread id or model, and
-        RunCancelled when `cancel(thread_id)` stops it; other graph errors propagate as is.
-        """
-        check_thread_id(thread_id)
-        if thread_id in self._runs:
-            raise ThreadBusy(BUSY)
-        graph = self._graph(settings)
-        run = _Run()
-        self._runs[thread_id] = run
-        queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
-        turn = Turn(text="", user_id=user_id)
-        run.task = asyncio.create_task(
-            self._produce_raw(
-                graph, _config(thread_id, checkpoint_id), messages, turn, settings, modes, queue
-            ),
-            name=f"agent-graph-run:{thread_id}",
-        )
-        try:
-            while True:
-                mode, payload = await queue.get()
-                if mode == _END:
-                    if payload is not None:
-                        raise payload
-                    return
-                yield mode, payload
-        finally:
-            await self._release(thread_id, run)
-
-    async def _produce_raw(
-        self,
-        graph: Any,
-        config: dict[str, Any],
-        messages: list[Any],
-        turn: Turn,
-        settings: RunSettings,
-        modes: list[str],
-        queue: asyncio.Queue[tuple[str, Any]],
-    ) -> None:
-        thread_id = config["configurable"]["thread_id"]
-        try:
-            async for mode, payload in graph.astream(
-                {"messages": messages},
-                config={**config, "recursion_limit": self.config.recursion_limit},
-                context=self._context(thread_id, turn, settings),
-                stream_mode=modes,
-            ):
-                queue.put_nowait((mode, payload))
-        except asyncio.CancelledError:
-            queue.put_nowait((_END, RunCancelled(CANCELLED)))
-            raise
-        except Exception as exc:
-            log.warning("graph run failed on thread %s", thread_id, exc_info=True)
-            queue.put_nowait((_END, exc))
-            return
-        queue.put_nowait((_END, None))
-
     async def stream(
         self, thread_id: str, turn: Turn, settings: RunSettings
     ) -> AsyncIterator[AgentEvent]:
         if thread_id in self._runs:
             yield Failed("busy", BUSY)
             return
-        run = _Run()
+        run = Run()
         self._runs[thread_id] = run
         try:
             async for event in self._run(run, thread_id, turn, settings):
@@ -325,13 +212,13 @@ class AgentRunner:
         finally:
             await self._release(thread_id, run)
 
-    async def _release(self, thread_id: str, run: _Run) -> None:
-        await _settle(run.task)
+    async def _release(self, thread_id: str, run: Run) -> None:
+        await settle(run.task)
         if self._runs.get(thread_id) is run:
             del self._runs[thread_id]
 
     async def _run(
-        self, run: _Run, thread_id: str, turn: Turn, settings: RunSettings
+        self, run: Run, thread_id: str, turn: Turn, settings: RunSettings
     ) -> AsyncIterator[AgentEvent]:
         try:
             check_thread_id(thread_id)
@@ -363,12 +250,11 @@ class AgentRunner:
         relay = EventRelay()
         model = self.resolve_model(settings.model)
         try:
-            prepared = await self.continuity.before(
-                thread_id, turn, model, self.thread_dirs(thread_id)
-            )
+            dirs = await self._made_thread_dirs(thread_id)
+            prepared = await self.continuity.before(thread_id, turn, model, dirs)
             async for mode, payload in graph.astream(
                 {"messages": [prepared.message]},
-                config={**_config(thread_id), "recursion_limit": self.config.recursion_limit},
+                config={**thread_config(thread_id), "recursion_limit": self.config.recursion_limit},
                 context=self._context(thread_id, turn, settings, prepared.memory),
                 stream_mode=["messages", "updates", "custom"],
                 durability=DURABILITY,
@@ -443,21 +329,7 @@ class AgentRunner:
         return self._saver
 
 
-def _config(thread_id: str, checkpoint_id: str | None = None) -> dict[str, Any]:
-    at = {"checkpoint_ns": "", "checkpoint_id": checkpoint_id} if checkpoint_id else {}
-    return {"configurable": {"thread_id": thread_id, **at}}
-
-
 def _setup_failure(exc: Exception) -> Failed:
     if isinstance(exc, ValueError):
         return Failed("bad_request", str(exc))
     return describe_failure(exc)
-
-
-async def _settle(task: asyncio.Task[None] | None) -> None:
-    """Cancel a producer that is still going and wait for it to end."""
-    if task is None:
-        return
-    if not task.done():
-        task.cancel()
-    await asyncio.wait([task])  # never raises the task's error; our own cancellation still does

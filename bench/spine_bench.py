@@ -3,21 +3,28 @@
 (a) publish → first agent event, p50/p99, with a zero-latency in-process model
 (b) turns/s over 1,000 conversations: in-process model, and the fake OpenAI server (own process);
     steady state (after one warm-up turn), with the process's CPU time per turn
-(c) 1,000 conversations streaming at once (20 tokens/s, 200 tokens each) through the fake OpenAI
-    server: streams finished, loop lag p50/p99, peak RSS. The recording channel gets an edit
-    budget of 2 updates/s per reply, as real platforms impose (see docs/performance.md).
+(c) 1,000 conversations streaming at once (50 tokens/s, 500 tokens each) through the fake OpenAI
+    server (bench/fake_streams.py, a process of its own): streams finished, loop lag p50/p99, peak
+    RSS, CPU per token of the service and of the fake. The recording channel gets an edit budget
+    of 2 updates/s per reply, as real platforms impose (see docs/performance.md).
 (d) memory per idle conversation: 10,000 stored (RSS and traced Python heap), and the Python heap
     kept per conversation that has had one turn and gone idle (its RSS change is below the noise
     of the memory the turns themselves freed)
+
+`SPINE_PHASES=c` runs only those phases (letters, default all); `SPINE_STREAMS`,
+`SPINE_STREAM_TPS` and `SPINE_STREAM_TOKENS` change (c)'s streams, rate and length;
+`SPINE_WORKERS=N` splits (c)'s streams over N worker processes, each a service with its own
+loop (the scale-out path on one machine), and reports each worker's lag and the sum of RSS.
 """
 
 from __future__ import annotations
 
 import asyncio
 import gc
+import os
 import time
 import tracemalloc
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 from bench.support import (
@@ -35,8 +42,12 @@ from bot.runtime import freeze_startup_objects
 from channels.base import Capabilities, ChatRef, RateBudget
 
 ECHO = {"name": "echo", "model": "echo", "use": "tests.fakes.echo_model:EchoChatModel"}
-STREAM_TOKENS = 200
-STREAM_TPS = 20.0
+STREAM_TOKENS = int(os.environ.get("SPINE_STREAM_TOKENS", "500"))
+STREAM_TPS = float(os.environ.get("SPINE_STREAM_TPS", "50"))
+STREAM_TEXT = " ".join(f"w{i % 10}" for i in range(STREAM_TOKENS))
+STREAMS = int(os.environ.get("SPINE_STREAMS", "1000"))
+WORKERS = int(os.environ.get("SPINE_WORKERS", "1"))
+PHASES = os.environ.get("SPINE_PHASES", "abcd")
 EDIT_BUDGET = (RateBudget(scope="reply", per_second=2.0, burst=1),)
 
 
@@ -163,22 +174,48 @@ async def throughput(
     }
 
 
-async def concurrent_streams(convs: int = 1000, timeout: float = 240) -> dict[str, float]:
-    text = " ".join(f"w{i % 10}" for i in range(STREAM_TOKENS))
+async def concurrent_streams(convs: int = STREAMS, timeout: float = 240) -> dict[str, float]:
+    """(c) in this process, or over `SPINE_WORKERS` worker processes (bench/spine_workers.py)."""
+    fake = FakeOpenAIProcess(tokens_per_second=STREAM_TPS, text=STREAM_TEXT)
+    with fake as url:
+        fake_cpu = fake.cpu_seconds()
+        if WORKERS > 1:
+            from bench.spine_workers import across_workers
+
+            figures = await across_workers(url, convs, WORKERS, timeout)
+        else:
+            figures = await stream_load(url, convs, timeout)
+        fake_cpu = fake.cpu_seconds() - fake_cpu
+    figures.update(
+        {
+            "fake_cpu_us_per_token": round(fake_cpu / (convs * STREAM_TOKENS) * 1e6, 1),
+            "streams": convs,
+            "tokens_per_second": STREAM_TPS,
+            "workers": WORKERS,
+        }
+    )
+    return figures
+
+
+async def stream_load(
+    url: str, convs: int, timeout: float, go: Callable[[], Awaitable[None]] | None = None
+) -> dict[str, float]:
+    """`convs` streams at once through this process's service; `go` is awaited once it runs."""
     caps = Capabilities(max_text_len=4000, edit_budget=EDIT_BUDGET)
-    with FakeOpenAIProcess(tokens_per_second=STREAM_TPS, text=text) as url:
-        app = _app([_fake(url)], max_runs=convs, capabilities=caps)
-        await app.start(gateway=False)
-        freeze_startup_objects()  # as `antler serve` does
-        channel: Any = app.channels["test"]
-        done = Finishes(channel)
-        start, cpu = time.perf_counter(), cpu_seconds()
-        with LoopLag() as lag:
-            for i in range(convs):
-                await channel.inject("stream please", chat_id=f"s{i}")
-            await done.wait(convs, timeout)
-        elapsed, cpu = time.perf_counter() - start, cpu_seconds() - cpu
-        await app.stop()
+    app = _app([_fake(url)], max_runs=convs, capabilities=caps)
+    await app.start(gateway=False)
+    freeze_startup_objects()  # as `antler serve` does
+    if go is not None:
+        await go()
+    channel: Any = app.channels["test"]
+    done = Finishes(channel)
+    start, cpu = time.perf_counter(), cpu_seconds()
+    with LoopLag() as lag:
+        for i in range(convs):
+            await channel.inject("stream please", chat_id=f"s{i}")
+        await done.wait(convs, timeout)
+    elapsed, cpu = time.perf_counter() - start, cpu_seconds() - cpu
+    await app.stop()
     figures = summary("loop_lag", lag.lags)
     figures.update(
         {
@@ -229,12 +266,17 @@ async def idle_conversation_memory(stored: int = 10_000, turned: int = 2_000) ->
 
 async def run() -> dict[str, object]:
     figures: dict[str, object] = {}
-    figures.update(await dispatcher_overhead())
-    figures.update({f"in_process_{k}": v for k, v in (await throughput([ECHO])).items()})
-    with_extras = await throughput([ECHO], extras=True)
-    figures.update({f"in_process_with_title_memory_{k}": v for k, v in with_extras.items()})
-    with FakeOpenAIProcess() as url:
-        figures.update({f"fake_openai_{k}": v for k, v in (await throughput([_fake(url)])).items()})
-    figures.update({f"concurrent_{k}": v for k, v in (await concurrent_streams()).items()})
-    figures.update({f"idle_{k}": v for k, v in (await idle_conversation_memory()).items()})
+    if "a" in PHASES:
+        figures.update(await dispatcher_overhead())
+    if "b" in PHASES:
+        figures.update({f"in_process_{k}": v for k, v in (await throughput([ECHO])).items()})
+        with_extras = await throughput([ECHO], extras=True)
+        figures.update({f"in_process_with_title_memory_{k}": v for k, v in with_extras.items()})
+        with FakeOpenAIProcess() as url:
+            fake = await throughput([_fake(url)])
+            figures.update({f"fake_openai_{k}": v for k, v in fake.items()})
+    if "c" in PHASES:
+        figures.update({f"concurrent_{k}": v for k, v in (await concurrent_streams()).items()})
+    if "d" in PHASES:
+        figures.update({f"idle_{k}": v for k, v in (await idle_conversation_memory()).items()})
     return figures

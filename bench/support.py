@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import multiprocessing as mp
+import os
 import resource
 import statistics
 import tempfile
@@ -83,15 +84,21 @@ class LoopLag:
             self._task.cancel()
 
 
-def _serve_fake(conn: Any, tokens_per_second: float | None, text: str) -> None:
+def _serve_fake(conn: Any, tokens_per_second: float | None, text: str, tick: float) -> None:
     import sys
     import threading
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from tests.fakes.openai_server import FakeOpenAI
+    from bench.fake_streams import TickedFakeOpenAI
     from tests.fakes.openai_wire import Reply
 
-    fake = FakeOpenAI().start()
+    try:  # the fake's own loop: cheaper writes, less of the shared CPU
+        import uvloop
+
+        asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())
+    except ImportError:
+        pass
+    fake = TickedFakeOpenAI(tick=tick).start()
     if text:
         fake.responder = lambda body: Reply(text=text, tokens_per_second=tokens_per_second)
     conn.send(fake.base_url)
@@ -99,13 +106,16 @@ def _serve_fake(conn: Any, tokens_per_second: float | None, text: str) -> None:
 
 
 class FakeOpenAIProcess:
-    """The fake OpenAI server in a child process, so it does not share the benchmark's CPU/GIL."""
+    """The fake OpenAI server in a child process, so it does not share the benchmark's CPU/GIL.
+    Paced streams are written by one ticker every `tick` seconds (bench/fake_streams.py)."""
 
-    def __init__(self, tokens_per_second: float | None = None, text: str = "") -> None:
+    def __init__(
+        self, tokens_per_second: float | None = None, text: str = "", tick: float = 0.005
+    ) -> None:
         parent, child = mp.Pipe()
         self._parent = parent
         self.proc = mp.get_context("fork").Process(
-            target=_serve_fake, args=(child, tokens_per_second, text), daemon=True
+            target=_serve_fake, args=(child, tokens_per_second, text, tick), daemon=True
         )
 
     def __enter__(self) -> str:
@@ -116,6 +126,17 @@ class FakeOpenAIProcess:
     def __exit__(self, *exc: object) -> None:
         self.proc.kill()
         self.proc.join(5)
+
+    def cpu_seconds(self) -> float:
+        """CPU time (user + system) the fake's process used so far."""
+        return process_cpu_seconds(self.proc.pid or 0)
+
+
+def process_cpu_seconds(pid: int) -> float:
+    """CPU time (user + system) of another process, from /proc."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def temp_dir() -> Path:

@@ -15,10 +15,17 @@ from tests.fakes.openai_server import FakeOpenAI, Reply
 async def test_text_deltas_concatenate_to_final(
     runner: AgentRunner, fake_openai: FakeOpenAI
 ) -> None:
-    fake_openai.script(Reply(text="Hello there, how can I help you today?"))
-    events = await collect(runner, "t1", "hi")
+    # the stream stalls after its first word until the reader has it: text arrives in parts
+    # (what one socket read holds is joined: agent/chunks.py)
+    fake_openai.script(Reply(text="Hello there, how can I help you today?", stall_after=1))
+    events = []
+    async for event in runner.stream("t1", Turn(text="hi"), RunSettings()):
+        events.append(event)
+        if isinstance(event, TextDelta):
+            fake_openai.release()
     deltas = [e.text for e in events if isinstance(e, TextDelta)]
-    assert len(deltas) > 3
+    assert deltas[0] == "Hell"  # tokens are at most four letters (the fake)
+    assert len(deltas) > 1
     assert events[-1] == Final("Hello there, how can I help you today?")
     assert "".join(deltas) == events[-1].text
     request = fake_openai.last_request

@@ -218,6 +218,8 @@ class FakeOpenAI:
         )
         await response.prepare(request)
         maker = ChunkMaker(record.model)
+        if reply.one_write:
+            return await self._stream_in_one_write(response, record, reply, maker)
         pause = 1.0 / reply.tokens_per_second if reply.tokens_per_second else 0.0
         try:
             for count, delta in enumerate(content_deltas(reply)):
@@ -235,6 +237,19 @@ class FakeOpenAI:
             record.finished = True
         except (ConnectionResetError, ConnectionError, asyncio.CancelledError):
             pass
+        return response
+
+    async def _stream_in_one_write(
+        self, response: web.StreamResponse, record: ChatRequest, reply: Reply, maker: ChunkMaker
+    ) -> web.StreamResponse:
+        chunks = [maker.chunk(delta) for delta in content_deltas(reply)]
+        chunks.append(maker.chunk({}, finish_reason(reply)))
+        if (record.body.get("stream_options") or {}).get("include_usage"):
+            chunks.append(maker.usage_chunk(usage_for(reply, record.body)))
+        events = "".join(f"data: {json.dumps(chunk)}\n\n" for chunk in chunks)
+        await response.write(f"{events}data: [DONE]\n\n".encode())
+        await response.write_eof()
+        record.finished = True
         return response
 
     async def _delayed(self, seconds: float) -> bool:

@@ -33,7 +33,8 @@ class Reply:
     `tokens_per_second` paces streamed chunks (a token is a word or ≤4 characters).
     `stall_after` stops a stream after that many content chunks until the client goes away
     or `FakeOpenAI.release()` is called (for cancellation tests). `usage` overrides the
-    computed token counts.
+    computed token counts. `one_write` sends the whole stream (every chunk still its own SSE
+    event) in one write, as a client that fell behind reads it.
     """
 
     text: str = ""
@@ -48,6 +49,7 @@ class Reply:
     stall_after: int | None = None
     finish_reason: str | None = None
     usage: dict[str, int] | None = None
+    one_write: bool = False
 
 
 _TOKEN = re.compile(r"\s*\S+\s*|\s+")

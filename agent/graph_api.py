@@ -1,0 +1,146 @@
+"""The runner's LangGraph-API side: a turn as LangGraph's own `(mode, payload)` stream, and the
+thread's checkpoints read and updated (the Gateway's threads and runs use them).
+
+`GraphApi` is a part of `AgentRunner` (agent/runner.py), which stays the one seam callers use;
+it shares the runner's runs (one per thread), graphs and checkpointer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any
+
+from agent.events import RunSettings, Turn
+from agent.paths import check_thread_id
+from agent.run_state import BUSY, CANCELLED, Run, RunCancelled, ThreadBusy, thread_config
+
+if TYPE_CHECKING:
+    from langchain_core.messages import BaseMessage
+
+    from agent.config import AgentConfig
+    from agent.context import RunContext
+
+log = logging.getLogger(__name__)
+
+_END = "__end__"
+
+
+class GraphApi:
+    """Mixed into `AgentRunner`; the attributes below are the runner's."""
+
+    if TYPE_CHECKING:
+        config: AgentConfig
+        _runs: dict[str, Run]
+
+        def _graph(self, settings: RunSettings) -> Any: ...
+        def _require_saver(self) -> Any: ...
+        async def _release(self, thread_id: str, run: Run) -> None: ...
+        def _context(
+            self, thread_id: str, turn: Turn, settings: RunSettings, memory: str = ""
+        ) -> RunContext: ...
+
+    async def history(self, thread_id: str) -> list[BaseMessage]:
+        saver = self._require_saver()
+        checkpoint = await saver.aget_tuple(thread_config(thread_id))
+        if checkpoint is None:
+            return []
+        return list(checkpoint.checkpoint["channel_values"].get("messages", []))
+
+    async def checkpoint(self, thread_id: str, checkpoint_id: str | None = None) -> Any:
+        """The thread's newest `CheckpointTuple` (or the one named), or None when none."""
+        return await self._require_saver().aget_tuple(thread_config(thread_id, checkpoint_id))
+
+    async def checkpoints(self, thread_id: str, limit: int, before: str | None = None) -> list[Any]:
+        """The thread's checkpoints, newest first (`CheckpointTuple`s)."""
+        cursor = {"configurable": {"checkpoint_id": before}} if before else None
+        saver = self._require_saver()
+        return [t async for t in saver.alist(thread_config(thread_id), limit=limit, before=cursor)]
+
+    async def update_state(
+        self,
+        thread_id: str,
+        values: dict[str, Any],
+        as_node: str | None = None,
+        checkpoint_id: str | None = None,
+    ) -> Any:
+        """LangGraph's `update_state`: the new checkpoint's config; ThreadBusy while it runs."""
+        check_thread_id(thread_id)
+        if thread_id in self._runs:
+            raise ThreadBusy(BUSY)
+        graph = self._graph(RunSettings())
+        unknown = sorted(set(values) - set(graph.channels))
+        if unknown:
+            raise ValueError(f"the state has no {', '.join(map(repr, unknown))}")
+        config = thread_config(thread_id, checkpoint_id)
+        return await graph.aupdate_state(config, values, as_node=as_node)
+
+    async def stream_graph(
+        self,
+        thread_id: str,
+        messages: list[Any],
+        settings: RunSettings,
+        modes: list[str],
+        *,
+        user_id: str = "",
+        checkpoint_id: str | None = None,
+    ) -> AsyncIterator[tuple[str, Any]]:
+        """Run one turn yielding LangGraph's own `(mode, payload)` stream (the LangGraph API).
+
+        With `checkpoint_id` the run continues from that checkpoint (an older one forks).
+
+        Raises ThreadBusy when the thread runs, ValueError on a bad thread id or model, and
+        RunCancelled when `cancel(thread_id)` stops it; other graph errors propagate as is.
+        """
+        check_thread_id(thread_id)
+        if thread_id in self._runs:
+            raise ThreadBusy(BUSY)
+        graph = self._graph(settings)
+        run = Run()
+        self._runs[thread_id] = run
+        queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
+        turn = Turn(text="", user_id=user_id)
+        config = thread_config(thread_id, checkpoint_id)
+        run.task = asyncio.create_task(
+            self._produce_raw(graph, config, messages, turn, settings, modes, queue),
+            name=f"agent-graph-run:{thread_id}",
+        )
+        try:
+            while True:
+                mode, payload = await queue.get()
+                if mode == _END:
+                    if payload is not None:
+                        raise payload
+                    return
+                yield mode, payload
+        finally:
+            await self._release(thread_id, run)
+
+    async def _produce_raw(
+        self,
+        graph: Any,
+        config: dict[str, Any],
+        messages: list[Any],
+        turn: Turn,
+        settings: RunSettings,
+        modes: list[str],
+        queue: asyncio.Queue[tuple[str, Any]],
+    ) -> None:
+        thread_id = config["configurable"]["thread_id"]
+        try:
+            async for mode, payload in graph.astream(
+                {"messages": messages},
+                config={**config, "recursion_limit": self.config.recursion_limit},
+                context=self._context(thread_id, turn, settings),
+                stream_mode=modes,
+            ):
+                queue.put_nowait((mode, payload))
+        except asyncio.CancelledError:
+            queue.put_nowait((_END, RunCancelled(CANCELLED)))
+            raise
+        except Exception as exc:
+            log.warning("graph run failed on thread %s", thread_id, exc_info=True)
+            queue.put_nowait((_END, exc))
+            return
+        queue.put_nowait((_END, None))
