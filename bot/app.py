@@ -32,8 +32,9 @@ from bot.dispatcher import Dispatcher
 from bot.gateway.facade import ServiceFacade
 from bot.gateway.routes import DynamicRoutes
 from bot.gateway.server import GatewayServer, build_app
-from bot.journal import Entry, Journal, State
+from bot.journal import Entry, Journal
 from bot.metrics import Metrics
+from bot.resume import resume_entries
 from bot.schedules import build_schedules
 from bot.schedules.scheduler import EVENT_PREFIX as SCHEDULED_RUN
 from bot.schedules.scheduler import Clock
@@ -275,33 +276,9 @@ class App:
         await self._orphans(await self.journal.unsettled())
 
     async def _resume(self, entries: list[Entry]) -> None:
-        for entry in entries:
-            msg = entry.msg
-            assert msg is not None
-            channel = self.channels.get(msg.chat.channel)
-            if channel is None:
-                log.warning("message for disabled channel %s settled unanswered", msg.chat.channel)
-                await self.turns.settle.unanswered(msg, "channel not enabled")
-                continue
-            log.info(
-                "taking up %s:%s (%s before restart)", msg.chat.channel, msg.event_id, entry.state
-            )
-            if entry.state is State.accepted and not entry.handle:
-                try:
-                    self.bus.requeue(msg)
-                except asyncio.QueueFull:
-                    log.warning("queue full; %s stays pending until next start", msg.event_id)
-                continue
-            self.dispatcher.resume(entry, self._restore_handle(channel, entry))
-
-    def _restore_handle(self, channel: Channel, entry: Entry) -> Any:
-        if not entry.handle or entry.msg is None:
-            return None
-        try:
-            return channel.restore_handle(entry.msg, entry.handle)
-        except Exception as exc:  # an old handle the channel cannot read: start afresh
-            log.warning("reply of %s not restored: %s", entry.key, exc)
-            return None
+        await resume_entries(
+            entries, self.channels, self.bus.requeue, self.dispatcher.resume, self.turns.settle
+        )
 
     async def _set_title(self, thread_id: str, title: str) -> None:
         conv = await self.conversations.by_thread(thread_id)
