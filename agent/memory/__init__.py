@@ -1,7 +1,8 @@
 """Long-term memory per person: a store (SQLite or PostgreSQL), a debounced LLM extraction pass,
 injection."""
 
+from agent.memory.records import Fact, MemoryStore
 from agent.memory.service import MemoryService, MemoryView
-from agent.memory.store import Fact, MemoryStore, SqliteMemoryStore
+from agent.memory.store import SqliteMemoryStore
 
 __all__ = ["Fact", "MemoryService", "MemoryStore", "MemoryView", "SqliteMemoryStore"]

@@ -10,7 +10,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from agent.memory.store import CONTEXT_KINDS, Fact, MemoryUpdate, NewFact, PendingExchange
+from agent.memory.records import CONTEXT_KINDS, Fact, MemoryUpdate, NewFact, PendingExchange
 
 CATEGORIES = ("preference", "knowledge", "context", "behavior", "goal", "correction")
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from agent.memory.store import Fact
+from agent.memory.records import Fact
 
 _LABELS = {"work": "Work", "personal": "Personal", "top_of_mind": "Current focus"}
 _WORD = re.compile(r"\w{3,}")

@@ -14,14 +14,8 @@ from typing import Any
 
 from psycopg.rows import tuple_row
 
-from agent.memory.store import (
-    CONTEXT_KINDS,
-    Fact,
-    MemoryUpdate,
-    NewFact,
-    PendingExchange,
-    normal,
-)
+from agent.memory.records import CONTEXT_KINDS, Fact, MemoryUpdate, NewFact, PendingExchange
+from agent.memory.store import normal
 
 CLAIM_SECONDS = 300.0
 Retry = Callable[[str, Callable[[], Awaitable[Any]]], Awaitable[Any]]

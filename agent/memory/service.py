@@ -21,7 +21,8 @@ from typing import Any
 from agent.config_context import MemoryConfig
 from agent.memory.extract import extraction_messages, parse_update
 from agent.memory.inject import memory_block
-from agent.memory.store import Fact, MemoryStore, PendingExchange, SqliteMemoryStore
+from agent.memory.records import Fact, MemoryStore, PendingExchange
+from agent.memory.store import SqliteMemoryStore
 from agent.relay import content_text
 
 log = logging.getLogger(__name__)

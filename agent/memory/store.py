@@ -1,6 +1,6 @@
-"""What the agent remembers about each person: the `MemoryStore` interface (async, so a database
-server fits behind it) and `SqliteMemoryStore`, in `<data_dir>/memory.db` (statements take
-microseconds: they run inline on the loop). The PostgreSQL store is agent/memory/pg_store.py.
+"""`SqliteMemoryStore`: what the agent remembers about each person, in `<data_dir>/memory.db`
+(statements take microseconds: they run inline on the loop). The interface and its values are in
+agent/memory/records.py; the PostgreSQL store is agent/memory/pg_store.py.
 
 A *person* is a platform-qualified user id (`telegram:42`) unless `person_links` maps that id
 onto another person (an admin linking one human's accounts across platforms). Every change is
@@ -12,11 +12,15 @@ from __future__ import annotations
 import re
 import sqlite3
 import time
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
 
-CONTEXT_KINDS = ("work", "personal", "top_of_mind")
+from agent.memory.records import (
+    CONTEXT_KINDS,
+    Fact,
+    MemoryUpdate,
+    NewFact,
+    PendingExchange,
+)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS facts (
@@ -52,116 +56,6 @@ CREATE TABLE IF NOT EXISTS person_links (
     linked_at REAL NOT NULL
 );
 """
-
-
-@dataclass(frozen=True, slots=True)
-class Fact:
-    id: int
-    content: str
-    category: str
-    confidence: float
-    source: str = ""
-    created_at: float = 0.0
-    updated_at: float = 0.0
-
-
-@dataclass(frozen=True, slots=True)
-class NewFact:
-    content: str
-    category: str
-    confidence: float
-
-
-@dataclass(frozen=True, slots=True)
-class MemoryUpdate:
-    """What one extraction pass proposes: context summaries, new facts, facts to drop."""
-
-    contexts: dict[str, str]
-    facts: tuple[NewFact, ...] = ()
-    remove: tuple[int, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class PendingExchange:
-    id: int
-    person: str
-    thread_id: str
-    user_text: str
-    answer: str
-
-
-class MemoryStore(Protocol):
-    async def person(self, user_id: str) -> str:
-        """The person `user_id` counts as (itself unless linked)."""
-        ...
-
-    async def link(self, user_id: str, person: str) -> None: ...
-
-    async def facts(self, person: str) -> list[Fact]: ...
-
-    async def contexts(self, person: str) -> dict[str, str]: ...
-
-    async def context_times(self, person: str) -> dict[str, tuple[str, float]]:
-        """Each context summary with the time it was last written."""
-        ...
-
-    async def people(self) -> list[tuple[str, int, float]]:
-        """(person, facts, last change) for everyone remembered, most recent first."""
-        ...
-
-    async def counts(self) -> tuple[int, int, int]:
-        """(people remembered, facts, exchanges waiting for extraction)."""
-        ...
-
-    async def apply(
-        self,
-        person: str,
-        update: MemoryUpdate,
-        *,
-        source: str,
-        max_facts: int,
-        threshold: float,
-        done: list[int] | None = None,
-    ) -> None:
-        """Merge an update in one transaction (see SqliteMemoryStore.apply)."""
-        ...
-
-    async def add_fact(self, person: str, fact: NewFact, *, source: str) -> Fact | None:
-        """Remember one fact as given (an admin's edit); None when it is already known."""
-        ...
-
-    async def edit_fact(
-        self,
-        person: str,
-        fact_id: int,
-        content: str | None = None,
-        category: str | None = None,
-        confidence: float | None = None,
-    ) -> bool:
-        """Change a fact of `person`; False when the person has no such fact."""
-        ...
-
-    async def replace(
-        self, person: str, contexts: dict[str, str], facts: list[NewFact], *, source: str
-    ) -> None:
-        """Make `contexts` and `facts` all that is remembered of `person` (one transaction)."""
-        ...
-
-    async def forget(self, person: str, fact_id: int) -> bool: ...
-
-    async def clear(self, person: str) -> int: ...
-
-    async def add_pending(
-        self, person: str, thread_id: str, user_text: str, answer: str
-    ) -> None: ...
-
-    async def has_pending(self) -> bool: ...
-
-    async def pending(self) -> list[PendingExchange]: ...
-
-    async def failed_pending(self, ids: list[int], max_attempts: int = 3) -> None: ...
-
-    def close(self) -> None: ...
 
 
 class SqliteMemoryStore:

@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agent.memory.store import Fact, MemoryStore, NewFact
+from agent.memory.records import Fact, MemoryStore, NewFact
 from bot.gateway.serialize import iso
 
 SECTIONS = {"work": "workContext", "personal": "personalContext", "top_of_mind": "topOfMind"}

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from agent.memory.store import Fact
+from agent.memory.records import Fact
 from bot.gateway.errors import ApiError
 from bot.gateway.memory_routes import TAG, service
 from bot.gateway.registry import Call, Registry

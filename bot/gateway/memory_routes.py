@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from agent.memory import MemoryService
-from agent.memory.store import NewFact
+from agent.memory.records import NewFact
 from bot.gateway.errors import ApiError
 from bot.gateway.memory_document import (
     MemoryDocument,

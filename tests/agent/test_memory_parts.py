@@ -12,7 +12,8 @@ import pytest
 from agent.memory.extract import ExtractionError, parse_update
 from agent.memory.inject import estimate_tokens, memory_block, rank_facts
 from agent.memory.pg_store import PostgresMemoryStore
-from agent.memory.store import Fact, MemoryStore, MemoryUpdate, NewFact, SqliteMemoryStore
+from agent.memory.records import Fact, MemoryStore, MemoryUpdate, NewFact
+from agent.memory.store import SqliteMemoryStore
 from agent.titles import clean_title
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from agent.memory.store import MemoryUpdate, NewFact
+from agent.memory.records import MemoryUpdate, NewFact
 from tests.gateway.conftest import Api
 
 
