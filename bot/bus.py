@@ -43,13 +43,19 @@ class MessageBus:
         self.counters = BusCounters()
         self.closed = False
 
+    async def _accept(self, msg: InboundMessage) -> bool:
+        """Record `msg` in the journal; False (counted, logged) for a platform's redelivery."""
+        if await self.journal.accept(msg):
+            return True
+        self.counters.duplicates += 1
+        self.metrics.duplicates.labels(channel=msg.chat.channel).inc()
+        log.info("duplicate %s:%s suppressed", msg.chat.channel, msg.event_id)
+        return False
+
     async def publish(self, msg: InboundMessage) -> PublishResult:
         if self.closed:
             return PublishResult.closed
-        if not await self.journal.accept(msg):
-            self.counters.duplicates += 1
-            self.metrics.duplicates.labels(channel=msg.chat.channel).inc()
-            log.info("duplicate %s:%s suppressed", msg.chat.channel, msg.event_id)
+        if not await self._accept(msg):
             return PublishResult.duplicate
         try:
             self.queue.put_nowait(msg)

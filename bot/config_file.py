@@ -13,12 +13,9 @@ The caller validates the edited document with the same models as the file before
 from __future__ import annotations
 
 import io
-import os
 import re
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, get_args, get_origin
 
 from pydantic import BaseModel, SecretStr
@@ -64,22 +61,6 @@ def plain(node: Any) -> Any:
         if isinstance(node, kind):
             return kind(node)
     return node
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Replace `path` with `text` (temp file, fsync, rename), keeping the file's permissions."""
-    mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        os.fchmod(fd, mode)
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(text)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 @dataclass

@@ -26,6 +26,7 @@ from typing import Any
 import yaml
 from ruamel.yaml.error import YAMLError
 
+from bot.atomic_file import write_atomic
 from bot.config import (
     ConfigError,
     Settings,
@@ -36,7 +37,7 @@ from bot.config import (
 )
 from bot.config_boundary import changed_keys, kind_of
 from bot.config_changes import Change, ChangeLog, now
-from bot.config_file import dump_doc, edit_section, load_doc, plain, write_atomic
+from bot.config_file import dump_doc, edit_section, load_doc, plain
 from bot.config_secrets import read_secrets, read_secrets_text, secrets_path, write_secrets
 
 log = logging.getLogger("bot.config")

@@ -8,11 +8,11 @@ over the API".
 
 from __future__ import annotations
 
-import os
 import re
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
+
+from bot.atomic_file import write_atomic
 
 _LINE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
 NAME_PREFIX = "ANTLER_"
@@ -47,17 +47,7 @@ def write_secrets(path: Path, values: Mapping[str, str]) -> None:
         if not _LINE.match(f"{name}=x") or "\n" in value or "\r" in value:
             raise ValueError(f"{name}: not a valid secret name or value (one line)")
         lines.append(f"{name}={_quote(value)}\n")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        os.fchmod(fd, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.writelines(lines)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomic(path, "".join(lines), mode=0o600)
 
 
 def variable_for(yaml_path: str) -> str:

@@ -230,10 +230,8 @@ class ReplyStreamer:
 
     async def at_once(self, doc: ReplyDoc) -> None:
         """A reply opened and finished in one go (a command's answer with buttons)."""
-        if self.handle is None:
-            self.handle = await self._deliver(
-                self.channel.open_reply, self.msg, ReplyDoc(status="working")
-            )
+        working = ReplyDoc(status="working")
+        self.handle = await self._deliver(self.channel.open_reply, self.msg, working)
         await self._deliver(self.channel.finish_reply, self.handle, doc)
 
     async def _paced_deliver(self, fn: Callable[..., Awaitable[Any]], *args: Any) -> Any:

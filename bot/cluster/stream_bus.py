@@ -157,10 +157,7 @@ class RedisBus(MessageBus):
     async def publish(self, msg: InboundMessage) -> PublishResult:
         if self.closed:
             return PublishResult.closed
-        if not await self.journal.accept(msg):
-            self.counters.duplicates += 1
-            self.metrics.duplicates.labels(channel=msg.chat.channel).inc()
-            log.info("duplicate %s:%s suppressed", msg.chat.channel, msg.event_id)
+        if not await self._accept(msg):
             return PublishResult.duplicate
         try:
             await self._append(msg)

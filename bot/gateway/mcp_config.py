@@ -12,12 +12,12 @@ import asyncio
 import json
 import os
 import re
-import tempfile
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from bot.atomic_file import write_atomic as write_text_atomic
 from bot.gateway.errors import ApiError
 from bot.gateway.facade import ServiceFacade
 from bot.gateway.registry import Call, Registry
@@ -150,17 +150,9 @@ def merge_secrets(new: dict[str, Any], old: dict[str, Any]) -> dict[str, Any]:
 
 
 def write_atomic(path: Path, data: dict[str, Any]) -> None:
+    """The MCP/skills config as JSON, owner-readable only (it may hold servers' secrets)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            json.dump(data, out, indent=2, ensure_ascii=False)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_text_atomic(path, json.dumps(data, indent=2, ensure_ascii=False), mode=0o600)
 
 
 def _masked(raw: dict[str, Any]) -> dict[str, Any]:

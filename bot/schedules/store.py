@@ -108,6 +108,15 @@ def chat_key(chat: ChatRef) -> str:
     return chat.with_topic(None).key
 
 
+def insert_values(new: NewSchedule, now: float) -> tuple[Any, ...]:
+    """The values of a new schedule's row, in the column order both stores insert."""
+    creator_key = f"{new.chat.channel}:{new.creator.id}"
+    chat, creator = json.dumps(asdict(new.chat)), json.dumps(asdict(new.creator))
+    where = (new.chat.key, chat_key(new.chat), chat, creator_key, creator)
+    what = (new.prompt, new.kind, new.expr, new.tz, new.label, new.first_run, new.missed)
+    return (*where, *what, new.fresh_thread, now, now)
+
+
 UPDATABLE = {"prompt", "kind", "expr", "tz", "label", "next_run", "missed", "fresh_thread"}
 COLUMNS = (
     "id, chat, creator, prompt, kind, tz, label, next_run, state, expr, missed,"
@@ -125,23 +134,7 @@ class SqliteScheduleStore:
             "INSERT INTO schedules(conv_key, chat_key, chat, creator_key, creator, prompt, kind,"
             " expr, tz, label, next_run, state, missed, fresh_thread, created_at, updated_at)"
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'active', ?, ?, ?, ?)",
-            (
-                new.chat.key,
-                chat_key(new.chat),
-                json.dumps(asdict(new.chat)),
-                f"{new.chat.channel}:{new.creator.id}",
-                json.dumps(asdict(new.creator)),
-                new.prompt,
-                new.kind,
-                new.expr,
-                new.tz,
-                new.label,
-                new.first_run,
-                new.missed,
-                int(new.fresh_thread),
-                now,
-                now,
-            ),
+            insert_values(new, now),
         )
         found = await self.get(int(cur.lastrowid or 0))
         assert found is not None

@@ -10,9 +10,7 @@ recorded is published all the same (the scheduler publishes every `claimed` run)
 
 from __future__ import annotations
 
-import json
 import time
-from dataclasses import asdict
 from typing import Any
 
 from psycopg_pool import AsyncConnectionPool
@@ -25,7 +23,7 @@ from bot.schedules.store import (
     RunState,
     Schedule,
     ScheduleState,
-    chat_key,
+    insert_values,
     run_from_row,
     schedule_from_row,
 )
@@ -95,23 +93,7 @@ class PostgresScheduleStore:
             " kind, expr, tz, label, next_run, state, missed, fresh_thread, created_at,"
             " updated_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, 'active', %s, %s,"
             f" %s, %s) RETURNING {COLUMNS}",
-            (
-                new.chat.key,
-                chat_key(new.chat),
-                json.dumps(asdict(new.chat)),
-                f"{new.chat.channel}:{new.creator.id}",
-                json.dumps(asdict(new.creator)),
-                new.prompt,
-                new.kind,
-                new.expr,
-                new.tz,
-                new.label,
-                new.first_run,
-                new.missed,
-                new.fresh_thread,
-                now,
-                now,
-            ),
+            insert_values(new, now),
         )
         assert row is not None
         return schedule_from_row(row)

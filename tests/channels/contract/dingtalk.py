@@ -19,15 +19,8 @@ class DingTalkDriver(Driver):
     max_part = 4000
 
     def __init__(self) -> None:
-        self.fake = FakeDingTalk()
-        self.events: dict[str, dict[str, Any]] = {}
-        self._limits = 0
-
-    def start(self) -> None:
-        self.fake.start()
-
-    def stop(self) -> None:
-        self.fake.stop()
+        super().__init__(FakeDingTalk())
+        self.fake: FakeDingTalk
 
     def config(self) -> dict[str, Any]:
         return {

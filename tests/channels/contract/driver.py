@@ -9,9 +9,15 @@ passes `test_contract.py`.
 from __future__ import annotations
 
 import abc
-from typing import Any
+from typing import Any, Protocol
 
 OUTPUTS = "/mnt/user-data/outputs"
+
+
+class FakeServer(Protocol):
+    def start(self) -> Any: ...
+
+    def stop(self) -> None: ...
 
 
 class Driver(abc.ABC):
@@ -19,12 +25,17 @@ class Driver(abc.ABC):
     max_part: int
     """The longest text one message may show (a longer answer is split)."""
 
-    @abc.abstractmethod
+    def __init__(self, fake: FakeServer) -> None:
+        self.fake: Any = fake  # each driver names its fake's type
+        self.events: dict[str, dict[str, Any]] = {}  # what `send` pushed, by event name
+        self._limits = 0  # 429s injected so far
+
     def start(self) -> None:
         """Start the fake server."""
+        self.fake.start()
 
-    @abc.abstractmethod
-    def stop(self) -> None: ...
+    def stop(self) -> None:
+        self.fake.stop()
 
     @abc.abstractmethod
     def config(self) -> dict[str, Any]:

@@ -37,15 +37,8 @@ class FeishuDriver(Driver):
     max_part = 12_000
 
     def __init__(self) -> None:
-        self.fake = FakeFeishu()
-        self.events: dict[str, dict[str, Any]] = {}
-        self._limits = 0
-
-    def start(self) -> None:
-        self.fake.start()
-
-    def stop(self) -> None:
-        self.fake.stop()
+        super().__init__(FakeFeishu())
+        self.fake: FakeFeishu
 
     def config(self) -> dict[str, Any]:
         return {

@@ -26,16 +26,9 @@ class SlackDriver(Driver):
     max_part = 12_000
 
     def __init__(self) -> None:
-        self.fake = FakeSlack()
-        self.events: dict[str, dict[str, Any]] = {}
+        super().__init__(FakeSlack())
+        self.fake: FakeSlack
         self._ts = itertools.count(100)
-        self._limits = 0
-
-    def start(self) -> None:
-        self.fake.start()
-
-    def stop(self) -> None:
-        self.fake.stop()
 
     def config(self) -> dict[str, Any]:
         return {

@@ -15,15 +15,8 @@ class TelegramDriver(Driver):
     max_part = 4096
 
     def __init__(self) -> None:
-        self.fake = FakeTelegram()
-        self.events: dict[str, dict[str, Any]] = {}
-        self._limits = 0
-
-    def start(self) -> None:
-        self.fake.start()
-
-    def stop(self) -> None:
-        self.fake.stop()
+        super().__init__(FakeTelegram())
+        self.fake: FakeTelegram
 
     def config(self) -> dict[str, Any]:
         return {
