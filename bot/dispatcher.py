@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections import deque
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
@@ -24,6 +23,7 @@ from bot.command_registry import CommandRegistry
 from bot.commands import ParsedCommand, parse_command
 from bot.conversations import ConversationStore
 from bot.journal import Entry, State
+from bot.notices import QueuedNotices, RunningReply
 from bot.turns import TurnRunner
 from channels.base import BusyPolicy, Channel, ChatRef, InboundMessage, ReplyDoc, ReplyHandle
 
@@ -59,6 +59,7 @@ class _Lane:
     run: asyncio.Task[None] | None = None
     stop_reason: str = ""
     running: InboundMessage | None = None  # the message whose reply is being written
+    reply: RunningReply | None = None  # ... and that reply, for notices queued behind it
     waiting: _Job | None = None  # the job waiting for a run slot ...
     slot_wait: asyncio.Future[Any] | None = None  # ... and its wait, which /stop may cancel
 
@@ -90,6 +91,7 @@ class Dispatcher:
         self._idle = asyncio.Event()
         self._idle.set()
         self.elsewhere: RunsElsewhere | None = None  # set by the app with several workers
+        self.notices = QueuedNotices(turns.journal, turns.metrics)
 
     # ---------------------------------------------------------------- intake
 
@@ -120,18 +122,13 @@ class Dispatcher:
             if self.busy_policy(msg.chat.channel) is BusyPolicy.interrupt:
                 self._interrupt(lane)
             else:
-                job.notice = self._notice(channel, msg, None)
+                behind = lane.reply if lane.run is not None else None
+                job.notice = self.notices.send(channel, msg, None, behind)
         elif self.working_lanes >= self.max_runs:
             ahead = self.working_lanes - self.max_runs + 1
             doc = ReplyDoc(status="queued", text=texts.queued_behind(ahead))
-            job.notice = self._notice(channel, msg, doc)
+            job.notice = self.notices.send(channel, msg, doc)
         self._enqueue(job)
-
-    def _notice(
-        self, channel: Channel, msg: InboundMessage, doc: ReplyDoc | None
-    ) -> asyncio.Task[ReplyHandle | None]:
-        """Send the queued notice beside intake: a slow platform never holds other messages."""
-        return asyncio.create_task(self._mark_queued(channel, msg, doc), name="queued notice")
 
     def resume(self, entry: Entry, handle: ReplyHandle | None) -> None:
         """Continue a message a previous process left `running` or `delivering`."""
@@ -152,22 +149,6 @@ class Dispatcher:
             lane.stop_reason = texts.INTERRUPTED_BY_NEWER
             lane.run.cancel()
 
-    async def _mark_queued(
-        self, channel: Channel, msg: InboundMessage, doc: ReplyDoc | None = None
-    ) -> ReplyHandle | None:
-        try:
-            handle = await channel.mark_queued(msg, doc)
-        except Exception as exc:  # a notice that failed must not lose the message
-            log.warning("queued notice failed on %s: %s", channel.name, exc)
-            return None
-        if msg.received_at:
-            self.turns.metrics.first_visible.labels(channel=channel.name).observe(
-                max(0.0, time.time() - msg.received_at)
-            )
-        if handle is not None and (state := channel.handle_state(handle)) is not None:
-            await self.turns.journal.keep_handle(msg, state)  # a restart reuses the notice
-        return handle
-
     # ---------------------------------------------------------------- lanes
 
     async def _drain(self, key: str, lane: _Lane) -> None:
@@ -186,7 +167,7 @@ class Dispatcher:
                     self.slots.release()
                     continue
                 try:
-                    lane.stop_reason = ""
+                    lane.stop_reason, lane.reply = "", RunningReply()
                     lane.run = asyncio.create_task(self._run_job(job, lane), name=f"run {key}")
                     lane.running = job.msg
                     if self.elsewhere is not None:
@@ -197,6 +178,9 @@ class Dispatcher:
                         await self.elsewhere.ended(job.msg)
                 finally:
                     self.slots.release()
+                    if lane.reply is not None:  # a notice waiting for it goes out now
+                        lane.reply.ended()
+                        lane.reply = None
         finally:
             lane.task = None
             self.working_lanes -= 1
@@ -240,6 +224,7 @@ class Dispatcher:
                     job.handle,
                     lambda: lane.stop_reason,
                     resumed=job.entry is not None,
+                    running=lane.reply,
                 )
         except asyncio.CancelledError:
             pass

@@ -80,6 +80,7 @@ class ReplyStreamer:
         self._flusher: asyncio.Task[None] | None = None
         self._sending = asyncio.Lock()  # held while an update is on its way to the platform
         self._final_seen = False
+        self._finished = False  # the final is out: nothing left to materialize
 
     async def open(self, note: str = "") -> None:
         """Show the placeholder (or turn the queued notice, or the reply a restart interrupted,
@@ -132,10 +133,21 @@ class ReplyStreamer:
             doc = replace(doc, text=texts.NO_ANSWER)
         parts = split_text(doc.text, self.channel.capabilities.max_text_len) if doc.text else [""]
         plan = FinalPlan(doc=doc, parts=tuple(parts), files=tuple(str(p) for p in self.files))
-        if record:
-            await self.track.delivering(plan)
-        await self._send_plan(plan, 0, record)
+        async with self._sending:  # a materialize() meanwhile waits for the final's place
+            if record:
+                await self.track.delivering(plan)
+            await self._send_plan(plan, 0, record)
+            self._finished = True
         return final_status
+
+    async def materialize(self) -> None:
+        """Make the reply a message in the chat now (a no-op where it is one already), so what
+        is sent next shows below it, and keep its ids in the journal before anything is."""
+        async with self._sending:
+            if self.handle is None or self._finished:
+                return
+            await self._deliver(self.channel.materialize_reply, self.handle, self.doc)
+            await self.track.seen(self.handle)
 
     async def resume_final(self, plan: FinalPlan, steps_done: int, in_doubt: bool) -> None:
         """Send what a previous process did not finish of `plan`.

@@ -25,6 +25,7 @@ from bot.conversations import Conversation, ConversationStore
 from bot.delivery import DeliveryTrack, FinalPlan
 from bot.journal import Entry, Journal
 from bot.metrics import Metrics
+from bot.notices import RunningReply
 from bot.replies import ReplyStreamer
 from bot.settle import Settle
 from channels.base import (
@@ -87,7 +88,9 @@ class TurnRunner:
         stop_reason: Callable[[], str],
         *,
         resumed: bool = False,
+        running: RunningReply | None = None,
     ) -> None:
+        """`running` learns the reply once it is open (notices queued behind it need it)."""
         attempts = await self.journal.start(msg)
         if attempts > MAX_ATTEMPTS:
             await self.give_up(channel, msg, handle)
@@ -96,6 +99,8 @@ class TurnRunner:
         streamer = self._streamer(channel, msg, handle)
         try:
             await streamer.open(texts.ANSWERING_AGAIN if resumed or attempts > 1 else "")
+            if running is not None:
+                running.opened(streamer)
             if handle is None:  # otherwise a queued notice or the restored reply showed it
                 self._sign_of_life(msg)
             files, notes = await self._fetch_files(channel, msg, conv)
@@ -116,7 +121,9 @@ class TurnRunner:
             if attempts >= MAX_ATTEMPTS:
                 await self.give_up(channel, msg, streamer.handle)
             else:
-                await self.run(channel, msg, streamer.handle, stop_reason, resumed=True)
+                await self.run(
+                    channel, msg, streamer.handle, stop_reason, resumed=True, running=running
+                )
             return
         await self.settle.answered(msg, status, streamer.doc.note)
 

@@ -260,6 +260,12 @@ class Channel(abc.ABC):
         """
         raise ChannelError(f"{self.name} cannot receive files")
 
+    async def materialize_reply(self, handle: ReplyHandle, doc: ReplyDoc) -> None:
+        """Make sure the reply exists as a message in the chat now, showing `doc`, so whatever
+        is sent next (a queued notice) shows below it. Streaming continues by editing that
+        message. Default: nothing, the reply's message was created when it opened."""
+        return
+
     async def mark_queued(
         self, msg: InboundMessage, doc: ReplyDoc | None = None
     ) -> ReplyHandle | None:

@@ -165,6 +165,9 @@ class TelegramChannel(Channel):
     async def update_reply(self, handle: TelegramReply, doc: ReplyDoc) -> None:
         await self.replies.update(handle, doc)
 
+    async def materialize_reply(self, handle: TelegramReply, doc: ReplyDoc) -> None:
+        await self.replies.materialize(handle, doc)
+
     async def finish_reply(self, handle: TelegramReply, doc: ReplyDoc) -> None:
         await self.replies.finish(handle, doc)
 

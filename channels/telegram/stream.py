@@ -3,6 +3,9 @@
 Open:  "typing…" at once (renewed every 4.5 s while the reply runs).
 DM:    sendMessageDraft with the growing text, then sendMessage with the final.
 Group: the first text is sent as a message, then edited at most every `stream_interval_group`.
+A message sent in the chat while a reply streams (a queued notice) would show above a draft's
+final: the service first has the reply materialized as a message (its text so far, or "…"),
+which then streams by editing, as in a group.
 If Telegram refuses a draft that reply falls back to the placeholder path; only a server
 without the method turns drafts off for the bot. A refused final edit is sent as a new message;
 refused HTML is resent as its visible text (api.Sender.text): the user always gets the answer.
@@ -133,6 +136,23 @@ class Replies:
                 await self._send_new(handle.chat, parts[index], keyboard, None)
             handle.parts_sent = index + 1
         handle.finished = True
+
+    async def materialize(self, handle: TelegramReply, doc: ReplyDoc) -> None:
+        """The reply becomes a message now (a draft's current text, or "…" before any), so a
+        message sent next shows below it; the reply then streams by editing it."""
+        if handle.finished or handle.message_id is not None:
+            return
+        flush = handle.flush_task
+        if flush is not None and handle.in_call:  # a draft on its way: let it land first
+            await asyncio.gather(flush, return_exceptions=True)
+        elif flush is not None:
+            flush.cancel()
+        handle.flush_task, handle.pending, handle.mode = None, None, "edit"
+        part = render_preview(doc_markdown(doc))
+        handle.message_id = await self._send_new(
+            handle.chat, part, self._keyboard(doc), handle.reply_to
+        )
+        handle.shown = part.html
 
     async def continuation(self, handle: TelegramReply, doc: ReplyDoc) -> None:
         parts = render_parts(doc_markdown(doc))
