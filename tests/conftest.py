@@ -6,30 +6,27 @@ from collections.abc import Iterator
 
 import pytest
 
+from bot.runtime import freeze_startup_objects, tune_gc
 from tests.fakes.openai_server import FakeOpenAI
-
-# Modules whose tests run for seconds each (`antler serve` subprocesses, property runs, the
-# browser): they are collected first, so with `--dist worksteal` both workers start on them and
-# the run does not end on one worker finishing a slow test while the other idles.
-SLOW_FIRST = frozenset(
-    {
-        "tests/e2e/test_crash_recovery.py",
-        "tests/e2e/test_workers.py",
-        "tests/e2e/test_gateway_crash.py",
-        "tests/e2e/test_cli_storage.py",
-        "tests/e2e/test_cli.py",
-        "tests/bot/test_log_secrets.py",
-        "tests/gateway/test_schemathesis.py",
-        "tests/gateway/test_config_fuzz.py",
-        "tests/console/test_browser.py",
-    }
-)
+from tests.scheduling import spread
 
 _PROXY_VARS = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy")
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    items.sort(key=lambda item: item.nodeid.split("::")[0] not in SLOW_FIRST)  # stable
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Slow tests spread over the workers' first shares (tests/scheduling.py)."""
+    workers = int(getattr(config, "workerinput", {}).get("workercount", 1))
+    order = spread([item.nodeid for item in items], workers)
+    items[:] = [items[i] for i in order]
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """The service's own collector settings (bot/runtime.py) in each test process: what
+    collection imported (the SDKs, LangChain; lark_oapi alone is 11,000 modules) is frozen out
+    of the collector's sight. Without it every full collection walked all of it again: a
+    sixth of the suite's CPU went to the collector."""
+    tune_gc()
+    freeze_startup_objects()
 
 
 @pytest.fixture(autouse=True)

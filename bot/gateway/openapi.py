@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import functools
 import html
+from collections.abc import Callable
 from typing import Any
 
 from aiohttp import web
@@ -48,9 +49,15 @@ class _Schemas:
 
 def build_openapi(routes: list[Route], *, secured: bool) -> dict[str, Any]:
     """The document of `routes`. It depends on nothing but the route table (pydantic's schema
-    generation is the slow part of a Gateway's start), so one process builds it once per table
-    and hands each app its own copy."""
+    generation is the slow part), so one process builds it once per table and hands each app
+    its own copy."""
     return copy.deepcopy(_build(tuple(routes), secured))
+
+
+def openapi_on_demand(routes: list[Route], *, secured: bool) -> Callable[[], dict[str, Any]]:
+    """The document, built when it is first asked for: a start (or a restart after a config
+    change) does not spend a tenth of a second on schemas nobody may read."""
+    return functools.cache(functools.partial(build_openapi, list(routes), secured=secured))
 
 
 @functools.cache
@@ -152,13 +159,12 @@ def _responses(route: Route, schemas: _Schemas, secured: bool) -> dict[str, Any]
     response=dict[str, Any],
 )
 async def openapi_json(call: Call) -> dict[str, Any]:
-    doc: dict[str, Any] = call.request.app[OPENAPI_KEY]
-    return doc
+    return call.request.app[OPENAPI_KEY]()
 
 
 @api.route("GET", "/docs", summary="A page listing every route", tag="meta", produces="text/html")
 async def docs_page(call: Call) -> web.Response:
-    return web.Response(text=render_docs(call.request.app[OPENAPI_KEY]), content_type="text/html")
+    return web.Response(text=render_docs(call.request.app[OPENAPI_KEY]()), content_type="text/html")
 
 
 def render_docs(doc: dict[str, Any]) -> str:

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 GATEWAY_KEY: web.AppKey[Any] = web.AppKey("gateway", object)
-OPENAPI_KEY: web.AppKey[dict[str, Any]] = web.AppKey("openapi", dict)
+OPENAPI_KEY: web.AppKey[Callable[[], dict[str, Any]]] = web.AppKey("openapi")
 
 THREAD_ID = THREAD_ID_PATTERN  # the runner's own rule (agent/paths.py)
 RUN_ID = r"^[A-Za-z0-9_-]{1,64}$"

@@ -81,7 +81,7 @@ def build_app(
 
         app.router.add_get("/health", get_health)
     else:
-        from bot.gateway.openapi import build_openapi
+        from bot.gateway.openapi import openapi_on_demand
         from bot.gateway.registry import Registry
         from bot.gateway.service import Gateway
 
@@ -89,7 +89,7 @@ def build_app(
         app[GATEWAY_KEY] = gw
         registry = Registry(api_routes())
         secured = bool(auth_token() if callable(auth_token) else auth_token)
-        app[OPENAPI_KEY] = build_openapi(registry.routes, secured=secured)
+        app[OPENAPI_KEY] = openapi_on_demand(registry.routes, secured=secured)
         registry.mount(app)
         _mount_console(app, service, auth_token)
     app.router.add_route("*", "/{tail:.*}", _fallback(routes))

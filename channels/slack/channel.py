@@ -136,6 +136,7 @@ class SlackChannel(Channel):
     def _build_app(self) -> AsyncApp:
         secret = self.config.signing_secret
         app = AsyncApp(
+            name="antler",  # bolt would otherwise read it off inspect.stack(): 0.1-0.3 s a start
             client=self.client,
             signing_secret=secret.get_secret_value() if secret else "unused-in-socket-mode",
             request_verification_enabled=self.config.mode == "http",

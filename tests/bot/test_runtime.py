@@ -13,10 +13,15 @@ from bot.runtime import GC_THRESHOLD, freeze_startup_objects, run, tune_gc
 
 @pytest.fixture
 def restore_gc() -> Iterator[None]:
-    before = gc.get_threshold()
+    """Nothing frozen during the test; afterwards the test process's own settings again (it
+    froze what collection imported: tests/conftest.py)."""
+    before, was_frozen = gc.get_threshold(), gc.get_freeze_count() > 0
+    gc.unfreeze()
     yield
     gc.unfreeze()
     gc.set_threshold(*before)
+    if was_frozen:
+        gc.freeze()
 
 
 @pytest.mark.usefixtures("restore_gc")

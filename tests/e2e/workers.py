@@ -18,6 +18,8 @@ from tests.e2e.service_process import ServiceProcess, wait_until
 from tests.fakes.telegram_server import TOKEN, FakeTelegram
 
 PARTITIONS = 8
+RUNS = 100  # run slots per worker: a turn holds its slot while its chat's interval passes, so
+# with the default 16 the 1,000 messages wait on the pool, not on the workers being measured
 
 
 class Worker(ServiceProcess):
@@ -68,7 +70,7 @@ def workers(
             Worker(
                 home,
                 openai_base,
-                {"telegram": tg},
+                {"telegram": tg, "max_concurrent_runs": RUNS},
                 storage=storage,
                 bus=bus,
                 agent={"title": {"enabled": False}, "memory": {"enabled": False}},
