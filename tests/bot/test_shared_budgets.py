@@ -96,12 +96,11 @@ async def test_a_429_on_one_worker_blocks_the_scope_on_every_worker(
         shared.attach("telegram", pacer)
         shared.listen()
     try:
-        await asyncio.sleep(0.2)  # both subscribed
-        pacers[0].block_for(RateLimited(30.0, scope="bot"), DM)
-        for _ in range(100):
+        for _ in range(200):  # until the other worker has subscribed and heard it (load)
+            pacers[0].block_for(RateLimited(30.0, scope="bot"), DM)
+            await asyncio.sleep(0.05)
             if pacers[1].blocked_for(OTHER) > 0:
                 break
-            await asyncio.sleep(0.02)
         assert 25 < pacers[1].blocked_for(OTHER) <= 30  # the other worker holds back too
         pacers[1].block_for(RateLimited(2.0, scope="chat"), DM)  # a chat's block stays local
         await asyncio.sleep(0.2)

@@ -174,6 +174,7 @@ async def test_memory_command_lists_forgets_and_clears(
             await ch.inject(text)
             await svc.idle()
         await ch.inject("/memory", chat_id="team", chat_type="group")
+        await svc.idle()  # (another chat: its answer could otherwise come after the next)
         await ch.inject("/memory clear")
         await ch.inject("/memory")
         await svc.idle()

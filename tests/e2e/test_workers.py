@@ -29,12 +29,24 @@ LEASE_SECONDS = 10  # the default: on a busy 2-core machine a worker's loop can 
 # and a shorter lease would hand partitions to and fro under the load (failover takes longer)
 
 
-def answered(telegram: FakeTelegram, expected: dict[int, list[str]]) -> int:
-    """How many chats show exactly their expected answers, in order (one look at the fake)."""
+def shown(telegram: FakeTelegram) -> dict[int, list[str]]:
+    """chat → the texts of its messages in message-id order (one look at the fake)."""
     found: dict[int, list[str]] = defaultdict(list)
     for (chat, _), text in sorted(telegram.messages.items()):
         found[chat].append(text)
+    return found
+
+
+def answered(telegram: FakeTelegram, expected: dict[int, list[str]]) -> int:
+    """How many chats show exactly their expected answers, in order."""
+    found = shown(telegram)
     return sum(found[chat] == texts for chat, texts in expected.items())
+
+
+def unanswered(telegram: FakeTelegram, expected: dict[int, list[str]]) -> str:
+    found = shown(telegram)
+    wrong = {chat: found[chat] for chat, texts in expected.items() if found[chat] != texts}
+    return f"{len(wrong)} conversations not answered as asked, e.g. {list(wrong.items())[:3]}"
 
 
 def finished_order(telegram: FakeTelegram, finals: set[str]) -> dict[int, list[str]]:
@@ -100,8 +112,8 @@ def test_three_workers_in_order_stop_through_any_and_failover(
             telegram.push_message(chat, f"chat {chat} message {i}")
     expected = {c: [f"echo: chat {c} message {i}" for i in range(PER_CHAT)] for c in chats}
     deadline = time.monotonic() + 240
-    while (done := answered(telegram, expected)) < CHATS:  # each once, nothing else
-        assert time.monotonic() < deadline, f"{done} conversations answered in time"
+    while answered(telegram, expected) < CHATS:  # each once, nothing else
+        assert time.monotonic() < deadline, unanswered(telegram, expected)
         time.sleep(0.5)  # (looking costs the fakes' CPU: not too often)
     order = finished_order(telegram, {t for texts in expected.values() for t in texts})
     assert all(order[c] == expected[c] for c in chats)  # finished in order, too
