@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 
 import pytest
@@ -27,6 +28,18 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     sixth of the suite's CPU went to the collector."""
     tune_gc()
     freeze_startup_objects()
+    _frozen_with[0] = len(sys.modules)
+
+
+_frozen_with = [0]  # modules loaded when the collector last froze what was alive
+
+
+def pytest_runtest_teardown(item: pytest.Item) -> None:
+    """A test that loaded a big SDK (lark-oapi loads when a Feishu test first needs it, 11,000
+    modules) has it frozen too, like what collection imported."""
+    if len(sys.modules) > _frozen_with[0] + 1000:
+        freeze_startup_objects()
+        _frozen_with[0] = len(sys.modules)
 
 
 @pytest.fixture(autouse=True)

@@ -11,7 +11,8 @@ SLOW = list(SLOW_SECONDS)
 def ids() -> list[str]:
     quick = [f"tests/quick/test_{m}.py::test_{t}" for m in range(20) for t in range(30)]
     slow = [f"{module}::test_{t}" for module in SLOW for t in range(2)]
-    return quick[:300] + slow + quick[300:]
+    feishu = ["tests/channels/feishu/test_a.py::test_b", "tests/e2e/test_c.py::test_d[feishu]"]
+    return quick[:300] + feishu[:1] + slow + quick[300:] + feishu[1:]
 
 
 def test_every_test_once_in_any_layout() -> None:
@@ -36,6 +37,24 @@ def test_each_share_starts_with_its_slow_tests_and_the_longest_are_apart() -> No
     assert all(head.split("::")[0] in SLOW_SECONDS for head in heads)
     longest = [h for h in heads if h.startswith(SLOW[0])]
     assert len(longest) == 2  # the two longest tests begin two different shares
+
+
+def test_the_tests_loading_lark_oapi_run_together_on_the_least_loaded_share() -> None:
+    nodeids = ids()
+    order = [nodeids[i] for i in spread(nodeids, 4)]
+    sizes = share_sizes(len(order), 4)
+    ends = [sum(sizes[: k + 1]) for k in range(4)]
+    at = [
+        next(k for k, end in enumerate(ends) if order.index(n) < end)
+        for n in nodeids
+        if "feishu" in n
+    ]
+    assert len(set(at)) == 1
+    share = at[0]
+    start = ends[share] - sizes[share]
+    head = [n for n in order[start : start + 4] if n.split("::")[0] not in SLOW_SECONDS]
+    assert all("feishu" in n for n in head[:2])  # first after its slow tests: never stolen
+    assert not any(n.startswith(SLOW[0]) for n in order[start : ends[share]])
 
 
 def test_one_worker_runs_the_slow_ones_first() -> None:

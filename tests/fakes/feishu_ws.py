@@ -2,7 +2,7 @@
 
 Speaks what lark-oapi's ws client expects: events as DATA frames (`type=event`), the client's
 acks (the same frame echoed with `biz_rt` and a JSON payload), and CONTROL ping -> pong.
-Frames use the protobuf schema vendored in lark-oapi (`lark_oapi.ws.pb.pbbp2_pb2.Frame`).
+Frames use lark-oapi's pbbp2 schema (tests/fakes/feishu_frame.py).
 """
 
 from __future__ import annotations
@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from aiohttp import WSMsgType, web
-from lark_oapi.ws.pb.pbbp2_pb2 import Frame
+
+from tests.fakes.feishu_frame import Frame
 
 SERVICE_ID = 33
 CONTROL, DATA = 0, 1

@@ -7,15 +7,17 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from channels.backoff import BackoffPolicy
-from channels.feishu.channel import FeishuChannel
 from channels.feishu.config import FeishuConfig
 from tests.fakes.feishu_server import FakeFeishu
 from tests.fakes.recording_context import RecordingContext
+
+if TYPE_CHECKING:  # lark-oapi (11,000 modules) loads when a test makes a channel, not at collection
+    from channels.feishu.channel import FeishuChannel
 
 
 @pytest.fixture
@@ -45,6 +47,8 @@ def feishu_config(fake: FakeFeishu, **overrides: Any) -> FeishuConfig:
 async def make_channel(
     fake: FakeFeishu, ctx: RecordingContext
 ) -> AsyncIterator[Callable[..., Any]]:
+    from channels.feishu.channel import FeishuChannel
+
     channels: list[FeishuChannel] = []
 
     async def make(
