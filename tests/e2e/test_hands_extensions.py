@@ -6,12 +6,15 @@ import json
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from tests.e2e.hands_helpers import chan, service, system_text, tool_results
-from tests.fakes.mcp_server import HttpMcpServer
 from tests.fakes.openai_server import FakeOpenAI, Reply, ToolCall
+
+if TYPE_CHECKING:
+    from tests.fakes.mcp_server import HttpMcpServer
 
 pytestmark = pytest.mark.usefixtures("test_channel_registered")
 
@@ -28,6 +31,8 @@ Always answer in 5-7-5 syllables. MARKER-HAIKU-BODY
 
 @pytest.fixture
 def mcp_http() -> Iterator[HttpMcpServer]:
+    from tests.fakes.mcp_server import HttpMcpServer  # the MCP SDK loads for these tests only
+
     server = HttpMcpServer().start()
     try:
         yield server

@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 
 import aiohttp
-import openpyxl
 
 from tests.gateway.conftest import Api
 
@@ -214,6 +213,8 @@ def test_safe_names() -> None:
 
 
 async def test_uploaded_documents_are_converted(api: Api, tmp_path: Path) -> None:
+    import openpyxl  # with numpy, 0.7 s: loaded by the one test that writes a workbook
+
     tid = await new_thread(api)
     book = openpyxl.Workbook()
     book.active.append(["city", "population"])
