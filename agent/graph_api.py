@@ -33,8 +33,9 @@ class GraphApi:
     if TYPE_CHECKING:
         config: AgentConfig
         _runs: dict[str, Run]
+        _stopping: bool
 
-        def _graph(self, settings: RunSettings) -> Any: ...
+        async def _graph(self, settings: RunSettings) -> Any: ...
         def _require_saver(self) -> Any: ...
         async def _release(self, thread_id: str, run: Run) -> None: ...
         def _context(
@@ -67,9 +68,9 @@ class GraphApi:
     ) -> Any:
         """LangGraph's `update_state`: the new checkpoint's config; ThreadBusy while it runs."""
         check_thread_id(thread_id)
+        graph = await self._graph(RunSettings())
         if thread_id in self._runs:
             raise ThreadBusy(BUSY)
-        graph = self._graph(RunSettings())
         unknown = sorted(set(values) - set(graph.channels))
         if unknown:
             raise ValueError(f"the state has no {', '.join(map(repr, unknown))}")
@@ -94,9 +95,11 @@ class GraphApi:
         RunCancelled when `cancel(thread_id)` stops it; other graph errors propagate as is.
         """
         check_thread_id(thread_id)
+        graph = await self._graph(settings)
+        if self._stopping:  # stopped while the graph was built: as if stopped running
+            raise RunCancelled(CANCELLED)
         if thread_id in self._runs:
             raise ThreadBusy(BUSY)
-        graph = self._graph(settings)
         run = Run()
         self._runs[thread_id] = run
         queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()

@@ -20,8 +20,12 @@ built as configured.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import weakref
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 _pools: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[str, Any], Any]] = (
     weakref.WeakKeyDictionary()
@@ -31,11 +35,30 @@ _OWN_CLIENT_KEYS = frozenset(
 )
 
 
+# the loop a model is built for on a worker thread (`off_loop`): its client joins that loop's pool
+_BUILT_FOR: contextvars.ContextVar[asyncio.AbstractEventLoop | None] = contextvars.ContextVar(
+    "antler_built_for", default=None
+)
+
+
+async def off_loop(build: Callable[[], T]) -> T:
+    """Run a synchronous build (a graph: imports, tool schemas, models) on a worker thread, so
+    the loop serves the other conversations meanwhile; models built there share this loop's
+    connection pools as if built on it."""
+    loop = asyncio.get_running_loop()
+    context = contextvars.copy_context()
+    context.run(_BUILT_FOR.set, loop)
+    return await loop.run_in_executor(None, context.run, build)
+
+
 def shared_client(base_url: str, timeout: Any) -> Any | None:
-    """The aiohttp-backed client for this endpoint in the running loop (None outside a loop)."""
+    """The aiohttp-backed client for this endpoint in the running loop (or the loop `off_loop`
+    builds for); None outside both."""
     try:
-        loop = asyncio.get_running_loop()
+        loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
     except RuntimeError:
+        loop = _BUILT_FOR.get()
+    if loop is None:
         return None
     from openai import DefaultAioHttpClient
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import inspect
 import logging
 import shutil
@@ -28,7 +29,7 @@ from agent.errors import describe_failure
 from agent.events import AgentEvent, Failed, Final, RunSettings, Turn
 from agent.features import context_middlewares
 from agent.graph_api import GraphApi
-from agent.http import hold_pools, release_pools
+from agent.http import hold_pools, off_loop, release_pools
 from agent.memory import MemoryService, MemoryStore
 from agent.models import create_chat_model, model_warnings
 from agent.paths import ThreadDirs, check_thread_id, thread_dirs
@@ -73,6 +74,9 @@ class AgentRunner(GraphApi):
         )
         self.continuity = Continuity(config, self.memory, self.history)
         self._graphs: dict[tuple[str, bool, bool], Any] = {}
+        self._builds: dict[tuple[str, bool, bool], asyncio.Future[Any]] = {}
+        self._stopping = False
+        self._generation = 0  # one more at each reconfigure: a graph built before is not kept
         self._runs: dict[str, Run] = {}
         self._dirs_made: set[str] = set()
         self._saver: Any = None
@@ -89,6 +93,8 @@ class AgentRunner(GraphApi):
         self.continuity.config = config
         self.memory.config = config.memory
         self._graphs.clear()  # built again, with the new settings, by the next run
+        self._builds.clear()
+        self._generation += 1
 
     # lifecycle -------------------------------------------------------------------------------
 
@@ -96,6 +102,7 @@ class AgentRunner(GraphApi):
         from agent.tracing import inline_untraced_bookkeeping
 
         self.data_dir.mkdir(parents=True, exist_ok=True)
+        self._stopping = False
         self._saver = await self.checkpoint_store.open()
         inline_untraced_bookkeeping()
         hold_pools()
@@ -122,12 +129,16 @@ class AgentRunner(GraphApi):
                 log.warning("model %s: cannot import %s: %s", model.name, model.use, exc)
 
     async def stop(self) -> None:
+        self._stopping = True
         tasks = [run.task for run in self._runs.values() if run.task is not None]
         for task in tasks:
             task.cancel()
         for task in tasks:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
+        for build in list(self._builds.values()):  # a build on its thread ends soon
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await build
         await self._after.close()
         self._graphs.clear()
         await self.memory.stop()
@@ -222,14 +233,13 @@ class AgentRunner(GraphApi):
     ) -> AsyncIterator[AgentEvent]:
         try:
             check_thread_id(thread_id)
-            graph = self._graph(settings)
-        except Exception as exc:  # unknown model, bad class path, bad thread id
+        except ValueError as exc:
             log.warning("run setup failed for %s: %s", thread_id, exc)
             yield _setup_failure(exc)
             return
         queue: asyncio.Queue[AgentEvent] = asyncio.Queue()
         run.task = asyncio.create_task(
-            self._produce(graph, thread_id, turn, settings, queue), name=f"agent-run:{thread_id}"
+            self._produce(thread_id, turn, settings, queue), name=f"agent-run:{thread_id}"
         )
         pending: AgentEvent | None = None
         while True:
@@ -240,6 +250,20 @@ class AgentRunner(GraphApi):
                 return
 
     async def _produce(
+        self, thread_id: str, turn: Turn, settings: RunSettings, queue: asyncio.Queue[AgentEvent]
+    ) -> None:
+        try:
+            graph = await self._graph(settings)
+        except asyncio.CancelledError:
+            queue.put_nowait(Failed("cancelled", CANCELLED))
+            raise
+        except Exception as exc:  # unknown model, bad class path
+            log.warning("run setup failed for %s: %s", thread_id, exc)
+            queue.put_nowait(_setup_failure(exc))
+            return
+        await self._turn(graph, thread_id, turn, settings, queue)
+
+    async def _turn(
         self,
         graph: Any,
         thread_id: str,
@@ -283,13 +307,19 @@ class AgentRunner(GraphApi):
             if inspect.isawaitable(done):
                 await done
 
-    def _graph(self, settings: RunSettings) -> Any:
-        from agent.graph import build_agent
-
+    async def _graph(self, settings: RunSettings) -> Any:
+        """The compiled graph for these settings, built once (on a worker thread: a build is
+        a fraction of a second of CPU the loop would otherwise stall for). Runs asking for
+        the same graph meanwhile wait for the one build; a run cancelled while it waits
+        leaves the build to finish for the others."""
         model = self.resolve_model(settings.model)
         thinking = settings.thinking and model.supports_thinking
         key = (model.name, thinking, settings.plan_mode)
-        if key not in self._graphs:
+        graph = self._graphs.get(key)
+        if graph is not None:
+            return graph
+        build = self._builds.get(key)
+        if build is None:
             ctx = BuildContext(
                 model=model,
                 agent=self.config,
@@ -298,13 +328,33 @@ class AgentRunner(GraphApi):
                 ),
                 models=tuple(self.models),
             )
-            self._graphs[key] = build_agent(
+            build = asyncio.ensure_future(self._build(key, ctx))
+            self._builds[key] = build
+            build.add_done_callback(functools.partial(self._built, key))
+        return await asyncio.shield(build)
+
+    async def _build(self, key: tuple[str, bool, bool], ctx: BuildContext) -> Any:
+        from agent.graph import build_agent
+
+        generation = self._generation
+        graph = await off_loop(
+            functools.partial(
+                build_agent,
                 ctx,
                 checkpointer=self._require_saver(),
                 tool_providers=self.tool_providers,
                 middleware_providers=self.middleware_providers,
             )
-        return self._graphs[key]
+        )
+        if generation == self._generation:  # not reconfigured meanwhile
+            self._graphs[key] = graph
+        return graph
+
+    def _built(self, key: tuple[str, bool, bool], build: asyncio.Future[Any]) -> None:
+        if self._builds.get(key) is build:
+            del self._builds[key]
+        if not build.cancelled():
+            build.exception()  # retrieved: the runs that asked were told
 
     def _context(
         self, thread_id: str, turn: Turn, settings: RunSettings, memory: str = ""

@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 from pathlib import Path
+from typing import Any
 
+import pytest
+
+from agent import http
 from agent.config import AgentConfig
-from agent.events import Final, RunSettings, TextDelta, Turn
-from agent.runner import AgentRunner
+from agent.context import BuildContext
+from agent.events import Failed, Final, RunSettings, TextDelta, Turn
+from agent.runner import CANCELLED, AgentRunner, RunCancelled
+from agent.tools import builtin_tools
 from tests.agent.conftest import MakeRunner, collect, model_config
 from tests.fakes.openai_server import FakeOpenAI, Reply
 
@@ -159,3 +166,64 @@ async def test_deltas_waiting_behind_a_slow_consumer_arrive_joined(
     assert rest[-1] == Final(text)
     assert "".join(deltas) == text
     assert len(deltas) <= 2  # one wake-up for the queued chunks, not one per chunk
+
+
+class HeldBuild:
+    """A tool provider (it runs while a graph is built) that holds the build until released."""
+
+    def __init__(self) -> None:
+        self.building = threading.Event()
+        self.release = threading.Event()
+        self.built_on: list[int] = []
+
+    def __call__(self, ctx: BuildContext) -> list[Any]:
+        self.built_on.append(threading.get_ident())
+        self.building.set()
+        self.release.wait(10)
+        return builtin_tools(ctx)
+
+    async def started(self) -> bool:
+        return await asyncio.to_thread(self.building.wait, 10)
+
+
+async def test_the_graph_is_built_once_on_a_worker_thread_while_the_loop_serves(
+    make_runner: MakeRunner, fake_openai: FakeOpenAI
+) -> None:
+    """A graph build is a fraction of a second of CPU (imports, tool schemas, the model): on
+    the loop it would stall every other conversation and the leases' renewals."""
+    held = HeldBuild()
+    runner = await make_runner(tool_providers=(held,))
+    first = asyncio.create_task(collect(runner, "a", "one"))
+    second = asyncio.create_task(collect(runner, "b", "two"))
+    assert await held.started()  # the loop runs while the build is held
+    assert runner.cancel("a")  # a /stop during the build stops that run
+    held.release.set()
+    assert (await first)[-1] == Failed("cancelled", CANCELLED)
+    assert (await second)[-1] == Final("echo: two")
+    assert held.built_on
+    assert threading.get_ident() not in held.built_on
+    assert len(held.built_on) == 1  # two runs, one graph
+    assert fake_openai.user_texts(fake_openai.last_request) == ["two"]
+    # the model built on the thread uses the loop's one connection pool for its endpoint
+    pools = http._pools[asyncio.get_running_loop()]
+    assert any(base == fake_openai.base_url for base, _timeout in pools)
+
+
+async def test_a_runner_stopped_during_a_build_starts_no_run(
+    make_runner: MakeRunner, fake_openai: FakeOpenAI
+) -> None:
+    held = HeldBuild()
+    runner = await make_runner(tool_providers=(held,))
+
+    async def first_event() -> tuple[str, Any]:
+        return await anext(runner.stream_graph("g", [("user", "hi")], RunSettings(), ["values"]))
+
+    api_run = asyncio.create_task(first_event())
+    assert await held.started()
+    stopping = asyncio.create_task(runner.stop())
+    await asyncio.sleep(0.05)
+    held.release.set()
+    await stopping
+    with pytest.raises(RunCancelled):
+        await api_run
+    assert not fake_openai.requests

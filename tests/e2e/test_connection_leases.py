@@ -175,6 +175,10 @@ def _slack() -> Iterator[Platform]:
 
 
 def _feishu() -> Iterator[Platform]:
+    # lark-oapi loads before the two workers start: a seconds-long import on their shared loop
+    # would stall one worker's lease renewals while the other starts
+    import channels.feishu.channel  # noqa: F401
+
     fake = FakeFeishu().start()
     yield Feishu(fake)
     fake.stop()
