@@ -141,7 +141,9 @@ def test_debug_log_of_a_running_service_holds_no_secret(
         assert secret not in log, f"the {name} secret is in the log"
 
 
-def _wait(cond: object, proc: subprocess.Popen[bytes], timeout: float = 30.0) -> None:
+def _wait(cond: object, proc: subprocess.Popen[bytes], timeout: float = 90.0) -> None:
+    """Until `cond()` (a bound on a hang, not a speed check: four SDKs load at debug level,
+    30 s ran out once on a machine loaded with six test workers)."""
     deadline = time.monotonic() + timeout
     while not cond():  # type: ignore[operator]
         assert proc.poll() is None, "the service exited"
