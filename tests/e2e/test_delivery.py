@@ -138,6 +138,40 @@ async def test_stop_cancels_a_message_waiting_for_a_run_slot(
     assert ch.texts("c1")[-1].startswith("first answer")
 
 
+async def test_stop_in_a_group_main_chat_stops_a_message_waiting_in_a_topic(
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
+    """A full pool: a message in a topic of group g waits for a slot; the sender's /stop in the
+    group's main chat finds it (/status there counts it), stops it in its notice and the model
+    is never asked for it."""
+    fake_openai.script(Reply(text="first answer " * 10, stall_after=2), Reply(text="never"))
+    cfg = {"channels": {"max_concurrent_runs": 1}}
+    group: dict[str, Any] = {"chat_id": "g", "chat_type": "group", "mentions_bot": True}
+    async with harness(tmp_path, fake_openai, **cfg) as svc:
+        ch = chan(svc)
+        await ch.inject("one", chat_id="c1")
+        await fake_openai.wait_requests(1)
+        await ch.inject("two", topic="t1", event_id="two", **group)
+        queued = (await ch.wait_for("queued"))[0]
+        await ch.inject("/status", in_main_chat=True, **group)
+        status = (await ch.wait_for("text"))[0].text
+        assert "Reply running: 1" in status  # the sender's reply waiting in the topic
+        await ch.inject("/stop", in_main_chat=True, **group)
+        stopped = (await ch.wait_for("finish"))[0]
+        assert stopped.reply == queued.reply  # the notice in the topic says it was stopped
+        assert stopped.doc is not None
+        assert stopped.doc.status == "cancelled"
+        assert svc.app is not None
+        assert svc.app.dispatcher.waiting == 0
+        fake_openai.release()
+        await svc.idle()
+        two = ch.message("two", topic="t1", event_id="two", **group)
+        assert await state_of(svc, two) == (State.delivered, "stopped", False)
+    assert texts.stopped(1) in ch.texts("g")  # the answer to /stop, in the main chat
+    assert len(fake_openai.requests) == 1  # the topic's message never reached the model
+    assert ch.texts("c1")[-1].startswith("first answer")
+
+
 async def test_a_conversation_taken_over_by_another_worker_is_left_without_a_word(
     tmp_path: Path, fake_openai: FakeOpenAI
 ) -> None:
