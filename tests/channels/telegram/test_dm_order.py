@@ -97,3 +97,41 @@ async def test_the_journal_knows_the_materialized_message_before_the_notice(
         await fake_openai.wait_requests(2, timeout=20)
         await svc.idle(timeout=20)
     assert fake.shown_texts(DM) == [FIRST, "echo: second"]
+
+
+async def test_under_a_429_storm_the_draft_still_becomes_a_message_above_the_notice(
+    tmp_path: Path, fake_openai: FakeOpenAI, fake: FakeTelegram
+) -> None:
+    """Telegram blocks the whole bot meanwhile: nothing is sent before each retry_after passed
+    (the fake records any call that is), and the answers still read in the order asked."""
+    fake_openai.script(Reply(text=FIRST, tokens_per_second=25))
+    async with service(tmp_path, fake_openai, fake) as svc:
+        fake.push_message(DM, "first")
+        await fake.wait_for(lambda: fake.calls_of("sendMessageDraft"), 10)
+        fake.storm(5.0)
+        fake.push_message(DM, "second")
+        await fake_openai.wait_requests(2, timeout=30)
+        await svc.idle(timeout=30)
+    assert fake.storm_429s > 0
+    assert fake.shown_texts(DM) == [FIRST, "echo: second"]  # by message id: as asked
+    assert any(queued({"text": text}) for text in sent(fake))  # a sign of life went out
+    assert len(fake_openai.requests) == 2
+    assert fake.violations == []
+
+
+async def test_a_refused_draft_text_is_sent_plain_and_the_order_holds(
+    tmp_path: Path, fake_openai: FakeOpenAI, fake: FakeTelegram
+) -> None:
+    """Telegram refuses the materialized draft's formatting: it goes out as plain text (the
+    channel's fallback), still above the notice, and each message is answered once."""
+    fake_openai.script(Reply(text=FIRST, tokens_per_second=25))
+    async with service(tmp_path, fake_openai, fake) as svc:
+        fake.push_message(DM, "first")
+        await fake.wait_for(lambda: fake.calls_of("sendMessageDraft"), 10)
+        fake.fail_next("sendMessage", 400, "Bad Request: can't parse entities")
+        fake.push_message(DM, "second")
+        await fake_openai.wait_requests(2, timeout=30)
+        await svc.idle(timeout=30)
+    assert fake.shown_texts(DM) == [FIRST, "echo: second"]
+    assert len(fake_openai.requests) == 2
+    assert fake.violations == []
