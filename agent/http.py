@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import threading
 import weakref
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -30,6 +31,7 @@ T = TypeVar("T")
 _pools: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[str, Any], Any]] = (
     weakref.WeakKeyDictionary()
 )
+_creating = threading.Lock()
 _OWN_CLIENT_KEYS = frozenset(
     {"http_async_client", "async_client", "root_async_client", "openai_proxy", "http_client"}
 )
@@ -62,11 +64,12 @@ def shared_client(base_url: str, timeout: Any) -> Any | None:
         return None
     from openai import DefaultAioHttpClient
 
-    pools = _pools.setdefault(loop, {})
-    key = (base_url, timeout)
-    if key not in pools:
-        pools[key] = DefaultAioHttpClient(timeout=timeout)
-    return pools[key]
+    with _creating:  # graphs of two runners may be built on two threads at once
+        pools = _pools.setdefault(loop, {})
+        key = (base_url, timeout)
+        if key not in pools:
+            pools[key] = DefaultAioHttpClient(timeout=timeout)
+        return pools[key]
 
 
 _users: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, int] = weakref.WeakKeyDictionary()

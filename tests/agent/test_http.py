@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import functools
+import threading
 from typing import Any
 
 from openai import DefaultAioHttpClient
@@ -68,3 +70,26 @@ async def test_a_model_with_its_own_client_or_another_class_is_left_as_built(
         create_chat_model, _model(fake_openai), AGENT, thinking=False
     )  # no running loop there
     assert not isinstance(outside.async_client, http.DictChunkCompletions)
+
+
+async def test_models_built_on_threads_at_once_share_the_loops_one_client(
+    fake_openai: FakeOpenAI,
+) -> None:
+    """Graphs of two runners can be built on two threads at once (`off_loop`): their models
+    still get the one client of the endpoint, the one closed when the last runner stops."""
+    http.hold_pools()
+    barrier = threading.Barrier(4)
+
+    def build(name: str) -> Any:
+        barrier.wait(5)  # all four ask at the same moment
+        return create_chat_model(_model(fake_openai, name), AGENT, thinking=False)
+
+    try:
+        models = await asyncio.gather(
+            *(http.off_loop(functools.partial(build, name)) for name in "abcd")
+        )
+        clients = {id(model.http_async_client) for model in models}
+        assert len(clients) == 1
+    finally:
+        await http.release_pools()
+    assert models[0].http_async_client.is_closed
