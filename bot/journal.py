@@ -82,6 +82,12 @@ class Journal(Protocol):
         """Mark running and count the attempt; returns the attempts so far (this one included)."""
         ...
 
+    async def give_back(self, msg: InboundMessage) -> None:
+        """The attempt `start` counted ended because another worker took the message over
+        (this one had paused past its lease): no failure, so it does not count toward giving
+        up (only the attempts a crash or an error ended do)."""
+        ...
+
     async def keep_handle(self, msg: InboundMessage, handle: Mapping[str, Any]) -> None:
         """Remember where the reply lives on the platform (ids only, JSON-able)."""
         ...
@@ -156,6 +162,12 @@ class SqliteJournal:
         )
         row = self.db.execute("SELECT attempts FROM journal WHERE key = ?", (key,)).fetchone()
         return int(row[0]) if row else 1
+
+    async def give_back(self, msg: InboundMessage) -> None:
+        self.db.execute(
+            "UPDATE journal SET attempts = attempts - 1 WHERE key = ? AND attempts > 0",
+            (event_key(msg),),
+        )
 
     async def keep_handle(self, msg: InboundMessage, handle: Mapping[str, Any]) -> None:
         self._set(msg, handle=json.dumps(handle))

@@ -198,6 +198,7 @@ class TurnRunner:
         if task in self._taken_over:
             self._taken_over.discard(task)  # type: ignore[arg-type]
             await streamer.abandon()
+            await self.journal.give_back(msg)  # a pause, not a failure: it does not count
             return
         restarting = task in self._keep_pending
         self._keep_pending.discard(task)  # type: ignore[arg-type]

@@ -36,6 +36,9 @@ class SettleNotifyingJournal:
     async def start(self, msg: InboundMessage) -> int:
         return await self.inner.start(msg)
 
+    async def give_back(self, msg: InboundMessage) -> None:
+        await self.inner.give_back(msg)
+
     async def keep_handle(self, msg: InboundMessage, handle: Mapping[str, Any]) -> None:
         await self.inner.keep_handle(msg, handle)
 

@@ -95,6 +95,12 @@ class PostgresJournal:
             row = await self.sql.one("SELECT attempts FROM antler_journal WHERE key = %s", (key,))
         return int(row[0]) if row else 1
 
+    async def give_back(self, msg: InboundMessage) -> None:
+        await self.sql.execute(
+            "UPDATE antler_journal SET attempts = attempts - 1 WHERE key = %s AND attempts > 0",
+            (event_key(msg),),
+        )
+
     async def keep_handle(self, msg: InboundMessage, handle: Mapping[str, Any]) -> None:
         await self._set(msg, handle=_json(handle))
 

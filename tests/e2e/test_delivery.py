@@ -195,6 +195,9 @@ async def test_a_conversation_taken_over_by_another_worker_is_left_without_a_wor
         two = ch.message("two", "c2", event_id="two")
         assert (await state_of(svc, one))[0] is State.running  # the new owner continues it
         assert (await state_of(svc, two))[0] is State.accepted  # the new owner answers it
+        entry = await svc.app.journal.entry(one)
+        assert entry is not None
+        assert entry.attempts == 0  # a pause is no failure: it does not count toward giving up
     assert len(fake_openai.requests) == 1
 
 
