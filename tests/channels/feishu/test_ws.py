@@ -83,7 +83,7 @@ async def test_reconnects_when_connection_goes_silent(fake, ctx, make_channel):
 async def test_stop_leaves_no_thread_or_connection(fake, ctx, make_channel):
     channel = await make_channel()
     assert len(_ws_threads()) == 1
-    assert fake.open_websockets == 1
+    await until(lambda: fake.open_websockets == 1)  # the fake's own thread registers it
     await channel.stop()
     await until(lambda: fake.open_websockets == 0)
     assert _ws_threads() == []
