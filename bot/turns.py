@@ -198,7 +198,10 @@ class TurnRunner:
         if task in self._taken_over:
             self._taken_over.discard(task)  # type: ignore[arg-type]
             await streamer.abandon()
-            await self.journal.give_back(msg)  # a pause, not a failure: it does not count
+            try:  # a pause, not a failure: it does not count
+                await self.journal.give_back(msg)
+            except Exception as exc:  # the database is away: the attempt stays counted
+                log.warning("could not give back the attempt of %s: %s", msg.chat.key, exc)
             return
         restarting = task in self._keep_pending
         self._keep_pending.discard(task)  # type: ignore[arg-type]
