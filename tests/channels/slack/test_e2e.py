@@ -200,3 +200,26 @@ async def test_clarification_answered_with_a_block_action(svc, fake_slack, fake_
     assert len(texts) == 2  # one question (its stream stopped with the buttons), one answer
     assert texts[0].endswith("Which format?")
     assert texts[-1] == f"echo: {answer}"  # the answer, in the same thread
+
+
+async def test_stop_as_a_slash_command_in_a_channel_stops_the_senders_thread_reply(
+    svc, fake_slack, fake_openai
+):
+    """`/antler stop` in a channel (Slack allows no slash command inside a thread) acts on the
+    channel: the sender's reply being written in one of its threads stops, said to them only."""
+    fake_openai.responder = lambda body: Reply(text="thinking hard " * 30, stall_after=2)
+    root = "1700000009.000100"
+    fake_slack.push_event(events.mention("long job", ts=root), event_id="Ev9")
+    await fake_slack.until(lambda f: f.calls_of("chat.startStream"), timeout=10)
+    env = fake_slack.push_command("stop", channel="C0001")
+    await asyncio.to_thread(fake_slack.wait_ack, env)
+    await fake_slack.until(lambda f: f.calls_of("chat.postEphemeral"), timeout=10)
+    fake_openai.release()
+    await svc.idle()
+    said = [c.body["text"] for c in fake_slack.calls_of("chat.postEphemeral")]
+    assert said == ["Stopped the running reply."]
+    assert svc.running.dispatcher.active_runs == 0
+    [reply] = [m for m in fake_slack.thread_messages("C0001", root) if m.get("bot_id")]
+    assert not visible(reply).startswith("thinking hard " * 30)  # cut short, not finished
+    assert "Stopped" in json.dumps(reply["stop_blocks"])  # and says so under the text
+    assert len(fake_openai.requests) == 1
