@@ -117,11 +117,18 @@ class SlackChannel(Channel):
             return
         assert self.app is not None
         assert self.config.app_token is not None
-        socket = FencedSocketHandler(
-            self.app, self.config.app_token.get_secret_value(), lambda: self.may_receive()
-        )
+        token = self.config.app_token.get_secret_value()
+        socket = FencedSocketHandler(self.app, token, lambda: self.may_receive())
         self._socket = socket
         try:
+            # the Socket Mode URL asked here, so a start outage (a 5xx, a bad app token) fails
+            # the start and the supervisor retries it, shown as retrying; the SDK would retry
+            # on its own unseen, logging a traceback every ten seconds
+            opened = await call(
+                socket.client.web_client.apps_connections_open(app_token=token),
+                what="apps.connections.open",
+            )
+            socket.client.wss_uri = str(opened["url"])
             await socket.connect_async()
         except BaseException:
             self._socket = None

@@ -15,8 +15,11 @@ import aiohttp
 import pytest
 
 from tests.channels.feishu import payloads
+from tests.channels.slack import events
+from tests.channels.slack.test_e2e import slack_cfg, visible
 from tests.fakes.feishu_server import FakeFeishu
 from tests.fakes.openai_server import FakeOpenAI
+from tests.fakes.slack_server import FakeSlack
 from tests.fakes.telegram_server import TOKEN, FakeTelegram
 from tests.fakes.virtual_time import VirtualTime
 from tests.harness import ServiceHarness
@@ -25,6 +28,13 @@ from tests.harness import ServiceHarness
 @pytest.fixture
 def telegram() -> Iterator[FakeTelegram]:
     server = FakeTelegram().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def fake_slack() -> Iterator[FakeSlack]:
+    server = FakeSlack().start()
     yield server
     server.stop()
 
@@ -156,3 +166,31 @@ async def test_restart_while_failing_keeps_retrying_and_stop_ends_it(
         await svc.stop()
     assert vt.waiting == 0
     assert not [t for t in asyncio.all_tasks() if t.get_name().startswith("start-")]
+
+
+async def test_slack_start_outage_is_retried_and_recovered(
+    tmp_path: Path, fake_openai: FakeOpenAI, fake_slack: FakeSlack, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Slack answers 503 to the Socket Mode URL request at start: the service starts anyway,
+    shows the channel retrying (the SDK alone would retry unseen, a traceback every 10 s),
+    connects on a later attempt and answers."""
+    caplog.set_level(logging.INFO)
+    vt = VirtualTime()
+    vt.hold()
+    fake_slack.fail("apps.connections.open", "service_unavailable", times=2, status=503)
+    conf = slack_cfg(fake_slack)
+    async with ServiceHarness(
+        tmp_path, fake_openai, {"slack": conf}, only=["slack"], backoff=vt.policy()
+    ) as svc:
+        info = await until_status(svc, "slack", "retrying")
+        assert (info["attempts"], info["connected"]) == (1, False)
+        assert "apps.connections.open" in info["last_error"]
+        vt.release()
+        await until_status(svc, "slack", "connected")
+        fake_slack.push_event(events.dm("hello after the outage"), event_id="EvOut")
+        await fake_slack.until(lambda f: f.calls_of("chat.stopStream"), timeout=10)
+        await svc.idle()
+    shown = [visible(m) for m in fake_slack.messages.values() if m.get("bot_id")]
+    assert shown == ["echo: hello after the outage"]
+    assert len(fake_slack.calls_of("apps.connections.open")) == 3
+    assert not any(r.exc_info for r in caplog.records)  # plain lines, no traceback
