@@ -12,6 +12,7 @@ RUN python -c "import tomllib; deps = tomllib.load(open('pyproject.toml', 'rb'))
 COPY bot ./bot
 COPY agent ./agent
 COPY channels ./channels
+COPY gateway ./gateway
 COPY skills ./skills
 COPY config.example.yaml extensions_config.example.json ./
 RUN pip install --no-deps . && useradd --create-home --uid 10001 antler \

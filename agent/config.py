@@ -54,7 +54,7 @@ class ToolEntry(BaseModel):
     @field_validator("use")
     @classmethod
     def _use_is_import_path(cls, value: str) -> str:
-        from agent.tools.configured import check_import_path
+        from agent.import_path import check_import_path
 
         return check_import_path(value)
 

@@ -16,7 +16,7 @@ import functools
 import inspect
 import logging
 import shutil
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -82,6 +82,15 @@ class AgentRunner(GraphApi):
         self._saver: Any = None
         self._after = AfterAnswer()
         self.on_title: Callable[[str, str], Awaitable[None] | None] = lambda _id, _title: None
+
+    def replace_providers(
+        self,
+        tools: Mapping[ToolProvider, ToolProvider],
+        middlewares: Mapping[MiddlewareProvider, MiddlewareProvider],
+    ) -> None:
+        """Swap providers (the hands rebuilt by a config reload) for the next runs."""
+        self.tool_providers = [tools.get(p, p) for p in self.tool_providers]
+        self.middleware_providers = [middlewares.get(p, p) for p in self.middleware_providers]
 
     def reconfigure(
         self, *, models: list[ModelConfig], default_model: str | None, config: AgentConfig

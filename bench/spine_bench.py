@@ -37,9 +37,10 @@ from bench.support import (
     temp_dir,
 )
 from bot.app import App
-from bot.config import settings_from_dict
+from bot.config.schema import settings_from_dict
 from bot.runtime import freeze_startup_objects
 from channels.base import Capabilities, ChatRef, RateBudget
+from gateway.server import serve
 
 ECHO = {"name": "echo", "model": "echo", "use": "tests.fakes.echo_model:EchoChatModel"}
 STREAM_TOKENS = int(os.environ.get("SPINE_STREAM_TOKENS", "500"))
@@ -80,7 +81,7 @@ def _app(
         }
     )
     kwargs = {"test": {"capabilities": capabilities}} if capabilities else None
-    return App(settings, channel_kwargs=kwargs)
+    return App(settings, channel_kwargs=kwargs, front=serve)
 
 
 class Finishes:

@@ -19,10 +19,10 @@ from typing import Any
 
 from bench.spine_bench import ECHO, dispatcher_overhead, throughput
 from bench.support import temp_dir
-from bot.config import settings_from_dict
-from bot.gateway.records import RunRow
+from bot.config.schema import settings_from_dict
 from bot.schedules import SchedulesConfig, build_schedules
 from bot.stores import Stores, build_stores
+from bot.stores.gateway.records import RunRow
 from channels.base import ChatRef, InboundMessage, PublishResult, UserRef
 
 FIGURES = (

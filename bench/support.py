@@ -145,7 +145,7 @@ def temp_dir() -> Path:
 
 def register_recording_channel() -> None:
     import channels
-    from bot.config import channels_model
+    from bot.config.schema import channels_model
 
     channels.REGISTRY["test"] = (
         "tests.fakes.recording_channel:RecordingConfig",

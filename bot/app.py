@@ -6,7 +6,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from agent.hands import Hands
 from agent.runner import AgentRunner
@@ -24,14 +24,12 @@ from bot.cluster.stream_bus import RedisBus
 from bot.command_context import CommandService
 from bot.command_registry import CommandRegistry, SkillCommand, SkillSource
 from bot.commands import COMMANDS
-from bot.config import BusBackend, Settings
-from bot.config_apply import live_config
-from bot.config_live import LiveConfig
+from bot.config.apply import live_config
+from bot.config.live import LiveConfig
+from bot.config.schema import BusBackend, Settings
 from bot.context import ServiceContext
 from bot.dispatcher import Dispatcher
-from bot.gateway.facade import ServiceFacade
-from bot.gateway.routes import DynamicRoutes
-from bot.gateway.server import GatewayServer, build_app
+from bot.facade import ServiceFacade
 from bot.journal import Entry, Journal
 from bot.metrics import Metrics
 from bot.resume import resume_entries
@@ -41,6 +39,7 @@ from bot.schedules.scheduler import Clock
 from bot.stores import build_stores
 from bot.supervisor import ChannelSupervisor
 from bot.turns import TurnRunner
+from bot.webhooks import DynamicRoutes
 from channels import channel_class, config_model
 from channels.backoff import BackoffPolicy
 from channels.base import (
@@ -58,6 +57,22 @@ log = logging.getLogger("bot.app")
 BOT_NAME = "Antler"
 
 
+class HttpFront(Protocol):
+    """The HTTP face (gateway/): built by the entry point's factory, started and stopped here."""
+
+    host: str
+    port: int
+
+    @property
+    def url(self) -> str: ...
+
+    async def start(self) -> None: ...
+    async def stop(self) -> None: ...
+
+
+FrontFactory = Callable[["App"], HttpFront]
+
+
 class App:
     def __init__(
         self,
@@ -67,8 +82,10 @@ class App:
         channel_kwargs: dict[str, dict[str, Any]] | None = None,
         backoff: BackoffPolicy | None = None,
         schedule_clock: Clock | None = None,
+        front: FrontFactory | None = None,
     ) -> None:
         self.settings = settings
+        self._front = front  # None: no HTTP server (`antler chat`, tests of the core)
         self.data_dir = settings.storage.data_dir
         ch = settings.channels
         self.stores = build_stores(settings)  # the storage backend is chosen there, only there
@@ -188,7 +205,7 @@ class App:
             self.dispatcher.elsewhere = self.control
             self.run_events = RunEvents(lambda: cluster.client, redis_cfg.key_prefix)
         self._scheduler: asyncio.Task[None] | None = None
-        self.gateway: GatewayServer | None = None
+        self.gateway: HttpFront | None = None
         self.started_at = 0.0
         self._consumer: asyncio.Task[None] | None = None
         self.live: LiveConfig | None = None  # config.yaml watched and applied (serve)
@@ -218,11 +235,39 @@ class App:
         self._channel_specs[name] = (cfg, self._channel_specs[name][1])
         self.gate.configs[name] = cfg
 
+    # ------------------------------------------------ what a live configuration change may do
+
+    def use_agent_settings(self, new: Settings, tools_changed: bool) -> None:
+        """Models, the default model and the agent's sections, from the next run on; the hands
+        (tools, sandbox, skills, MCP) are rebuilt when their keys changed."""
+        if tools_changed:
+            old, hands = self.hands, Hands(new.agent)
+            self.runner.replace_providers(
+                {old.tools: hands.tools}, {old.middlewares: hands.middlewares}
+            )
+            self.hands = hands
+        self.runner.reconfigure(
+            models=new.models, default_model=new.default_model, config=new.agent
+        )
+
+    def use_upload_limit(self, max_bytes: int) -> None:
+        self.turns.max_upload_bytes = max_bytes
+
+    def use_access(self, name: str, cfg: ChannelConfig) -> None:
+        self.gate.configs[name] = cfg  # the gate reads it per message
+
+    def use_schedules(self, new: Settings) -> None:
+        self.schedules.reconfigure(new.schedules)
+
+    def has_replies(self, channel: str) -> bool:
+        """A reply of `channel` is running or queued."""
+        return self.dispatcher.has_work(channel + ":")
+
     def _busy_policy(self, name: str) -> BusyPolicy:
         return self.settings.channels.busy_policy_for(name)  # the current settings: live
 
-    def _admin_token(self) -> str | None:
-        return self.admin_token  # changed live by bot/config_apply.py
+    def current_admin_token(self) -> str | None:
+        return self.admin_token  # changed live by bot/config/apply.py
 
     def _build_channel(self, name: str) -> Channel:
         cfg, kwargs = self._channel_specs[name]
@@ -245,13 +290,8 @@ class App:
         await self.journal.prune()
         await self.runner.start()
         self._consumer = asyncio.create_task(self._consume(), name="dispatcher")
-        if gateway and self.settings.gateway.enabled:
-            gw = self.settings.gateway
-            token = self._admin_token()
-            web_app = build_app(
-                self.health, self.routes, service=self.facade(), auth_token=self._admin_token
-            )  # asked per request: live
-            self.gateway = GatewayServer(web_app, gw.host, gw.port, has_token=bool(token))
+        if gateway and self.settings.gateway.enabled and self._front is not None:
+            self.gateway = self._front(self)
             await self.gateway.start()
         for name in list(self.channels):
             await self.supervisor.start(name)  # a failed start keeps retrying in the background
@@ -360,7 +400,7 @@ class App:
             health=self.health,
             channel_enabled=lambda name: name in self.channels,
             live_config=lambda: self.live,
-            has_admin_token=lambda: bool(self._admin_token()),
+            has_admin_token=lambda: bool(self.current_admin_token()),
             is_replying=self.dispatcher.is_running,
             intake_open=lambda: not self.bus.closed,
             journal=self.journal,

@@ -12,7 +12,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from bot.config import ConfigError, Settings, load_settings, path_warnings
+from bot.config.schema import ConfigError, Settings, load_settings, path_warnings
 from bot.logs import LEVELS, route_sdk_loggers, secrets_of, setup_logging
 from bot.runtime import freeze_startup_objects, run, tune_gc
 
@@ -143,10 +143,11 @@ def _check(settings: Settings, warnings: list[str]) -> int:
 
 async def _serve(settings: Settings, warnings: list[str]) -> int:
     from bot.app import App
+    from gateway.server import serve  # the entry point puts the HTTP face on the service
 
     for warning in warnings:
         log.warning("%s", warning)
-    app = App(settings)
+    app = App(settings, front=serve)
     route_sdk_loggers()
     stop = _stop_event()
     try:

@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from bot.access import AccessGate, Verdict
 from bot.bus import MessageBus
-from bot.gateway.routes import DynamicRoutes
+from bot.webhooks import DynamicRoutes
 from channels.backoff import RetryState
 from channels.base import Handler, InboundMessage, MenuCommand, PublishResult
 from channels.text import clean_input

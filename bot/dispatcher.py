@@ -304,6 +304,10 @@ class Dispatcher:
         lane = self.lanes.get(key)
         return lane is not None and lane.run is not None
 
+    def has_work(self, prefix: str) -> bool:
+        """A conversation whose key starts with `prefix` has a reply running or queued."""
+        return any(key.startswith(prefix) for key in self.lanes)
+
     def queued(self, key: str) -> int:
         """Messages of conversation `key` waiting: behind its reply, or for a run slot."""
         lane = self.lanes.get(key)

@@ -1,7 +1,7 @@
 """Starts, restarts and stops the channels; a start that fails is retried until it works.
 
 Channels are also started, restarted and stopped one by one at run time, when their section of
-the configuration changes (bot/config_apply.py).
+the configuration changes (bot/config/apply.py).
 
 The first start of each channel is awaited (the service comes up with what it can reach). When it
 fails, the channel's state says `retrying` and a task keeps trying with the one backoff

@@ -89,7 +89,7 @@ class ChannelConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     # The access keys are read per message (the gate, the dispatcher): a change applies live.
-    # Every other key of a channel's section restarts that channel (bot/config_boundary.py).
+    # Every other key of a channel's section restarts that channel (bot/config/boundary.py).
     enabled: bool = False
     allowed_users: list[str] = Field(default_factory=list, json_schema_extra=_LIVE)
     allowed_chats: list[str] = Field(default_factory=list, json_schema_extra=_LIVE)

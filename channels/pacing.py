@@ -28,7 +28,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-from channels.base import ChannelError, ChatRef, RateBudget, RateLimited, Scope
+from channels.errors import ChannelError, RateLimited
+from channels.types import ChatRef, RateBudget, Scope
 
 Clock = Callable[[], float]
 Sleep = Callable[[float], Awaitable[None]]

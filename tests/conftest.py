@@ -76,7 +76,7 @@ def fake_openai() -> Iterator[FakeOpenAI]:
 def test_channel_registered(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Register the recording channel as platform `test` for this test."""
     import channels
-    from bot.config import channels_model
+    from bot.config.schema import channels_model
 
     monkeypatch.setitem(
         channels.REGISTRY,

@@ -11,9 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from bot.app import App
-from bot.config import Settings, settings_from_dict
+from bot.config.schema import Settings, settings_from_dict
 from channels.backoff import BackoffPolicy
 from channels.base import Channel
+from gateway.server import serve
 from tests.fakes.clock import VirtualClock
 
 
@@ -97,6 +98,7 @@ class ServiceHarness:
             channel_kwargs=self.channel_kwargs,
             backoff=self.backoff,
             schedule_clock=self.schedule_clock,
+            front=serve,
         )
         if self.pacer_clock is not None:  # platform intervals pass in virtual time
             for channel in self.app.channels.values():

@@ -6,7 +6,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from bot.config import load_settings, path_warnings
+from bot.config.schema import load_settings, path_warnings
 
 ROOT = Path(__file__).resolve().parents[1]
 LINES = [line.strip() for line in (ROOT / "Dockerfile").read_text().splitlines()]

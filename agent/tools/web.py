@@ -21,7 +21,8 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin, urlsplit
 
-from agent.tools.configured import ToolUnavailable, resolve_variable
+from agent.import_path import resolve_variable
+from agent.tools.configured import ToolUnavailable
 from agent.tools.html_text import html_to_text
 
 if TYPE_CHECKING:

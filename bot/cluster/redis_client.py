@@ -10,7 +10,7 @@ from urllib.parse import urlsplit
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
-from bot.config import ConfigError, RedisConfig
+from bot.config.schema import ConfigError, RedisConfig
 
 
 class RedisUnavailable(ConfigError):

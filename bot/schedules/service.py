@@ -47,6 +47,12 @@ class Schedules:
 
     # ---------------------------------------------------------------- time zones
 
+    def reconfigure(self, config: SchedulesConfig) -> None:
+        """New settings (a config reload): limits at once, the scheduler from its next pass."""
+        self.config = config
+        self.scheduler.late_after = config.late_after_seconds
+        self.scheduler.poll = config.poll_seconds
+
     async def timezone_for(self, chat: ChatRef) -> str:
         return await self.store.timezone(chat.key) or self.config.default_timezone
 

@@ -4,7 +4,7 @@
 the agent's memory, the Gateway's thread and run records and the schedules for
 `storage.backend`, all behind the interfaces the rest of the service uses (`bot.journal.Journal`,
 `bot.conversations.ConversationStore`, `agent.checkpoints.Checkpoints`, `agent.memory.MemoryStore`
-(None: the agent's default file), `bot.gateway.records.GatewayRecords`,
+(None: the agent's default file), `bot.stores.gateway.records.GatewayRecords`,
 `bot.schedules.store.ScheduleStore`). Nothing else in the service asks which backend is configured.
 
 - `sqlite` (default): one process; files under `storage.data_dir`.
@@ -27,15 +27,16 @@ from typing import Any
 from agent.checkpoints import Checkpoints, PostgresCheckpoints, SqliteCheckpoints
 from agent.memory import MemoryStore
 from agent.memory import pg_store as pg_memory
-from bot.config import Settings, StorageBackend
+from bot.config.schema import Settings, StorageBackend
 from bot.conversations import ConversationStore, SqliteConversationStore
 from bot.db import open_db
-from bot.gateway.records import GatewayRecords, SqliteGatewayRecords
 from bot.journal import Entry, Journal, SqliteJournal
 from bot.schedules.store import ScheduleStore, SqliteScheduleStore
-from bot.stores import pg, pg_conversations, pg_gateway, pg_journal, pg_schedules
+from bot.stores import pg, pg_conversations, pg_journal, pg_schedules
+from bot.stores.gateway import postgres as pg_gateway
+from bot.stores.gateway.postgres import PostgresGatewayRecords
+from bot.stores.gateway.records import GatewayRecords, SqliteGatewayRecords
 from bot.stores.pg_conversations import PostgresConversationStore
-from bot.stores.pg_gateway import PostgresGatewayRecords
 from bot.stores.pg_journal import PostgresJournal
 from bot.stores.pg_life import Life
 from bot.stores.pg_schedules import PostgresScheduleStore

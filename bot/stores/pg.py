@@ -26,7 +26,7 @@ from psycopg.conninfo import conninfo_to_dict
 from psycopg.rows import dict_row, tuple_row
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
-from bot.config import ConfigError, PostgresConfig
+from bot.config.schema import ConfigError, PostgresConfig
 
 log = logging.getLogger("bot.stores.pg")
 

@@ -23,8 +23,8 @@ def test_runner_import_is_light() -> None:
 
 
 def test_a_config_error_answers_before_the_agent_stack_loads(tmp_path: Path) -> None:
-    """`antler check`/`serve` on a bad config stop at validation: bot.config and bot.cli import
-    no LangChain/LangGraph, so the one-line answer comes without their import cost."""
+    """`antler check`/`serve` on a bad config stop at validation: bot.config.schema and bot.cli
+    import no LangChain/LangGraph, so the one-line answer comes without their import cost."""
     bad = tmp_path / "config.yaml"
     bad.write_text("models: []\n")
     code = (

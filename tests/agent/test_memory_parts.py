@@ -25,7 +25,7 @@ async def store(tmp_path: Path, storage: dict[str, Any]) -> AsyncIterator[Memory
         db.close()
         return
     from agent.memory import pg_store
-    from bot.config import PostgresConfig
+    from bot.config.schema import PostgresConfig
     from bot.stores import pg
 
     cfg = PostgresConfig.model_validate(storage["postgres"])

@@ -11,7 +11,7 @@ from aiohttp.test_utils import TestServer
 
 from agent.config import ToolEntry
 from agent.tools.configured import load_configured_tools
-from bot.config import ConfigError, settings_from_dict
+from bot.config.schema import ConfigError, settings_from_dict
 
 PAGE = (
     """<html><head><title>Antler  Docs</title><script>var secret = 1;</script>

@@ -10,7 +10,7 @@ import pytest
 
 from bot import texts
 from bot.access import REFUSAL_INTERVAL, AccessGate, Verdict
-from bot.config import settings_from_dict
+from bot.config.schema import settings_from_dict
 from channels.base import ChannelConfig, ChatRef, InboundMessage, PublishResult, UserRef
 from channels.pacing import Pacer
 from tests.fakes.clock import VirtualClock

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.config import ConfigError, load_settings, path_warnings, settings_from_dict
+from bot.config.schema import ConfigError, load_settings, path_warnings, settings_from_dict
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.openai_wire import Reply
 

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from bot.config import settings_from_dict
-from bot.config_apply import LIVE_APPLIERS
+from bot.config.apply import LIVE_APPLIERS
+from bot.config.schema import settings_from_dict
 
 
 def settings(token: str | None, host: str = "127.0.0.1") -> Any:

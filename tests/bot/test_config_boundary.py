@@ -9,9 +9,8 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel, Field
 
-from bot.config import ChannelsShared, Settings, channels_model
-from bot.config_apply import LIVE_APPLIERS, applier_for
-from bot.config_boundary import (
+from bot.config.apply import LIVE_APPLIERS, applier_for
+from bot.config.boundary import (
     KINDS,
     _walk,
     changed_keys,
@@ -20,6 +19,7 @@ from bot.config_boundary import (
     reload_boundary,
     restart_only,
 )
+from bot.config.schema import ChannelsShared, Settings, channels_model
 
 DOCS = Path(__file__).parents[2] / "docs" / "configuration.md"
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from bot.config import load_settings
-from bot.config_file import MASK, dump_doc, edit_section, is_secret, load_doc, masked
-from bot.config_secrets import read_secrets, secrets_path, variable_for, write_secrets
+from bot.config.file import MASK, dump_doc, edit_section, is_secret, load_doc, masked
+from bot.config.schema import load_settings
+from bot.config.secrets import read_secrets, secrets_path, variable_for, write_secrets
 
 TEXT = """\
 # top comment

@@ -186,7 +186,7 @@ def test_filter_masks_arguments_tracebacks_and_url_encoded_forms() -> None:
 
 
 def test_secrets_are_collected_from_the_whole_tree() -> None:
-    from bot.config import settings_from_dict
+    from bot.config.schema import settings_from_dict
 
     settings = settings_from_dict(
         {

@@ -12,7 +12,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from bot.config import ConfigError, settings_from_dict
+from bot.config.schema import ConfigError, settings_from_dict
 from bot.journal import State
 from bot.stores import Stores, build_stores
 from channels.base import ChatRef, InboundMessage, UserRef

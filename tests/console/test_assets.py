@@ -10,12 +10,12 @@ import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-CONSOLE = ROOT / "bot" / "gateway" / "console"
+CONSOLE = ROOT / "gateway" / "console"
 
 
 def test_every_template_and_asset_is_package_data() -> None:
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())
-    patterns = config["tool"]["setuptools"]["package-data"]["bot.gateway.console"]
+    patterns = config["tool"]["setuptools"]["package-data"]["gateway.console"]
     files = [
         p.relative_to(CONSOLE).as_posix()
         for p in CONSOLE.rglob("*")

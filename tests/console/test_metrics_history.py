@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from bot.gateway.console.metrics_history import MetricsHistory, quantile
 from bot.metrics import LATENCY_BUCKETS, Metrics
+from gateway.console.metrics_history import MetricsHistory, quantile
 
 
 def test_quantile_interpolates_within_the_bucket() -> None:

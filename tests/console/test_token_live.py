@@ -1,5 +1,5 @@
 """The console follows `gateway.auth_token` as it changes at run time (an edit of config.yaml,
-applied by bot/config_apply.py): a new token ends every session and only it logs in; an
+applied by bot/config/apply.py): a new token ends every session and only it logs in; an
 emptied token opens the console on loopback, as it opens the API."""
 
 from __future__ import annotations
@@ -9,7 +9,8 @@ from pathlib import Path
 import yaml
 
 from bot.app import App
-from bot.config import load_settings
+from bot.config.schema import load_settings
+from gateway.server import serve
 from tests.console.client import Console
 from tests.fakes.openai_server import FakeOpenAI
 from tests.harness import service_config
@@ -35,7 +36,7 @@ async def test_login_follows_the_live_admin_token(
         gateway={"host": "127.0.0.1", "port": 0, "auth_token": "first-token"},
     )
     path.write_text(yaml.safe_dump(raw, sort_keys=False), encoding="utf-8")
-    app = App(load_settings(path))
+    app = App(load_settings(path), front=serve)
     await app.start()
     assert app.gateway is not None
     assert app.live is not None

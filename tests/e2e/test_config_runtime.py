@@ -16,8 +16,9 @@ import yaml
 
 from bot import texts
 from bot.app import App
-from bot.config import load_settings
-from bot.config_secrets import secrets_path
+from bot.config.schema import load_settings
+from bot.config.secrets import secrets_path
+from gateway.server import serve
 from tests.fakes.openai_server import FakeOpenAI, text_of
 from tests.fakes.openai_wire import Reply
 from tests.fakes.telegram_server import TOKEN, FakeTelegram
@@ -68,7 +69,7 @@ async def start_service(
     raw = service_config(tmp_path / "data", fake_openai, channels)
     path = tmp_path / "config.yaml"
     write_config(path, raw)
-    app = App(load_settings(path))
+    app = App(load_settings(path), front=serve)
     await app.start()
     assert app.live is not None
     app.live.poll = 0.05
@@ -368,12 +369,12 @@ async def test_a_config_file_that_cannot_be_written_changes_nothing(
 ) -> None:
     import errno
 
-    import bot.config_live
+    import bot.config.live
 
     def read_only(path: Path, text: str) -> None:
         raise OSError(errno.EROFS, "Read-only file system")
 
-    monkeypatch.setattr(bot.config_live, "write_atomic", read_only)
+    monkeypatch.setattr(bot.config.live, "write_atomic", read_only)
     before = svc.path.read_bytes()
     status, body = await svc.call(
         "PATCH", "/api/config/channels/telegram", {"bot_token": NEW_TOKEN, "allowed_users": [7]}

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from bot.config import ConfigError
+from bot.config.schema import ConfigError
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.recording_channel import RecordingChannel
 from tests.harness import ServiceHarness

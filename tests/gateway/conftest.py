@@ -11,7 +11,7 @@ import aiohttp
 import pytest
 from yarl import URL
 
-from bot.gateway.registry import GATEWAY_KEY
+from gateway.registry import GATEWAY_KEY
 from tests.fakes.openai_server import FakeOpenAI
 from tests.harness import ServiceHarness
 

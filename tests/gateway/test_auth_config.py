@@ -7,9 +7,9 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from bot.config import ConfigError, is_loopback, settings_from_dict
-from bot.gateway.routes import DynamicRoutes
-from bot.gateway.server import GatewayServer, build_app
+from bot.config.schema import ConfigError, is_loopback, settings_from_dict
+from bot.webhooks import DynamicRoutes
+from gateway.server import GatewayServer, build_app
 from tests.fakes.openai_server import FakeOpenAI
 from tests.harness import ServiceHarness, service_config
 

@@ -11,7 +11,8 @@ import aiohttp
 import yaml
 
 from bot.app import App
-from bot.config import load_settings
+from bot.config.schema import load_settings
+from gateway.server import serve
 from tests.fakes.openai_server import FakeOpenAI
 from tests.gateway.conftest import AUTH, TOKEN
 from tests.gateway.test_schemathesis import fuzz
@@ -22,7 +23,7 @@ async def test_config_routes_never_answer_5xx(tmp_path: Path, fake_openai: FakeO
     raw = service_config(tmp_path / "data", fake_openai, gateway={"auth_token": TOKEN})
     path = tmp_path / "config.yaml"
     path.write_text("# kept\n" + yaml.safe_dump(raw, sort_keys=False), encoding="utf-8")
-    app = App(load_settings(path))
+    app = App(load_settings(path), front=serve)
     await app.start()
     try:
         assert app.gateway is not None

@@ -203,7 +203,7 @@ async def test_mcp_config_refuses_unsafe_servers(api: Api) -> None:
 
 
 def test_safe_names() -> None:
-    from bot.gateway.uploads import safe_name
+    from gateway.api.uploads import safe_name
 
     assert safe_name("report.pdf") == "report.pdf"
     assert safe_name("C:\\Users\\me\\report.pdf") == "report.pdf"

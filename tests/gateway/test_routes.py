@@ -6,8 +6,8 @@ import asyncio
 import json
 import re
 
-from bot.gateway.server import api_routes
 from channels.base import PublishResult
+from gateway.server import api_routes
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.openai_wire import Reply
 from tests.fakes.recording_channel import RecordingChannel

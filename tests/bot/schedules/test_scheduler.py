@@ -12,7 +12,7 @@ import pytest
 
 from agent.tools.schedules import ScheduleRequest
 from bot import texts
-from bot.config import ConfigError, settings_from_dict
+from bot.config.schema import ConfigError, settings_from_dict
 from bot.conversations import Conversation
 from bot.db import open_db
 from bot.journal import SqliteJournal

@@ -1,0 +1,1 @@
+"""Configuration: the schema, the file on disk, live reload and what it may change at run time."""

@@ -1,0 +1,1 @@
+"""The admin REST API: one module per resource (`gateway/api/<resource>.py`)."""

@@ -1,0 +1,145 @@
+"""Conversations: every chat (title, model, last activity, running/queued), a transcript from
+the thread's checkpoint, stop a running reply, switch the model."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from aiohttp import web
+
+from agent.paths import THREAD_ID_PATTERN
+from bot.conversations import Conversation
+from gateway.console.services import Conversations
+from gateway.console.web import Ctx, Pages, not_found
+from gateway.langgraph.serialize import state_values
+
+pages = Pages()
+SHOWN = 100
+ROLES = {"human": "user", "ai": "assistant", "tool": "tool", "system": "system"}
+
+
+@dataclass(frozen=True)
+class Row:
+    conv: Conversation
+    model: str
+    last_activity: str
+    running: bool
+    queued: int
+
+
+@dataclass(frozen=True)
+class Line:
+    role: str
+    text: str
+
+
+async def row(service: Conversations, conv: Conversation) -> Row:
+    tup = await service.checkpoint(conv.thread_id)
+    ts = tup.checkpoint.get("ts", "") if tup is not None else ""
+    return Row(
+        conv,
+        service.resolve_model(conv.model).label,
+        _short_ts(ts),
+        service.is_running(conv.key),
+        service.queued(conv.key),
+    )
+
+
+def _short_ts(ts: str) -> str:
+    return ts[:19].replace("T", " ") + " UTC" if ts else "—"
+
+
+def text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(p.get("text", "") if isinstance(p, dict) else str(p) for p in content)
+    return ""
+
+
+def transcript(values: dict[str, Any]) -> list[Line]:
+    lines = []
+    for message in values.get("messages", []):
+        if not isinstance(message, dict):
+            continue
+        role = ROLES.get(str(message.get("type")), str(message.get("type")))
+        text = text_of(message.get("content"))
+        calls = [c.get("name", "") for c in message.get("tool_calls") or []]
+        if calls:
+            text = (text + "\n" if text else "") + "→ tools: " + ", ".join(calls)
+        if role == "tool":
+            text = f"{message.get('name', 'tool')}: {text[:500]}"
+        if text:
+            lines.append(Line(role, text))
+    return lines
+
+
+@pages.get("/console/conversations")
+async def conversations(ctx: Ctx) -> web.StreamResponse:
+    service = ctx.services.conversations
+    channel = ctx.request.query.get("channel", "")
+    convs = [c for c in await service.store.all(limit=1000) if not channel or c.channel == channel]
+    rows = [await row(service, c) for c in convs[:SHOWN]]
+    channels = sorted({r.conv.channel for r in rows} | ({channel} if channel else set()))
+    return ctx.render(
+        "conversations.html",
+        page="conversations",
+        title="Conversations",
+        rows=rows,
+        channel=channel,
+        channels=channels,
+        more=len(convs) > SHOWN,
+    )
+
+
+async def _find(ctx: Ctx) -> Conversation | None:
+    thread_id = ctx.request.match_info["thread_id"]
+    if not re.fullmatch(THREAD_ID_PATTERN, thread_id):
+        return None
+    return await ctx.services.conversations.by_thread(thread_id)
+
+
+@pages.get("/console/conversations/{thread_id}")
+async def conversation(ctx: Ctx) -> web.StreamResponse:
+    conv = await _find(ctx)
+    if conv is None:
+        return not_found(ctx, "that conversation")
+    service = ctx.services.conversations
+    tup = await service.checkpoint(conv.thread_id)
+    values = state_values(tup.checkpoint.get("channel_values", {})) if tup else {}
+    return ctx.render(
+        "conversation.html",
+        page="conversations",
+        title=conv.title or conv.key,
+        row=await row(service, conv),
+        lines=transcript(values),
+        models=service.models(),
+        current=service.resolve_model(conv.model).name,
+    )
+
+
+@pages.post("/console/conversations/{thread_id}/stop")
+async def stop(ctx: Ctx) -> web.StreamResponse:
+    conv = await _find(ctx)
+    if conv is None:
+        return not_found(ctx, "that conversation")
+    here = f"/console/conversations/{conv.thread_id}"
+    if await ctx.services.conversations.stop(conv.key):
+        return ctx.back(here, "The running reply was stopped.")
+    return ctx.back(here, "Nothing was running.", "error")
+
+
+@pages.post("/console/conversations/{thread_id}/model")
+async def switch_model(ctx: Ctx) -> web.StreamResponse:
+    conv = await _find(ctx)
+    if conv is None:
+        return not_found(ctx, "that conversation")
+    here = f"/console/conversations/{conv.thread_id}"
+    name = await ctx.field("model")
+    try:
+        await ctx.services.conversations.set_model(conv.key, name)
+    except ValueError as exc:
+        return ctx.back(here, str(exc), "error")
+    return ctx.back(here, f"Model switched to {name}; it applies from the next message.")

@@ -1,0 +1,25 @@
+"""Metrics: first-visible latency p50/p99, answers and 429s per minute, run durations; the
+numbers are served in the page, the charts poll `/console/metrics/data` (JSON)."""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from gateway.console.web import Ctx, Pages
+
+pages = Pages()
+
+
+@pages.get("/console/metrics")
+async def metrics(ctx: Ctx) -> web.StreamResponse:
+    history = ctx.services.history
+    return ctx.render(
+        "metrics.html", page="metrics", title="Metrics", totals=history.totals(), step=history.step
+    )
+
+
+@pages.get("/console/metrics/data")
+async def data(ctx: Ctx) -> web.StreamResponse:
+    history = ctx.services.history
+    history.sample()
+    return web.json_response({"step": history.step, "series": history.series()})

@@ -1,0 +1,142 @@
+"""LangGraph's assistants API for the one graph, `lead_agent`: search, get, graph, schemas.
+
+DeerFlow's web UI (`useStream`) and LangGraph clients look the assistant up before a run.
+There is one assistant; its graph and schemas are answered empty, as DeerFlow does.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from gateway.errors import ApiError
+from gateway.langgraph.run_schemas import ASSISTANT_ID
+from gateway.langgraph.schemas import Strict
+from gateway.registry import Call, Registry
+
+api = Registry()
+TAG = "assistants"
+ONE = "/api/assistants/{assistant_id}"
+CREATED = "2025-01-01T00:00:00+00:00"  # fixed: the assistant is part of the code
+
+
+class Assistant(BaseModel):
+    assistant_id: str
+    graph_id: str
+    name: str
+    config: dict[str, Any] = Field(default_factory=dict)
+    context: dict[str, Any] = Field(default_factory=dict)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    description: str | None = None
+    created_at: str
+    updated_at: str
+    version: int = 1
+
+
+class AssistantSearch(Strict):
+    graph_id: str | None = None
+    name: str | None = None
+    metadata: dict[str, Any] | None = None
+    limit: int = Field(default=10, ge=1, le=1000)
+    offset: int = Field(default=0, ge=0)
+    sort_by: str | None = None
+    sort_order: str | None = None
+    select: list[str] | None = None
+
+
+class GraphQuery(Strict):
+    xray: bool | int | None = None
+
+
+class AssistantGraph(BaseModel):
+    graph_id: str
+    nodes: list[Any]
+    edges: list[Any]
+
+
+class AssistantSchemas(BaseModel):
+    graph_id: str
+    input_schema: dict[str, Any]
+    output_schema: dict[str, Any]
+    state_schema: dict[str, Any]
+    config_schema: dict[str, Any]
+    context_schema: dict[str, Any]
+
+
+LEAD = Assistant(
+    assistant_id=ASSISTANT_ID,
+    graph_id=ASSISTANT_ID,
+    name=ASSISTANT_ID,
+    metadata={"created_by": "system"},
+    description="Antler's lead agent",
+    created_at=CREATED,
+    updated_at=CREATED,
+)
+
+
+def _found(call: Call) -> Assistant:
+    assistant_id = call.request.match_info["assistant_id"]
+    if assistant_id != ASSISTANT_ID:
+        raise ApiError(
+            404, f"assistant {assistant_id} not found; the one assistant is {ASSISTANT_ID!r}"
+        )
+    return LEAD
+
+
+@api.route(
+    "POST",
+    "/api/assistants/search",
+    summary="Search assistants (lead_agent)",
+    tag=TAG,
+    body=AssistantSearch,
+    response=list[Assistant],
+    errors=(422,),
+)
+async def search_assistants(call: Call) -> list[dict[str, Any]]:
+    body: AssistantSearch = call.body
+    found = [LEAD]
+    if body.graph_id is not None:
+        found = [a for a in found if a.graph_id == body.graph_id]
+    if body.name is not None:
+        found = [a for a in found if body.name.lower() in a.name.lower()]
+    if body.metadata:
+        found = [a for a in found if all(a.metadata.get(k) == v for k, v in body.metadata.items())]
+    return [a.model_dump(mode="json") for a in found[body.offset : body.offset + body.limit]]
+
+
+@api.route("GET", ONE, summary="Get an assistant", tag=TAG, response=Assistant, errors=(404, 422))
+async def get_assistant(call: Call) -> Assistant:
+    return _found(call)
+
+
+@api.route(
+    "GET",
+    ONE + "/graph",
+    summary="The assistant's graph (empty, as in DeerFlow)",
+    tag=TAG,
+    query=GraphQuery,
+    response=AssistantGraph,
+    errors=(404, 422),
+)
+async def get_assistant_graph(call: Call) -> AssistantGraph:
+    return AssistantGraph(graph_id=_found(call).graph_id, nodes=[], edges=[])
+
+
+@api.route(
+    "GET",
+    ONE + "/schemas",
+    summary="The assistant's schemas (empty, as in DeerFlow)",
+    tag=TAG,
+    response=AssistantSchemas,
+    errors=(404, 422),
+)
+async def get_assistant_schemas(call: Call) -> AssistantSchemas:
+    return AssistantSchemas(
+        graph_id=_found(call).graph_id,
+        input_schema={},
+        output_schema={},
+        state_schema={},
+        config_schema={},
+        context_schema={},
+    )

@@ -1,0 +1,335 @@
+"""LangGraph-compatible run routes: create, stream (SSE), wait, list, get, cancel, join.
+
+A run's input is `{"messages": [...]}` as LangGraph clients send it; the assistant is
+`lead_agent`. One active run per thread: `multitask_strategy` `reject` answers 409,
+`interrupt` stops the active run first. A chat's thread is refused while the chat replies.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import uuid
+from dataclasses import replace
+from typing import Any
+
+from aiohttp import web
+
+from agent.events import RunSettings
+from gateway.errors import ApiError
+from gateway.langgraph.run_input import convert, fork_point, with_files
+from gateway.langgraph.run_manager import RunRefused, RunRequest
+from gateway.langgraph.run_record import RunRecord
+from gateway.langgraph.run_schemas import (
+    ASSISTANT_ID,
+    CancelQuery,
+    JoinStreamQuery,
+    RunCreate,
+    RunListQuery,
+    RunResponse,
+    WaitResult,
+)
+from gateway.langgraph.sse import run_location, stream_run
+from gateway.registry import THREAD_ID, Call, Registry
+from gateway.service import Gateway
+
+api = Registry()
+TAG = "runs"
+RUNS = "/api/threads/{thread_id}/runs"
+RUN = RUNS + "/{run_id}"
+SSE = "text/event-stream"
+
+
+# ---------------------------------------------------------------- creating runs
+
+
+async def _start(call: Call, thread_id: str | None = None) -> RunRecord:
+    gw: Gateway = call.gw
+    body: RunCreate = call.body
+    thread_id = thread_id or _thread_of(body)
+    if await gw.threads.get(thread_id) is None:
+        if body.if_not_exists != "create" and "thread_id" in call.path:
+            raise ApiError(404, f"thread {thread_id} not found")
+        await gw.threads.create(thread_id, {})
+    request = await _request(gw, thread_id, body)
+    messages = await with_files(gw, thread_id, request.messages, request.settings)
+    fork = await fork_point(gw, thread_id, body)
+    try:
+        return await gw.runs.start(replace(request, messages=messages, checkpoint_id=fork))
+    except RunRefused as exc:
+        raise ApiError(exc.status, exc.detail) from None
+
+
+def _thread_of(body: RunCreate) -> str:
+    configurable = body.config.configurable if body.config else {}
+    thread_id = configurable.get("thread_id")
+    if thread_id is None:
+        return str(uuid.uuid4())
+    if not isinstance(thread_id, str) or not re.fullmatch(THREAD_ID, thread_id):
+        raise ApiError(422, f"config.configurable.thread_id must match {THREAD_ID}")
+    return thread_id
+
+
+async def _request(gw: Gateway, thread_id: str, body: RunCreate) -> RunRequest:
+    if body.assistant_id != ASSISTANT_ID:
+        raise ApiError(404, f"assistant {body.assistant_id!r} not found; use {ASSISTANT_ID!r}")
+    if body.command is not None:
+        raise ApiError(501, "command (resuming an interrupt) is not supported")
+    if body.input is None:
+        raise ApiError(
+            422,
+            [
+                {
+                    "loc": ["body", "input"],
+                    "type": "missing",
+                    "msg": 'input {"messages": [...]} is required',
+                }
+            ],
+        )
+    if body.interrupt_before or body.interrupt_after:
+        raise ApiError(501, "interrupt_before/after are not supported")
+    if body.multitask_strategy == "rollback":
+        raise ApiError(501, "multitask_strategy 'rollback' is not implemented; use 'interrupt'")
+    return RunRequest(
+        thread_id=thread_id,
+        assistant_id=body.assistant_id,
+        messages=convert(body.input.messages),
+        settings=await _settings(gw, thread_id, body),
+        modes=body.modes(),
+        metadata=body.metadata,
+        kwargs={
+            "input": body.input.model_dump(),
+            "stream_mode": body.modes(),
+            "config": body.config.model_dump() if body.config else {},
+        },
+        multitask_strategy=body.multitask_strategy,
+        on_disconnect=body.on_disconnect,
+    )
+
+
+async def _settings(gw: Gateway, thread_id: str, body: RunCreate) -> RunSettings:
+    ctx = body.context
+    configurable = body.config.configurable if body.config else {}
+    model = (ctx.model_name or ctx.model) if ctx else None
+    model = model or configurable.get("model_name") or configurable.get("model")
+    conv = await gw.service.conversations.by_thread(thread_id)
+    if model is not None and model not in gw.service.runner.model_names():
+        raise ApiError(400, f"model {model!r} is not configured; see GET /api/models")
+    thinking = ctx.thinking_enabled if ctx and ctx.thinking_enabled is not None else None
+    plan = ctx.is_plan_mode if ctx and ctx.is_plan_mode is not None else None
+    return RunSettings(
+        model=model or (conv.model if conv else None),
+        thinking=thinking if thinking is not None else bool(conv and conv.thinking),
+        plan_mode=plan if plan is not None else bool(conv and conv.plan_mode),
+    )
+
+
+def _on_disconnect(gw: Gateway, rec: RunRecord) -> Any:
+    return (lambda: gw.runs.cancel(rec)) if rec.on_disconnect == "cancel" else None
+
+
+@api.route(
+    "POST",
+    RUNS,
+    summary="Start a run in the background",
+    tag=TAG,
+    body=RunCreate,
+    response=RunResponse,
+    errors=(400, 404, 409, 422, 501),
+)
+async def create_run(call: Call) -> web.Response:
+    rec = await _start(call, call.path["thread_id"])
+    return web.json_response(
+        RunResponse(**rec.as_dict()).model_dump(mode="json"),
+        headers={"Content-Location": run_location(rec)},
+    )
+
+
+@api.route(
+    "POST",
+    RUNS + "/stream",
+    summary="Start a run and stream its events (SSE)",
+    tag=TAG,
+    body=RunCreate,
+    produces=SSE,
+    errors=(400, 404, 409, 422, 501),
+)
+async def stream_new_run(call: Call) -> web.StreamResponse:
+    return await _stream_new(call, call.path["thread_id"])
+
+
+@api.route(
+    "POST",
+    "/api/runs/stream",
+    summary="Stateless run, streamed (SSE)",
+    tag=TAG,
+    body=RunCreate,
+    produces=SSE,
+    errors=(400, 409, 422, 501),
+)
+async def stream_stateless_run(call: Call) -> web.StreamResponse:
+    return await _stream_new(call, None)
+
+
+async def _stream_new(call: Call, thread_id: str | None) -> web.StreamResponse:
+    gw: Gateway = call.gw
+    rec = await _start(call, thread_id)
+    queue = rec.subscribe(after=0)
+    return await stream_run(
+        call.request,
+        rec,
+        queue,
+        heartbeat=gw.runs.heartbeat_seconds,
+        on_disconnect=_on_disconnect(gw, rec),
+    )
+
+
+@api.route(
+    "POST",
+    RUNS + "/wait",
+    summary="Start a run and wait for its final values",
+    tag=TAG,
+    body=RunCreate,
+    response=WaitResult,
+    errors=(400, 404, 409, 422, 501),
+)
+async def wait_run(call: Call) -> web.Response:
+    return await _wait_new(call, call.path["thread_id"])
+
+
+@api.route(
+    "POST",
+    "/api/runs/wait",
+    summary="Stateless run; wait for its final values",
+    tag=TAG,
+    body=RunCreate,
+    response=WaitResult,
+    errors=(400, 409, 422, 501),
+)
+async def wait_stateless_run(call: Call) -> web.Response:
+    return await _wait_new(call, None)
+
+
+async def _wait_new(call: Call, thread_id: str | None) -> web.Response:
+    rec = await _start(call, thread_id)
+    await rec.done.wait()
+    return web.json_response(_final(rec), headers={"Content-Location": run_location(rec)})
+
+
+def _final(rec: RunRecord) -> dict[str, Any]:
+    if rec.error is not None:
+        return {"__error__": {"error": rec.error["name"], "message": rec.error["message"]}}
+    return rec.final_values
+
+
+# ---------------------------------------------------------------- existing runs
+
+
+async def _run(call: Call) -> RunRecord:
+    gw: Gateway = call.gw
+    await gw.thread(call.path["thread_id"])
+    rec = await gw.runs.get(call.path["thread_id"], call.path["run_id"])
+    if rec is None:
+        raise ApiError(404, f"run {call.path['run_id']} not found")
+    return rec
+
+
+@api.route(
+    "GET",
+    RUNS,
+    summary="List the thread's runs, newest first",
+    tag=TAG,
+    query=RunListQuery,
+    response=list[RunResponse],
+    errors=(404, 422),
+)
+async def list_runs(call: Call) -> list[dict[str, Any]]:
+    gw: Gateway = call.gw
+    await gw.thread(call.path["thread_id"])
+    q: RunListQuery = call.query
+    runs = [r for r in await gw.runs.list(call.path["thread_id"]) if q.status in (None, r.status)]
+    return [
+        RunResponse(**r.as_dict()).model_dump(mode="json")
+        for r in runs[q.offset : q.offset + q.limit]
+    ]
+
+
+@api.route("GET", RUN, summary="Get a run", tag=TAG, response=RunResponse, errors=(404, 422))
+async def get_run(call: Call) -> RunResponse:
+    return RunResponse(**(await _run(call)).as_dict())
+
+
+@api.route(
+    "POST",
+    RUN + "/cancel",
+    summary="Cancel a run (202; 204 with wait=true)",
+    tag=TAG,
+    query=CancelQuery,
+    errors=(404, 409, 422, 501),
+)
+async def cancel_run(call: Call) -> web.Response:
+    gw: Gateway = call.gw
+    rec = await _run(call)
+    q: CancelQuery = call.query
+    if q.action == "rollback":
+        raise ApiError(501, "action 'rollback' is not implemented; use 'interrupt'")
+    if not await gw.runs.cancel_anywhere(rec):  # DeerFlow's UI recognises exactly this text
+        raise ApiError(409, f"Run {rec.run_id} is not cancellable (status: {rec.status})")
+    if q.wait:
+        await asyncio.wait_for(rec.done.wait(), 30)
+        return web.Response(status=204)
+    return web.json_response({"run_id": rec.run_id, "status": "cancelling"}, status=202)
+
+
+@api.route(
+    "GET",
+    RUN + "/join",
+    summary="Wait for a run and return its final values (JSON)",
+    tag=TAG,
+    response=WaitResult,
+    errors=(404, 422),
+)
+async def join_run(call: Call) -> dict[str, Any]:
+    rec = await _run(call)
+    await rec.done.wait()
+    return _final(rec)
+
+
+@api.route(
+    "GET",
+    RUN + "/stream",
+    summary="Join a run's event stream (SSE)",
+    tag=TAG,
+    query=JoinStreamQuery,
+    produces=SSE,
+    errors=(404, 422),
+)
+async def join_stream(call: Call) -> web.StreamResponse:
+    return await _join(call, cancel_first=False)
+
+
+@api.route(
+    "POST",
+    RUN + "/stream",
+    summary="Cancel (with action) then drain the stream (SSE)",
+    tag=TAG,
+    query=JoinStreamQuery,
+    produces=SSE,
+    errors=(404, 422),
+)
+async def cancel_and_join(call: Call) -> web.StreamResponse:
+    return await _join(call, cancel_first=True)
+
+
+async def _join(call: Call, *, cancel_first: bool) -> web.StreamResponse:
+    gw: Gateway = call.gw
+    rec = await _run(call)
+    q: JoinStreamQuery = call.query
+    if cancel_first and q.action is not None:
+        await gw.runs.cancel_anywhere(rec)
+    last = call.request.headers.get("Last-Event-ID", "")
+    queue = rec.subscribe(after=int(last) if last.isdigit() else None)
+    on_gone = (lambda: gw.runs.cancel_soon(rec)) if q.cancel_on_disconnect else None
+    return await stream_run(
+        call.request, rec, queue, heartbeat=gw.runs.heartbeat_seconds, on_disconnect=on_gone
+    )
