@@ -15,18 +15,12 @@ from agent.tools.schedules import schedule_tools
 from bot import texts
 from bot.access import AccessGate
 from bot.bus import MessageBus
-from bot.cluster.connections import ConnectionLeases
-from bot.cluster.control import ClusterRuns
-from bot.cluster.run_events import RunEvents
-from bot.cluster.settling import SettleNotifyingJournal
-from bot.cluster.shared_budgets import SharedPacing
-from bot.cluster.stream_bus import RedisBus
 from bot.command_context import CommandService
 from bot.command_registry import CommandRegistry, SkillCommand, SkillSource
 from bot.commands import COMMANDS
 from bot.config.apply import live_config
 from bot.config.live import LiveConfig
-from bot.config.schema import BusBackend, Settings
+from bot.config.schema import Settings
 from bot.context import ServiceContext
 from bot.dispatcher import Dispatcher
 from bot.facade import ServiceFacade
@@ -38,6 +32,7 @@ from bot.schedules.scheduler import EVENT_PREFIX as SCHEDULED_RUN
 from bot.schedules.scheduler import Clock
 from bot.stores import build_stores
 from bot.supervisor import ChannelSupervisor
+from bot.topology import build_topology
 from bot.turns import TurnRunner
 from bot.webhooks import DynamicRoutes
 from channels import channel_class, config_model
@@ -91,28 +86,11 @@ class App:
         self.stores = build_stores(settings)  # the storage backend is chosen there, only there
         self.conversations = self.stores.conversations
         self.metrics = Metrics()
-        self.cluster: RedisBus | None = None  # the bus when several workers share Redis
-        if settings.bus.backend is BusBackend.redis:
-            self.cluster = RedisBus(
-                self.stores.journal,
-                settings.bus.redis,
-                ch.inbound_queue_size,
-                self._tell_busy,
-                self.metrics,
-            )
-            self.bus: MessageBus = self.cluster
-            self.journal: Journal = SettleNotifyingJournal(
-                self.stores.journal, self.cluster.settled
-            )
-        else:
-            self.journal = self.stores.journal
-            self.bus = MessageBus(
-                self.journal, ch.inbound_queue_size, self._tell_busy, self.metrics
-            )
-        # messages of another process that died: on Redis back into the streams, where the
-        # owner of each conversation's partition takes them up
-        self._orphans = self.cluster.republish if self.cluster else self._resume
-        self.stores.on_orphans = self._orphans
+        # one process, or several workers on Redis: chosen there, only there
+        self.topology = build_topology(settings, self.stores.journal, self._tell_busy, self.metrics)
+        self.bus: MessageBus = self.topology.bus
+        self.journal: Journal = self.topology.journal
+        self.stores.on_orphans = self.topology.orphans  # messages of a process that died
         self.routes = DynamicRoutes()
         self.pacer = Pacer()
         self.gate = AccessGate({}, self.pacer, self._tell_refused)
@@ -139,12 +117,6 @@ class App:
             checkpoints=self.stores.checkpoints,
             memory_store=self.stores.memory,
         )
-        self.pacing: SharedPacing | None = None  # wide budgets and 429s shared by workers
-        if self.cluster is not None:
-            cl = self.cluster
-            self.pacing = SharedPacing(
-                lambda: cl.client, settings.bus.redis.key_prefix, lambda: cl.worker, cl.live_workers
-            )
         self.contexts: dict[str, ServiceContext] = {}
         self.channels: dict[str, Channel] = {}
         self._channel_specs: dict[str, tuple[ChannelConfig, dict[str, Any]]] = {}
@@ -152,17 +124,8 @@ class App:
         for name in only if only is not None else list(enabled):
             cfg = enabled.get(name) or ch.platform(name) or config_model(name)(enabled=True)
             self._add_channel(name, cfg, (channel_kwargs or {}).get(name, {}))
-        connections = None
-        if self.cluster is not None:
-            cluster, redis_cfg = self.cluster, settings.bus.redis
-            connections = ConnectionLeases(
-                lambda: cluster.client,
-                redis_cfg.key_prefix,
-                redis_cfg.lease_seconds,
-                lambda: cluster.worker,
-            )
         self.supervisor = ChannelSupervisor(
-            self.channels, self.contexts, self._build_channel, backoff, connections
+            self.channels, self.contexts, self._build_channel, backoff, self.topology.connections
         )
         self.turns = TurnRunner(
             runner=self.runner,
@@ -191,19 +154,7 @@ class App:
         )
         self.runner.on_title = self._set_title
         self.metrics.read_gauges(lambda: self.bus.depth, lambda: self.dispatcher.waiting)
-        self.control: ClusterRuns | None = None
-        self.run_events: RunEvents | None = None
-        if self.cluster is not None:
-            self.cluster.on_resume = self._resume
-            self.cluster.on_abandon = self.dispatcher.abandon
-            self.control = ClusterRuns(
-                lambda: cluster.client,
-                redis_cfg.key_prefix,
-                lambda: cluster.worker,
-                self.dispatcher.stop_run,
-            )
-            self.dispatcher.elsewhere = self.control
-            self.run_events = RunEvents(lambda: cluster.client, redis_cfg.key_prefix)
+        self.topology.wire(self.dispatcher, self._resume)
         self._scheduler: asyncio.Task[None] | None = None
         self.gateway: HttpFront | None = None
         self.started_at = 0.0
@@ -272,8 +223,7 @@ class App:
     def _build_channel(self, name: str) -> Channel:
         cfg, kwargs = self._channel_specs[name]
         channel = channel_class(name)(cfg, self.contexts[name], **kwargs)
-        if self.pacing is not None:
-            self.pacing.attach(name, channel.pacer)
+        self.topology.attach_pacer(name, channel.pacer)
         return channel
 
     # ---------------------------------------------------------------- lifecycle
@@ -281,12 +231,11 @@ class App:
     async def start(self, *, gateway: bool = True) -> None:
         self.started_at = time.time()
         await self.stores.open()  # StorageUnavailable (a ConfigError) when it cannot be reached
-        if self.cluster is not None:
-            try:
-                await self.cluster.open()  # RedisUnavailable (a ConfigError) likewise
-            except Exception:
-                await self.stores.close()
-                raise
+        try:
+            await self.topology.open()  # RedisUnavailable (a ConfigError) likewise
+        except Exception:
+            await self.stores.close()
+            raise
         await self.journal.prune()
         await self.runner.start()
         self._consumer = asyncio.create_task(self._consume(), name="dispatcher")
@@ -296,11 +245,7 @@ class App:
         for name in list(self.channels):
             await self.supervisor.start(name)  # a failed start keeps retrying in the background
         await self._resume_unsettled()
-        if self.cluster is not None and self.control is not None:
-            self.control.listen()
-            if self.pacing is not None:
-                self.pacing.listen()
-            self.cluster.start_reading()
+        self.topology.listen()
         if self.settings.schedules.enabled:
             self._scheduler = asyncio.create_task(self.schedules.scheduler.run(), name="schedules")
         if gateway:  # `antler serve`; `antler chat` runs on the file as it was
@@ -313,7 +258,7 @@ class App:
 
     async def _resume_unsettled(self) -> None:
         """Take up messages the last process accepted but did not settle (see the journal)."""
-        await self._orphans(await self.journal.unsettled())
+        await self.topology.orphans(await self.journal.unsettled())
 
     async def _resume(self, entries: list[Entry]) -> None:
         await resume_entries(
@@ -342,16 +287,12 @@ class App:
             await asyncio.gather(self._scheduler, return_exceptions=True)
         self.bus.close()
         await self.dispatcher.shutdown(self.settings.channels.shutdown_grace_seconds)
-        if self.control is not None:
-            await self.control.close()
-        if self.pacing is not None:
-            await self.pacing.close()
+        await self.topology.close()
         if self._consumer is not None:
             self._consumer.cancel()
             await asyncio.gather(self._consumer, return_exceptions=True)
         await self.supervisor.stop_all()  # (hands the platform connections over)
-        if self.cluster is not None:  # what did not settle goes to the partitions' next owners
-            await self.cluster.shutdown()
+        await self.topology.shutdown()  # with workers: unsettled messages to the next owners
         if self.gateway is not None:
             await self.gateway.stop()
         await self.runner.stop()
@@ -406,8 +347,8 @@ class App:
             journal=self.journal,
             queued=self.dispatcher.queued,
             stop_run=self.dispatcher.stop_run,
-            run_cancels=self.control,
-            run_events=self.run_events,
+            run_cancels=self.topology.run_cancels,
+            run_events=self.topology.run_events,
         )
 
     def health(self) -> dict[str, Any]:
@@ -419,7 +360,7 @@ class App:
             "channels": {name: ctx.state.as_dict() for name, ctx in self.contexts.items()},
             "queue_depth": self.bus.depth,
             "active_runs": self.dispatcher.active_runs,
-            **({"bus": self.cluster.status()} if self.cluster else {}),
+            **self.topology.status(),
         }
 
 

@@ -40,7 +40,7 @@ async def test_a_run_on_one_worker_is_cancelled_through_another(
         sdk_of(two) as sdk_two,
     ):
         assert two.app is not None
-        assert two.app.control is not None
+        assert two.app.topology.run_cancels is not None
         tid = (await sdk_one.threads.create())["thread_id"]
         run = await sdk_one.runs.create(tid, "lead_agent", input=HUMAN)
         await fake_openai.wait_requests(1)  # running on worker one, its model stalled
@@ -54,7 +54,7 @@ async def test_a_run_on_one_worker_is_cancelled_through_another(
         waited = await sdk_two.runs.wait(tid, "lead_agent", input=HUMAN)  # the thread is free
         assert waited["messages"][-1]["content"] == "again"
         # no live worker runs it: every worker answers no, at once
-        assert await two.app.control.cancel_elsewhere("no-such-run") is False
+        assert await two.app.topology.run_cancels.cancel_elsewhere("no-such-run") is False
 
 
 async def test_a_stream_joined_on_another_worker_cancels_the_run_when_its_client_leaves(
@@ -127,8 +127,10 @@ async def test_without_redis_for_its_events_a_joiner_elsewhere_still_gets_the_en
         sdk_of(two) as sdk_two,
     ):
         assert one.app is not None
-        assert one.app.run_events is not None
-        one.app.run_events.client = lambda: None  # worker one cannot reach Redis for events
+        assert one.app.topology.run_events is not None
+        one.app.topology.run_events.client = lambda: (
+            None
+        )  # worker one cannot reach Redis for events
         tid = (await sdk_one.threads.create())["thread_id"]
         modes = ["values", "messages-tuple"]
         run = await sdk_one.runs.create(tid, "lead_agent", input=HUMAN, stream_mode=modes)
