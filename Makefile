@@ -19,14 +19,17 @@ $(DEVSTAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $@ $(STAMP)
 
-# The JS client DeerFlow's web UI uses, for tests/gateway/test_js_sdk.py (needs Node 20+ and npm).
+# The JS client DeerFlow's web UI uses, for tests/gateway/test_js_sdk.py, and the compressing
+# reverse proxy Next.js serves it through (`compression` + `http-proxy`), for
+# tests/gateway/test_sse_through_proxy.py (needs Node 20+ and npm).
 JSDIR := $(VENV)/js
-JSSDK := $(JSDIR)/node_modules/@langchain/langgraph-sdk
+JSSDK := $(JSDIR)/node_modules/http-proxy
 
 $(JSSDK):
 	@mkdir -p $(JSDIR)
 	@if command -v npm >/dev/null; then \
-		cd $(JSDIR) && npm install --silent --no-audit --no-fund @langchain/langgraph-sdk@1.6.5 >/dev/null; \
+		cd $(JSDIR) && npm install --silent --no-audit --no-fund @langchain/langgraph-sdk@1.6.5 \
+			compression@1.8.1 http-proxy@1.18.1 >/dev/null; \
 	else echo "npm not found: the JS client test will be skipped"; fi
 
 # Debian's chromium for the console's browser tests (tests/console/test_browser.py): installed

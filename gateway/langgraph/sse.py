@@ -14,7 +14,7 @@ from gateway.langgraph.run_record import Event, RunRecord
 
 SSE_HEADERS = {
     "Content-Type": "text/event-stream",
-    "Cache-Control": "no-cache",
+    "Cache-Control": "no-cache, no-transform",  # no proxy may compress or hold it
     "Connection": "keep-alive",
     "X-Accel-Buffering": "no",
 }
