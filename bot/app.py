@@ -204,6 +204,7 @@ class App:
             bot_name=BOT_NAME,
             gate=self.gate,
             menu=self.commands.menu,
+            choices=self.stores.choices,
         )
         self.contexts[name] = ctx
         self.gate.configs[name] = cfg

@@ -13,6 +13,7 @@ from aiohttp import web
 from bot.command_registry import CommandRegistry
 from channels.backoff import RetryState
 from channels.base import Handler, InboundMessage, MenuCommand, PublishResult
+from channels.choices import ChoiceStore, MemoryChoices
 
 
 @dataclass
@@ -29,6 +30,7 @@ class RecordingContext:
     routes: dict[tuple[str, str], Handler] = field(default_factory=dict)
     reports: list[dict[str, Any]] = field(default_factory=list)
     seen: set[str] = field(default_factory=set)
+    choices: ChoiceStore = field(default_factory=MemoryChoices)
     url: str = ""
     _runner: web.AppRunner | None = None
 
