@@ -58,6 +58,7 @@ class FakeDingTalk:
         self.violations: list[str] = []  # OpenAPI calls inside an announced 429 window
         self.blocked_until = 0.0
         self.cards: dict[str, dict[str, Any]] = {}
+        self._pushed: dict[str, str] = {}  # messageId -> the frame, for `redeliver`
         self._failures: dict[tuple[str, str], list[Injected]] = {}
         self._ws: web.WebSocketResponse | None = None  # the newest connection
         self._sockets: list[web.WebSocketResponse] = []
@@ -167,31 +168,27 @@ class FakeDingTalk:
         full = json.loads(self.cards[card_id]["params"].get(FULL_JSON_KEY) or "{}")
         return {b["text"]: b["id"] for b in full.get("msgButtons", []) if b.get("request")}
 
-    def push_card_press(
-        self, card_id: str, action_id: str, user: str = "staff-1", message_id: str | None = None
-    ) -> str:
+    def push_card_press(self, card_id: str, action_id: str, user: str = "staff-1") -> str:
         """A press on a card's `request` button, as DingTalk delivers it in Stream mode: only
-        for cards created with callbackType STREAM and delivered, and only for its buttons.
-        `message_id`: a frame's id again, as DingTalk redelivers a callback whose ack it lost."""
+        for cards created with callbackType STREAM and delivered, and only for its buttons."""
         card = self.cards[card_id]
         assert card["callback"] == "STREAM", "DingTalk delivers no callback for this card"
         assert card["delivered_to"], "the card was never delivered"
         assert action_id in self.card_buttons(card_id).values(), "no such button on the card"
-        return self.push_card_callback(card_id, [action_id], user, message_id)
+        return self.push_card_callback(card_id, [action_id], user)
 
-    def push_card_callback(
-        self,
-        card_id: str,
-        action_ids: list[str],
-        user: str = "staff-1",
-        message_id: str | None = None,
-    ) -> str:
+    def push_card_callback(self, card_id: str, action_ids: list[str], user: str = "staff-1") -> str:
         """A card callback frame, unchecked: what a forger (or an old client) can send."""
         data = {"outTrackId": card_id, "corpId": "corp-1", "userId": user, "type": "actionCallback",
                 "spaceType": "IM", "extension": "{}",
                 "content": json.dumps({"cardPrivateData": {"actionIds": action_ids,
                                                            "params": {}}})}  # fmt: skip
-        return self.push_frame("CALLBACK", CARD_CALLBACK_TOPIC, data, message_id)
+        return self.push_frame("CALLBACK", CARD_CALLBACK_TOPIC, data)
+
+    def redeliver(self, message_id: str) -> None:
+        """Push a frame again as it was (same messageId): DingTalk redelivers a callback whose
+        ack it did not get."""
+        self.server.call(self._send(self._pushed[message_id]))
 
     def push_ping(self, opaque: str = "op-1") -> str:
         return self.push_frame("SYSTEM", "ping", {"opaque": opaque})
@@ -219,7 +216,8 @@ class FakeDingTalk:
             },
             "data": json.dumps(data),
         }
-        self.server.call(self._send(json.dumps(frame)))
+        self._pushed[message_id] = json.dumps(frame)
+        self.server.call(self._send(self._pushed[message_id]))
         return message_id
 
     def drop(self) -> None:

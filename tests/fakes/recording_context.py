@@ -31,10 +31,13 @@ class RecordingContext:
     reports: list[dict[str, Any]] = field(default_factory=list)
     seen: set[str] = field(default_factory=set)
     choices: ChoiceStore = field(default_factory=MemoryChoices)
+    publishes: int = 0
+    """Every `publish` call, duplicates and refusals included."""
     url: str = ""
     _runner: web.AppRunner | None = None
 
     async def publish(self, msg: InboundMessage) -> PublishResult:
+        self.publishes += 1
         if self.result is not PublishResult.accepted:
             return self.result
         if msg.event_id in self.seen:
