@@ -254,9 +254,12 @@ class App:
             )  # asked per request: live
             self.gateway = GatewayServer(web_app, gw.host, gw.port, has_token=bool(token))
             await self.gateway.start()
+        # the last process's unsettled messages, read before any channel receives: a message
+        # accepted while the channels start is this process's own, on its way already
+        orphans = await self.journal.unsettled()
         for name in list(self.channels):
             await self.supervisor.start(name)  # a failed start keeps retrying in the background
-        await self._resume_unsettled()
+        await self._orphans(orphans)
         if self.cluster is not None and self.control is not None:
             self.control.listen()
             if self.pacing is not None:
@@ -271,10 +274,6 @@ class App:
         """Stop the channel and start a fresh instance; False if that start failed (it is then
         retried with backoff, like a failed start at launch)."""
         return await self.supervisor.restart(name)
-
-    async def _resume_unsettled(self) -> None:
-        """Take up messages the last process accepted but did not settle (see the journal)."""
-        await self._orphans(await self.journal.unsettled())
 
     async def _resume(self, entries: list[Entry]) -> None:
         await resume_entries(
