@@ -28,15 +28,16 @@ from typing import Any
 from agent.checkpoints import Checkpoints, PostgresCheckpoints, SqliteCheckpoints
 from agent.memory import MemoryStore
 from agent.memory import pg_store as pg_memory
-from bot.choices import SqliteChoiceStore
 from bot.config import Settings, StorageBackend
 from bot.conversations import ConversationStore, SqliteConversationStore
 from bot.db import open_db
 from bot.gateway.records import GatewayRecords, SqliteGatewayRecords
 from bot.journal import Entry, Journal, SqliteJournal
 from bot.schedules.store import ScheduleStore, SqliteScheduleStore
-from bot.stores import pg, pg_choices, pg_conversations, pg_gateway, pg_journal, pg_schedules
-from bot.stores.pg_choices import PostgresChoiceStore
+from bot.stores import pg, pg_conversations, pg_gateway, pg_journal, pg_schedules
+from bot.stores.choices import postgres as pg_choices
+from bot.stores.choices.postgres import PostgresChoiceStore
+from bot.stores.choices.sqlite import SqliteChoiceStore
 from bot.stores.pg_conversations import PostgresConversationStore
 from bot.stores.pg_gateway import PostgresGatewayRecords
 from bot.stores.pg_journal import PostgresJournal

@@ -1,16 +1,14 @@
-"""Choices waiting for a press (`channels.choices.ChoiceStore`) on PostgreSQL, shared by every
-process on the database: the worker that sent a card and the one that receives its press may
-differ. The first press wins in one UPDATE (`chosen IS NULL`)."""
+"""`channels.choices.ChoiceStore` on PostgreSQL (table `antler_choices`), shared by every process
+on the database."""
 
 from __future__ import annotations
 
-import json
 import time
 from typing import Any
 
 from psycopg_pool import AsyncConnectionPool
 
-from bot.choices import choice_from_row
+from bot.stores.choices import choice_from_row, payload_text
 from bot.stores.pg import Statements
 from channels.choices import KEEP_SECONDS, Choice
 
@@ -42,7 +40,7 @@ class PostgresChoiceStore:
         await self.sql.execute(
             "INSERT INTO antler_choices(key, channel, payload, chosen, created_at)"
             " VALUES (%s, %s, %s, NULL, %s) ON CONFLICT (key) DO NOTHING",
-            (key, channel, json.dumps(payload, ensure_ascii=False), now),
+            (key, channel, payload_text(payload), now),
         )
 
     async def get(self, key: str) -> Choice | None:

@@ -1,24 +1,13 @@
-"""Choices waiting for a press (`channels.choices.ChoiceStore`) in the service's SQLite file.
-
-A row per choice: the channel's JSON payload and, once pressed, the chosen button's index. The
-first press wins in one UPDATE (`chosen IS NULL`); rows older than `KEEP_SECONDS` are dropped
-when a new choice is recorded. The PostgreSQL store is in bot/stores/pg_choices.py.
-"""
+"""`channels.choices.ChoiceStore` in the service's SQLite file (table `choices`, bot/db.py)."""
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import time
 from typing import Any
 
+from bot.stores.choices import choice_from_row, payload_text
 from channels.choices import KEEP_SECONDS, Choice
-
-
-def choice_from_row(row: tuple[Any, ...]) -> Choice:
-    key, channel, payload, chosen = row
-    data = json.loads(payload) if isinstance(payload, str) else payload
-    return Choice(key, channel, data if isinstance(data, dict) else {}, chosen)
 
 
 class SqliteChoiceStore:
@@ -31,7 +20,7 @@ class SqliteChoiceStore:
         self.db.execute(
             "INSERT INTO choices(key, channel, payload, chosen, created_at)"
             " VALUES (?, ?, ?, NULL, ?) ON CONFLICT(key) DO NOTHING",
-            (key, channel, json.dumps(payload, ensure_ascii=False), now),
+            (key, channel, payload_text(payload), now),
         )
 
     async def get(self, key: str) -> Choice | None:
