@@ -29,7 +29,7 @@ from typing import Any
 from dingtalk_stream.card_callback import CardCallbackMessage
 
 from channels.base import Button, ChannelError, ChatRef, InboundMessage, UserRef
-from channels.choices import ChoiceStore
+from channels.choices import Choice, ChoiceStore
 from channels.dingtalk.api import DingTalkApi
 from channels.dingtalk.cards import FLOW_FINISHED, deliver_body
 from channels.dingtalk.config import DingTalkConfig
@@ -134,19 +134,19 @@ class ButtonCards:
             log.warning("dingtalk: skipped a malformed card callback (%s)", type(exc).__name__)
             return None
         card_id, action = str(callback.card_instance_id or ""), _action_of(callback.content)
-        card = await self._card(card_id)
-        if card is None:
+        found = await self._card(card_id)
+        if found is None:
             return None
+        card, before = found
         if action is None or action >= len(card.buttons):
             log.warning("dingtalk: a press naming no button of card %s; ignored", card_id)
             return None
-        before = await self.store.get(card_id)
         settled = await self.store.choose(card_id, action)
         if settled is None or settled.chosen != action:
             log.info("dingtalk: card %s was already answered; this press is ignored", card_id)
             return None
         button = card.buttons[action]
-        if before is not None and before.chosen is None:  # this press made the choice
+        if before.chosen is None:  # this press made the choice (not a redelivery of it)
             await self._show(card, f"✓ {button.label}")
         return InboundMessage(
             event_id=f"card:{card.card_id}:{action}",
@@ -158,15 +158,16 @@ class ButtonCards:
             received_at=received_at,
         )
 
-    async def _card(self, card_id: str) -> ButtonCard | None:
+    async def _card(self, card_id: str) -> tuple[ButtonCard, Choice] | None:
+        """The card a press names and its choice as stored (None: not a card of ours)."""
         choice = await self.store.get(card_id) if card_id.startswith(CARD_PREFIX) else None
         if choice is None:
             log.warning(
-                "dingtalk: a press on a card Antler does not know (%.80s); ignored", card_id
+                "dingtalk: a press on a card Antler does not know (%.80r); ignored", card_id
             )
             return None
         try:
-            return ButtonCard.from_payload(card_id, choice.payload)
+            return ButtonCard.from_payload(card_id, choice.payload), choice
         except (KeyError, TypeError, ValueError, IndexError):
             log.warning("dingtalk: the stored choice of card %s is unreadable; ignored", card_id)
             return None
