@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from channels.base import ChatRef, InboundMessage, PublishResult, ReplyDoc, UserRef
+from channels.choices import MemoryChoices
 from channels.feishu.channel import FeishuChannel
 from channels.feishu.config import FeishuConfig
 from tests.channels.feishu import payloads
@@ -31,6 +32,7 @@ def _pct(values: list[float], q: float) -> float:
 class _Ctx:
     def __init__(self, data_dir: Path) -> None:
         self.data_dir, self.bot_name = data_dir, "Antler"
+        self.choices = MemoryChoices()
         self.channel: FeishuChannel | None = None
         self.opened: list[asyncio.Task[Any]] = []
 

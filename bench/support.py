@@ -162,7 +162,10 @@ class BenchContext:
     handed to `on_publish` when set; no routes, no native menu, reports ignored."""
 
     def __init__(self, data_dir: Path) -> None:
+        from channels.choices import MemoryChoices
+
         self.data_dir, self.bot_name = data_dir, "Antler"
+        self.choices = MemoryChoices()
         self.published: list[Any] = []
         self.queue: asyncio.Queue[Any] = asyncio.Queue()
         self.on_publish: Callable[[Any], None] | None = None

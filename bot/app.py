@@ -172,6 +172,7 @@ class App:
             bot_name=BOT_NAME,
             gate=self.gate,
             menu=self.commands.menu,
+            choices=self.stores.choices,
         )
         self.contexts[name] = ctx
         self.gate.configs[name] = cfg
@@ -242,9 +243,12 @@ class App:
         if gateway and self.settings.gateway.enabled and self._front is not None:
             self.gateway = self._front(self)
             await self.gateway.start()
+        # the last process's unsettled messages, read before any channel receives: a message
+        # accepted while the channels start is this process's own, on its way already
+        orphans = await self.journal.unsettled()
         for name in list(self.channels):
             await self.supervisor.start(name)  # a failed start keeps retrying in the background
-        await self._resume_unsettled()
+        await self.topology.orphans(orphans)
         self.topology.listen()
         if self.settings.schedules.enabled:
             self._scheduler = asyncio.create_task(self.schedules.scheduler.run(), name="schedules")
@@ -255,10 +259,6 @@ class App:
         """Stop the channel and start a fresh instance; False if that start failed (it is then
         retried with backoff, like a failed start at launch)."""
         return await self.supervisor.restart(name)
-
-    async def _resume_unsettled(self) -> None:
-        """Take up messages the last process accepted but did not settle (see the journal)."""
-        await self.topology.orphans(await self.journal.unsettled())
 
     async def _resume(self, entries: list[Entry]) -> None:
         await resume_entries(

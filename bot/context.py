@@ -1,4 +1,5 @@
-"""What each channel gets from the service: publish, webhook routes, state reporting."""
+"""What each channel gets from the service: publish, webhook routes, state reporting, the store
+of choices waiting for a press."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from bot.bus import MessageBus
 from bot.webhooks import DynamicRoutes
 from channels.backoff import RetryState
 from channels.base import Handler, InboundMessage, MenuCommand, PublishResult
+from channels.choices import ChoiceStore, MemoryChoices
 from channels.text import clean_input
 
 Status = Literal["stopped", "connecting", "connected", "retrying"]
@@ -69,8 +71,10 @@ class ServiceContext:
         bot_name: str,
         gate: AccessGate | None = None,
         menu: Callable[[], tuple[MenuCommand, ...]] = tuple,
+        choices: ChoiceStore | None = None,
     ) -> None:
         self.name = name
+        self.choices: ChoiceStore = choices if choices is not None else MemoryChoices()
         self.bus = bus
         self.gate = gate
         self.routes = routes

@@ -1,5 +1,5 @@
 """The service's SQLite database (conversations, delivery journal, schedules, the Gateway's
-threads and runs): one connection, WAL.
+threads and runs, choices waiting for a press): one connection, WAL.
 
 Statements here take microseconds; a thread hop per statement would cost more than it saves.
 The schema is versioned with `PRAGMA user_version`: each migration runs once, in order, inside a
@@ -126,7 +126,18 @@ CREATE INDEX api_runs_thread ON api_runs(thread_id, seq);
 CREATE INDEX api_runs_unfinished ON api_runs(status);
 """
 
-MIGRATIONS = (V1_BASE, V2_JOURNAL, V3_SCHEDULES, V4_GATEWAY)
+V5_CHOICES = """
+CREATE TABLE choices (
+    key TEXT PRIMARY KEY,
+    channel TEXT NOT NULL,
+    payload TEXT NOT NULL,
+    chosen INTEGER,
+    created_at REAL NOT NULL
+);
+CREATE INDEX choices_created ON choices(created_at);
+"""
+
+MIGRATIONS = (V1_BASE, V2_JOURNAL, V3_SCHEDULES, V4_GATEWAY, V5_CHOICES)
 
 
 def open_db(data_dir: Path) -> sqlite3.Connection:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from channels.backoff import RetryState
+from channels.choices import ChoiceStore
 from channels.errors import ChannelError, DeliveryRefused, FileTooLarge, RateLimited
 from channels.types import (
     Attachment,
@@ -149,6 +150,12 @@ class ChannelContext(Protocol):
 
     data_dir: Path
     bot_name: str
+
+    @property
+    def choices(self) -> ChoiceStore:
+        """Choices waiting for a press (buttons whose presses name only a card), kept by the
+        service (channels/choices.py)."""
+        ...
 
     async def publish(self, msg: InboundMessage) -> PublishResult:
         """Hand a message to the service. Returns once it is durably accepted (or not)."""

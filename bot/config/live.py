@@ -40,7 +40,7 @@ from bot.config.schema import (
 )
 from bot.config.secrets import read_secrets, read_secrets_text, secrets_path, write_secrets
 
-log = logging.getLogger("bot.config.schema")
+log = logging.getLogger("bot.config")
 
 POLL_SECONDS = 1.0
 

@@ -1,7 +1,8 @@
 """Where the service keeps its state: the one place that picks the storage backend.
 
 `build_stores(settings)` returns the journal, the conversations, the LangGraph checkpoints,
-the agent's memory, the Gateway's thread and run records and the schedules for
+the agent's memory, the Gateway's thread and run records, the schedules and the choices waiting
+for a press (`channels.choices.ChoiceStore`) for
 `storage.backend`, all behind the interfaces the rest of the service uses (`bot.journal.Journal`,
 `bot.conversations.ConversationStore`, `agent.checkpoints.Checkpoints`, `agent.memory.MemoryStore`
 (None: the agent's default file), `bot.stores.gateway.records.GatewayRecords`,
@@ -33,6 +34,9 @@ from bot.db import open_db
 from bot.journal import Entry, Journal, SqliteJournal
 from bot.schedules.store import ScheduleStore, SqliteScheduleStore
 from bot.stores import pg, pg_conversations, pg_journal, pg_schedules
+from bot.stores.choices import postgres as pg_choices
+from bot.stores.choices.postgres import PostgresChoiceStore
+from bot.stores.choices.sqlite import SqliteChoiceStore
 from bot.stores.gateway import postgres as pg_gateway
 from bot.stores.gateway.postgres import PostgresGatewayRecords
 from bot.stores.gateway.records import GatewayRecords, SqliteGatewayRecords
@@ -40,6 +44,7 @@ from bot.stores.pg_conversations import PostgresConversationStore
 from bot.stores.pg_journal import PostgresJournal
 from bot.stores.pg_life import Life
 from bot.stores.pg_schedules import PostgresScheduleStore
+from channels.choices import ChoiceStore, MemoryChoices
 
 log = logging.getLogger("bot.stores")
 
@@ -59,6 +64,7 @@ class Stores:
         gateway: GatewayRecords,
         schedules: ScheduleStore,
         memory: MemoryStore | None = None,
+        choices: ChoiceStore | None = None,
     ) -> None:
         self.backend = backend
         self.db = db
@@ -68,6 +74,7 @@ class Stores:
         self.gateway = gateway
         self.schedules = schedules
         self.memory = memory
+        self.choices: ChoiceStore = choices if choices is not None else MemoryChoices()
         # the service's resume routine, for messages of a process that died (see take_over)
         self.on_orphans: Callable[[list[Entry]], Awaitable[None]] | None = None
 
@@ -110,6 +117,7 @@ class PostgresStores(Stores):
             PostgresGatewayRecords(self.pool, self.life.owner),
             PostgresScheduleStore(self.pool),
             pg_memory.PostgresMemoryStore(self.pool, pg.retrying),
+            PostgresChoiceStore(self.pool),
         )
         self._ping: asyncio.Task[None] | None = None
         self._last: dict[str, Any] = {"reachable": False, "error": "not opened yet"}
@@ -125,6 +133,7 @@ class PostgresStores(Stores):
             await pg.migrate(self.pool, "memory", pg_memory.MIGRATIONS)
             await pg.migrate(self.pool, "gateway", pg_gateway.MIGRATIONS)
             await pg.migrate(self.pool, "schedules", pg_schedules.MIGRATIONS)
+            await pg.migrate(self.pool, "choices", pg_choices.MIGRATIONS)
             await self._settle_runs()
         except Exception as exc:
             await self.life.release()
@@ -230,4 +239,5 @@ def build_stores(settings: Settings) -> Stores:
         SqliteCheckpoints(storage.data_dir / "checkpoints.db"),
         SqliteGatewayRecords(db),
         SqliteScheduleStore(db),
+        choices=SqliteChoiceStore(db),
     )

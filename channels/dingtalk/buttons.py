@@ -2,14 +2,20 @@
 
 A robot markdown message has no buttons that work in groups: a `dtmd://` link sends the choice as
 the user's own message, without the @ DingTalk needs to deliver a group message to the robot. So
-a reply with buttons gets an interactive card on DingTalk's standard template (`StandardCard`,
-config `button_card_template_id`): markdown plus one `request` button per choice, created with
-`callbackType: STREAM`. A press arrives as a CALLBACK frame on `/v1.0/card/instances/callback`
-(the SDK's `CardCallbackMessage`); it becomes a button-press InboundMessage carrying the choice,
-and the card is updated to show the choice in place of its buttons.
+a reply with buttons gets a card (`POST /v1.0/card/instances`, `callbackType: STREAM`, then
+`/deliver`) on a card-platform template with a `msgButtons` list, the way dingtalk-stream's
+`AIMarkdownCardInstance` / `CarouselCardInstance` show buttons: the markdown in
+`staticMsgContent`, `flowStatus` 3 (finished) and, in `sys_full_json_obj`, one
+`{"text", "color", "id", "request": true}` button per choice. (`StandardCard` is the template of
+the robot's older `interactiveCards/send`; the card-instance API does not know it.) A press
+arrives as a CALLBACK frame on `/v1.0/card/instances/callback` (the SDK's `CardCallbackMessage`,
+the button's id in `cardPrivateData.actionIds`).
 
-Cards waiting for a press are kept in memory (the newest `KEEP`); a press on a card from before a
-restart is logged and its card is updated to say so.
+The card's choice is kept in the service's store (`ctx.choices`: SQLite or PostgreSQL), so a press
+is honoured after a restart and on whichever worker holds the connection. The first press settles
+it (atomically); the card then shows "✓ choice" in place of its buttons. A press DingTalk delivers
+again, a second press, a press naming no button of the card, or one on a card Antler does not
+know (forged, or older than the store keeps) changes nothing: one log line, no card update.
 """
 
 from __future__ import annotations
@@ -17,27 +23,28 @@ from __future__ import annotations
 import json
 import logging
 import uuid
-from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
 from dingtalk_stream.card_callback import CardCallbackMessage
 
-from channels.base import Button, ChatRef, InboundMessage, UserRef
+from channels.base import Button, ChannelError, ChatRef, InboundMessage, UserRef
+from channels.choices import Choice, ChoiceStore
 from channels.dingtalk.api import DingTalkApi
-from channels.dingtalk.cards import deliver_body
+from channels.dingtalk.cards import FLOW_FINISHED, deliver_body
 from channels.dingtalk.config import DingTalkConfig
 from channels.pacing import Pacer
 
 log = logging.getLogger("channels.dingtalk.buttons")
 
-KEEP = 1000
+CARD_PREFIX = "antler-btn-"
 ACTION_PREFIX = "antler_btn_"
-FULL_JSON_KEY = "sys_full_json_obj"  # the standard card's whole JSON, as one card parameter
-EXPIRED = "This choice has expired; please ask again."
+FULL_JSON_KEY = "sys_full_json_obj"  # the template's structured part (order, msgButtons)
+TEXT_KEY = "staticMsgContent"  # the template's markdown shown without streaming
+ORDER = ("msgTitle", "msgContent", "staticMsgContent", "msgTextList", "msgImages", "msgButtons")
 
 
-@dataclass
+@dataclass(frozen=True)
 class ButtonCard:
     card_id: str
     chat: ChatRef
@@ -45,104 +52,149 @@ class ButtonCard:
     text: str
     buttons: tuple[Button, ...]
 
+    def payload(self) -> dict[str, Any]:
+        chat = self.chat
+        return {
+            "chat": [chat.channel, chat.chat_id, chat.chat_type, chat.workspace, chat.topic_id],
+            "sender_id": self.sender_id,
+            "text": self.text,
+            "buttons": [[b.label, b.value] for b in self.buttons],
+        }
 
-def card_json(text: str, buttons: tuple[Button, ...], chosen: str | None = None) -> dict[str, Any]:
-    """The standard card: the markdown, then the buttons (or, once pressed, the choice)."""
-    contents: list[dict[str, Any]] = [{"type": "markdown", "text": text or " ", "id": "text"}]
-    if chosen is not None:
-        contents.append({"type": "markdown", "text": chosen, "id": "choice"})
-    else:
-        contents.append({"type": "action", "id": "actions", "actions": [
-            {"type": "button", "id": f"{ACTION_PREFIX}{i}", "actionType": "request",
-             "status": "primary" if i == 0 else "normal",
-             "label": {"type": "text", "text": b.label, "id": f"label_{i}"}}
+    @classmethod
+    def from_payload(cls, card_id: str, data: dict[str, Any]) -> ButtonCard:
+        channel, chat_id, chat_type, workspace, topic_id = data["chat"]
+        chat = ChatRef(
+            channel=channel,
+            chat_id=chat_id,
+            chat_type=chat_type,
+            workspace=workspace,
+            topic_id=topic_id,
+        )
+        buttons = tuple(Button(label=str(b[0]), value=str(b[1])) for b in data["buttons"])
+        return cls(card_id, chat, str(data["sender_id"]), str(data["text"]), buttons)
+
+
+def card_params(
+    text: str, buttons: tuple[Button, ...], chosen: str | None = None
+) -> dict[str, str]:
+    """The card's variables: the markdown, then the buttons (or, once pressed, the choice)."""
+    full: dict[str, Any] = {"order": list(ORDER)}
+    if chosen is None:
+        full["msgButtons"] = [
+            {"text": b.label, "color": "blue" if i == 0 else "gray",
+             "id": f"{ACTION_PREFIX}{i}", "request": True}
             for i, b in enumerate(buttons)
-        ]})  # fmt: skip
-    return {"config": {"autoLayout": True, "enableForward": False}, "contents": contents}
+        ]  # fmt: skip
+    shown = text if chosen is None else f"{text}\n\n**{chosen}**"
+    return {TEXT_KEY: shown or " ", "flowStatus": FLOW_FINISHED, FULL_JSON_KEY: _dumps(full)}
 
 
 class ButtonCards:
     """Sends button cards and turns their presses into messages (every call paced by the
     channel's pacer, like the AI cards)."""
 
-    def __init__(self, api: DingTalkApi, config: DingTalkConfig, pacer: Pacer) -> None:
+    def __init__(
+        self, api: DingTalkApi, config: DingTalkConfig, pacer: Pacer, store: ChoiceStore
+    ) -> None:
         self.api = api
         self.config = config
         self.pacer = pacer
-        self._waiting: OrderedDict[str, ButtonCard] = OrderedDict()
+        self.store = store
 
     async def send(
         self, chat: ChatRef, sender_id: str, text: str, buttons: tuple[Button, ...]
     ) -> None:
         """Create and deliver a card with `buttons`; raise ChannelError when DingTalk refuses."""
-        card = ButtonCard(f"antler-btn-{uuid.uuid4().hex}", chat, sender_id, text, buttons)
+        card = ButtonCard(f"{CARD_PREFIX}{uuid.uuid4().hex}", chat, sender_id, text, buttons)
         async with self.pacer.slot(chat, (), card.card_id):
             await self.api.call("POST", "/v1.0/card/instances", {
                 "cardTemplateId": self.config.button_card_template_id,
                 "outTrackId": card.card_id,
-                "cardData": {"cardParamMap": {FULL_JSON_KEY: _dumps(card_json(text, buttons))}},
+                "cardData": {"cardParamMap": card_params(text, buttons)},
                 "callbackType": "STREAM",
                 "imGroupOpenSpaceModel": {"supportForward": False},
                 "imRobotOpenSpaceModel": {"supportForward": False},
             })  # fmt: skip
+        # recorded before it is shown: a press can only follow the delivery
+        await self.store.put(card.card_id, chat.channel, card.payload())
         async with self.pacer.slot(chat, (), card.card_id):
             await self.api.call(
                 "POST",
                 "/v1.0/card/instances/deliver",
                 deliver_body(card.card_id, chat, sender_id, self.config),
             )
-        self._waiting[card.card_id] = card
-        while len(self._waiting) > KEEP:
-            self._waiting.popitem(last=False)
 
-    async def press(
-        self, data: dict[str, Any], *, channel: str, received_at: float
-    ) -> InboundMessage | None:
-        """The message a press stands for (None: not one of our waiting cards or buttons)."""
-        callback = CardCallbackMessage.from_dict(data)
-        action = _action_of(callback.content)
-        card = self._waiting.get(callback.card_instance_id)
-        if card is None or action is None or action >= len(card.buttons):
-            log.info(
-                "dingtalk: a press on an unknown card or button (%s)", callback.card_instance_id
-            )
-            if callback.card_instance_id.startswith("antler-btn-"):
-                await self._show(None, callback.card_instance_id, "", EXPIRED)
+    async def press(self, data: dict[str, Any], *, received_at: float) -> InboundMessage | None:
+        """The message a press stands for (None: nothing to act on). A redelivered press stands
+        for the same message (same event id: the journal takes it once)."""
+        try:
+            callback = CardCallbackMessage.from_dict(data)
+        except (ValueError, TypeError, AttributeError) as exc:
+            log.warning("dingtalk: skipped a malformed card callback (%s)", type(exc).__name__)
+            return None
+        card_id, action = str(callback.card_instance_id or ""), _action_of(callback.content)
+        found = await self._card(card_id)
+        if found is None:
+            return None
+        card, before = found
+        if action is None or action >= len(card.buttons):
+            log.warning("dingtalk: a press naming no button of card %s; ignored", card_id)
+            return None
+        settled = await self.store.choose(card_id, action)
+        if settled is None or settled.chosen != action:
+            log.info("dingtalk: card %s was already answered; this press is ignored", card_id)
             return None
         button = card.buttons[action]
-        del self._waiting[card.card_id]  # one choice per card: the buttons go away
-        await self._show(card.chat, card.card_id, card.text, f"✓ {button.label}")
+        if before.chosen is None:  # this press made the choice (not a redelivery of it)
+            await self._show(card, f"✓ {button.label}")
         return InboundMessage(
             event_id=f"card:{card.card_id}:{action}",
             chat=card.chat,
-            sender=UserRef(id=callback.user_id or card.sender_id),
+            sender=UserRef(id=str(callback.user_id or card.sender_id)),
             text=button.value,
             is_button=True,
             mentions_bot=True,
             received_at=received_at,
         )
 
-    async def _show(self, chat: ChatRef | None, card_id: str, text: str, chosen: str) -> None:
+    async def _card(self, card_id: str) -> tuple[ButtonCard, Choice] | None:
+        """The card a press names and its choice as stored (None: not a card of ours)."""
+        choice = await self.store.get(card_id) if card_id.startswith(CARD_PREFIX) else None
+        if choice is None:
+            log.warning(
+                "dingtalk: a press on a card Antler does not know (%.80r); ignored", card_id
+            )
+            return None
+        try:
+            return ButtonCard.from_payload(card_id, choice.payload), choice
+        except (KeyError, TypeError, ValueError, IndexError):
+            log.warning("dingtalk: the stored choice of card %s is unreadable; ignored", card_id)
+            return None
+
+    async def _show(self, card: ButtonCard, chosen: str) -> None:
+        """The card shows the choice in place of its buttons (a failure is logged: the choice
+        is made either way)."""
         body = {
-            "outTrackId": card_id,
-            "cardData": {"cardParamMap": {FULL_JSON_KEY: _dumps(card_json(text, (), chosen))}},
+            "outTrackId": card.card_id,
+            "cardData": {"cardParamMap": card_params(card.text, (), chosen)},
             "cardUpdateOptions": {"updateCardDataByKey": True},
         }
-        if chat is None:  # a card from before a restart: its chat is not known
-            await self.api.call("PUT", "/v1.0/card/instances", body)
-            return
-        async with self.pacer.slot(chat, (), card_id):
-            await self.api.call("PUT", "/v1.0/card/instances", body)
+        try:
+            async with self.pacer.slot(card.chat, (), card.card_id):
+                await self.api.call("PUT", "/v1.0/card/instances", body)
+        except ChannelError as exc:
+            log.warning("dingtalk: card %s not updated with its choice: %s", card.card_id, exc)
 
 
 def _action_of(content: Any) -> int | None:
     private = content.get("cardPrivateData") if isinstance(content, dict) else None
     ids = private.get("actionIds") if isinstance(private, dict) else None
-    if not ids or not str(ids[0]).startswith(ACTION_PREFIX):
+    if not isinstance(ids, list) or not ids or not str(ids[0]).startswith(ACTION_PREFIX):
         return None
     index = str(ids[0])[len(ACTION_PREFIX) :]
-    return int(index) if index.isdigit() else None
+    return int(index) if index.isdigit() and len(index) < 4 else None
 
 
-def _dumps(card: dict[str, Any]) -> str:
-    return json.dumps(card, ensure_ascii=False, separators=(",", ":"))
+def _dumps(value: dict[str, Any]) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))

@@ -59,7 +59,7 @@ class DingTalkChannel(Channel):
         self.api = DingTalkApi(config)
         self.outbox = Outbox(self.api, config)
         self.cards = CardStreamer(self.api, config, self.pacer, self.capabilities.edit_budget)
-        self.buttons = ButtonCards(self.api, config, self.pacer)
+        self.buttons = ButtonCards(self.api, config, self.pacer, ctx.choices)
         self.link = StreamLink(
             config,
             self._on_callback,
@@ -127,7 +127,7 @@ class DingTalkChannel(Channel):
     async def _on_press(self, data: dict[str, Any]) -> None:
         """A press on a button card, on the service loop. Never raises."""
         try:
-            msg = await self.buttons.press(data, channel=self.name, received_at=time.time())
+            msg = await self.buttons.press(data, received_at=time.time())
             if msg is not None:
                 await self.ctx.publish(msg)
         except Exception:

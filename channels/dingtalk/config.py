@@ -7,6 +7,9 @@ from pydantic import Field, SecretStr, field_validator, model_validator
 from channels.base import ChannelConfig
 
 DEFAULT_API_BASE = "https://api.dingtalk.com"
+AI_MARKDOWN_TEMPLATE = "382e4302-551d-4880-bf29-a30acfab2e71.schema"
+"""The AI markdown card template dingtalk-stream's `AIMarkdownCardInstance` uses (staticMsgContent,
+flowStatus, sys_full_json_obj with msgButtons)."""
 
 
 class DingTalkConfig(ChannelConfig):
@@ -22,8 +25,8 @@ class DingTalkConfig(ChannelConfig):
     robot_code: str = ""
     card_template_id: str = ""
     card_content_key: str = "content"
-    # the interactive card buttons are shown on (DingTalk's built-in standard card by default)
-    button_card_template_id: str = "StandardCard"
+    # the card-platform template buttons are shown on (its `msgButtons`; see buttons.py)
+    button_card_template_id: str = AI_MARKDOWN_TEMPLATE
     api_base: str = DEFAULT_API_BASE
     upload_base: str = ""
     stream_interval: float = Field(default=0.5, ge=0.05, le=10.0)
@@ -36,6 +39,16 @@ class DingTalkConfig(ChannelConfig):
     def _unset_is_empty(cls, value: object) -> object:
         """An unset `$VAR` arrives as None: treat it as not configured."""
         return "" if value is None else value
+
+    @field_validator("button_card_template_id")
+    @classmethod
+    def _card_platform_template(cls, value: str) -> str:
+        if value.strip() in ("", "StandardCard"):
+            raise ValueError(
+                "must be a card-platform template id (ends in .schema); StandardCard is the"
+                " robot interactiveCards template, which /v1.0/card/instances does not know"
+            )
+        return value.strip()
 
     @field_validator("api_base", "upload_base")
     @classmethod

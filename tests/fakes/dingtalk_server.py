@@ -25,6 +25,15 @@ from tests.fakes.threaded import Recorded, ThreadedServer
 CHATBOT_TOPIC = "/v1.0/im/bot/messages/get"
 CARD_CALLBACK_TOPIC = "/v1.0/card/instances/callback"
 _OPEN_PATHS = {"/v1.0/oauth2/accessToken", "/v1.0/gateway/connections/open"}
+FULL_JSON_KEY = "sys_full_json_obj"
+
+
+class Refused(Exception):
+    """A documented 400 of the OpenAPI: `{"code", "message"}`."""
+
+    def __init__(self, code: str, status: int = 400) -> None:
+        super().__init__(code)
+        self.code, self.status = code, status
 
 
 @dataclass
@@ -49,6 +58,7 @@ class FakeDingTalk:
         self.violations: list[str] = []  # OpenAPI calls inside an announced 429 window
         self.blocked_until = 0.0
         self.cards: dict[str, dict[str, Any]] = {}
+        self._pushed: dict[str, str] = {}  # messageId -> the frame, for `redeliver`
         self._failures: dict[tuple[str, str], list[Injected]] = {}
         self._ws: web.WebSocketResponse | None = None  # the newest connection
         self._sockets: list[web.WebSocketResponse] = []
@@ -145,19 +155,18 @@ class FakeDingTalk:
         """Send a CALLBACK frame on the chatbot topic; returns the frame's messageId."""
         return self.push_frame("CALLBACK", CHATBOT_TOPIC, data, message_id)
 
-    def standard_card(self, card_id: str) -> dict[str, Any]:
-        """The JSON a standard (button) card shows now."""
-        return json.loads(self.cards[card_id]["params"]["sys_full_json_obj"])
+    def card_params(self, card_id: str) -> dict[str, str]:
+        """The variables a card shows now."""
+        return dict(self.cards[card_id]["params"])
+
+    def button_cards(self) -> list[str]:
+        """Ids of the cards created with a `msgButtons` part, oldest first."""
+        return [c for c, card in self.cards.items() if FULL_JSON_KEY in card["params"]]
 
     def card_buttons(self, card_id: str) -> dict[str, str]:
-        """label -> action id of the request buttons a standard card shows now."""
-        return {
-            a["label"]["text"]: a["id"]
-            for c in self.standard_card(card_id)["contents"]
-            if c["type"] == "action"
-            for a in c["actions"]
-            if a["actionType"] == "request"
-        }
+        """text -> id of the `request` buttons (`msgButtons`) a card shows now."""
+        full = json.loads(self.cards[card_id]["params"].get(FULL_JSON_KEY) or "{}")
+        return {b["text"]: b["id"] for b in full.get("msgButtons", []) if b.get("request")}
 
     def push_card_press(self, card_id: str, action_id: str, user: str = "staff-1") -> str:
         """A press on a card's `request` button, as DingTalk delivers it in Stream mode: only
@@ -166,11 +175,20 @@ class FakeDingTalk:
         assert card["callback"] == "STREAM", "DingTalk delivers no callback for this card"
         assert card["delivered_to"], "the card was never delivered"
         assert action_id in self.card_buttons(card_id).values(), "no such button on the card"
+        return self.push_card_callback(card_id, [action_id], user)
+
+    def push_card_callback(self, card_id: str, action_ids: list[str], user: str = "staff-1") -> str:
+        """A card callback frame, unchecked: what a forger (or an old client) can send."""
         data = {"outTrackId": card_id, "corpId": "corp-1", "userId": user, "type": "actionCallback",
                 "spaceType": "IM", "extension": "{}",
-                "content": json.dumps({"cardPrivateData": {"actionIds": [action_id],
+                "content": json.dumps({"cardPrivateData": {"actionIds": action_ids,
                                                            "params": {}}})}  # fmt: skip
         return self.push_frame("CALLBACK", CARD_CALLBACK_TOPIC, data)
+
+    def redeliver(self, message_id: str) -> None:
+        """Push a frame again as it was (same messageId): DingTalk redelivers a callback whose
+        ack it did not get."""
+        self.server.call(self._send(self._pushed[message_id]))
 
     def push_ping(self, opaque: str = "op-1") -> str:
         return self.push_frame("SYSTEM", "ping", {"opaque": opaque})
@@ -198,7 +216,8 @@ class FakeDingTalk:
             },
             "data": json.dumps(data),
         }
-        self.server.call(self._send(json.dumps(frame)))
+        self._pushed[message_id] = json.dumps(frame)
+        self.server.call(self._send(self._pushed[message_id]))
         return message_id
 
     def drop(self) -> None:
@@ -310,7 +329,11 @@ class FakeDingTalk:
         handler = self._ROUTES.get((request.method, path))
         if handler is None:
             return web.json_response({"code": "NotFound", "message": path}, status=404)
-        return web.json_response(handler(self, body, request))
+        try:
+            return web.json_response(handler(self, body, request))
+        except Refused as exc:
+            call.refused = True
+            return web.json_response({"code": exc.code, "message": exc.code}, status=exc.status)
 
     async def _body(self, request: web.Request) -> Any:
         if request.content_type == "multipart/form-data":
@@ -370,12 +393,22 @@ class FakeDingTalk:
         return {"success": True, "result": (body or {}).get("outTrackId", "")}
 
     def _card_created(self, body: Any, request: web.Request) -> dict[str, Any]:
-        body = body or {}
-        params = (body.get("cardData") or {}).get("cardParamMap") or {}
-        if body.get("cardTemplateId") == "StandardCard":
-            json.loads(params["sys_full_json_obj"])  # the standard card needs its whole JSON
-        self.cards[body.get("outTrackId", "")] = {
-            "template": body.get("cardTemplateId"), "params": dict(params),
+        """`POST /v1.0/card/instances` as documented: a card-platform template id (the robot's
+        `StandardCard` is not one: param.templateNotExist), a new outTrackId, string variables;
+        a `sys_full_json_obj` is one JSON object whose `request` buttons carry an id."""
+        body = body if isinstance(body, dict) else {}
+        template, track = body.get("cardTemplateId"), body.get("outTrackId")
+        if not template:
+            raise Refused("param.cardTemplateIdEmpty")
+        if template == "StandardCard":
+            raise Refused("param.templateNotExist")
+        if not track:
+            raise Refused("param.outTrackIdEmpty")
+        if track in self.cards:
+            raise Refused("param.cardAlreadyExist")
+        params = _card_variables(body)
+        self.cards[track] = {
+            "template": template, "params": params,
             "callback": body.get("callbackType"), "delivered_to": None,
         }  # fmt: skip
         return self._success(body, request)
@@ -387,9 +420,11 @@ class FakeDingTalk:
         return self._success(body, request)
 
     def _card_updated(self, body: Any, request: web.Request) -> dict[str, Any]:
-        card = self.cards.get((body or {}).get("outTrackId", ""))
-        if card is not None:
-            card["params"].update(((body.get("cardData") or {}).get("cardParamMap")) or {})
+        body = body if isinstance(body, dict) else {}
+        card = self.cards.get(body.get("outTrackId", ""))
+        if card is None:
+            raise Refused("param.cardNotExist")
+        card["params"].update(_card_variables(body))
         return self._success(body, request)
 
     def _download(self, body: Any, request: web.Request) -> dict[str, Any]:
@@ -414,3 +449,22 @@ class FakeDingTalk:
         ("POST", "/v1.0/robot/messageFiles/download"): _download,
         ("POST", "/media/upload"): _upload,
     }
+
+
+def _card_variables(body: dict[str, Any]) -> dict[str, str]:
+    """`cardData.cardParamMap`, checked as the card API documents it (Map<String, String>)."""
+    params = (body.get("cardData") or {}).get("cardParamMap") or {}
+    if not isinstance(params, dict) or not all(isinstance(v, str) for v in params.values()):
+        raise Refused("param.invalid")
+    if FULL_JSON_KEY in params:
+        try:
+            full = json.loads(params[FULL_JSON_KEY])
+        except ValueError:
+            raise Refused("param.invalid") from None
+        buttons = full.get("msgButtons", []) if isinstance(full, dict) else None
+        if not isinstance(buttons, list) or not all(
+            isinstance(b, dict) and b.get("text") and (b.get("id") or not b.get("request"))
+            for b in buttons
+        ):
+            raise Refused("param.invalid")
+    return dict(params)

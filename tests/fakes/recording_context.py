@@ -13,6 +13,7 @@ from aiohttp import web
 from bot.command_registry import CommandRegistry
 from channels.backoff import RetryState
 from channels.base import Handler, InboundMessage, MenuCommand, PublishResult
+from channels.choices import ChoiceStore, MemoryChoices
 
 
 @dataclass
@@ -29,10 +30,14 @@ class RecordingContext:
     routes: dict[tuple[str, str], Handler] = field(default_factory=dict)
     reports: list[dict[str, Any]] = field(default_factory=list)
     seen: set[str] = field(default_factory=set)
+    choices: ChoiceStore = field(default_factory=MemoryChoices)
+    publishes: int = 0
+    """Every `publish` call, duplicates and refusals included."""
     url: str = ""
     _runner: web.AppRunner | None = None
 
     async def publish(self, msg: InboundMessage) -> PublishResult:
+        self.publishes += 1
         if self.result is not PublishResult.accepted:
             return self.result
         if msg.event_id in self.seen:

@@ -67,7 +67,7 @@ class DingTalkDriver(Driver):
         return len([s for s in self.fake.streams() if not s["isFinalize"]])
 
     def _button_card(self) -> str:
-        return [c for c, card in self.fake.cards.items() if card["template"] == "StandardCard"][-1]
+        return self.fake.button_cards()[-1]
 
     def buttons(self) -> list[str]:
         return list(self.fake.card_buttons(self._button_card()))

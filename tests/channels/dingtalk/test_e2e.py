@@ -195,7 +195,7 @@ async def test_service_stop_leaves_no_thread_behind(
 
 
 def _button_cards(fake: FakeDingTalk) -> list[str]:
-    return [c for c, card in fake.cards.items() if card["template"] == "StandardCard"]
+    return fake.button_cards()
 
 
 async def test_model_buttons_in_a_group_are_a_card_whose_press_is_acted_on(
@@ -212,7 +212,7 @@ async def test_model_buttons_in_a_group_are_a_card_whose_press_is_acted_on(
         )
         [card_id] = _button_cards(fake_dingtalk)
         assert fake_dingtalk.cards[card_id]["delivered_to"] == "dtv1.card//IM_GROUP.cid-group-1"
-        shown = json.dumps(fake_dingtalk.standard_card(card_id), ensure_ascii=False)
+        shown = json.dumps(fake_dingtalk.card_params(card_id), ensure_ascii=False)
         assert "`fast` — Fast ✓" in shown
         assert "dtmd://" not in shown
         buttons = fake_dingtalk.card_buttons(card_id)
@@ -223,7 +223,7 @@ async def test_model_buttons_in_a_group_are_a_card_whose_press_is_acted_on(
         await svc.idle(timeout=10)
         # the pressed card now shows the choice instead of its buttons
         assert fake_dingtalk.card_buttons(card_id) == {}
-        assert "✓ Smart" in json.dumps(fake_dingtalk.standard_card(card_id), ensure_ascii=False)
+        assert "✓ Smart" in fake_dingtalk.card_params(card_id)["staticMsgContent"]
         await _ask(svc, fake_dingtalk, lambda: fake_openai.requests, text="@Antler hi", **group)
     assert fake_openai.requests[-1].model == "fake-smart"
 
