@@ -9,6 +9,7 @@ from typing import Any
 
 from aiohttp import web
 
+from agent.graph_api import STOPPED
 from agent.paths import THREAD_ID_PATTERN
 from bot.conversations import Conversation
 from bot.gateway.console.services import Conversations
@@ -33,6 +34,7 @@ class Row:
 class Line:
     role: str
     text: str
+    stopped: bool = False  # an answer cut short by a stop: what the user was shown
 
 
 async def row(service: Conversations, conv: Conversation) -> Row:
@@ -71,8 +73,9 @@ def transcript(values: dict[str, Any]) -> list[Line]:
             text = (text + "\n" if text else "") + "→ tools: " + ", ".join(calls)
         if role == "tool":
             text = f"{message.get('name', 'tool')}: {text[:500]}"
-        if text:
-            lines.append(Line(role, text))
+        stopped = bool((message.get("response_metadata") or {}).get(STOPPED))
+        if text or stopped:
+            lines.append(Line(role, text, stopped))
     return lines
 
 

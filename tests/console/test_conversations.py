@@ -1,0 +1,53 @@
+"""The Conversations pages' data: a stopped reply stays in the transcript, the list shows each
+chat's last message, and a running reply can be watched while it streams."""
+
+from __future__ import annotations
+
+from bot.conversations import Conversation
+from tests.console.client import Console
+from tests.fakes.openai_server import FakeOpenAI
+from tests.fakes.openai_wire import Reply
+from tests.fakes.recording_channel import RecordingChannel
+from tests.harness import ServiceHarness
+
+
+async def _running(svc: ServiceHarness, fake_openai: FakeOpenAI, text: str) -> Conversation:
+    """A reply to `text` in chat c1 that stalls after a few words, with those words shown."""
+    assert svc.app is not None
+    channel = svc.channel("test")
+    assert isinstance(channel, RecordingChannel)
+    fake_openai.script(Reply(text="partial words then more " * 20, stall_after=3))
+    await channel.inject(text)
+    await fake_openai.wait_requests(1)
+    await channel.wait_for("update")
+    conv = await svc.app.conversations.get("test:c1")
+    assert conv is not None
+    return conv
+
+
+async def test_a_stopped_reply_stays_in_the_transcript_marked_stopped(
+    admin: Console, svc: ServiceHarness, fake_openai: FakeOpenAI
+) -> None:
+    conv = await _running(svc, fake_openai, "tell me a long story")
+    here = f"/console/conversations/{conv.thread_id}"
+    _, _, resp = await admin.post(here + "/stop")
+    assert "The running reply was stopped." in await admin.follow(resp)
+    await svc.idle()
+    channel = svc.channel("test")
+    assert isinstance(channel, RecordingChannel)
+    shown = channel.of("finish")[-1].text
+    assert shown.startswith("partial")
+    _, page, _ = await admin.get(here)
+    transcript = page[page.index('class="transcript"') :]
+    assert "tell me a long story" in transcript
+    assert shown.strip() in transcript
+    assert "msg-stopped" in transcript
+
+    # the next turn goes on from it: the model sees what the user saw
+    await channel.inject("go on")
+    await channel.wait_for("finish", 2)
+    await svc.idle()
+    asked = [r for r in fake_openai.requests if "go on" in fake_openai.user_texts(r)]
+    assert asked, "the next turn asked the model"
+    said = [m["content"] for m in asked[0].messages if m["role"] == "assistant"]
+    assert said == [shown]
