@@ -3,6 +3,8 @@ chat's last message, and a running reply can be watched while it streams."""
 
 from __future__ import annotations
 
+import re
+
 from bot.conversations import Conversation
 from tests.console.client import Console
 from tests.fakes.openai_server import FakeOpenAI
@@ -51,3 +53,22 @@ async def test_a_stopped_reply_stays_in_the_transcript_marked_stopped(
     assert asked, "the next turn asked the model"
     said = [m["content"] for m in asked[0].messages if m["role"] == "assistant"]
     assert said == [shown]
+
+
+async def test_the_list_shows_each_chats_last_message_trimmed_and_its_time(
+    admin: Console, svc: ServiceHarness
+) -> None:
+    channel = svc.channel("test")
+    assert isinstance(channel, RecordingChannel)
+    await channel.inject("hello there", "c1")
+    await channel.inject("word " * 40 + "THE-END", "c2")  # the echo answer is long
+    await channel.wait_for("finish", 2)
+    await svc.idle()
+    _, page, _ = await admin.get("/console/conversations")
+    rows = {chat: page[page.index(f">{chat}<") :].split("</tr>")[0] for chat in ("c1", "c2")}
+    assert "assistant:</span> echo: hello there" in rows["c1"]
+    assert re.search(r'class="when">\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC<', rows["c1"])
+    long = rows["c2"].split("assistant:</span> ")[1].split("<br>")[0]
+    assert long.endswith("…")
+    assert len(long) <= 80
+    assert "THE-END" not in rows["c2"]

@@ -18,6 +18,7 @@ from bot.gateway.serialize import state_values
 
 pages = Pages()
 SHOWN = 100
+TRIM = 80  # the characters of the last message the list shows
 ROLES = {"human": "user", "ai": "assistant", "tool": "tool", "system": "system"}
 
 
@@ -28,6 +29,11 @@ class Row:
     last_activity: str
     running: bool
     queued: int
+    last: Line | None = None  # the thread's last message, its text trimmed to one short line
+
+    @property
+    def last_text(self) -> str:
+        return trim(self.last.text) if self.last else ""
 
 
 @dataclass(frozen=True)
@@ -40,13 +46,26 @@ class Line:
 async def row(service: Conversations, conv: Conversation) -> Row:
     tup = await service.checkpoint(conv.thread_id)
     ts = tup.checkpoint.get("ts", "") if tup is not None else ""
+    lines = transcript(values_of(tup))
     return Row(
         conv,
         service.resolve_model(conv.model).label,
         _short_ts(ts),
         service.is_running(conv.key),
         service.queued(conv.key),
+        lines[-1] if lines else None,
     )
+
+
+def values_of(tup: Any) -> dict[str, Any]:
+    """A checkpoint tuple's state values (messages as dicts); {} when none."""
+    return state_values(tup.checkpoint.get("channel_values", {})) if tup is not None else {}
+
+
+def trim(text: str, limit: int = TRIM) -> str:
+    """One line of at most `limit` characters (an ellipsis where it was cut)."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
 
 
 def _short_ts(ts: str) -> str:
@@ -111,7 +130,7 @@ async def conversation(ctx: Ctx) -> web.StreamResponse:
         return not_found(ctx, "that conversation")
     service = ctx.services.conversations
     tup = await service.checkpoint(conv.thread_id)
-    values = state_values(tup.checkpoint.get("channel_values", {})) if tup else {}
+    values = values_of(tup)
     return ctx.render(
         "conversation.html",
         page="conversations",
