@@ -4,6 +4,7 @@ does, against Telegram on its fake platform server and the agent on the fake Ope
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -189,3 +190,57 @@ async def test_narrow_screen_keyboard_labels_and_no_javascript(browser: Any, st:
     await page.goto(st.url + "/console/metrics")
     await expect(page.locator("#m-answers")).to_have_text("0")
     await context.close()
+
+
+async def test_a_running_reply_is_watched_live_then_kept_and_a_stopped_one_marked(
+    browser: Any, st: Stage, tmp_path: Path
+) -> None:
+    from playwright.async_api import expect
+
+    page = await browser.new_page()
+    problems: list[str] = []
+    page.on("pageerror", lambda e: problems.append(str(e)))
+    await login(page, st.url)
+    st.telegram.push_message(CHAT, "hello there", user_id=42)
+    await st.telegram.wait_for(
+        lambda: any("echo: hello there" in t for t in st.telegram.shown_texts(CHAT))
+    )
+    await st.svc.idle()
+    conv = await st.app.conversations.get(f"telegram:{CHAT}")
+    assert conv is not None
+    await page.goto(f"{st.url}/console/conversations/{conv.thread_id}")
+    await expect(page.locator("#transcript")).to_contain_text("echo: hello there")
+
+    live = page.locator("#live")
+    # a reply starts while the page is open and is stopped: what was shown stays, marked
+    st.openai.script(Reply(text="cut short here and never finished " * 10, stall_after=4))
+    st.telegram.push_message(CHAT, "another long one", user_id=42)
+    await expect(live).to_contain_text("cut short", timeout=15_000)
+    await page.get_by_role("button", name="Stop the running reply").click()
+    await expect(page.get_by_role("status")).to_contain_text("The running reply was stopped.")
+    stopped = page.locator("#transcript .msg-stopped")
+    await expect(stopped).to_contain_text("cut short")
+    await expect(stopped.locator(".status")).to_have_text("stopped")
+
+    # the list: each chat's last message and its time
+    await page.get_by_role("link", name="Conversations").click()
+    last = page.locator("#conversations tbody tr", has_text="telegram").locator("td.last")
+    await expect(last).to_contain_text("assistant (stopped): cut short")
+    await expect(last.locator(".when")).to_have_text(
+        re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC")
+    )
+
+    # a reply watched live until it ends: the transcript is read again, the live item gone
+    await page.goto(f"{st.url}/console/conversations/{conv.thread_id}")
+    st.openai.script(Reply(text="streaming words arrive one by one " * 10, stall_after=4))
+    st.telegram.push_message(CHAT, "stream something", user_id=42)
+    await expect(live).to_contain_text("streaming word", timeout=15_000)
+    await expect(live.locator(".status")).to_have_text("writing…")
+    await page.screenshot(path=str(tmp_path / "conversation-live.png"), full_page=True)
+    st.openai.release()
+    await expect(page.locator("#transcript")).to_contain_text(
+        "one by one streaming words arrive one by one", timeout=15_000
+    )
+    await expect(live).to_have_count(0)
+
+    assert problems == []

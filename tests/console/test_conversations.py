@@ -3,7 +3,12 @@ chat's last message, and a running reply can be watched while it streams."""
 
 from __future__ import annotations
 
+import json
 import re
+from collections.abc import AsyncIterator
+from typing import Any
+
+import aiohttp
 
 from bot.conversations import Conversation
 from tests.console.client import Console
@@ -72,3 +77,50 @@ async def test_the_list_shows_each_chats_last_message_trimmed_and_its_time(
     assert long.endswith("…")
     assert len(long) <= 80
     assert "THE-END" not in rows["c2"]
+
+
+async def _events(resp: aiohttp.ClientResponse) -> AsyncIterator[tuple[str, dict[str, Any]]]:
+    """(event, data) pairs as they arrive on a server-sent event stream."""
+    name = ""
+    async for raw in resp.content:
+        line = raw.decode().rstrip("\n")
+        if line.startswith("event: "):
+            name = line[7:]
+        elif line.startswith("data: "):
+            yield name, json.loads(line[6:])
+
+
+async def test_a_running_reply_streams_live_until_it_ends(
+    admin: Console, svc: ServiceHarness, fake_openai: FakeOpenAI
+) -> None:
+    conv = await _running(svc, fake_openai, "tell me a long story")
+    url = admin.base + f"/console/conversations/{conv.thread_id}/live"
+    async with admin.http.get(url, headers={"Accept-Encoding": "gzip, deflate"}) as resp:
+        assert resp.status == 200
+        assert resp.headers["Content-Type"].startswith("text/event-stream")
+        assert resp.headers["Cache-Control"] == "no-cache, no-transform"
+        assert resp.headers["X-Accel-Buffering"] == "no"
+        assert "Content-Encoding" not in resp.headers
+        events = _events(resp)
+        name, data = await anext(events)  # at once: the reply as it is now
+        assert name == "reply"
+        assert data["text"].startswith("partial")
+        assert data["status"] == "working"
+        fake_openai.release()
+        seen = [(name, data) async for name, data in events]
+    assert seen[-1][0] == "end"  # the reply was written: the stream says so and closes
+    assert all(name == "reply" for name, _ in seen[:-1])
+    await svc.idle()
+    # a conversation with nothing running ends at once; an unknown one is not found
+    async with admin.http.get(url) as resp:
+        assert [name async for name, _ in _events(resp)] == ["end"]
+    status, _, _ = await admin.get("/console/conversations/no-such-thread/live")
+    assert status == 404
+
+
+async def test_the_live_stream_needs_a_console_session(
+    console: Console, svc: ServiceHarness
+) -> None:
+    status, _, resp = await console.get("/console/conversations/whatever/live")
+    assert status == 303
+    assert resp.headers["Location"].startswith("/console/login")

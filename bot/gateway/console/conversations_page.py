@@ -116,7 +116,7 @@ async def conversations(ctx: Ctx) -> web.StreamResponse:
     )
 
 
-async def _find(ctx: Ctx) -> Conversation | None:
+async def find(ctx: Ctx) -> Conversation | None:
     thread_id = ctx.request.match_info["thread_id"]
     if not re.fullmatch(THREAD_ID_PATTERN, thread_id):
         return None
@@ -125,7 +125,7 @@ async def _find(ctx: Ctx) -> Conversation | None:
 
 @pages.get("/console/conversations/{thread_id}")
 async def conversation(ctx: Ctx) -> web.StreamResponse:
-    conv = await _find(ctx)
+    conv = await find(ctx)
     if conv is None:
         return not_found(ctx, "that conversation")
     service = ctx.services.conversations
@@ -144,7 +144,7 @@ async def conversation(ctx: Ctx) -> web.StreamResponse:
 
 @pages.post("/console/conversations/{thread_id}/stop")
 async def stop(ctx: Ctx) -> web.StreamResponse:
-    conv = await _find(ctx)
+    conv = await find(ctx)
     if conv is None:
         return not_found(ctx, "that conversation")
     here = f"/console/conversations/{conv.thread_id}"
@@ -155,7 +155,7 @@ async def stop(ctx: Ctx) -> web.StreamResponse:
 
 @pages.post("/console/conversations/{thread_id}/model")
 async def switch_model(ctx: Ctx) -> web.StreamResponse:
-    conv = await _find(ctx)
+    conv = await find(ctx)
     if conv is None:
         return not_found(ctx, "that conversation")
     here = f"/console/conversations/{conv.thread_id}"
