@@ -46,15 +46,21 @@ class Line:
 async def row(service: Conversations, conv: Conversation) -> Row:
     tup = await service.checkpoint(conv.thread_id)
     ts = tup.checkpoint.get("ts", "") if tup is not None else ""
-    lines = transcript(values_of(tup))
     return Row(
         conv,
         service.resolve_model(conv.model).label,
         _short_ts(ts),
         service.is_running(conv.key),
         service.queued(conv.key),
-        lines[-1] if lines else None,
+        last_line(tup),
     )
+
+
+def last_line(tup: Any) -> Line | None:
+    """The thread's last message shown in a transcript (only the newest few are converted)."""
+    messages = tup.checkpoint.get("channel_values", {}).get("messages", []) if tup else []
+    lines = transcript(state_values({"messages": list(messages[-3:])}))
+    return lines[-1] if lines else None
 
 
 def values_of(tup: Any) -> dict[str, Any]:
