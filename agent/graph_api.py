@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 _END = "__end__"
+STOPPED = "stopped"  # the metadata mark of an answer cut short by a stop
 
 
 class GraphApi:
@@ -76,6 +77,20 @@ class GraphApi:
             raise ValueError(f"the state has no {', '.join(map(repr, unknown))}")
         config = thread_config(thread_id, checkpoint_id)
         return await graph.aupdate_state(config, values, as_node=as_node)
+
+    async def keep_stopped(self, thread_id: str, shown: str) -> bool:
+        """A reply stopped mid-answer: its thread ends with the user's turn (or a tool's
+        result) and no answer, so add what the user was shown as the assistant's message,
+        marked `stopped` in its metadata (the console shows it, the next turn sees it).
+        False when the thread already ends with an answer (nothing of this turn was saved)."""
+        from langchain_core.messages import AIMessage
+
+        history = await self.history(thread_id)
+        if not history or history[-1].type not in ("human", "tool"):
+            return False
+        message = AIMessage(content=shown, response_metadata={STOPPED: True})
+        await self.update_state(thread_id, {"messages": [message]}, as_node="model")
+        return True
 
     async def stream_graph(
         self,

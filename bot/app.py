@@ -343,6 +343,7 @@ class App:
             live_config=lambda: self.live,
             has_admin_token=lambda: bool(self.current_admin_token()),
             is_replying=self.dispatcher.is_running,
+            live_reply=self.dispatcher.live_reply,
             intake_open=lambda: not self.bus.closed,
             journal=self.journal,
             queued=self.dispatcher.queued,

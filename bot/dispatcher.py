@@ -308,6 +308,13 @@ class Dispatcher:
         """A conversation whose key starts with `prefix` has a reply running or queued."""
         return any(key.startswith(prefix) for key in self.lanes)
 
+    def live_reply(self, key: str) -> ReplyDoc | None:
+        """The document of the reply being written in conversation `key` on this worker."""
+        lane = self.lanes.get(key)
+        if lane is None or lane.run is None or lane.reply is None:
+            return None
+        return lane.reply.doc
+
     def queued(self, key: str) -> int:
         """Messages of conversation `key` waiting: behind its reply, or for a run slot."""
         lane = self.lanes.get(key)

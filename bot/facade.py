@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from bot.metrics import Metrics
     from bot.schedules.service import Schedules
     from bot.stores.gateway.records import GatewayRecords
+    from channels.base import ReplyDoc
 
 
 class RunCancels(Protocol):
@@ -60,6 +61,8 @@ class ServiceFacade:
     """How many messages wait behind the reply in the conversation `key` (this worker)."""
     stop_run: Callable[[str], Awaitable[bool]]
     """Stop the reply running in the conversation `key` on this worker (False: none ran)."""
+    live_reply: Callable[[str], ReplyDoc | None] = lambda key: None
+    """The document of the reply being written in the conversation `key` on this worker."""
     reload_mcp: Callable[[], Awaitable[None]] | None = None
     run_cancels: RunCancels | None = None
     """Cancel API runs executing on other workers (None: one process, no Redis bus)."""

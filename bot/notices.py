@@ -33,6 +33,11 @@ class RunningReply:
         self._streamer = streamer
         self._known.set()
 
+    @property
+    def doc(self) -> ReplyDoc | None:
+        """The reply's document now (what its next update shows); None before it opens."""
+        return self._streamer.doc if self._streamer is not None else None
+
     def ended(self) -> None:
         self._streamer = None
         self._known.set()

@@ -109,7 +109,7 @@ class TurnRunner:
             await self._stream(streamer, conv, self._turn(msg, files))
             status = await streamer.finish()
         except asyncio.CancelledError:
-            await self._finish_cancelled(streamer, msg, stop_reason())
+            await self._finish_cancelled(streamer, msg, stop_reason(), conv.thread_id)
             raise
         except ChannelError as exc:
             await streamer.abandon()
@@ -192,7 +192,7 @@ class TurnRunner:
             self.metrics.run_finished(channel, outcome, time.monotonic() - started)
 
     async def _finish_cancelled(
-        self, streamer: ReplyStreamer, msg: InboundMessage, reason: str
+        self, streamer: ReplyStreamer, msg: InboundMessage, reason: str, thread_id: str
     ) -> None:
         task = asyncio.current_task()
         if task in self._taken_over:
@@ -212,7 +212,15 @@ class TurnRunner:
         except (ChannelError, TimeoutError) as exc:
             log.warning("could not mark reply cancelled: %s", exc)
         if not restarting:
+            await self._keep_stopped(thread_id, streamer.doc.text or reason or texts.STOPPED)
             await self.settle.stopped(msg)
+
+    async def _keep_stopped(self, thread_id: str, shown: str) -> None:
+        """The thread keeps what the user saw of a stopped reply (marked stopped)."""
+        try:
+            await self.runner.keep_stopped(thread_id, shown)
+        except Exception as exc:  # the thread runs again already, or the database is away
+            log.warning("could not keep the stopped reply of %s: %s", thread_id, exc)
 
     def _sign_of_life(self, msg: InboundMessage) -> None:
         """Admission → first visible sign (typing or placeholder), from the event's arrival."""

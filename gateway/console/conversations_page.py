@@ -9,6 +9,7 @@ from typing import Any
 
 from aiohttp import web
 
+from agent.graph_api import STOPPED
 from agent.paths import THREAD_ID_PATTERN
 from bot.conversations import Conversation
 from gateway.console.services import Conversations
@@ -17,6 +18,7 @@ from gateway.langgraph.serialize import state_values
 
 pages = Pages()
 SHOWN = 100
+TRIM = 80  # the characters of the last message the list shows
 ROLES = {"human": "user", "ai": "assistant", "tool": "tool", "system": "system"}
 
 
@@ -27,12 +29,18 @@ class Row:
     last_activity: str
     running: bool
     queued: int
+    last: Line | None = None  # the thread's last message, its text trimmed to one short line
+
+    @property
+    def last_text(self) -> str:
+        return trim(self.last.text) if self.last else ""
 
 
 @dataclass(frozen=True)
 class Line:
     role: str
     text: str
+    stopped: bool = False  # an answer cut short by a stop: what the user was shown
 
 
 async def row(service: Conversations, conv: Conversation) -> Row:
@@ -44,7 +52,26 @@ async def row(service: Conversations, conv: Conversation) -> Row:
         _short_ts(ts),
         service.is_running(conv.key),
         service.queued(conv.key),
+        last_line(tup),
     )
+
+
+def last_line(tup: Any) -> Line | None:
+    """The thread's last message shown in a transcript (only the newest few are converted)."""
+    messages = tup.checkpoint.get("channel_values", {}).get("messages", []) if tup else []
+    lines = transcript(state_values({"messages": list(messages[-3:])}))
+    return lines[-1] if lines else None
+
+
+def values_of(tup: Any) -> dict[str, Any]:
+    """A checkpoint tuple's state values (messages as dicts); {} when none."""
+    return state_values(tup.checkpoint.get("channel_values", {})) if tup is not None else {}
+
+
+def trim(text: str, limit: int = TRIM) -> str:
+    """One line of at most `limit` characters (an ellipsis where it was cut)."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
 
 
 def _short_ts(ts: str) -> str:
@@ -71,8 +98,9 @@ def transcript(values: dict[str, Any]) -> list[Line]:
             text = (text + "\n" if text else "") + "→ tools: " + ", ".join(calls)
         if role == "tool":
             text = f"{message.get('name', 'tool')}: {text[:500]}"
-        if text:
-            lines.append(Line(role, text))
+        stopped = bool((message.get("response_metadata") or {}).get(STOPPED))
+        if text or stopped:
+            lines.append(Line(role, text, stopped))
     return lines
 
 
@@ -94,7 +122,7 @@ async def conversations(ctx: Ctx) -> web.StreamResponse:
     )
 
 
-async def _find(ctx: Ctx) -> Conversation | None:
+async def find(ctx: Ctx) -> Conversation | None:
     thread_id = ctx.request.match_info["thread_id"]
     if not re.fullmatch(THREAD_ID_PATTERN, thread_id):
         return None
@@ -103,12 +131,12 @@ async def _find(ctx: Ctx) -> Conversation | None:
 
 @pages.get("/console/conversations/{thread_id}")
 async def conversation(ctx: Ctx) -> web.StreamResponse:
-    conv = await _find(ctx)
+    conv = await find(ctx)
     if conv is None:
         return not_found(ctx, "that conversation")
     service = ctx.services.conversations
     tup = await service.checkpoint(conv.thread_id)
-    values = state_values(tup.checkpoint.get("channel_values", {})) if tup else {}
+    values = values_of(tup)
     return ctx.render(
         "conversation.html",
         page="conversations",
@@ -122,7 +150,7 @@ async def conversation(ctx: Ctx) -> web.StreamResponse:
 
 @pages.post("/console/conversations/{thread_id}/stop")
 async def stop(ctx: Ctx) -> web.StreamResponse:
-    conv = await _find(ctx)
+    conv = await find(ctx)
     if conv is None:
         return not_found(ctx, "that conversation")
     here = f"/console/conversations/{conv.thread_id}"
@@ -133,7 +161,7 @@ async def stop(ctx: Ctx) -> web.StreamResponse:
 
 @pages.post("/console/conversations/{thread_id}/model")
 async def switch_model(ctx: Ctx) -> web.StreamResponse:
-    conv = await _find(ctx)
+    conv = await find(ctx)
     if conv is None:
         return not_found(ctx, "that conversation")
     here = f"/console/conversations/{conv.thread_id}"

@@ -1,10 +1,12 @@
 """What the Metrics page charts: snapshots of the service's counters and histograms, taken at
 most every `step` seconds while someone watches (each page load and data poll samples), the
 last `keep` of them kept. Each point shows the minute before it (since the newest snapshot a
-minute or more old, else the oldest kept): answers and 429s in that minute, and p50/p99 of
-first-visible latency and run duration over the observations in it (interpolated within
-histogram buckets, as Prometheus' `histogram_quantile` does). The numbers are read from the
-Metrics object's registry (`registry.collect()`), the samples `GET /metrics` exposes."""
+minute or more old): answers and 429s in that minute, and p50/p99 of first-visible latency and
+run duration over the observations in it (interpolated within histogram buckets, as Prometheus'
+`histogram_quantile` does). A point with no snapshot from a minute before it (the first minute
+of watching, or after a pause longer than `GAP`) has no values (None), never a made-up 0.
+The numbers are read from the Metrics object's registry (`registry.collect()`), the samples
+`GET /metrics` exposes."""
 
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from typing import Any
 from bot.metrics import DURATION_BUCKETS, LATENCY_BUCKETS, Metrics
 
 WINDOW = 60.0
+GAP = 10.0  # how much older than a minute a point's base may be (the page polls every `step`)
 FIRST_VISIBLE = ("antler_admission_to_first_visible_seconds", LATENCY_BUCKETS)
 RUN_DURATION = ("antler_run_duration_seconds", DURATION_BUCKETS)
 Samples = list[tuple[str, dict[str, str], float]]
@@ -126,21 +129,28 @@ class MetricsHistory:
         for i, point in enumerate(points):
             while start + 1 < i and points[start + 1].at <= point.at - WINDOW:
                 start += 1
-            base = points[start] if start < i else None  # the newest a minute or more ago
+            base = points[start]
             out["t"].append(round(point.at, 3))
-            out["answers"].append(point.answers - (base.answers if base else point.answers))
-            out["rate_limited"].append(
-                point.rate_limited - (base.rate_limited if base else point.rate_limited)
-            )
+            if not WINDOW <= point.at - base.at <= WINDOW + max(GAP, 3 * self.step):
+                for column in list(out)[1:]:  # no full minute before it: nothing to show
+                    out[column].append(None)
+                continue
+            out["answers"].append(point.answers - base.answers)
+            out["rate_limited"].append(point.rate_limited - base.rate_limited)
             for name, (_, bounds), attr in (
                 ("first_visible", FIRST_VISIBLE, "first_visible"),
                 ("run", RUN_DURATION, "run_duration"),
             ):
-                now, then = getattr(point, attr), getattr(base, attr) if base else None
-                delta = [a - b for a, b in zip(now, then, strict=True)] if then else [0] * len(now)
+                now, then = getattr(point, attr), getattr(base, attr)
+                delta = [a - b for a, b in zip(now, then, strict=True)]
                 out[f"{name}_p50"].append(quantile(0.5, bounds, delta))
                 out[f"{name}_p99"].append(quantile(0.99, bounds, delta))
         return out
+
+    @property
+    def span(self) -> float:
+        """The seconds the kept snapshots cover at most (the charts' time range)."""
+        return (self.snapshots.maxlen or 0) * self.step
 
     def totals(self) -> dict[str, Any]:
         """Since the service started: the numbers the page shows without JavaScript."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
+from gateway.console.metrics_history import WINDOW
 from gateway.console.web import Ctx, Pages
 
 pages = Pages()
@@ -14,7 +15,12 @@ pages = Pages()
 async def metrics(ctx: Ctx) -> web.StreamResponse:
     history = ctx.services.history
     return ctx.render(
-        "metrics.html", page="metrics", title="Metrics", totals=history.totals(), step=history.step
+        "metrics.html",
+        page="metrics",
+        title="Metrics",
+        totals=history.totals(),
+        step=history.step,
+        span=history.span,
     )
 
 
@@ -22,4 +28,13 @@ async def metrics(ctx: Ctx) -> web.StreamResponse:
 async def data(ctx: Ctx) -> web.StreamResponse:
     history = ctx.services.history
     history.sample()
-    return web.json_response({"step": history.step, "series": history.series()})
+    series = history.series()
+    return web.json_response(
+        {
+            "step": history.step,
+            "window": WINDOW,  # each point covers this many seconds before it
+            "span": history.span,  # the seconds the kept points can cover
+            "collecting": all(v is None for v in series["answers"]),
+            "series": series,
+        }
+    )

@@ -18,6 +18,7 @@ from agent.config import ModelConfig
 from bot.context import ChannelState
 from bot.conversations import Conversation, ConversationStore
 from bot.journal import Entry, Journal
+from channels.base import ReplyDoc
 from gateway.console.metrics_history import MetricsHistory
 
 if TYPE_CHECKING:
@@ -44,6 +45,7 @@ class Conversations:
     checkpoint: Callable[[str], Awaitable[Any]]
     models: Callable[[], list[ModelConfig]]
     resolve_model: Callable[[str | None], ModelConfig]
+    live: Callable[[str], ReplyDoc | None] = lambda key: None  # the reply being written
 
     async def by_thread(self, thread_id: str) -> Conversation | None:
         return await self.store.by_thread(thread_id)
@@ -126,6 +128,7 @@ class ConsoleServices:
                 checkpoint=runner.checkpoint,
                 models=models,
                 resolve_model=runner.resolve_model,
+                live=service.live_reply,
             ),
             deliveries=Deliveries(service.journal),
             extensions=Extensions(

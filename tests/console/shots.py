@@ -98,9 +98,11 @@ async def shoot(st: Stage) -> list[Path]:
         await page.wait_for_url("**/console/channels")
         shots.append(await save(page, "channels"))
         await page.goto(st.url + "/console/metrics")
-        for n in range(6):  # answers over a few samples, so the charts have lines
+        # answers for a minute and a half: a point needs a full minute of samples before it
+        for n in range(18):
             st.telegram.push_message(4242, f"Quick question {n}", user_id=42)
-            await asyncio.sleep(2.2)
+            await asyncio.sleep(5)
+        await page.locator("#collecting").wait_for(state="hidden")
         shots.append(await save(page, "metrics"))
         st.openai.script(Reply(text="Here is the summary you asked for " * 30, stall_after=3))
         st.telegram.push_message(4242, "Summarise the incident thread", user_id=42)
@@ -112,6 +114,7 @@ async def shoot(st: Stage) -> list[Path]:
         shots.append(await save(page, "person"))
         await page.goto(st.url + "/console/conversations")
         await page.locator("#conversations tbody tr", has_text="4242").get_by_role("link").click()
+        await page.locator("#live").wait_for()  # the running reply, shown as it streams
         shots.append(await save(page, "conversation"))
         mobile = await browser.new_page(viewport={"width": 375, "height": 740})
         await mobile.context.add_cookies(await page.context.cookies())

@@ -4,6 +4,8 @@ does, against Telegram on its fake platform server and the agent on the fake Ope
 from __future__ import annotations
 
 import json
+import re
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -12,6 +14,7 @@ import aiohttp
 import pytest
 
 from bot import texts
+from gateway.console.web import SERVICES_KEY
 from tests.console.stage import (
     ADMIN_TOKEN,
     CHROMIUM_HINT,
@@ -25,6 +28,8 @@ from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.openai_wire import Reply
 
 CHAT = 4242  # a Telegram DM with user 42
+TODAY = """(() => { const d = new Date(), two = (n) => String(n).padStart(2, "0");
+  return `${d.getFullYear()}-${two(d.getMonth() + 1)}-${two(d.getDate())}`; })()"""
 PAGES = (
     "channels",
     "conversations",
@@ -108,9 +113,9 @@ async def test_operator_flow(browser: Any, st: Stage) -> None:
     await expect(page.locator(".chart[data-chart=answers] canvas")).to_have_count(1)
     st.telegram.push_message(CHAT, "hello there", user_id=42)
     await expect(page.locator("#m-answers")).to_have_text("1", timeout=15_000)
-    await page.wait_for_function(  # the chart polled its data, so it has drawn points
-        "Number(document.querySelector('.chart[data-chart=answers]').dataset.points) >= 1"
-    )
+    # the chart polled its data: in the first minute it has no point, and says so
+    await expect(page.locator(".chart[data-chart=answers]")).to_have_attribute("data-points", "0")
+    await expect(page.locator("#collecting")).to_be_visible()
 
     # a conversation the platform produced: a running reply, stopped from the console
     st.openai.script(Reply(text="a long answer " * 40, stall_after=2))
@@ -189,3 +194,104 @@ async def test_narrow_screen_keyboard_labels_and_no_javascript(browser: Any, st:
     await page.goto(st.url + "/console/metrics")
     await expect(page.locator("#m-answers")).to_have_text("0")
     await context.close()
+
+
+async def test_a_running_reply_is_watched_live_then_kept_and_a_stopped_one_marked(
+    browser: Any, st: Stage, tmp_path: Path
+) -> None:
+    from playwright.async_api import expect
+
+    page = await browser.new_page()
+    problems: list[str] = []
+    page.on("pageerror", lambda e: problems.append(str(e)))
+    await login(page, st.url)
+    st.telegram.push_message(CHAT, "hello there", user_id=42)
+    await st.telegram.wait_for(
+        lambda: any("echo: hello there" in t for t in st.telegram.shown_texts(CHAT))
+    )
+    await st.svc.idle()
+    conv = await st.app.conversations.get(f"telegram:{CHAT}")
+    assert conv is not None
+    await page.goto(f"{st.url}/console/conversations/{conv.thread_id}")
+    await expect(page.locator("#transcript")).to_contain_text("echo: hello there")
+
+    live = page.locator("#live")
+    # a reply starts while the page is open and is stopped: what was shown stays, marked
+    st.openai.script(Reply(text="cut short here and never finished " * 10, stall_after=4))
+    st.telegram.push_message(CHAT, "another long one", user_id=42)
+    await expect(live).to_contain_text("cut short", timeout=15_000)
+    await page.get_by_role("button", name="Stop the running reply").click()
+    await expect(page.get_by_role("status")).to_contain_text("The running reply was stopped.")
+    stopped = page.locator("#transcript .msg-stopped")
+    await expect(stopped).to_contain_text("cut short")
+    await expect(stopped.locator(".status")).to_have_text("stopped")
+
+    # the list: each chat's last message and its time
+    await page.get_by_role("link", name="Conversations").click()
+    last = page.locator("#conversations tbody tr", has_text="telegram").locator("td.last")
+    await expect(last).to_contain_text("assistant (stopped): cut short")
+    await expect(last.locator(".when")).to_have_text(
+        re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC")
+    )
+
+    # a reply watched live until it ends: the transcript is read again, the live item gone
+    await page.goto(f"{st.url}/console/conversations/{conv.thread_id}")
+    st.openai.script(Reply(text="streaming words arrive one by one " * 10, stall_after=4))
+    st.telegram.push_message(CHAT, "stream something", user_id=42)
+    await expect(live).to_contain_text("streaming word", timeout=15_000)
+    await expect(live.locator(".status")).to_have_text("writing…")
+    await page.screenshot(path=str(tmp_path / "conversation-live.png"), full_page=True)
+    st.openai.release()
+    await expect(page.locator("#transcript")).to_contain_text(
+        "one by one streaming words arrive one by one", timeout=15_000
+    )
+    await expect(live).to_have_count(0)
+
+    assert problems == []
+
+
+async def test_metrics_charts_collect_a_minute_then_draw_minute_ticks_with_units(
+    browser: Any, st: Stage, tmp_path: Path
+) -> None:
+    from playwright.async_api import expect
+
+    history = st.app.gateway.app[SERVICES_KEY].history
+    metrics = st.app.metrics
+    page = await browser.new_page(viewport={"width": 1100, "height": 1000})
+    problems: list[str] = []
+    page.on("pageerror", lambda e: problems.append(str(e)))
+    await login(page, st.url)
+    await page.goto(st.url + "/console/metrics")
+    answers = page.locator(".chart[data-chart=answers]")
+    # a page just opened: no minute lies before any sample, so no point, and the page says so
+    await expect(page.locator("#collecting")).to_be_visible()
+    await expect(answers).to_have_attribute("data-points", "0")
+
+    # ten minutes of samples every 2 s (a clock moved back), answers and latencies among them
+    start = time.time() - 600
+    history.snapshots.clear()
+    for i in range(300):
+        history.clock = lambda at=start + 2 * i: at
+        if i % 5 == 0:
+            metrics.run_finished("telegram", "succeeded", 2.0 + (i % 40) / 10)
+            metrics.first_visible.labels(channel="telegram").observe(0.15 + (i % 30) / 100)
+        history.sample()
+    history.clock = time.time
+    await expect(page.locator("#collecting")).to_be_hidden(timeout=10_000)
+    await expect(answers).to_have_attribute("data-points", re.compile(r"^2\d\d$"))
+    await page.screenshot(path=str(tmp_path / "metrics.png"), full_page=True)
+    for chart in ("first_visible", "answers", "rate_limited", "run"):
+        box = page.locator(f".chart[data-chart={chart}]")
+        xticks = (await box.get_attribute("data-xticks") or "").split("|")
+        assert len(xticks) >= 3, (chart, xticks)  # minute ticks over ten minutes
+        assert all(re.fullmatch(r"\d\d:\d\d", t) for t in xticks), (chart, xticks)
+        assert len(set(xticks)) == len(xticks), (chart, xticks)  # never two ticks in a minute
+        today = await page.evaluate(TODAY)
+        assert await box.get_attribute("data-day") == today
+    for chart in ("first_visible", "run"):  # latency axes say their unit on every tick
+        yticks = (
+            await page.locator(f".chart[data-chart={chart}]").get_attribute("data-yticks") or ""
+        ).split("|")
+        assert yticks
+        assert all(re.fullmatch(r"\d+(\.\d+)? (ms|s)", t) for t in yticks), (chart, yticks)
+    assert problems == []

@@ -259,6 +259,10 @@ async def test_metrics_page_and_data(admin: Console, svc: ServiceHarness) -> Non
     data = json.loads(body)
     assert set(data["series"]) >= {"t", "answers", "first_visible_p99", "run_p50"}
     assert len(data["series"]["t"]) >= 1
+    # a minute has not been sampled yet: no point has a value, and the page is told so
+    assert data["collecting"] is True
+    assert set(data["series"]["answers"]) == {None}
+    assert (data["window"], data["span"]) == (60.0, 600.0)
 
 
 async def test_pages_answer_for_every_nav_entry(admin: Console) -> None:

@@ -176,7 +176,7 @@ async def test_run_with_model_and_sse_wire_format(api: Api, fake_openai: FakeOpe
     ) as resp:
         assert resp.status == 200
         assert resp.headers["Content-Type"].startswith("text/event-stream")
-        assert resp.headers["Cache-Control"] == "no-cache"
+        assert resp.headers["Cache-Control"] == "no-cache, no-transform"
         assert re.fullmatch(
             rf"/api/threads/{tid}/runs/[0-9a-f-]+", resp.headers["Content-Location"]
         )
