@@ -15,6 +15,7 @@ from agent.tools.schedules import schedule_tools
 from bot import texts
 from bot.access import AccessGate
 from bot.bus import MessageBus
+from bot.channel_restarts import ChannelRestarts
 from bot.cluster.connections import ConnectionLeases
 from bot.cluster.control import ClusterRuns
 from bot.cluster.run_events import RunEvents
@@ -172,6 +173,9 @@ class App:
             commands=self.commands,
             command_service=command_service,
         )
+        self.restarts = ChannelRestarts(
+            self.supervisor, self.dispatcher, lambda: self.settings.channels.shutdown_grace_seconds
+        )
         self.runner.on_title = self._set_title
         self.metrics.read_gauges(lambda: self.bus.depth, lambda: self.dispatcher.waiting)
         self.control: ClusterRuns | None = None
@@ -267,9 +271,10 @@ class App:
             self.live = live_config(self)
 
     async def restart_channel(self, name: str) -> bool:
-        """Stop the channel and start a fresh instance; False if that start failed (it is then
-        retried with backoff, like a failed start at launch)."""
-        return await self.supervisor.restart(name)
+        """Start a fresh instance of the channel; its replies finish on the old one (see
+        bot/channel_restarts.py). False if that start failed (it is then retried with
+        backoff, like a failed start at launch)."""
+        return await self.restarts.restart(name)
 
     async def _resume_unsettled(self) -> None:
         """Take up messages the last process accepted but did not settle (see the journal)."""
@@ -302,6 +307,7 @@ class App:
             await asyncio.gather(self._scheduler, return_exceptions=True)
         self.bus.close()
         await self.dispatcher.shutdown(self.settings.channels.shutdown_grace_seconds)
+        await self.restarts.close()  # instances replaced at run time and still draining
         if self.control is not None:
             await self.control.close()
         if self.pacing is not None:

@@ -3,13 +3,13 @@
 `live` keys each have an applier in `LIVE_APPLIERS` (tests/bot/test_config_boundary.py checks
 that every live key of the boundary has one): the agent's settings reach the next run, the
 access keys of a channel the next message. A channel whose `channel` keys changed is restarted
-alone, after its running and queued replies finish (at most `channels.shutdown_grace_seconds`):
-enabling starts it, disabling stops it, new credentials reconnect it.
+alone: enabling starts it, disabling stops it, new credentials reconnect it. A fresh instance
+takes over at once; the replies the old one writes finish on it in the background, without
+holding the caller (bot/channel_restarts.py).
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -34,7 +34,6 @@ HANDS_KEYS = (
     "agent.extensions_config",
     "agent.subagents",
 )
-DRAIN_POLL = 0.05
 
 
 def _agent(app: App, new: Settings, keys: list[str]) -> None:
@@ -152,11 +151,9 @@ class ConfigApplier:
     async def _channel(self, name: str, new: Settings, keys: list[str], done: Applied) -> None:
         app = self.app
         cfg = new.channels.platform(name)
-        grace = new.channels.shutdown_grace_seconds
         if cfg is None or not cfg.enabled:
             if name in app.channels:
-                await self._drain(name, grace)
-                await app.supervisor.stop(name)
+                await app.restarts.stop(name)
                 app.contexts[name].state.enabled = False
                 log.info("channel %s: stopped (disabled in the configuration)", name)
                 done.channels_restarted.append(name)
@@ -165,8 +162,7 @@ class ConfigApplier:
         app.configure_channel(name, cfg)
         app.contexts[name].state.enabled = True
         if name in app.channels:
-            await self._drain(name, grace)
-            ok = await app.supervisor.restart(name)
+            ok = await app.restarts.restart(name)
         else:
             app.channels[name] = app.supervisor.build(name)
             ok = await app.supervisor.start(name)
@@ -175,14 +171,6 @@ class ConfigApplier:
         if not ok:
             error = app.contexts[name].state.last_error
             done.errors.append(f"channels.{name}: start failed ({error}); retrying with backoff")
-
-    async def _drain(self, name: str, grace: float) -> None:
-        """Wait until the channel has no reply running or queued, at most `grace` seconds."""
-        lanes = self.app.dispatcher.lanes
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + grace
-        while any(key.startswith(name + ":") for key in lanes) and loop.time() < deadline:
-            await asyncio.sleep(DRAIN_POLL)
 
 
 def _mask_new_secrets(settings: Settings) -> None:

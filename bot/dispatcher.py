@@ -22,8 +22,9 @@ from bot.command_context import CommandContext, CommandService
 from bot.command_registry import CommandRegistry
 from bot.commands import ParsedCommand, parse_command
 from bot.conversations import ConversationStore
-from bot.journal import Entry, State
+from bot.journal import UNSETTLED, Entry, State
 from bot.notices import QueuedNotices, RunningReply
+from bot.resume import restored_handle
 from bot.turns import TurnRunner
 from channels.base import BusyPolicy, Channel, ChatRef, InboundMessage, ReplyDoc, ReplyHandle
 
@@ -62,6 +63,8 @@ class _Lane:
     reply: RunningReply | None = None  # ... and that reply, for notices queued behind it
     waiting: _Job | None = None  # the job waiting for a run slot ...
     slot_wait: asyncio.Future[Any] | None = None  # ... and its wait, which /stop may cancel
+    channel: Channel | None = None  # the channel instance writing the running reply
+    cut: bool = False  # a channel restart cut the run: its message is answered again next
 
 
 class Dispatcher:
@@ -92,6 +95,8 @@ class Dispatcher:
         self._idle.set()
         self.elsewhere: RunsElsewhere | None = None  # set by the app with several workers
         self.notices = QueuedNotices(turns.journal, turns.metrics)
+        self.retiring: dict[str, Channel] = {}  # switched off, still finishing its replies
+        self._closing = False
 
     # ---------------------------------------------------------------- intake
 
@@ -173,7 +178,7 @@ class Dispatcher:
                     if self.elsewhere is not None:
                         await self.elsewhere.started(job.msg)
                     await asyncio.wait({lane.run})
-                    lane.run = lane.running = None
+                    lane.run = lane.running = lane.channel = None
                     if self.elsewhere is not None:
                         await self.elsewhere.ended(job.msg)
                 finally:
@@ -181,6 +186,9 @@ class Dispatcher:
                     if lane.reply is not None:  # a notice waiting for it goes out now
                         lane.reply.ended()
                         lane.reply = None
+                if lane.cut:
+                    lane.cut = False
+                    await self._answer_again(lane, job.msg)
         finally:
             lane.task = None
             self.working_lanes -= 1
@@ -211,7 +219,12 @@ class Dispatcher:
         await self.turns.stopped_before_start(channel, job.msg, handle, reason or texts.STOPPED)
 
     async def _run_job(self, job: _Job, lane: _Lane) -> None:
-        channel = self.channels[job.msg.chat.channel]
+        name = job.msg.chat.channel
+        channel = self.channels.get(name) or self.retiring.get(name)
+        if channel is None:  # switched off meanwhile: left in the journal for the next start
+            log.info("channel %s is off; %s waits for its next start", name, job.msg.event_id)
+            return
+        lane.channel = channel
         try:
             if job.notice is not None:
                 job.handle = await job.notice
@@ -231,6 +244,19 @@ class Dispatcher:
         except Exception:  # logged once and settled: never re-run at every restart
             log.exception("turn failed for %s", job.msg.chat.key)
             await self.turns.settle.unanswered(job.msg, "failed unexpectedly")
+
+    # ---------------------------------------------------------------- channel restarts
+
+    async def _answer_again(self, lane: _Lane, msg: InboundMessage) -> None:
+        """A run a channel restart cut (bot/channel_restarts.py): answered again as after a
+        crash, on the channel's current instance, before what is queued behind it."""
+        channel = self.channels.get(msg.chat.channel)
+        if channel is None or self._closing:
+            return  # it stays `running`: the next start answers it
+        await self.turns.journal.give_back(msg)  # a restart is no failure of the message
+        entry = await self.turns.journal.entry(msg)
+        if entry is not None and entry.state in UNSETTLED:
+            lane.jobs.appendleft(_Job(msg, handle=restored_handle(channel, entry), entry=entry))
 
     # ---------------------------------------------------------------- commands
 
@@ -349,6 +375,7 @@ class Dispatcher:
         Messages that never finished stay `running` in the journal and are answered after
         restart, in the reply the user already sees.
         """
+        self._closing = True
         for lane in self.lanes.values():
             lane.jobs.clear()
         await self.wait_idle(grace)
