@@ -25,7 +25,7 @@ from bot.conversations import ConversationStore
 from bot.journal import UNSETTLED, Entry, State
 from bot.notices import QueuedNotices, RunningReply
 from bot.resume import restored_handle
-from bot.turns import TurnRunner
+from bot.turns import InstanceReplaced, TurnRunner
 from channels.base import BusyPolicy, Channel, ChatRef, InboundMessage, ReplyDoc, ReplyHandle
 
 log = logging.getLogger("bot.dispatcher")
@@ -97,6 +97,7 @@ class Dispatcher:
         self.notices = QueuedNotices(turns.journal, turns.metrics)
         self.retiring: dict[str, Channel] = {}  # switched off, still finishing its replies
         self._closing = False
+        turns.replaced = lambda name, channel: self.channels.get(name) is not channel
 
     # ---------------------------------------------------------------- intake
 
@@ -241,6 +242,8 @@ class Dispatcher:
                 )
         except asyncio.CancelledError:
             pass
+        except InstanceReplaced:  # its old instance could not finish it: the new one answers
+            lane.cut = True
         except Exception:  # logged once and settled: never re-run at every restart
             log.exception("turn failed for %s", job.msg.chat.key)
             await self.turns.settle.unanswered(job.msg, "failed unexpectedly")

@@ -13,7 +13,7 @@ import pytest
 
 from bot import texts
 from bot.journal import State
-from tests.e2e.test_config_runtime import Service, start_service
+from tests.e2e.test_config_runtime import NEW_TOKEN, Service, start_service
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.openai_wire import Reply
 from tests.fakes.telegram_server import TOKEN, FakeTelegram, visible_text
@@ -54,6 +54,7 @@ async def grace(svc: Service, seconds: float) -> None:
     status, change = await svc.call(
         "PATCH", "/api/config/channels", {"shutdown_grace_seconds": seconds}
     )
+    assert status == 200
     assert change["applied"] == ["channels.shutdown_grace_seconds"], change
 
 
@@ -65,11 +66,10 @@ async def reply_under_way(tg: FakeTelegram, fake_openai: FakeOpenAI) -> None:
     await tg.wait_for(lambda: any("whole" in t for t in shown(tg, "sendMessageDraft")), 10)
 
 
-async def restart(svc: Service, poll_timeout: int) -> dict[str, Any]:
-    """Change a key of the Telegram section (it restarts the channel); answered promptly."""
+async def restart(svc: Service, keys: dict[str, Any]) -> dict[str, Any]:
+    """Change keys of the Telegram section (it restarts the channel); answered promptly."""
     status, change = await asyncio.wait_for(
-        svc.call("PATCH", "/api/config/channels/telegram", {"poll_timeout": poll_timeout}),
-        PROMPT,
+        svc.call("PATCH", "/api/config/channels/telegram", keys), PROMPT
     )
     assert status == 200, change
     assert change["channels_restarted"] == ["telegram"]
@@ -103,7 +103,7 @@ async def test_a_reply_shorter_than_the_grace_finishes_on_the_old_instance(
     await grace(svc, 60)
     await reply_under_way(tg, fake_openai)
     old = svc.app.channels["telegram"]
-    await restart(svc, 2)  # answered while the reply is still held: it did not wait for it
+    await restart(svc, {"poll_timeout": 2})  # answered while the reply is held: no waiting
     assert svc.app.channels["telegram"] is not old
     assert not finals(tg)
     fake_openai.release()
@@ -120,7 +120,7 @@ async def test_a_reply_longer_than_the_grace_gets_a_note_and_is_answered_again(
     await grace(svc, 0.5)
     await reply_under_way(tg, fake_openai)
     fake_openai.script(Reply(text=ANSWER))  # the answer asked again
-    await restart(svc, 2)
+    await restart(svc, {"poll_timeout": 2})
     await tg.wait_for(lambda: any(texts.CHANNEL_RESTARTED in t for t in shown(tg)), 10)
     await tg.wait_for(lambda: finals(tg), timeout=10)
     await settled(svc)
@@ -134,8 +134,8 @@ async def test_the_config_api_answers_before_the_drain_ends(svc, tg, fake_openai
     await grace(svc, 60)
     await reply_under_way(tg, fake_openai)
     writing = svc.app.channels["telegram"]
-    await restart(svc, 2)
-    await restart(svc, 3)  # a second change while the first instance still drains
+    await restart(svc, {"poll_timeout": 2})
+    await restart(svc, {"poll_timeout": 3})  # a second change while the first instance still drains
     status, channels = await asyncio.wait_for(svc.call("GET", "/api/channels"), PROMPT)
     info = channels["channels"]["telegram"]
     assert (info["running"], info["status"]) == (True, "connected")
@@ -151,7 +151,25 @@ async def test_the_config_api_answers_before_the_drain_ends(svc, tg, fake_openai
         await asyncio.sleep(0.025)
     assert not svc.app.restarts.draining
     status, channels = await svc.call("GET", "/api/channels")
+    assert status == 200
     assert channels["channels"]["telegram"]["status"] == "connected"  # not the old ones' word
     fake_openai.script(Reply(text="Still here."))
     tg.push_message(CHAT, "and now?", user_id=CHAT)
     await tg.wait_for(lambda: "Still here." in tg.shown_texts(CHAT), timeout=10)
+
+
+async def test_a_reply_the_revoked_token_cannot_finish_moves_to_the_new_token(
+    svc, tg, fake_openai
+) -> None:
+    """A regenerated bot token: the old one is refused at once, so the old instance cannot
+    finish its reply; the new instance sends the final the old one could not (kept in the
+    journal: the model is not asked again), shown once."""
+    await grace(svc, 60)
+    await reply_under_way(tg, fake_openai)
+    tg.token = NEW_TOKEN  # the platform now accepts the new token only
+    await restart(svc, {"bot_token": NEW_TOKEN})
+    fake_openai.release()  # the old instance's final is refused: Unauthorized
+    await tg.wait_for(lambda: finals(tg), timeout=10)
+    await settled(svc)
+    assert len(fake_openai.requests) == 1
+    assert tg.shown_texts(CHAT) == [ANSWER]
