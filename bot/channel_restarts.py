@@ -9,8 +9,9 @@ and answered again from the delivery journal on the channel's current instance, 
 the user sees, as after a crash (bot/dispatcher.py). Then the old instance is stopped.
 
 Switching a channel off goes the same way without a successor: its running and queued replies
-finish on the old instance within the grace; what is left stays in the journal for the next
-start. A second change during a drain drains each replaced instance on its own.
+finish on the old instance within the grace; what is left is answered when the channel is
+switched on again (or at the next start of the service: the journal keeps it unsettled). A
+second change during a drain drains each replaced instance on its own.
 """
 
 from __future__ import annotations
@@ -46,6 +47,15 @@ class ChannelRestarts:
         False if the fresh one did not start (it is retried with backoff)."""
         old, ok = await self.supervisor.replace(name)
         self._drain(name, old, texts.CHANNEL_RESTARTED)
+        return ok
+
+    async def start(self, name: str) -> bool:
+        """Switch `name` on; once started it also answers what waited for it while it was off.
+        False if it did not start (it is retried with backoff)."""
+        self.supervisor.channels[name] = self.supervisor.build(name)
+        ok = await self.supervisor.start(name)
+        if ok:
+            await self.dispatcher.take_up(name)
         return ok
 
     async def stop(self, name: str) -> None:

@@ -164,8 +164,7 @@ class ConfigApplier:
         if name in app.channels:
             ok = await app.restarts.restart(name)
         else:
-            app.channels[name] = app.supervisor.build(name)
-            ok = await app.supervisor.start(name)
+            ok = await app.restarts.start(name)
         done.channels_restarted.append(name)
         done.applied += keys
         if not ok:

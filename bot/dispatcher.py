@@ -18,13 +18,13 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from bot import texts
+from bot.answer_again import AnswerAgain
 from bot.command_context import CommandContext, CommandService
 from bot.command_registry import CommandRegistry
 from bot.commands import ParsedCommand, parse_command
 from bot.conversations import ConversationStore
-from bot.journal import UNSETTLED, Entry, State
+from bot.journal import Entry, State
 from bot.notices import QueuedNotices, RunningReply
-from bot.resume import restored_handle
 from bot.turns import InstanceReplaced, TurnRunner
 from channels.base import BusyPolicy, Channel, ChatRef, InboundMessage, ReplyDoc, ReplyHandle
 
@@ -96,6 +96,7 @@ class Dispatcher:
         self.elsewhere: RunsElsewhere | None = None  # set by the app with several workers
         self.notices = QueuedNotices(turns.journal, turns.metrics)
         self.retiring: dict[str, Channel] = {}  # switched off, still finishing its replies
+        self.again = AnswerAgain(turns.journal)  # what a channel restart cut or left
         self._closing = False
         turns.replaced = lambda name, channel: self.channels.get(name) is not channel
 
@@ -222,8 +223,8 @@ class Dispatcher:
     async def _run_job(self, job: _Job, lane: _Lane) -> None:
         name = job.msg.chat.channel
         channel = self.channels.get(name) or self.retiring.get(name)
-        if channel is None:  # switched off meanwhile: left in the journal for the next start
-            log.info("channel %s is off; %s waits for its next start", name, job.msg.event_id)
+        if channel is None:  # switched off meanwhile
+            self.again.park(job.msg)
             return
         lane.channel = channel
         try:
@@ -251,15 +252,17 @@ class Dispatcher:
     # ---------------------------------------------------------------- channel restarts
 
     async def _answer_again(self, lane: _Lane, msg: InboundMessage) -> None:
-        """A run a channel restart cut (bot/channel_restarts.py): answered again as after a
-        crash, on the channel's current instance, before what is queued behind it."""
-        channel = self.channels.get(msg.chat.channel)
-        if channel is None or self._closing:
-            return  # it stays `running`: the next start answers it
-        await self.turns.journal.give_back(msg)  # a restart is no failure of the message
-        entry = await self.turns.journal.entry(msg)
-        if entry is not None and entry.state in UNSETTLED:
-            lane.jobs.appendleft(_Job(msg, handle=restored_handle(channel, entry), entry=entry))
+        """A run a channel restart cut (bot/channel_restarts.py, bot/answer_again.py): answered
+        again on the channel's current instance, before what is queued behind it."""
+        if self._closing:
+            return  # it stays unsettled: the next start answers it
+        if again := await self.again.cut(self.channels.get(msg.chat.channel), msg):
+            lane.jobs.appendleft(_Job(again.msg, handle=again.handle, entry=again.entry))
+
+    async def take_up(self, name: str) -> None:
+        """The channel `name` is switched on again: answer what waited for it."""
+        for again in await self.again.unpark(name, self.channels[name]):
+            self._enqueue(_Job(again.msg, handle=again.handle, entry=again.entry))
 
     # ---------------------------------------------------------------- commands
 

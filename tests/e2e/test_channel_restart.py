@@ -126,6 +126,9 @@ async def test_a_reply_longer_than_the_grace_gets_a_note_and_is_answered_again(
     await settled(svc)
     assert len(fake_openai.requests) == 2
     assert tg.shown_texts(CHAT) == [ANSWER]  # the cut reply became the answer: nothing twice
+    seen = shown(tg)
+    note = next(i for i, t in enumerate(seen) if texts.CHANNEL_RESTARTED in t)
+    assert ANSWER not in "".join(seen[:note])  # the note first, then the answer
     assert [t for t in shown(tg, "sendMessage") if ANSWER in t] == []  # the final is an edit
     assert sum(ANSWER in t for t in shown(tg, "editMessageText")) == 1
 
@@ -172,4 +175,23 @@ async def test_a_reply_the_revoked_token_cannot_finish_moves_to_the_new_token(
     await tg.wait_for(lambda: finals(tg), timeout=10)
     await settled(svc)
     assert len(fake_openai.requests) == 1
+    assert tg.shown_texts(CHAT) == [ANSWER]
+
+
+async def test_a_reply_cut_by_switching_off_is_answered_when_switched_on(
+    svc, tg, fake_openai
+) -> None:
+    await grace(svc, 0.5)
+    await reply_under_way(tg, fake_openai)
+    fake_openai.script(Reply(text=ANSWER))  # the answer asked again
+    status, change = await svc.call("PATCH", "/api/config/channels/telegram", {"enabled": False})
+    assert (status, change["channels_restarted"]) == (200, ["telegram"])
+    await tg.wait_for(lambda: any(texts.CHANNEL_SWITCHED_OFF in t for t in shown(tg)), 10)
+    await svc.idle()
+    (entry,) = await svc.app.journal.recent()
+    assert entry.state is State.running  # not lost: it waits for the channel
+    await restart(svc, {"enabled": True})
+    await tg.wait_for(lambda: finals(tg), timeout=10)
+    await settled(svc)
+    assert len(fake_openai.requests) == 2
     assert tg.shown_texts(CHAT) == [ANSWER]
