@@ -15,6 +15,7 @@ from agent.tools.schedules import schedule_tools
 from bot import texts
 from bot.access import AccessGate
 from bot.bus import MessageBus
+from bot.channel_restarts import ChannelRestarts
 from bot.command_context import CommandService
 from bot.command_registry import CommandRegistry, SkillCommand, SkillSource
 from bot.commands import COMMANDS
@@ -152,6 +153,9 @@ class App:
             commands=self.commands,
             command_service=command_service,
         )
+        self.restarts = ChannelRestarts(
+            self.supervisor, self.dispatcher, lambda: self.settings.channels.shutdown_grace_seconds
+        )
         self.runner.on_title = self._set_title
         self.metrics.read_gauges(lambda: self.bus.depth, lambda: self.dispatcher.waiting)
         self.topology.wire(self.dispatcher, self._resume)
@@ -211,10 +215,6 @@ class App:
     def use_schedules(self, new: Settings) -> None:
         self.schedules.reconfigure(new.schedules)
 
-    def has_replies(self, channel: str) -> bool:
-        """A reply of `channel` is running or queued."""
-        return self.dispatcher.has_work(channel + ":")
-
     def _busy_policy(self, name: str) -> BusyPolicy:
         return self.settings.channels.busy_policy_for(name)  # the current settings: live
 
@@ -256,9 +256,10 @@ class App:
             self.live = live_config(self)
 
     async def restart_channel(self, name: str) -> bool:
-        """Stop the channel and start a fresh instance; False if that start failed (it is then
-        retried with backoff, like a failed start at launch)."""
-        return await self.supervisor.restart(name)
+        """Start a fresh instance of the channel; its replies finish on the old one (see
+        bot/channel_restarts.py). False if that start failed (it is then retried with
+        backoff, like a failed start at launch)."""
+        return await self.restarts.restart(name)
 
     async def _resume(self, entries: list[Entry]) -> None:
         await resume_entries(
@@ -287,6 +288,7 @@ class App:
             await asyncio.gather(self._scheduler, return_exceptions=True)
         self.bus.close()
         await self.dispatcher.shutdown(self.settings.channels.shutdown_grace_seconds)
+        await self.restarts.close()  # instances replaced at run time and still draining
         await self.topology.close()
         if self._consumer is not None:
             self._consumer.cancel()

@@ -125,6 +125,36 @@ class ServiceContext:
             self.state.settled("connected" if connected else "connecting")
 
 
+class RetiredContext:
+    """The context of a channel instance that a fresh one replaced (bot/channel_restarts.py).
+    It still sends the replies it was writing, but no longer speaks for the channel: its
+    reports and routes are dropped (they would overwrite the new instance's)."""
+
+    def __init__(self, ctx: ServiceContext) -> None:
+        self._ctx = ctx
+        self.data_dir = ctx.data_dir
+        self.bot_name = ctx.bot_name
+        self.choices = ctx.choices  # the replies it finishes may still ask a question
+
+    async def publish(self, msg: InboundMessage) -> PublishResult:
+        return await self._ctx.publish(msg)  # an event already on its way when it stopped
+
+    def commands(self) -> tuple[MenuCommand, ...]:
+        return self._ctx.commands()
+
+    def add_route(self, method: str, path: str, handler: Handler) -> None:
+        return
+
+    def report(
+        self,
+        *,
+        connected: bool | None = None,
+        error: str | None = None,
+        retry: RetryState | None = None,
+    ) -> None:
+        return
+
+
 def _cleaned(msg: InboundMessage) -> InboundMessage:
     """Lone surrogates and NULs never reach the journal or the model."""
     text, quoted = clean_input(msg.text), msg.quoted_text and clean_input(msg.quoted_text)

@@ -18,13 +18,14 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from bot import texts
+from bot.answer_again import AnswerAgain
 from bot.command_context import CommandContext, CommandService
 from bot.command_registry import CommandRegistry
 from bot.commands import ParsedCommand, parse_command
 from bot.conversations import ConversationStore
 from bot.journal import Entry, State
 from bot.notices import QueuedNotices, RunningReply
-from bot.turns import TurnRunner
+from bot.turns import InstanceReplaced, TurnRunner
 from channels.base import BusyPolicy, Channel, ChatRef, InboundMessage, ReplyDoc, ReplyHandle
 
 log = logging.getLogger("bot.dispatcher")
@@ -62,6 +63,8 @@ class _Lane:
     reply: RunningReply | None = None  # ... and that reply, for notices queued behind it
     waiting: _Job | None = None  # the job waiting for a run slot ...
     slot_wait: asyncio.Future[Any] | None = None  # ... and its wait, which /stop may cancel
+    channel: Channel | None = None  # the channel instance writing the running reply
+    cut: bool = False  # a channel restart cut the run: its message is answered again next
 
 
 class Dispatcher:
@@ -92,6 +95,10 @@ class Dispatcher:
         self._idle.set()
         self.elsewhere: RunsElsewhere | None = None  # set by the app with several workers
         self.notices = QueuedNotices(turns.journal, turns.metrics)
+        self.retiring: dict[str, Channel] = {}  # switched off, still finishing its replies
+        self.again = AnswerAgain(turns.journal)  # what a channel restart cut or left
+        self._closing = False
+        turns.replaced = lambda name, channel: self.channels.get(name) is not channel
 
     # ---------------------------------------------------------------- intake
 
@@ -173,7 +180,7 @@ class Dispatcher:
                     if self.elsewhere is not None:
                         await self.elsewhere.started(job.msg)
                     await asyncio.wait({lane.run})
-                    lane.run = lane.running = None
+                    lane.run = lane.running = lane.channel = None
                     if self.elsewhere is not None:
                         await self.elsewhere.ended(job.msg)
                 finally:
@@ -181,6 +188,9 @@ class Dispatcher:
                     if lane.reply is not None:  # a notice waiting for it goes out now
                         lane.reply.ended()
                         lane.reply = None
+                if lane.cut:
+                    lane.cut = False
+                    await self._answer_again(lane, job.msg)
         finally:
             lane.task = None
             self.working_lanes -= 1
@@ -211,7 +221,12 @@ class Dispatcher:
         await self.turns.stopped_before_start(channel, job.msg, handle, reason or texts.STOPPED)
 
     async def _run_job(self, job: _Job, lane: _Lane) -> None:
-        channel = self.channels[job.msg.chat.channel]
+        name = job.msg.chat.channel
+        channel = self.channels.get(name) or self.retiring.get(name)
+        if channel is None:  # switched off meanwhile
+            self.again.park(job.msg)
+            return
+        lane.channel = channel
         try:
             if job.notice is not None:
                 job.handle = await job.notice
@@ -228,9 +243,26 @@ class Dispatcher:
                 )
         except asyncio.CancelledError:
             pass
+        except InstanceReplaced:  # its old instance could not finish it: the new one answers
+            lane.cut = True
         except Exception:  # logged once and settled: never re-run at every restart
             log.exception("turn failed for %s", job.msg.chat.key)
             await self.turns.settle.unanswered(job.msg, "failed unexpectedly")
+
+    # ---------------------------------------------------------------- channel restarts
+
+    async def _answer_again(self, lane: _Lane, msg: InboundMessage) -> None:
+        """A run a channel restart cut (bot/channel_restarts.py, bot/answer_again.py): answered
+        again on the channel's current instance, before what is queued behind it."""
+        if self._closing:
+            return  # it stays unsettled: the next start answers it
+        if again := await self.again.cut(self.channels.get(msg.chat.channel), msg):
+            lane.jobs.appendleft(_Job(again.msg, handle=again.handle, entry=again.entry))
+
+    async def take_up(self, name: str) -> None:
+        """The channel `name` is switched on again: answer what waited for it."""
+        for again in await self.again.unpark(name, self.channels[name]):
+            self._enqueue(_Job(again.msg, handle=again.handle, entry=again.entry))
 
     # ---------------------------------------------------------------- commands
 
@@ -304,10 +336,6 @@ class Dispatcher:
         lane = self.lanes.get(key)
         return lane is not None and lane.run is not None
 
-    def has_work(self, prefix: str) -> bool:
-        """A conversation whose key starts with `prefix` has a reply running or queued."""
-        return any(key.startswith(prefix) for key in self.lanes)
-
     def live_reply(self, key: str) -> ReplyDoc | None:
         """The document of the reply being written in conversation `key` on this worker."""
         lane = self.lanes.get(key)
@@ -360,6 +388,7 @@ class Dispatcher:
         Messages that never finished stay `running` in the journal and are answered after
         restart, in the reply the user already sees.
         """
+        self._closing = True
         for lane in self.lanes.values():
             lane.jobs.clear()
         await self.wait_idle(grace)

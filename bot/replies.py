@@ -269,21 +269,28 @@ class ReplyStreamer:
                     await self.track.sending()
                 return await fn(*args, **kw)
             except RateLimited as exc:
-                if self._in_final:
-                    await self.track.sending(False)
+                await self._not_sent()
                 self._block(exc)
                 await self.pacer.wait_unblocked(self.msg.chat, self._key, (exc.method,))
             except DeliveryRefused as exc:
+                await self._not_sent()
                 self._given_up(exc.reason, exc)
                 raise
             except ChannelError as exc:
                 transient += 1
                 if not exc.retryable:
+                    await self._not_sent()
                     raise
                 if transient >= MAX_TRANSIENT_ATTEMPTS:
                     self._given_up("unreachable", exc)
                     raise
                 await self.pacer.sleep(min(2.0**transient / 4, 8.0))
+
+    async def _not_sent(self) -> None:
+        """The platform answered a step of the final with a refusal: it is not in doubt (a
+        restart sends it, instead of taking it as delivered)."""
+        if self._in_final:
+            await self.track.sending(False)
 
     def _given_up(self, reason: str, exc: ChannelError) -> None:
         log.warning("delivery to %s given up (%s): %s", self._key, reason, exc)

@@ -1,7 +1,9 @@
 """Starts, restarts and stops the channels; a start that fails is retried until it works.
 
 Channels are also started, restarted and stopped one by one at run time, when their section of
-the configuration changes (bot/config/apply.py).
+the configuration changes (bot/config/apply.py). Such a restart replaces the instance without
+cutting the replies it writes: `replace` starts a fresh one, the old one stops receiving but
+keeps sending until bot/channel_restarts.py has let its replies finish and `retire`s it.
 
 The first start of each channel is awaited (the service comes up with what it can reach). When it
 fails, the channel's state says `retrying` and a task keeps trying with the one backoff
@@ -20,7 +22,7 @@ import logging
 from collections.abc import Callable
 
 from bot.cluster.connections import ConnectionLeases
-from bot.context import ServiceContext
+from bot.context import RetiredContext, ServiceContext
 from channels.backoff import Backoff, BackoffPolicy, describe
 from channels.base import Channel
 
@@ -54,20 +56,40 @@ class ChannelSupervisor:
         self._retries[name] = task
         return False
 
-    async def restart(self, name: str) -> bool:
-        """Stop the channel (and any retrying) and start a fresh instance of it."""
+    async def replace(self, name: str) -> tuple[Channel, bool]:
+        """Start a fresh instance of `name` in place of the current one, which is returned: it
+        stops receiving at once but keeps sending (stop it with `retire` when its replies are
+        done). True if the fresh instance started (else it is retried with backoff)."""
         await self._cancel_retry(name)
-        await self._stop_one(name, self.channels[name])
+        old = self.channels[name]
+        await self._let_go_of(name, old)
         self.contexts[name].state.last_error = None
         self.channels[name] = self.build(name)
-        return await self.start(name)
+        return old, await self.start(name)
 
-    async def stop(self, name: str) -> None:
-        """Stop one channel (and any retrying) and take it out of `channels`."""
+    async def take_out(self, name: str) -> Channel | None:
+        """Take `name` out of `channels` without stopping it: it stops receiving and keeps
+        sending (stop it with `retire` when its replies are done)."""
         await self._cancel_retry(name)
-        channel = self.channels.pop(name, None)
+        channel = self.channels.get(name)
         if channel is not None:
-            await self._stop_one(name, channel)
+            await self._let_go_of(name, channel)
+            del self.channels[name]
+        return channel
+
+    async def _let_go_of(self, name: str, channel: Channel) -> None:
+        """The instance frees the platform connection for a successor and no longer reports
+        the channel's state."""
+        ctx = self.contexts[name]
+        channel.ctx = RetiredContext(ctx)
+        await self._stop_receiving(name, channel)
+        ctx.state.running = ctx.state.connected = False
+        ctx.state.settled("stopped")
+
+    async def retire(self, name: str, channel: Channel) -> None:
+        """Stop an instance `take_out` or `replace` took out (the channel's state is its
+        successor's)."""
+        await self._stop_quietly(name, channel)
 
     async def stop_all(self) -> None:
         for name in list(self._retries):
@@ -106,17 +128,22 @@ class ChannelSupervisor:
         return True
 
     async def _stop_one(self, name: str, channel: Channel) -> None:
-        if self.connections is not None:
-            try:
-                await self.connections.let_go(name)
-            except Exception as exc:
-                log.warning(
-                    "channel %s: handing the connection over failed: %s", name, describe(exc)
-                )
+        if self.connections is not None:  # (stop() lets go of a connection of its own)
+            await self._stop_receiving(name, channel)
         await self._stop_quietly(name, channel)
         state = self.contexts[name].state
         state.running = state.connected = False
         state.settled("stopped")
+
+    async def _stop_receiving(self, name: str, channel: Channel) -> None:
+        """Let go of the platform connection (with several workers: hand it over)."""
+        try:
+            if self.connections is not None:
+                await self.connections.let_go(name)
+            elif channel.exclusive_connection() is not None and channel.receiving:
+                await channel.stop_receiving()
+        except Exception as exc:
+            log.warning("channel %s: handing the connection over failed: %s", name, describe(exc))
 
     async def _stop_quietly(self, name: str, channel: Channel) -> None:
         try:

@@ -21,6 +21,10 @@ BUSY = "I'm handling too many messages right now; please send that again in a mi
 STOPPED = "Stopped."
 INTERRUPTED_BY_NEWER = "Interrupted by a newer message."
 RESTARTING = "The service is restarting; this message will be answered again."
+CHANNEL_RESTARTED = "The connection to this chat was renewed mid-answer; answering again…"
+CHANNEL_SWITCHED_OFF = (
+    "This chat's channel was switched off mid-answer; it will be answered when it is back."
+)
 
 # ------------------------------------------------------------------ answers
 

@@ -44,6 +44,11 @@ AGENT_UPLOADS = "/mnt/user-data/uploads"
 MAX_ATTEMPTS = 2
 
 
+class InstanceReplaced(Exception):
+    """A reply failed on a channel instance a restart had replaced (its old credentials may be
+    revoked): left unsettled, to be answered again on the current instance."""
+
+
 class TurnRunner:
     def __init__(
         self,
@@ -67,6 +72,8 @@ class TurnRunner:
         self.commands = commands  # `/<skill> TASK` is a skill turn for the agent
         # which thread a turn runs in (schedules give some runs a fresh one)
         self.thread_for = thread_for or _same_thread
+        # whether a channel instance was replaced by a restart (set by the dispatcher)
+        self.replaced: Callable[[str, Channel], bool] = lambda name, channel: False
 
     def keep_pending(self, task: asyncio.Task[None]) -> None:
         """The run in `task` is cancelled by shutdown: leave its message `running` for restart."""
@@ -113,7 +120,7 @@ class TurnRunner:
             raise
         except ChannelError as exc:
             await streamer.abandon()
-            await self.settle.undeliverable(channel.name, msg, exc)
+            await self._undeliverable(channel, msg, exc)
             return
         except Exception:
             log.exception("turn failed for %s (attempt %d)", msg.chat.key, attempts)
@@ -136,7 +143,7 @@ class TurnRunner:
         try:
             await streamer.resume_final(plan, entry.parts_done, entry.sending)
         except ChannelError as exc:
-            await self.settle.undeliverable(channel.name, msg, exc)
+            await self._undeliverable(channel, msg, exc)
             return
         await self.settle.answered(msg, plan.doc.status, plan.doc.note)
 
@@ -168,6 +175,14 @@ class TurnRunner:
             except ChannelError as exc:
                 log.warning("stop notice for %s not delivered: %s", msg.chat.key, exc)
         await self.settle.stopped(msg)
+
+    async def _undeliverable(
+        self, channel: Channel, msg: InboundMessage, exc: ChannelError
+    ) -> None:
+        if self.replaced(msg.chat.channel, channel):
+            log.warning("reply to %s failed on a replaced instance: %s", msg.chat.key, exc)
+            raise InstanceReplaced(channel.name) from exc
+        await self.settle.undeliverable(channel.name, msg, exc)
 
     def _streamer(
         self, channel: Channel, msg: InboundMessage, handle: ReplyHandle | None

@@ -3,13 +3,13 @@
 `live` keys each have an applier in `LIVE_APPLIERS` (tests/bot/test_config_boundary.py checks
 that every live key of the boundary has one): the agent's settings reach the next run, the
 access keys of a channel the next message. A channel whose `channel` keys changed is restarted
-alone, after its running and queued replies finish (at most `channels.shutdown_grace_seconds`):
-enabling starts it, disabling stops it, new credentials reconnect it.
+alone: enabling starts it, disabling stops it, new credentials reconnect it. A fresh instance
+takes over at once; the replies the old one writes finish on it in the background, without
+holding the caller (bot/channel_restarts.py).
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Callable, Mapping, MutableMapping
 from pathlib import Path
@@ -22,8 +22,8 @@ from bot.config.schema import Settings, is_loopback
 from bot.logs import RedactSecrets, secrets_of
 
 if TYPE_CHECKING:
+    from bot.channel_restarts import ChannelRestarts
     from bot.context import ServiceContext
-    from bot.supervisor import ChannelSupervisor
     from channels.base import Channel, ChannelConfig
 
 log = logging.getLogger("bot.config")
@@ -48,14 +48,13 @@ class Service(Protocol):
     @property
     def channels(self) -> MutableMapping[str, Channel]: ...
     @property
-    def supervisor(self) -> ChannelSupervisor: ...
+    def restarts(self) -> ChannelRestarts: ...
 
     def use_agent_settings(self, new: Settings, tools_changed: bool) -> None: ...
     def use_upload_limit(self, max_bytes: int) -> None: ...
     def use_access(self, name: str, cfg: ChannelConfig) -> None: ...
     def use_schedules(self, new: Settings) -> None: ...
     def configure_channel(self, name: str, cfg: ChannelConfig) -> None: ...
-    def has_replies(self, channel: str) -> bool: ...
 
 
 Applier = Callable[[Service, Settings, list[str]], None]
@@ -66,7 +65,6 @@ HANDS_KEYS = (
     "agent.extensions_config",
     "agent.subagents",
 )
-DRAIN_POLL = 0.05
 
 
 def _agent(app: Service, new: Settings, keys: list[str]) -> None:
@@ -172,11 +170,9 @@ class ConfigApplier:
     async def _channel(self, name: str, new: Settings, keys: list[str], done: Applied) -> None:
         app = self.app
         cfg = new.channels.platform(name)
-        grace = new.channels.shutdown_grace_seconds
         if cfg is None or not cfg.enabled:
             if name in app.channels:
-                await self._drain(name, grace)
-                await app.supervisor.stop(name)
+                await app.restarts.stop(name)
                 app.contexts[name].state.enabled = False
                 log.info("channel %s: stopped (disabled in the configuration)", name)
                 done.channels_restarted.append(name)
@@ -185,23 +181,14 @@ class ConfigApplier:
         app.configure_channel(name, cfg)
         app.contexts[name].state.enabled = True
         if name in app.channels:
-            await self._drain(name, grace)
-            ok = await app.supervisor.restart(name)
+            ok = await app.restarts.restart(name)
         else:
-            app.channels[name] = app.supervisor.build(name)
-            ok = await app.supervisor.start(name)
+            ok = await app.restarts.start(name)
         done.channels_restarted.append(name)
         done.applied += keys
         if not ok:
             error = app.contexts[name].state.last_error
             done.errors.append(f"channels.{name}: start failed ({error}); retrying with backoff")
-
-    async def _drain(self, name: str, grace: float) -> None:
-        """Wait until the channel has no reply running or queued, at most `grace` seconds."""
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + grace
-        while self.app.has_replies(name) and loop.time() < deadline:
-            await asyncio.sleep(DRAIN_POLL)
 
 
 def _mask_new_secrets(settings: Settings) -> None:

@@ -329,8 +329,13 @@ async def test_disabling_lets_the_running_reply_finish(svc, fake, fake_openai) -
     status, change = await svc.call("PATCH", "/api/config/channels/telegram", {"enabled": False})
     assert status == 200
     assert change["channels_restarted"] == ["telegram"]
-    assert fake.sent_texts(42)[-1] == text.strip()  # finished before the channel stopped
-    assert "telegram" not in svc.app.channels
+    assert "telegram" not in svc.app.channels  # answered at once; the reply goes on
+    await fake.wait_for(lambda: text.strip() in fake.sent_texts(42), timeout=20)
+    await svc.idle()
+    (entry,) = await svc.app.journal.recent()
+    assert entry.state == "delivered"
+    status, channels = await svc.call("GET", "/api/channels")
+    assert channels["channels"]["telegram"]["status"] == "stopped"
 
 
 async def test_shared_channel_keys_only_by_patch(svc) -> None:
