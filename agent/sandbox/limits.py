@@ -57,7 +57,7 @@ def tasks_of(uid: int) -> int:
 def prlimit_argv(prlimit: str, cfg: SandboxConfig, nproc: int) -> list[str]:
     return [
         prlimit,
-        f"--cpu={cfg.cpu_seconds}",
+        f"--cpu={cfg.cpu_seconds}:{cfg.cpu_seconds + 1}",  # SIGXCPU first, then SIGKILL
         f"--as={cfg.memory_mb * MB}",
         f"--fsize={cfg.max_file_mb * MB}",
         f"--nproc={nproc}",

@@ -138,3 +138,11 @@ async def _kill(
             await on_kill()
     with contextlib.suppress(Exception):
         await asyncio.wait_for(proc.wait(), 10)
+    with contextlib.suppress(Exception):  # to the end of the pipe, so its transport closes
+        await asyncio.wait_for(_drain(proc), 5)
+
+
+async def _drain(proc: asyncio.subprocess.Process) -> None:
+    assert proc.stdout is not None
+    while await proc.stdout.read(CHUNK):
+        pass

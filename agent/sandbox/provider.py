@@ -137,3 +137,20 @@ def _exit_status(code: int | None) -> str:
         hint = {"SIGXCPU": " (CPU time limit)", "SIGXFSZ": " (file size limit)"}.get(name, "")
         return f"exit code {code}: killed by {name}{hint}"
     return f"exit code {code}"
+
+
+def preflight(cfg: SandboxConfig) -> tuple[str, list[str], list[str]]:
+    """For `antler check` and start-up: (the line saying which provider runs and why,
+    problems that stop the start, warnings)."""
+    choice = choose(cfg)
+    line = f"{choice.name} ({choice.reason})"
+    if not cfg.bash_enabled:
+        line += "; bash and python are off (agent.sandbox.bash_enabled)"
+    problems, warnings = [], []
+    if choice.problem and cfg.bash_enabled:
+        problems.append(f"agent.sandbox.provider: {choice.name} cannot run here: {choice.problem}")
+    elif choice.problem:
+        warnings.append(f"agent.sandbox.provider: {choice.name} cannot run here: {choice.problem}")
+    if choice.name == "local" and cfg.bash_enabled:
+        warnings.append(LOCAL_WARNING)
+    return line, problems, warnings
