@@ -16,7 +16,7 @@ import pytest
 
 from agent.config import SandboxConfig
 from agent.paths import thread_dirs
-from agent.sandbox.docker import DockerProvider, container_name, exec_argv, run_argv
+from agent.sandbox.docker import DockerProvider, _Container, container_name, exec_argv, run_argv
 from agent.sandbox.provider import Job
 from agent.sandbox.vfs import SandboxError, VirtualFS
 
@@ -128,9 +128,7 @@ async def test_one_container_per_conversation_reused_then_removed_when_idle(
     assert provider.containers == {}
 
 
-def _new(provider: DockerProvider, fs: VirtualFS) -> object:
-    from agent.sandbox.docker import _Container
-
+def _new(provider: DockerProvider, fs: VirtualFS) -> _Container:
     return _Container(container_name(fs), provider.clock())
 
 
