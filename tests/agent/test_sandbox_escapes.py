@@ -124,7 +124,7 @@ except OSError as exc:
 
 
 async def test_processes_are_limited_and_none_outlives_the_command(tmp_path: Path) -> None:
-    box = make_box(tmp_path, max_processes=24)
+    box = make_box(tmp_path, max_processes=24, uid=60002)  # its own user: see the bomb
     marker = f"marker{uuid.uuid4().hex}"
     out = await box.py(FORKS.format(marker=marker), timeout=60)
     assert "refused after" in out, out
@@ -133,7 +133,8 @@ async def test_processes_are_limited_and_none_outlives_the_command(tmp_path: Pat
 
 @pytest.mark.skipif(provider_under_test() == "local", reason="a real fork bomb on the host")
 async def test_a_fork_bomb_is_contained(tmp_path: Path) -> None:
-    box = make_box(tmp_path, max_processes=32)
+    # its own user (as root): the limit counts a user's tasks, other tests' commands not held up
+    box = make_box(tmp_path, max_processes=32, uid=60001)
     marker = f"bomb{uuid.uuid4().hex}"
     out = await box.sh(f"b() {{ b | b & }}; b # {marker}", timeout=3)
     assert "exit code" in out or "timed out" in out
