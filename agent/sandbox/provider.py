@@ -113,11 +113,15 @@ def make_provider(cfg: SandboxConfig) -> Provider:
     return LocalProvider(cfg)
 
 
-def report(outcome: Outcome, *, timeout: float, limit: int, max_bytes: int) -> str:
-    """The tool's answer: the output (head and tail) and how the command ended."""
+def report(
+    outcome: Outcome, *, timeout: float, limit: int, max_bytes: int, tree: bool = True
+) -> str:
+    """The tool's answer: the output (head and tail) and how the command ended. `tree`: the
+    provider kills everything the command started (local kills its process group only)."""
     text = outcome.output.rstrip()
     if outcome.timed_out:
-        status = f"timed out after {timeout:g} s; the command and all it started were killed"
+        killed = "the command and all it started were" if tree else "its process group was"
+        status = f"timed out after {timeout:g} s; {killed} killed"
     elif outcome.too_much_output:
         status = f"output passed {max_bytes // (1024 * 1024)} MB; the command was killed"
     else:

@@ -46,7 +46,7 @@ class LocalProvider:
             keep_bytes=limit * 4,
             max_bytes=max_bytes,
         )
-        text = report(outcome, timeout=timeout, limit=limit, max_bytes=max_bytes)
+        text = report(outcome, timeout=timeout, limit=limit, max_bytes=max_bytes, tree=False)
         return fs.mask(text)
 
     async def close(self) -> None:

@@ -113,3 +113,18 @@ def test_antler_check_names_the_provider(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert "sandbox: local (agent.sandbox.provider is local)" in result.stdout
     assert "not an isolation boundary" in result.stdout
+
+
+def test_a_provider_that_cannot_run_stops_the_start(tmp_path: Path) -> None:
+    from tests.bot.test_config import run_cli
+
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(
+        "models:\n  - name: a\n    model: m\n"
+        "agent:\n  sandbox:\n    provider: docker\n    bash_enabled: true\n"
+        "    docker: {image: python:3.12-slim, command: no-such-cli}\n"
+    )
+    result = run_cli("check", "--config", str(cfg))
+    assert result.returncode == 2
+    assert "agent.sandbox.provider: docker cannot run here: no-such-cli: not found" in result.stderr
+    assert "Traceback" not in result.stderr
