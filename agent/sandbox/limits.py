@@ -75,13 +75,16 @@ def hand_over(fs: VirtualFS, uid: int) -> None:
 
 
 def _chown_tree(root: Path, uid: int) -> None:
-    paths = [root]
-    for top, dirs, names in os.walk(root):  # links are changed, never followed
-        paths += [Path(top, name) for name in (*dirs, *names)]
-    for path in paths:
-        try:
-            st = path.lstat()
-            if st.st_uid != uid or st.st_gid != uid:
-                os.lchown(path, uid, uid)
-        except OSError:
-            continue
+    """By directory descriptors, never following a link: a command running meanwhile cannot
+    swap a folder for a link and have root change the owner of a host file."""
+    if root.is_symlink() or not root.is_dir():
+        return
+    os.chown(root, uid, uid, follow_symlinks=False)
+    for _top, dirs, names, dirfd in os.fwalk(root, follow_symlinks=False):
+        for name in (*dirs, *names):
+            try:
+                st = os.stat(name, dir_fd=dirfd, follow_symlinks=False)
+                if st.st_uid != uid or st.st_gid != uid:
+                    os.chown(name, uid, uid, dir_fd=dirfd, follow_symlinks=False)
+            except OSError:
+                continue

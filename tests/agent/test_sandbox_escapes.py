@@ -7,6 +7,7 @@ ANTLER_TEST_SANDBOX=local to see it), which is the point of having a sandbox.
 from __future__ import annotations
 
 import asyncio
+import os
 import uuid
 from pathlib import Path
 
@@ -217,3 +218,16 @@ async def test_system_folders_and_skills_are_read_only(box: Box) -> None:
     finally:
         Path("/usr", name).unlink(missing_ok=True)
         Path("/", name).unlink(missing_ok=True)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the hand-over to the sandbox user is root's")
+async def test_handing_the_folders_over_never_follows_links(box: Box) -> None:
+    host_dir = box.tmp / "host-dir"
+    host_dir.mkdir()
+    (host_dir / "file").write_text("host")
+    os.symlink(host_dir, box.dirs.workspace / "dir-link")
+    os.symlink(host_dir / "file", box.dirs.uploads / "file-link")
+    await box.sh("ln -s /etc made-inside; echo ok")
+    for path in (host_dir, host_dir / "file"):
+        assert path.stat().st_uid == 0
+    assert (box.dirs.workspace / "dir-link").lstat().st_uid == box.cfg.uid
