@@ -4,6 +4,13 @@ ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1 \
     ANTLER_HEALTH_URL=http://127.0.0.1:8001/health
 WORKDIR /app
 
+# bubblewrap for the bwrap sandbox (bash/python). It needs user namespaces, which Docker's default
+# seccomp profile refuses: run the container with `--security-opt seccomp=unconfined` (or a
+# profile allowing clone/unshare of namespaces), else Antler falls back to the local provider and
+# `antler check` says why (docs/agent.md, Sandbox).
+RUN apt-get update -qq && apt-get install -y -qq --no-install-recommends bubblewrap \
+    && rm -rf /var/lib/apt/lists/*
+
 # Dependencies first, in their own layer: a code change does not reinstall them.
 COPY pyproject.toml README.md ./
 RUN python -c "import tomllib; deps = tomllib.load(open('pyproject.toml', 'rb'))['project']['dependencies']; print(chr(10).join(deps))" > /tmp/requirements.txt \

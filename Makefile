@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEVSTAMP := $(VENV)/.installed-dev
 
-.PHONY: run test bench lint check clean browser
+.PHONY: run test bench lint check clean browser bwrap
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -43,6 +43,18 @@ browser:
 		else echo "chromium not found and not installable here: the browser tests will skip"; fi; \
 	fi
 
+# Debian's bubblewrap for the bwrap sandbox and its tests (tests/agent/test_sandbox_escapes.py):
+# installed with apt-get when missing and this is root; otherwise those tests skip (and fail
+# under CI).
+bwrap:
+	@if ! command -v bwrap >/dev/null; then \
+		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+			echo "installing bubblewrap (apt-get) for the sandbox tests"; \
+			apt-get update -qq >/dev/null && \
+			DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap >/dev/null; \
+		else echo "bwrap not found and not installable here: the sandbox tests will skip"; fi; \
+	fi
+
 config.yaml:
 	cp config.example.yaml config.yaml
 
@@ -57,7 +69,7 @@ run: $(STAMP) config.yaml
 # module and every `antler serve` subprocess recompiles the project.
 TEST_WORKERS ?= $(shell echo $$(( $$(nproc) * 2 )))
 
-test: $(DEVSTAMP) $(JSSDK) browser
+test: $(DEVSTAMP) $(JSSDK) browser bwrap
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	@$(BIN)/mypy & mypy=$$!; \

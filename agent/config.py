@@ -3,9 +3,17 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import AnyHttpUrl, BaseModel, ConfigDict, Field, SecretStr, field_validator
+from pydantic import (
+    AnyHttpUrl,
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    field_validator,
+    model_validator,
+)
 
 from agent.config_context import MemoryConfig, SummarizationConfig, TitleConfig, UploadsConfig
 
@@ -62,16 +70,48 @@ class ToolEntry(BaseModel):
         return dict(self.model_extra or {})
 
 
-class SandboxConfig(BaseModel):
-    """The local sandbox: file tools always; `bash` only when enabled. Not an isolation boundary."""
+class DockerSandboxConfig(BaseModel):
+    """`provider: docker`: one container per conversation from `image`, removed when idle."""
 
     model_config = ConfigDict(extra="forbid")
 
+    image: str = ""
+    command: str = "docker"
+    idle_seconds: float = Field(default=600.0, gt=0)
+
+
+class SandboxConfig(BaseModel):
+    """Where `bash`/`python` run: `local` (the host, not isolated), `bwrap` or `docker`.
+
+    File tools always work on the thread's folders; `bash` and `python` only when
+    `bash_enabled`. `provider` unset: bwrap when it is installed and works, else local.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    provider: Literal["local", "bwrap", "docker"] | None = None
     bash_enabled: bool = False
     bash_timeout_seconds: float = Field(default=120.0, gt=0)
     output_max_chars: int = Field(default=20_000, ge=1000)
     read_max_chars: int = Field(default=50_000, ge=1000)
     write_max_chars: int = Field(default=200_000, ge=1000)
+    network: bool = False
+    env: dict[str, str] = Field(default_factory=dict)
+    pass_env: list[str] = Field(default_factory=list)
+    cpu_seconds: int = Field(default=60, ge=1)
+    memory_mb: int = Field(default=2048, ge=64)
+    max_processes: int = Field(default=128, ge=8)
+    max_file_mb: int = Field(default=512, ge=1)
+    max_output_mb: int = Field(default=16, ge=1)
+    uid: int = Field(default=65534, ge=1)
+    python_command: str = "python3"
+    docker: DockerSandboxConfig = Field(default_factory=DockerSandboxConfig)
+
+    @model_validator(mode="after")
+    def _docker_needs_image(self) -> SandboxConfig:
+        if self.provider == "docker" and not self.docker.image.strip():
+            raise ValueError("docker.image: required when provider is docker")
+        return self
 
 
 class SkillsConfig(BaseModel):

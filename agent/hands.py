@@ -14,6 +14,8 @@ from agent.config import AgentConfig
 from agent.context import BuildContext, RunContext
 from agent.hands_text import lead_static, skills_section, subagent_static
 from agent.mcp import McpTools
+from agent.sandbox.provider import make_provider
+from agent.sandbox.shell import LocalProvider
 from agent.skills.registry import SkillRegistry
 from agent.subagents import Subagents
 from agent.tools.configured import load_configured_tools
@@ -25,6 +27,8 @@ class Hands:
 
         self.config = config
         self.bash = config.sandbox.bash_enabled
+        # bwrap is probed (once per process) only when commands may run at all
+        self.sandbox = make_provider(config.sandbox) if self.bash else LocalProvider(config.sandbox)
         self.skills = SkillRegistry(config.skills.path, config.extensions_config)
         self.mcp = McpTools(config.extensions_config)
         self.configured, self.notes = load_configured_tools(config.tools, bash_enabled=self.bash)
@@ -40,7 +44,9 @@ class Hands:
     def base_tools(self) -> list[Any]:
         from agent.tools.sandbox_tools import sandbox_tools
 
-        return _unique([*sandbox_tools(self.config.sandbox, self.fs_for), *self.configured])
+        return _unique(
+            [*sandbox_tools(self.config.sandbox, self.fs_for, self.sandbox), *self.configured]
+        )
 
     def tools(self, ctx: BuildContext) -> list[Any]:
         """Tool provider for the lead agent."""

@@ -18,7 +18,10 @@ str_replace (prefer it to rewriting a file), glob, grep.{bash}
 Paths outside these folders, '..' and links leading out are refused.
 </working_directory>"""
 
-BASH_LINE = "\nbash runs shell commands with /mnt/user-data/workspace as the working directory."
+BASH_LINE = (
+    "\nbash runs shell commands and python runs Python code, with /mnt/user-data/workspace as "
+    "the working directory; both see the folders above at the same paths."
+)
 
 CLARIFICATION = """\
 <clarification>

@@ -29,7 +29,7 @@ log = logging.getLogger(__name__)
 GENERAL = "general-purpose"
 BASH = "bash"
 LEAD_ONLY = {"task", "ask_clarification", "present_files"}
-BASH_TOOLS = {"bash", "ls", "read_file", "write_file", "str_replace"}
+BASH_TOOLS = {"bash", "python", "ls", "read_file", "write_file", "str_replace"}
 
 SUBAGENT_PROMPT = """\
 You are a subagent of Antler, an assistant in a team messenger. You were given one task by the \

@@ -298,6 +298,7 @@ class App:
         if self.gateway is not None:
             await self.gateway.stop()
         await self.runner.stop()
+        await self.hands.sandbox.close()  # the docker provider removes its containers
         await self.stores.close()
 
     async def _notify(self, chat: ChatRef, text: str) -> None:

@@ -104,7 +104,12 @@ def _preflight(settings: Settings, *, check_port: bool) -> list[str]:
     gw = settings.gateway
     if check_port and gw.enabled and gw.port and not port_free(gw.host, gw.port):
         raise ConfigError([port_taken(gw.host, gw.port)])
-    return runner.model_warnings() + path_warnings(settings)
+    from agent.sandbox.provider import preflight as sandbox_preflight
+
+    _line, problems, sandbox_warnings = sandbox_preflight(settings.agent.sandbox)
+    if problems:
+        raise ConfigError(problems)
+    return runner.model_warnings() + path_warnings(settings) + sandbox_warnings
 
 
 def port_free(host: str, port: int) -> bool:
@@ -134,6 +139,9 @@ def _check(settings: Settings, warnings: list[str]) -> int:
     print(f"admin server: http://{gw.host}:{gw.port}" if gw.enabled else "admin server: disabled")
     for model in settings.models:
         print(f"model: {model.name} ({model.model})")
+    from agent.sandbox.provider import preflight as sandbox_preflight
+
+    print(f"sandbox: {sandbox_preflight(settings.agent.sandbox)[0]}")
     for warning in warnings:
         print(f"warning: {warning}")
     enabled = settings.channels.enabled()

@@ -1,19 +1,20 @@
-"""`bash` for the local sandbox: runs in the thread's workspace with a timeout and an output cap.
+"""The `local` provider: `bash` and `python` in the thread's workspace, on the host.
 
 This is NOT an isolation boundary: the command runs on the host as the service's user and can
 reach anything that user can. Virtual paths in the command are rewritten to host paths and host
-paths in the output back to virtual ones; secret-looking environment variables are removed.
+paths in the output back to virtual ones; secret-looking environment variables are removed; the
+timeout kills the process group and the output is capped as it is read.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import os
 import re
-import signal
 
-from agent.sandbox.files import clip
+from agent.config import SandboxConfig
+from agent.sandbox.limits import MB
+from agent.sandbox.proc import run_process
+from agent.sandbox.provider import Job, report
 from agent.sandbox.vfs import VirtualFS
 
 _SECRET = re.compile(r"KEY|SECRET|TOKEN|PASS|CREDENTIAL|DSN|DATABASE_URL|COOKIE|AUTH", re.I)
@@ -26,33 +27,34 @@ def scrubbed_env(workspace: str) -> dict[str, str]:
     return env
 
 
+class LocalProvider:
+    name = "local"
+
+    def __init__(self, cfg: SandboxConfig) -> None:
+        self.cfg = cfg
+
+    async def run(self, fs: VirtualFS, job: Job, *, timeout: float, limit: int) -> str:
+        workspace = str(fs.mounts[0].host.resolve())
+        stdin = fs.unmask(job.stdin.decode()).encode() if job.stdin is not None else None
+        max_bytes = self.cfg.max_output_mb * MB
+        outcome = await run_process(
+            [fs.unmask(arg) for arg in job.argv],
+            env=scrubbed_env(workspace),
+            cwd=workspace,
+            stdin=stdin,
+            timeout=timeout,
+            keep_bytes=limit * 4,
+            max_bytes=max_bytes,
+        )
+        text = report(outcome, timeout=timeout, limit=limit, max_bytes=max_bytes, tree=False)
+        return fs.mask(text)
+
+    async def close(self) -> None:
+        return None
+
+
 async def run_bash(fs: VirtualFS, command: str, *, timeout: float, limit: int) -> str:
-    workspace = str(fs.mounts[0].host.resolve())
-    proc = await asyncio.create_subprocess_exec(
-        "/bin/bash",
-        "-c",
-        fs.unmask(command),
-        cwd=workspace,
-        env=scrubbed_env(workspace),
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT,
-        start_new_session=True,
+    """`bash` on the local provider with the default settings."""
+    return await LocalProvider(SandboxConfig()).run(
+        fs, Job.shell(command), timeout=timeout, limit=limit
     )
-    try:
-        out, _ = await asyncio.wait_for(proc.communicate(), timeout)
-    except (TimeoutError, asyncio.CancelledError) as exc:
-        _kill_group(proc.pid)
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(proc.wait(), 5)
-        if isinstance(exc, asyncio.CancelledError):
-            raise
-        return f"Timed out after {timeout:g} s; the command was killed."
-    text = fs.mask(out.decode("utf-8", errors="replace"))
-    status = f"exit code {proc.returncode}"
-    return clip(f"{text.rstrip()}\n[{status}]" if text.strip() else f"[{status}]", limit)
-
-
-def _kill_group(pid: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pid, signal.SIGKILL)

@@ -1,4 +1,5 @@
-"""The sandbox tools the model calls: ls, read_file, write_file, str_replace, glob, grep, bash.
+"""The sandbox tools the model calls: ls, read_file, write_file, str_replace, glob, grep, and
+`bash` and `python` (run by the sandbox provider, see agent/sandbox/provider.py).
 
 Each builds the thread's `VirtualFS` from `runtime.context` (an `agent.context.RunContext`);
 refusals raise `SandboxError`, which the ToolErrors middleware turns into an error tool message.
@@ -17,7 +18,7 @@ from langchain_core.tools import BaseTool
 from agent.config import SandboxConfig
 from agent.context import RunContext
 from agent.sandbox import files
-from agent.sandbox.shell import run_bash
+from agent.sandbox.provider import Job, Provider
 from agent.sandbox.vfs import SandboxError, VirtualFS
 from agent.tools.closure_tool import closure_tool
 
@@ -38,10 +39,10 @@ class FSFactory:
         return VirtualFS(context.dirs, self.skills_root, self.skill_allowed)
 
 
-def sandbox_tools(cfg: SandboxConfig, fs_for: FSFactory) -> list[BaseTool]:
+def sandbox_tools(cfg: SandboxConfig, fs_for: FSFactory, provider: Provider) -> list[BaseTool]:
     tools = _file_tools(cfg, fs_for)
     if cfg.bash_enabled:
-        tools.append(_bash_tool(cfg, fs_for))
+        tools += _code_tools(cfg, fs_for, provider)
     return tools
 
 
@@ -118,16 +119,31 @@ def _file_tools(cfg: SandboxConfig, fs_for: FSFactory) -> list[BaseTool]:
     return [ls, read_file, write_file, str_replace, glob, grep]
 
 
-def _bash_tool(cfg: SandboxConfig, fs_for: FSFactory) -> BaseTool:
+def _code_tools(cfg: SandboxConfig, fs_for: FSFactory, provider: Provider) -> list[BaseTool]:
     @closure_tool
     async def bash(command: str, runtime: ToolRuntime[RunContext]) -> str:
         """Run a bash command in /mnt/user-data/workspace (the working directory). Output is
         capped and the command is killed after a timeout. Use /mnt/user-data/... paths."""
-        return await run_bash(
-            fs_for(runtime), command, timeout=cfg.bash_timeout_seconds, limit=cfg.output_max_chars
+        return await provider.run(
+            fs_for(runtime),
+            Job.shell(command),
+            timeout=cfg.bash_timeout_seconds,
+            limit=cfg.output_max_chars,
         )
 
-    return bash
+    @closure_tool
+    async def python(code: str, runtime: ToolRuntime[RunContext]) -> str:
+        """Run a Python 3 script (the code, not a file name) in /mnt/user-data/workspace; print
+        what you need to see. Files it writes under /mnt/user-data are kept; put deliverables
+        in /mnt/user-data/outputs. Output is capped and the script is killed after a timeout."""
+        return await provider.run(
+            fs_for(runtime),
+            Job.python(code, cfg.python_command),
+            timeout=cfg.bash_timeout_seconds,
+            limit=cfg.output_max_chars,
+        )
+
+    return [bash, python]
 
 
 async def _off(fn: Callable[..., str], *args: Any) -> str:

@@ -115,3 +115,30 @@ async def test_tool_exception_becomes_an_error_result(
     [result] = tool_results(fake_openai.requests[1])
     assert result == "Error: RuntimeError: kaboom: testing"
     assert ch.texts() == ["The tool failed, sorry."]
+
+
+async def test_a_file_written_by_python_in_the_sandbox_is_delivered(
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
+    from tests.agent.sandbox_support import need_bwrap
+
+    need_bwrap()
+    code = "open('/mnt/user-data/outputs/sum.txt', 'w').write(str(sum(range(10))))\nprint('done')"
+    fake_openai.script(
+        Reply(tool_calls=[ToolCall("python", {"code": code})]),
+        Reply(
+            tool_calls=[
+                ToolCall("present_files", {"filepaths": ["/mnt/user-data/outputs/sum.txt"]})
+            ]
+        ),
+        Reply(text="The sum is in the file."),
+    )
+    sandbox = {"provider": "bwrap", "bash_enabled": True}
+    async with service(tmp_path, fake_openai, sandbox=sandbox) as svc:
+        ch = chan(svc)
+        await ch.inject("sum 0..9 into a file")
+        await svc.idle()
+    assert tool_results(fake_openai.requests[1]) == ["done\n[exit code 0]"]
+    [sent] = ch.of("file")
+    assert Path(sent.text) == outputs(tmp_path).resolve() / "sum.txt"
+    assert Path(sent.text).read_text() == "45"
