@@ -19,9 +19,9 @@ from pathlib import Path
 
 from agent.config import SandboxConfig
 from agent.paths import VIRTUAL_ROOT
+from agent.sandbox.contract import Job, report
 from agent.sandbox.limits import MB, as_root, hand_over, prlimit_argv, process_limit, sandbox_env
 from agent.sandbox.proc import run_process
-from agent.sandbox.provider import Job, report
 from agent.sandbox.vfs import SKILLS_ROOT, WORKSPACE, SandboxError, VirtualFS
 
 SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")

@@ -25,9 +25,9 @@ from dataclasses import dataclass, field
 
 from agent.config import SandboxConfig
 from agent.sandbox.bwrap import skill_binds
+from agent.sandbox.contract import Job, report
 from agent.sandbox.limits import MB, as_root, hand_over, sandbox_env
 from agent.sandbox.proc import run_process
-from agent.sandbox.provider import Job, report
 from agent.sandbox.vfs import WORKSPACE, SandboxError, VirtualFS
 
 log = logging.getLogger(__name__)

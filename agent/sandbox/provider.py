@@ -11,45 +11,17 @@ from __future__ import annotations
 
 import functools
 import shutil
-import signal
 import subprocess
 import sys
 from dataclasses import dataclass
-from typing import Protocol
 
 from agent.config import SandboxConfig
-from agent.sandbox.files import clip
-from agent.sandbox.proc import Outcome
-from agent.sandbox.vfs import VirtualFS
+from agent.sandbox.contract import Job, Provider, report
 
 LOCAL_WARNING = (
     "agent.sandbox: bash and python run on this host as the service's user (provider local, "
     "not an isolation boundary); install bubblewrap or set provider: docker"
 )
-
-
-@dataclass(frozen=True, slots=True)
-class Job:
-    """What to run inside: an argv, and the bytes for its stdin (a python script)."""
-
-    argv: tuple[str, ...]
-    stdin: bytes | None = None
-
-    @staticmethod
-    def shell(command: str) -> Job:
-        return Job(("/bin/bash", "-c", command))
-
-    @staticmethod
-    def python(code: str, python: str) -> Job:
-        return Job((python, "-"), code.encode("utf-8"))
-
-
-class Provider(Protocol):
-    name: str
-
-    async def run(self, fs: VirtualFS, job: Job, *, timeout: float, limit: int) -> str: ...
-
-    async def close(self) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,36 +85,6 @@ def make_provider(cfg: SandboxConfig) -> Provider:
     return LocalProvider(cfg)
 
 
-def report(
-    outcome: Outcome, *, timeout: float, limit: int, max_bytes: int, tree: bool = True
-) -> str:
-    """The tool's answer: the output (head and tail) and how the command ended. `tree`: the
-    provider kills everything the command started (local kills its process group only)."""
-    text = outcome.output.rstrip()
-    if outcome.timed_out:
-        killed = "the command and all it started were" if tree else "its process group was"
-        status = f"timed out after {timeout:g} s; {killed} killed"
-    elif outcome.too_much_output:
-        status = f"output passed {max_bytes // (1024 * 1024)} MB; the command was killed"
-    else:
-        status = _exit_status(outcome.returncode)
-    return clip(f"{text}\n[{status}]" if text else f"[{status}]", limit)
-
-
-def _exit_status(code: int | None) -> str:
-    if code is None:
-        return "exit code unknown"
-    if code < 0 or code > 128:
-        number = -code if code < 0 else code - 128
-        try:
-            name = signal.Signals(number).name
-        except ValueError:
-            return f"exit code {code}"
-        hint = {"SIGXCPU": " (CPU time limit)", "SIGXFSZ": " (file size limit)"}.get(name, "")
-        return f"exit code {code}: killed by {name}{hint}"
-    return f"exit code {code}"
-
-
 def preflight(cfg: SandboxConfig) -> tuple[str, list[str], list[str]]:
     """For `antler check` and start-up: (the line saying which provider runs and why,
     problems that stop the start, warnings)."""
@@ -158,3 +100,15 @@ def preflight(cfg: SandboxConfig) -> tuple[str, list[str], list[str]]:
     if choice.name == "local" and cfg.bash_enabled:
         warnings.append(LOCAL_WARNING)
     return line, problems, warnings
+
+
+__all__ = [
+    "LOCAL_WARNING",
+    "Choice",
+    "Job",
+    "Provider",
+    "choose",
+    "make_provider",
+    "preflight",
+    "report",
+]

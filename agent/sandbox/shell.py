@@ -12,9 +12,9 @@ import os
 import re
 
 from agent.config import SandboxConfig
+from agent.sandbox.contract import Job, report
 from agent.sandbox.limits import MB
 from agent.sandbox.proc import run_process
-from agent.sandbox.provider import Job, report
 from agent.sandbox.vfs import VirtualFS
 
 _SECRET = re.compile(r"KEY|SECRET|TOKEN|PASS|CREDENTIAL|DSN|DATABASE_URL|COOKIE|AUTH", re.I)

@@ -18,7 +18,7 @@ from langchain_core.tools import BaseTool
 from agent.config import SandboxConfig
 from agent.context import RunContext
 from agent.sandbox import files
-from agent.sandbox.provider import Job, Provider
+from agent.sandbox.contract import Job, Provider
 from agent.sandbox.vfs import SandboxError, VirtualFS
 from agent.tools.closure_tool import closure_tool
 
