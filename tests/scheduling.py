@@ -20,7 +20,7 @@ import itertools
 SLOW_SECONDS = {
     "tests/e2e/test_workers.py": 50.0,
     "tests/e2e/test_crash_recovery.py": 11.0,
-    "tests/gateway/test_schemathesis.py": 7.0,
+    "tests/gateway/test_schemathesis.py": 20.0,
     "tests/e2e/test_gateway_crash.py": 4.0,
     "tests/e2e/test_connection_leases.py": 6.0,
     "tests/console/test_browser.py": 4.0,
