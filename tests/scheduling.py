@@ -27,7 +27,6 @@ SLOW_SECONDS = {
     "tests/gateway/test_config_fuzz.py": 3.0,
     "tests/gateway/test_auth_allowlist.py": 3.0,
     "tests/gateway/test_unsafe_text.py": 3.0,
-    "tests/channels/test_parse_properties.py": 5.0,
     "tests/e2e/test_cli.py": 2.0,
     "tests/e2e/test_cli_storage.py": 2.0,
     "tests/bot/test_log_secrets.py": 2.0,
