@@ -137,6 +137,7 @@ class App:
             metrics=self.metrics,
             thread_for=self.schedules.thread_for,
         )
+        self.turns.settle.on_settled.append(self.schedules.scheduler.settled)
         command_service = CommandService(
             conversations=self.conversations,
             agent=self.runner,

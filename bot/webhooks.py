@@ -16,10 +16,14 @@ class DynamicRoutes:
     def add(self, method: str, path: str, handler: Handler) -> None:
         self._routes[(method.upper(), path)] = handler
 
+    def declares(self, path: str) -> bool:
+        """A channel's webhook path (public: the channel checks the platform's signature)."""
+        return any(p == path for _, p in self._routes)
+
     async def handle(self, request: web.Request) -> web.StreamResponse:
         handler = self._routes.get((request.method, request.path))
         if handler is None:
-            if any(path == request.path for _, path in self._routes):
+            if self.declares(request.path):
                 raise web.HTTPMethodNotAllowed(request.method, self._allowed(request.path))
             raise web.HTTPNotFound(text='{"detail": "Not Found"}', content_type="application/json")
         response: web.StreamResponse = await handler(request)

@@ -125,9 +125,10 @@ def _wrap(route: Route) -> Handler:
                         }
                     ],
                 )
+        _check_text(path, "path")
         call = Call(request, path)
         if route.query is not None:
-            call.query = route.query.model_validate(_query_dict(request))
+            call.query = route.query.model_validate(_check_text(_query_dict(request), "query"))
         if route.body is not None and (not route.multipart or "json" in request.content_type):
             call.body = route.body.model_validate(await _json_body(request))
         result = await route.fn(call)
@@ -151,11 +152,37 @@ async def _json_body(request: web.Request) -> Any:
     if not raw.strip():
         return {}
     try:
-        return json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as exc:
+        body = json.loads(raw)
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+        msg = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
         raise ApiError(
-            422, [{"loc": ["body"], "type": "json_invalid", "msg": f"invalid JSON: {exc}"}]
+            422, [{"loc": ["body"], "type": "json_invalid", "msg": f"invalid JSON: {msg}"}]
         ) from None
+    return _check_text(body, "body")
+
+
+# NUL (no PostgreSQL text holds it) and lone surrogates (no UTF-8 encodes them; JSON's
+# "\ud800" escape makes one): refused at the door, whatever the backend.
+_UNSAFE = re.compile("[\x00\ud800-\udfff]")
+
+
+def _check_text(value: Any, where: str) -> Any:
+    """`value`, or 422 naming the first string (key or value) that no store could keep."""
+    from gateway.errors import ApiError
+
+    stack: list[tuple[Any, list[Any]]] = [(value, [where])]
+    while stack:
+        item, loc = stack.pop()
+        if isinstance(item, dict):
+            stack += [(key, [*loc, "(key)"]) for key in item]
+            stack += [(v, [*loc, k]) for k, v in item.items()]
+        elif isinstance(item, list):
+            stack += [(v, [*loc, i]) for i, v in enumerate(item)]
+        elif isinstance(item, str) and _UNSAFE.search(item):
+            loc = [_UNSAFE.sub("?", x) if isinstance(x, str) else x for x in loc]
+            msg = "text must not hold NUL characters or lone UTF-16 surrogates"
+            raise ApiError(422, [{"loc": loc, "type": "string_unsafe", "msg": msg}])
+    return value
 
 
 def _respond(result: Any, status: int) -> web.StreamResponse:

@@ -10,13 +10,14 @@ from aiohttp import web
 
 from bot.config.schema import is_loopback
 from bot.webhooks import DynamicRoutes
-from gateway.auth import bearer_auth
+from gateway.auth import Allowlist, bearer_auth
 from gateway.errors import json_errors
 from gateway.registry import GATEWAY_KEY, OPENAPI_KEY, Route
 
 if TYPE_CHECKING:
     from bot.config.schema import Settings
     from bot.facade import ServiceFacade
+    from gateway.auth import ConsoleGate
 
 log = logging.getLogger("gateway")
 
@@ -70,8 +71,10 @@ def build_app(
 ) -> web.Application:
     """The aiohttp app: the admin API when `service` is given, else just /health.
     `auth_token` may be a callable, asked on every request (the token then changes live)."""
+    allow = Allowlist(routes)  # what passes without the token (gateway/auth.py)
     app = web.Application(
-        client_max_size=64 * 1024 * 1024, middlewares=[json_errors, bearer_auth(auth_token)]
+        client_max_size=64 * 1024 * 1024,
+        middlewares=[json_errors, bearer_auth(auth_token, allow)],
     )
     if service is None:
 
@@ -91,6 +94,7 @@ def build_app(
         app[OPENAPI_KEY] = openapi_on_demand(registry.routes, secured=secured)
         registry.mount(app)
         _mount_console(app, service, auth_token)
+        allow.console = _console_gate()
     app.router.add_route("*", "/{tail:.*}", _fallback(routes))
     return app
 
@@ -106,6 +110,12 @@ def _mount_console(
     mount_console(
         app, ConsoleServices.for_service(service), token if callable(token) else (lambda: token)
     )
+
+
+def _console_gate() -> ConsoleGate:
+    from gateway.console.login_page import Gate
+
+    return Gate()
 
 
 def _fallback(routes: DynamicRoutes) -> Callable[[web.Request], Any]:

@@ -5,6 +5,8 @@ transaction, so only one process gets it), publish each claimed run as a synthet
 `InboundMessage` whose event id is `schedule:<id>:<due epoch>` (the delivery journal's atomic
 accept makes a second publish of the same run a duplicate), and read back what became of earlier
 runs: a run whose delivery the platform refused for good pauses its schedule with the reason.
+A pass starts after the poll, when the next run is due, or at once when poked (a task created,
+resumed or triggered; a scheduled run settled); a poke during a pass starts the next one.
 
 A run found later than `late_after` seconds (the service was down) follows its schedule's
 missed-run policy: run once now, or skip to the next time; several missed runs count as one.
@@ -87,11 +89,19 @@ class Scheduler:
         self._wake = asyncio.Event()
 
     def poke(self) -> None:
-        """A schedule was created or resumed: look again now instead of after the poll."""
+        """A schedule was created, resumed or triggered: look again now instead of after the
+        poll. A poke during a pass is kept: the next pass starts as soon as this one ends."""
         self._wake.set()
+
+    def settled(self, msg: InboundMessage) -> None:
+        """A message was settled in the journal: if it was a scheduled run, reconcile now, so
+        the run's state follows its delivery instead of waiting for the poll."""
+        if msg.event_id.startswith(EVENT_PREFIX):
+            self.poke()
 
     async def run(self) -> None:
         while True:
+            self._wake.clear()  # before the pass: a poke arriving during it is not lost
             try:
                 await self.tick()
             except Exception:
@@ -101,7 +111,6 @@ class Scheduler:
     async def _sleep(self) -> None:
         due = await self.store.next_due()
         delay = self.poll if due is None else min(self.poll, max(0.0, due - self.clock.now()))
-        self._wake.clear()
         sleeper = asyncio.ensure_future(self.clock.sleep(delay))
         waker = asyncio.ensure_future(self._wake.wait())
         try:

@@ -32,6 +32,8 @@ class MalformedEvent(ValueError):
 
 def parse_message(data: Mapping[str, Any], *, channel: str, received_at: float) -> InboundMessage:
     """Convert one chatbot callback; raise MalformedEvent when it cannot be a message."""
+    if not isinstance(data, Mapping):
+        raise MalformedEvent(f"chatbot message is not an object: {type(data).__name__}")
     msg_id = _str(data.get("msgId"))
     if not msg_id:
         raise MalformedEvent("chatbot message without msgId")
@@ -128,10 +130,12 @@ def _nothing_read(kind: str, text: str, attachments: tuple[Attachment, ...]) -> 
 
 def webhook_of(data: Mapping[str, Any]) -> tuple[str, int]:
     """The session webhook and its expiry (epoch milliseconds); ("", 0) when absent."""
+    if not isinstance(data, Mapping):
+        return "", 0
     url = _str(data.get("sessionWebhook"))
     try:
         expires = int(data.get("sessionWebhookExpiredTime") or 0)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # OverflowError: Infinity
         expires = 0
     return url, expires
 

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import functools
+import logging
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ParamSpec
 
 from channels.base import Attachment, ChatRef, InboundMessage, UserRef
+
+log = logging.getLogger(__name__)
 
 CHANNEL = "slack"
 # Message subtypes that are still a person talking to us; every other subtype is ignored.
@@ -22,6 +26,25 @@ class BotIdentity:
     user_id: str
     bot_id: str = ""
     team_id: str = ""
+
+
+P = ParamSpec("P")
+
+
+def skip_malformed(
+    parse: Callable[P, InboundMessage | None],
+) -> Callable[P, InboundMessage | None]:
+    """None (skipped) for a payload whose values have the wrong types or keys missing."""
+
+    @functools.wraps(parse)
+    def parse_or_skip(*args: P.args, **kwargs: P.kwargs) -> InboundMessage | None:
+        try:
+            return parse(*args, **kwargs)
+        except (AttributeError, KeyError, TypeError, ValueError) as exc:
+            log.warning("malformed slack payload skipped (%s): %r", parse.__name__, exc)
+            return None
+
+    return parse_or_skip
 
 
 def mention_pattern(bot_user_id: str) -> re.Pattern[str]:
@@ -89,6 +112,7 @@ def parse_files(files: Sequence[Mapping[str, Any]] | None) -> tuple[Attachment, 
     return tuple(out)
 
 
+@skip_malformed
 def parse_event(
     body: Mapping[str, Any],
     me: BotIdentity,
@@ -140,6 +164,7 @@ def parse_event(
     )
 
 
+@skip_malformed
 def parse_slash_command(
     body: Mapping[str, Any], command_name: str, *, received_at: float = 0.0
 ) -> InboundMessage | None:
@@ -183,6 +208,7 @@ def ephemeral_user(message_id: str | None) -> str | None:
     return None
 
 
+@skip_malformed
 def parse_block_action(
     body: Mapping[str, Any], *, received_at: float = 0.0
 ) -> InboundMessage | None:

@@ -48,12 +48,14 @@ def parse_update(
     update: Mapping[str, Any], bot: BotIdentity, *, channel: str = "telegram", now: float = 0.0
 ) -> Parsed | None:
     """Parse one update. None: a kind of update the bot does not act on (edits, joins, ...)."""
+    if not isinstance(update, Mapping):
+        raise MalformedUpdate(f"update is not an object: {type(update).__name__}")
     try:
         if "message" in update:
             return _parse_message(update, update["message"], bot, channel, now)
         if "callback_query" in update:
             return _parse_callback(update["callback_query"], bot, channel, now)
-    except (KeyError, TypeError, ValueError) as exc:
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:  # a value of a wrong type
         raise MalformedUpdate(f"update {update.get('update_id')}: {exc!r}") from exc
     return None
 

@@ -1,15 +1,41 @@
-"""`/console/login` (the admin token → a session cookie) and `/console/logout`."""
+"""`/console/login` (the admin token → a session cookie) and `/console/logout`, and the
+console's side of the gateway's allowlist (gateway/auth.py): the login page and the assets
+it renders with are public; every other console path needs a logged-in session."""
 
 from __future__ import annotations
 
 from aiohttp import web
 
 from gateway.console.session import set_cookie
-from gateway.console.web import SESSIONS_KEY, Ctx, Pages
+from gateway.console.web import SESSIONS_KEY, Ctx, Pages, guarded, refused
 
 pages = Pages()
 public = Pages()  # served without a logged-in session
 HOME = "/console/channels"
+LOGIN = "/console/login"
+# what templates/login.html (and its base.html) loads; a test renders the page to keep it true
+LOGIN_ASSETS = frozenset(
+    {"/console/static/console.css", "/console/static/vendor/htmx-2.0.11.min.js"}
+)
+
+
+class Gate:
+    """For the gateway's auth: what is public, who is logged in, the answer to a stranger."""
+
+    public = frozenset({LOGIN}) | LOGIN_ASSETS
+
+    def authed(self, request: web.Request) -> bool:
+        session = request.app[SESSIONS_KEY].find(request)
+        return session is not None and session.authed
+
+    async def refuse(self, request: web.Request) -> web.StreamResponse:
+        """What the console answers a request without a logged-in session: its login page
+        (303) or 403, as every console page does."""
+        return await guarded(_not_reached)(request)
+
+
+async def _not_reached(ctx: Ctx) -> web.StreamResponse:
+    return refused(ctx.request)  # the guard lets only a logged-in session get here
 
 
 def safe_next(target: str) -> str:
@@ -19,14 +45,14 @@ def safe_next(target: str) -> str:
     return HOME
 
 
-@public.get("/console/login")
+@public.get(LOGIN)
 async def login_form(ctx: Ctx) -> web.StreamResponse:
     if ctx.session.authed:
         return ctx.back(safe_next(ctx.request.query.get("next", "")))
     return ctx.render("login.html", next=safe_next(ctx.request.query.get("next", "")), error="")
 
 
-@public.post("/console/login")
+@public.post(LOGIN)
 async def login(ctx: Ctx) -> web.StreamResponse:
     sessions = ctx.request.app[SESSIONS_KEY]
     target = safe_next(await ctx.field("next"))

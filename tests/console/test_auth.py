@@ -7,6 +7,7 @@ from pathlib import Path
 
 import aiohttp
 
+from gateway.console.login_page import LOGIN_ASSETS
 from tests.console.client import Console
 from tests.fakes.openai_server import FakeOpenAI
 from tests.gateway.conftest import AUTH, TOKEN
@@ -144,6 +145,13 @@ async def test_without_a_token_the_console_is_open_on_loopback_and_still_csrf_sa
 
 
 async def test_static_assets_are_served_with_their_licences(console: Console) -> None:
+    """The login page's own assets are public; the others need a logged-in session."""
+    status, _, resp = await console.get("/console/static/vendor/LICENSE-uplot.txt")
+    assert status == 303
+    assert resp.headers["Location"].startswith("/console/login?next=")
+    for path in LOGIN_ASSETS:
+        assert (await console.get(path))[0] == 200, path
+    await console.login(TOKEN)
     for path in (
         "/console/static/vendor/htmx-2.0.11.min.js",
         "/console/static/vendor/uPlot-1.6.32.iife.min.js",
@@ -158,8 +166,8 @@ async def test_static_assets_are_served_with_their_licences(console: Console) ->
     assert status in (403, 404)
 
 
-async def test_a_trailing_slash_finds_the_console(console: Console) -> None:
-    status, _, resp = await console.get("/console/")
+async def test_a_trailing_slash_finds_the_console(admin: Console) -> None:
+    status, _, resp = await admin.get("/console/")
     assert status == 308
     assert resp.headers["Location"] == "/console"
 

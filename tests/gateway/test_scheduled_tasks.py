@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -131,6 +132,26 @@ async def test_trigger_runs_now_and_runs_lists_it(sapi: Api, clock: VirtualClock
     assert [(r["state"], r["event_id"]) for r in runs["runs"]] == [("delivered", run["event_id"])]
     task = (await sapi.call("GET", f"{BASE}/1"))[1]
     assert task["state"] == "active"  # the schedule itself did not move
+
+
+async def test_a_triggered_run_is_delivered_and_shown_so_without_waiting_for_the_poll(
+    sapi: Api,
+) -> None:
+    """No manual tick: the trigger wakes the scheduler's loop, and the run's state leaves
+    `queued` as soon as its answer is settled (the virtual clock never ends the poll's sleep)."""
+    body = {"chat": CHAT, "creator": ANN, "schedule": "every day 09:00", "prompt": "status"}
+    await sapi.call("POST", BASE, json=body)
+    status, _, _ = await sapi.call("POST", f"{BASE}/1/trigger")
+    assert status == 202
+    states: list[str] = []
+    for _ in range(500):
+        await sapi.svc.idle()
+        states = [r["state"] for r in (await sapi.call("GET", f"{BASE}/1/runs"))[1]["runs"]]
+        if states != ["claimed"] and states != ["queued"]:
+            break
+        await asyncio.sleep(0.01)
+    assert len(channel(sapi).of("finish")) == 1
+    assert states == ["delivered"]
 
 
 async def test_thread_scheduled_tasks(sapi: Api) -> None:

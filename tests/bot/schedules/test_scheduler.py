@@ -17,6 +17,7 @@ from bot.conversations import Conversation
 from bot.db import open_db
 from bot.journal import SqliteJournal
 from bot.schedules import SchedulesConfig, build_schedules
+from bot.schedules.admin import ScheduleAdmin
 from bot.schedules.service import Schedules
 from bot.schedules.store import SqliteScheduleStore
 from channels.base import ChannelError, ChatRef, InboundMessage, PublishResult, UserRef
@@ -300,6 +301,34 @@ async def test_the_loop_sleeps_until_the_next_run_and_wakes_for_a_new_task(
         loop.cancel()
         await asyncio.gather(loop, return_exceptions=True)
     assert clock.sleeps == [30, 30, 10]  # the next due run is 10 s away: it sleeps just that
+
+
+async def test_a_trigger_during_a_pass_runs_at_once(tmp_path: Path, clock: VirtualClock) -> None:
+    """A poke arriving while a pass runs is not lost: the next pass starts when it ends, not
+    after the poll (the virtual clock's sleep never ends by itself here)."""
+    n = node(tmp_path, clock, poll_seconds=30)
+    admin = ScheduleAdmin(n.schedules, {"test"})
+    await n.schedules.create(CHAT, ANN, "every day 09:00 first")
+    await n.schedules.create(CHAT, ANN, "every day 09:00 second")
+    publish = n.publish
+
+    async def publish_and_trigger(msg: InboundMessage) -> PublishResult:
+        result = await publish(msg)
+        if msg.text == "first":  # the pass already read its claimed runs: this one is new
+            await admin.trigger(2)
+        return result
+
+    n.schedules.scheduler.publish = publish_and_trigger
+    loop = asyncio.create_task(n.schedules.scheduler.run())
+    try:
+        await _until(lambda: len(clock.sleeps) == 1)
+        await admin.trigger(1)
+        await _until(lambda: len(n.published) == 2)
+    finally:
+        loop.cancel()
+        await asyncio.gather(loop, return_exceptions=True)
+    assert [m.text for m in n.published] == ["first", "second"]
+    assert clock.now() == START  # no time passed: nothing waited for the poll
 
 
 async def _until(check: Callable[[], bool]) -> None:
