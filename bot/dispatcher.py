@@ -21,9 +21,9 @@ from bot import texts
 from bot.command_context import CommandContext, CommandService
 from bot.command_registry import CommandRegistry
 from bot.commands import ParsedCommand, parse_command
-from bot.conversations import ConversationStore
-from bot.journal import Entry, State
 from bot.notices import QueuedNotices, RunningReply
+from bot.stores.conversations import ConversationStore
+from bot.stores.journal import Entry, State
 from bot.turns import TurnRunner
 from channels.base import BusyPolicy, Channel, ChatRef, InboundMessage, ReplyDoc, ReplyHandle
 

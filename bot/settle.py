@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import logging
 
-from bot.journal import Journal
 from bot.metrics import Metrics
+from bot.stores.journal import Journal
 from channels.base import ChannelError, DeliveryRefused, InboundMessage, ReplyStatus
 
 log = logging.getLogger("bot.settle")

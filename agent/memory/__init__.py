@@ -3,6 +3,6 @@ injection."""
 
 from agent.memory.records import Fact, MemoryStore
 from agent.memory.service import MemoryService, MemoryView
-from agent.memory.store import SqliteMemoryStore
+from agent.memory.sqlite import SqliteMemoryStore
 
 __all__ = ["Fact", "MemoryService", "MemoryStore", "MemoryView", "SqliteMemoryStore"]

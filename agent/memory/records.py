@@ -1,6 +1,6 @@
 """What the agent remembers about a person, as values, and the `MemoryStore` interface every
-store implements (async, so a database server fits behind it): `SqliteMemoryStore` in
-agent/memory/store.py, `PostgresMemoryStore` in agent/memory/pg_store.py."""
+store implements (async, so a database server fits behind it). The rules are written once in
+agent/memory/store.py (`SqlMemoryStore`) over the backends in sqlite.py and postgres.py."""
 
 from __future__ import annotations
 
@@ -79,7 +79,7 @@ class MemoryStore(Protocol):
         threshold: float,
         done: list[int] | None = None,
     ) -> None:
-        """Merge an update in one transaction (see SqliteMemoryStore.apply)."""
+        """Merge an update in one transaction (see SqlMemoryStore.apply)."""
         ...
 
     async def add_fact(self, person: str, fact: NewFact, *, source: str) -> Fact | None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from bot.journal import Entry, Journal
+from bot.stores.journal import Entry, Journal
 from channels.base import InboundMessage
 
 Settled = Callable[[InboundMessage], Awaitable[None]]

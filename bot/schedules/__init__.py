@@ -11,7 +11,7 @@ from __future__ import annotations
 from bot.schedules.config import SchedulesConfig
 from bot.schedules.scheduler import Clock, Notify, Outcome, Publish, Scheduler, SystemClock
 from bot.schedules.service import Schedules
-from bot.schedules.store import ScheduleStore
+from bot.stores.schedules import ScheduleStore
 
 __all__ = ["Schedules", "SchedulesConfig", "SystemClock", "build_schedules"]
 

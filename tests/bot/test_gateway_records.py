@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from bot.schedules.store import NewSchedule
-from bot.stores import Stores, build_stores
-from bot.stores.gateway.records import KEEP_RUNS, ORPHANED, RunRow
+from bot.stores.build import Stores, build_stores
+from bot.stores.gateway import KEEP_RUNS, ORPHANED, RunRow
+from bot.stores.schedules import NewSchedule
 from channels.base import ChatRef, UserRef
 from tests.bot.test_stores import _settings, gone
 
@@ -271,7 +271,7 @@ async def test_two_processes_claim_each_due_run_once(
 async def test_an_earlier_release_s_thread_records_are_kept(tmp_path: Path) -> None:
     """Before runs were stored, `api_threads` was created outside the migrations (version 3)."""
     from bot.db import MIGRATIONS, open_db
-    from bot.stores.gateway.records import SqliteGatewayRecords
+    from bot.stores.gateway.sqlite import SqliteGatewayRecords
 
     old = sqlite3.connect(tmp_path / "antler.db", isolation_level=None)
     for script in MIGRATIONS[:3]:

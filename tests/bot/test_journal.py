@@ -7,7 +7,8 @@ import time
 from pathlib import Path
 
 from bot.db import MIGRATIONS, migrate, open_db
-from bot.journal import SqliteJournal, State
+from bot.stores.journal import State
+from bot.stores.journal.sqlite import SqliteJournal
 from channels.base import ChatRef, InboundMessage, UserRef
 
 

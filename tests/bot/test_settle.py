@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from bot.journal import SqliteJournal, State
 from bot.metrics import Metrics
 from bot.settle import Settle
+from bot.stores.journal import State
+from bot.stores.journal.sqlite import SqliteJournal
 from channels.base import ChannelError, DeliveryRefused, InboundMessage
 from tests.bot.test_journal import journal, message
 

@@ -13,8 +13,8 @@ import psycopg
 import pytest
 
 from bot.config.schema import ConfigError, settings_from_dict
-from bot.journal import State
-from bot.stores import Stores, build_stores
+from bot.stores.build import Stores, build_stores
+from bot.stores.journal import State
 from channels.base import ChatRef, InboundMessage, UserRef
 
 

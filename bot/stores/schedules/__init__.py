@@ -1,26 +1,27 @@
 """Where schedules, their runs and each conversation's time zone are kept.
 
-`ScheduleStore` is the async interface the service uses; `SqliteScheduleStore` is the embedded
-implementation on the service's database, `bot.stores.pg_schedules.PostgresScheduleStore` the
-one on PostgreSQL (bot/stores picks one). A due run is claimed in one transaction that moves the
-schedule on only if it still stands at that due time and records the run (keyed by schedule and
-due time): of two processes that see the same due run, exactly one claims it.
+`ScheduleStore` is the async interface the service uses and `SqlScheduleStore` its rules, once
+over a dialect (agent/sql.py); the backends are sqlite.py (the service's database) and
+postgres.py (bot/stores/build.py picks one). A due run is claimed in one transaction that moves
+the schedule on only if it still stands at that due time and records the run (keyed by schedule
+and due time): of two processes that see the same due run, exactly one claims it.
 """
 
 from __future__ import annotations
 
 import json
-import sqlite3
 import time
 from dataclasses import asdict, dataclass
 from typing import Any, Literal, Protocol
 
-from bot.schedules.config import MissedPolicy
+from agent.sql import Sql
 from channels.base import ChatRef, UserRef
 
 ScheduleState = Literal["active", "paused", "done", "cancelled"]
 RunState = Literal["claimed", "queued", "delivered", "failed", "skipped"]
 LIVE = ("active", "paused")
+_LIVE = "('active', 'paused')"
+MissedPolicy = Literal["run_once", "skip"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,41 +125,47 @@ COLUMNS = (
 )
 
 
-class SqliteScheduleStore:
-    def __init__(self, db: sqlite3.Connection) -> None:
-        self.db = db
+RUN_COLUMNS = "schedule_id, due_at, state, late, reason"
+
+
+class SqlScheduleStore:
+    """The schedules' rules over a dialect (`Sql`); a backend names the tables by `prefix`."""
+
+    prefix = ""
+
+    def __init__(self, sql: Sql) -> None:
+        self.sql = sql
+        self.table = f"{self.prefix}schedules"
+        self.runs_table = f"{self.prefix}schedule_runs"
+        self.zones = f"{self.prefix}chat_timezones"
 
     async def add(self, new: NewSchedule) -> Schedule:
-        now = time.time()
-        cur = self.db.execute(
-            "INSERT INTO schedules(conv_key, chat_key, chat, creator_key, creator, prompt, kind,"
-            " expr, tz, label, next_run, state, missed, fresh_thread, created_at, updated_at)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'active', ?, ?, ?, ?)",
-            insert_values(new, now),
+        row = await self.sql.one(
+            f"INSERT INTO {self.table}(conv_key, chat_key, chat, creator_key, creator, prompt,"
+            " kind, expr, tz, label, next_run, state, missed, fresh_thread, created_at,"
+            " updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'active', ?, ?, ?, ?)"
+            f" RETURNING {COLUMNS}",
+            insert_values(new, time.time()),
         )
-        found = await self.get(int(cur.lastrowid or 0))
-        assert found is not None
-        return found
+        assert row is not None
+        return schedule_from_row(row)
 
     async def get(self, schedule_id: int) -> Schedule | None:
-        row = self.db.execute(
-            f"SELECT {COLUMNS} FROM schedules WHERE id = ?", (schedule_id,)
-        ).fetchone()
+        row = await self.sql.one(f"SELECT {COLUMNS} FROM {self.table} WHERE id = ?", (schedule_id,))
         return schedule_from_row(row) if row else None
 
     async def for_chat(self, chat: str) -> list[Schedule]:
-        return self._select("chat_key = ? AND state IN ('active', 'paused') ORDER BY id", (chat,))
+        return await self._select(f"chat_key = ? AND state IN {_LIVE} ORDER BY id", (chat,))
 
     async def all(self, limit: int = 200) -> list[Schedule]:
-        return self._select("1 ORDER BY id DESC LIMIT ?", (limit,))
+        return await self._select("true ORDER BY id DESC LIMIT ?", (limit,))
 
     async def count_live(self, *, chat: str = "", creator_key: str = "") -> int:
         column, value = ("chat_key", chat) if chat else ("creator_key", creator_key)
-        (n,) = self.db.execute(
-            f"SELECT COUNT(*) FROM schedules WHERE {column} = ? AND state IN ('active', 'paused')",
-            (value,),
-        ).fetchone()
-        return int(n)
+        row = await self.sql.one(
+            f"SELECT COUNT(*) FROM {self.table} WHERE {column} = ? AND state IN {_LIVE}", (value,)
+        )
+        return int(row[0]) if row else 0
 
     async def set_state(
         self,
@@ -167,27 +174,21 @@ class SqliteScheduleStore:
         reason: str = "",
         next_run: float | None = None,
     ) -> Schedule | None:
-        if next_run is None:
-            self.db.execute(
-                "UPDATE schedules SET state = ?, reason = ?, updated_at = ? WHERE id = ?",
-                (state, reason, time.time(), schedule_id),
-            )
-        else:
-            self.db.execute(
-                "UPDATE schedules SET state = ?, reason = ?, next_run = ?,"
-                " updated_at = ? WHERE id = ?",
-                (state, reason, next_run, time.time(), schedule_id),
-            )
-        return await self.get(schedule_id)
+        move = "" if next_run is None else ", next_run = ?"
+        args = (state, reason) + (() if next_run is None else (next_run,))
+        row = await self.sql.one(
+            f"UPDATE {self.table} SET state = ?, reason = ?{move}, updated_at = ?"
+            f" WHERE id = ? RETURNING {COLUMNS}",
+            (*args, time.time(), schedule_id),
+        )
+        return schedule_from_row(row) if row else None
 
     async def due(self, now: float) -> list[Schedule]:
-        return self._select("state = 'active' AND next_run <= ? ORDER BY next_run", (now,))
+        return await self._select("state = 'active' AND next_run <= ? ORDER BY next_run", (now,))
 
     async def next_due(self) -> float | None:
-        (at,) = self.db.execute(
-            "SELECT MIN(next_run) FROM schedules WHERE state = 'active'"
-        ).fetchone()
-        return float(at) if at is not None else None
+        row = await self.sql.one(f"SELECT MIN(next_run) FROM {self.table} WHERE state = 'active'")
+        return float(row[0]) if row and row[0] is not None else None
 
     async def claim(
         self,
@@ -198,94 +199,93 @@ class SqliteScheduleStore:
         late: bool,
         now: float,
     ) -> bool:
-        """Record the run due at `schedule.next_run` and move the schedule on, atomically."""
+        """Record the run due at `schedule.next_run` and move the schedule on, atomically: the
+        schedule moves only if it still stands at that due time, and only then is the run
+        recorded, so of two processes claiming the same due run exactly one does (the second
+        waits for the first's write lock, then finds the schedule moved on)."""
         state = "active" if next_run is not None else "done"
-        self.db.execute("BEGIN IMMEDIATE")
-        try:
-            cur = self.db.execute(
-                "UPDATE schedules SET next_run = ?, last_run = ?, state = ?, updated_at = ?"
+
+        async def work(tx: Sql) -> bool:
+            moved = await tx.execute(
+                f"UPDATE {self.table} SET next_run = ?, last_run = ?, state = ?, updated_at = ?"
                 " WHERE id = ? AND next_run = ? AND state = 'active'",
                 (next_run, schedule.next_run, state, now, schedule.id, schedule.next_run),
             )
-            claimed = cur.rowcount == 1
-            if claimed:
-                self.db.execute(
-                    "INSERT INTO schedule_runs(schedule_id, due_at, state, late, created_at,"
-                    " updated_at) VALUES (?, ?, ?, ?, ?, ?)",
-                    (schedule.id, schedule.next_run, run_state, int(late), now, now),
-                )
-            self.db.execute("COMMIT")
-        except BaseException:
-            self.db.execute("ROLLBACK")
-            raise
-        return claimed
+            if moved != 1:
+                return False  # another process claimed it (or it changed meanwhile)
+            await tx.execute(
+                f"INSERT INTO {self.runs_table}(schedule_id, due_at, state, late, created_at,"
+                " updated_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (schedule_id, due_at)"
+                " DO NOTHING",
+                (schedule.id, schedule.next_run, run_state, late, now, now),
+            )
+            return True
+
+        return await self.sql.transaction(work)
 
     async def runs(self, state: RunState) -> list[Run]:
-        rows = self.db.execute(
-            "SELECT schedule_id, due_at, state, late, reason FROM"
-            " schedule_runs WHERE state = ? ORDER BY due_at",
+        rows = await self.sql.all(
+            f"SELECT {RUN_COLUMNS} FROM {self.runs_table} WHERE state = ? ORDER BY due_at",
             (state,),
         )
-        return [run_from_row(r) for r in rows.fetchall()]
+        return [run_from_row(r) for r in rows]
 
     async def runs_of(self, schedule_id: int, limit: int = 20) -> list[Run]:
-        rows = self.db.execute(
-            "SELECT schedule_id, due_at, state, late, reason FROM"
-            " schedule_runs WHERE schedule_id = ? ORDER BY due_at DESC"
-            " LIMIT ?",
+        rows = await self.sql.all(
+            f"SELECT {RUN_COLUMNS} FROM {self.runs_table}"
+            " WHERE schedule_id = ? ORDER BY due_at DESC LIMIT ?",
             (schedule_id, limit),
         )
-        return [run_from_row(r) for r in rows.fetchall()]
+        return [run_from_row(r) for r in rows]
 
     async def set_run(self, run: Run, state: RunState, reason: str = "") -> None:
-        self.db.execute(
-            "UPDATE schedule_runs SET state = ?, reason = ?, updated_at = ?"
+        await self.sql.execute(
+            f"UPDATE {self.runs_table} SET state = ?, reason = ?, updated_at = ?"
             " WHERE schedule_id = ? AND due_at = ?",
             (state, reason, time.time(), run.schedule_id, run.due_at),
         )
 
     async def timezone(self, conv_key: str) -> str | None:
-        row = self.db.execute(
-            "SELECT tz FROM chat_timezones WHERE conv_key = ?", (conv_key,)
-        ).fetchone()
+        row = await self.sql.one(f"SELECT tz FROM {self.zones} WHERE conv_key = ?", (conv_key,))
         return str(row[0]) if row else None
 
     async def set_timezone(self, conv_key: str, tz: str) -> None:
-        self.db.execute(
-            "INSERT INTO chat_timezones(conv_key, tz, updated_at) VALUES (?, ?, ?)"
-            " ON CONFLICT(conv_key) DO UPDATE SET tz = excluded.tz,"
+        await self.sql.execute(
+            f"INSERT INTO {self.zones}(conv_key, tz, updated_at) VALUES (?, ?, ?)"
+            " ON CONFLICT (conv_key) DO UPDATE SET tz = excluded.tz,"
             " updated_at = excluded.updated_at",
             (conv_key, tz, time.time()),
         )
 
     async def for_conversation(self, conv_key: str) -> list[Schedule]:
-        return self._select("conv_key = ? ORDER BY id", (conv_key,))
+        return await self._select("conv_key = ? ORDER BY id", (conv_key,))
 
     async def update(self, schedule_id: int, **fields: Any) -> Schedule | None:
         """Change stored fields (prompt, kind, expr, tz, label, next_run, missed, fresh_thread)."""
         unknown = set(fields) - UPDATABLE
         if unknown:
             raise ValueError(f"not updatable: {sorted(unknown)}")
-        if fields:
-            sets = ", ".join(f"{name} = ?" for name in fields)
-            self.db.execute(
-                f"UPDATE schedules SET {sets}, updated_at = ? WHERE id = ?",
-                (*fields.values(), time.time(), schedule_id),
-            )
-        return await self.get(schedule_id)
+        if "fresh_thread" in fields:
+            fields["fresh_thread"] = bool(fields["fresh_thread"])
+        sets = "".join(f"{name} = ?, " for name in fields)
+        row = await self.sql.one(
+            f"UPDATE {self.table} SET {sets}updated_at = ? WHERE id = ? RETURNING {COLUMNS}",
+            (*fields.values(), time.time(), schedule_id),
+        )
+        return schedule_from_row(row) if row else None
 
     async def add_run(self, schedule_id: int, due_at: float, now: float) -> bool:
         """Record an extra run (trigger now) without moving the schedule; False if it exists."""
-        cur = self.db.execute(
-            "INSERT OR IGNORE INTO schedule_runs(schedule_id, due_at, state, created_at,"
-            " updated_at) VALUES (?, ?, 'claimed', ?, ?)",
+        inserted = await self.sql.execute(
+            f"INSERT INTO {self.runs_table}(schedule_id, due_at, state, created_at, updated_at)"
+            " VALUES (?, ?, 'claimed', ?, ?) ON CONFLICT (schedule_id, due_at) DO NOTHING",
             (schedule_id, due_at, now, now),
         )
-        return cur.rowcount == 1
+        return inserted == 1
 
-    def _select(self, where: str, args: tuple[Any, ...]) -> list[Schedule]:
-        rows = self.db.execute(f"SELECT {COLUMNS} FROM schedules WHERE {where}", args)
-        return [schedule_from_row(r) for r in rows.fetchall()]
+    async def _select(self, where: str, args: tuple[Any, ...]) -> list[Schedule]:
+        rows = await self.sql.all(f"SELECT {COLUMNS} FROM {self.table} WHERE {where}", args)
+        return [schedule_from_row(r) for r in rows]
 
 
 def schedule_from_row(row: tuple[Any, ...]) -> Schedule:

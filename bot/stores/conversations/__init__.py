@@ -1,20 +1,21 @@
 """Which agent thread each chat (or topic) talks to, and its per-conversation settings.
 
-`ConversationStore` is the interface (async, so a database server fits behind it).
-`SqliteConversationStore` keeps the rows in the service's SQLite file with a small LRU of hot
-conversations, so 10,000 idle conversations cost disk, not RAM (one process owns the file, so
-the cache cannot go stale). The Postgres store is in bot/stores/pg_conversations.py.
+`ConversationStore` is the interface (async, so a database server fits behind it) and
+`SqlConversationStore` its rules, once over a dialect (agent/sql.py). The SQLite backend
+(sqlite.py) keeps a small LRU of hot conversations, so 10,000 idle conversations cost disk, not
+RAM (one process owns the file, so the cache cannot go stale); the PostgreSQL one (postgres.py)
+caches nothing, since another process may change a conversation at any time.
 """
 
 from __future__ import annotations
 
-import sqlite3
 import time
 import uuid
 from collections import OrderedDict
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, fields
 from typing import Protocol
 
+from agent.sql import Sql
 from channels.base import ChatRef
 
 _COLUMNS = "key, thread_id, channel, chat_id, model, thinking, plan_mode, title, created_at"
@@ -76,9 +77,14 @@ def check_settable(changes: dict[str, object]) -> None:
         raise ValueError(f"not settable: {sorted(unknown)}")
 
 
-class SqliteConversationStore:
-    def __init__(self, db: sqlite3.Connection, cache_size: int = 512) -> None:
-        self.db = db
+class SqlConversationStore:
+    """The conversations' rules over a dialect (`Sql`); the backends name the table and say
+    whether reads may be cached (`cache_size`: only where one process owns the rows)."""
+
+    table = "conversations"
+
+    def __init__(self, sql: Sql, cache_size: int = 0) -> None:
+        self.sql = sql
         self._cache: OrderedDict[str, Conversation] = OrderedDict()
         self._cache_size = cache_size
 
@@ -86,17 +92,33 @@ class SqliteConversationStore:
         if key in self._cache:
             self._cache.move_to_end(key)
             return self._cache[key]
-        row = self.db.execute(f"SELECT {_COLUMNS} FROM conversations WHERE key = ?", (key,))
-        found = row.fetchone()
-        return self._remember(conversation_from_row(found)) if found else None
+        row = await self.sql.one(f"SELECT {_COLUMNS} FROM {self.table} WHERE key = ?", (key,))
+        return self._remember(conversation_from_row(row)) if row else None
 
     async def get_or_create(self, chat: ChatRef) -> Conversation:
-        return await self.get(chat.key) or await self._insert(chat)
+        """Created with `INSERT … ON CONFLICT DO NOTHING`, then whichever row won is read
+        back: two processes creating the same chat's conversation at once end with one."""
+        found = await self.get(chat.key)
+        if found is not None:
+            return found
+        now = time.time()
+        model = await chat_default_model(self, chat)
+        row = await self.sql.one(
+            f"INSERT INTO {self.table}(key, thread_id, channel, chat_id, model, created_at,"
+            " updated_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO NOTHING"
+            f" RETURNING {_COLUMNS}",
+            (chat.key, new_thread_id(), chat.channel, chat.chat_id, model, now, now),
+        )
+        if row is not None:
+            return self._remember(conversation_from_row(row))
+        found = await self.get(chat.key)  # another process created it a moment ago
+        assert found is not None
+        return found
 
     async def by_thread(self, thread_id: str) -> Conversation | None:
-        row = self.db.execute(
-            f"SELECT {_COLUMNS} FROM conversations WHERE thread_id = ?", (thread_id,)
-        ).fetchone()
+        row = await self.sql.one(
+            f"SELECT {_COLUMNS} FROM {self.table} WHERE thread_id = ? LIMIT 1", (thread_id,)
+        )
         return conversation_from_row(row) if row else None
 
     async def new_thread(self, chat: ChatRef) -> Conversation:
@@ -106,47 +128,30 @@ class SqliteConversationStore:
 
     async def update(self, key: str, **changes: object) -> Conversation:
         check_settable(changes)
-        current = await self.get(key)
-        if current is None:
-            raise KeyError(key)
-        updated = replace(current, **changes)  # type: ignore[arg-type]
-        sets = ", ".join(f"{name} = ?" for name in changes)
-        values = [getattr(updated, name) for name in changes]
-        self.db.execute(
-            f"UPDATE conversations SET {sets}, updated_at = ? WHERE key = ?",
-            (*values, time.time(), key),
+        sets = "".join(f"{name} = ?, " for name in changes)
+        row = await self.sql.one(
+            f"UPDATE {self.table} SET {sets}updated_at = ? WHERE key = ? RETURNING {_COLUMNS}",
+            (*changes.values(), time.time(), key),
         )
-        return self._remember(updated)
+        if row is None:
+            self._cache.pop(key, None)
+            raise KeyError(key)
+        return self._remember(conversation_from_row(row))
 
     async def count(self) -> int:
-        (n,) = self.db.execute("SELECT COUNT(*) FROM conversations").fetchone()
-        return int(n)
+        row = await self.sql.one(f"SELECT COUNT(*) FROM {self.table}")
+        return int(row[0]) if row else 0
 
     async def all(self, limit: int = 1000, offset: int = 0) -> list[Conversation]:
-        rows = self.db.execute(
-            f"SELECT {_COLUMNS} FROM conversations ORDER BY updated_at DESC LIMIT ? OFFSET ?",
+        rows = await self.sql.all(
+            f"SELECT {_COLUMNS} FROM {self.table} ORDER BY updated_at DESC LIMIT ? OFFSET ?",
             (limit, offset),
         )
-        return [conversation_from_row(r) for r in rows.fetchall()]
-
-    async def _insert(self, chat: ChatRef) -> Conversation:
-        now = time.time()
-        conv = Conversation(
-            key=chat.key,
-            thread_id=new_thread_id(),
-            channel=chat.channel,
-            chat_id=chat.chat_id,
-            model=await chat_default_model(self, chat),
-            created_at=now,
-        )
-        self.db.execute(
-            "INSERT OR IGNORE INTO conversations(key, thread_id, channel, chat_id, model,"
-            " created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (conv.key, conv.thread_id, conv.channel, conv.chat_id, conv.model, now, now),
-        )
-        return await self.get(chat.key) or conv
+        return [conversation_from_row(row) for row in rows]
 
     def _remember(self, conv: Conversation) -> Conversation:
+        if not self._cache_size:
+            return conv
         self._cache[conv.key] = conv
         self._cache.move_to_end(conv.key)
         while len(self._cache) > self._cache_size:

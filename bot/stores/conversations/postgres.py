@@ -1,0 +1,43 @@
+"""Conversations on PostgreSQL, shared by every process on the database.
+
+No cache: another process may change a conversation (`/new`, `/models`) at any time, and a
+primary-key read costs a fraction of a millisecond. Creation is one `INSERT … ON CONFLICT DO
+NOTHING`, then whichever row won is read back, so two processes creating the same chat's
+conversation at once end with one thread.
+"""
+
+from __future__ import annotations
+
+from psycopg_pool import AsyncConnectionPool
+
+from agent.sql import PostgresSql
+from bot.stores.conversations import SqlConversationStore
+from bot.stores.pg import retrying
+
+MIGRATIONS = (
+    """
+    CREATE TABLE antler_conversations (
+        key TEXT PRIMARY KEY,
+        thread_id TEXT NOT NULL,
+        channel TEXT NOT NULL,
+        chat_id TEXT NOT NULL,
+        model TEXT,
+        thinking BOOLEAN NOT NULL DEFAULT false,
+        plan_mode BOOLEAN NOT NULL DEFAULT false,
+        title TEXT NOT NULL DEFAULT '',
+        created_at DOUBLE PRECISION NOT NULL,
+        updated_at DOUBLE PRECISION NOT NULL
+    );
+    CREATE INDEX antler_conversations_thread ON antler_conversations(thread_id);
+    CREATE INDEX antler_conversations_updated ON antler_conversations(updated_at)
+    """,
+)
+
+
+class PostgresConversationStore(SqlConversationStore):
+    """`ConversationStore` in table `antler_conversations` (no cache)."""
+
+    table = "antler_conversations"
+
+    def __init__(self, pool: AsyncConnectionPool) -> None:
+        super().__init__(PostgresSql(pool, "conversations", retrying))
