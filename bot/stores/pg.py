@@ -27,6 +27,7 @@ from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from bot.config.schema import ConfigError, PostgresConfig
+from bot.stores.schema import pending
 
 log = logging.getLogger("bot.stores.pg")
 
@@ -173,8 +174,8 @@ async def migrate(pool: AsyncConnectionPool, component: str, migrations: Sequenc
             )
             row: Any = await cur.fetchone()  # a dict: the pool's row factory is dict_row
             version = int(row["v"]) if row else 0
-            for number, script in enumerate(migrations[version:], start=version + 1):
-                for statement in filter(str.strip, script.split(";")):
+            for number, steps in pending(migrations, version):
+                for statement in steps:
                     await conn.execute(statement)  # type: ignore[arg-type]
                 await conn.execute(
                     "INSERT INTO antler_migrations(component, version) VALUES (%s, %s)",

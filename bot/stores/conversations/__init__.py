@@ -18,6 +18,17 @@ from typing import Protocol
 from agent.sql import Sql
 from channels.base import ChatRef
 
+TABLE = """
+    key TEXT PRIMARY KEY,
+    thread_id TEXT NOT NULL,
+    channel TEXT NOT NULL,
+    chat_id TEXT NOT NULL,
+    model TEXT,
+    thinking $bool NOT NULL DEFAULT $false,
+    plan_mode $bool NOT NULL DEFAULT $false,
+    title TEXT NOT NULL DEFAULT '',
+    created_at $real NOT NULL,
+    updated_at $real NOT NULL"""  # the conversations' columns (bot/stores/schema.py)
 _COLUMNS = "key, thread_id, channel, chat_id, model, thinking, plan_mode, title, created_at"
 
 

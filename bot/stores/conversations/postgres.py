@@ -11,22 +11,13 @@ from __future__ import annotations
 from psycopg_pool import AsyncConnectionPool
 
 from agent.sql import PostgresSql
-from bot.stores.conversations import SqlConversationStore
+from bot.stores.conversations import TABLE, SqlConversationStore
 from bot.stores.pg import retrying
+from bot.stores.schema import POSTGRES, columns
 
 MIGRATIONS = (
-    """
-    CREATE TABLE antler_conversations (
-        key TEXT PRIMARY KEY,
-        thread_id TEXT NOT NULL,
-        channel TEXT NOT NULL,
-        chat_id TEXT NOT NULL,
-        model TEXT,
-        thinking BOOLEAN NOT NULL DEFAULT false,
-        plan_mode BOOLEAN NOT NULL DEFAULT false,
-        title TEXT NOT NULL DEFAULT '',
-        created_at DOUBLE PRECISION NOT NULL,
-        updated_at DOUBLE PRECISION NOT NULL
+    f"""
+    CREATE TABLE antler_conversations ({columns(TABLE, POSTGRES)}
     );
     CREATE INDEX antler_conversations_thread ON antler_conversations(thread_id);
     CREATE INDEX antler_conversations_updated ON antler_conversations(updated_at)

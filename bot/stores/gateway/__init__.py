@@ -93,6 +93,25 @@ class GatewayRecords(Protocol):
         """Mark the unfinished runs of processes that stopped `error`; returns how many."""
 
 
+THREADS_TABLE = """
+    thread_id TEXT PRIMARY KEY,
+    metadata TEXT NOT NULL DEFAULT '{}',
+    created_at $real NOT NULL,
+    updated_at $real NOT NULL"""  # the columns of the tables, bot/stores/schema.py
+RUNS_TABLE = """
+    seq $id,
+    run_id TEXT NOT NULL UNIQUE,
+    thread_id TEXT NOT NULL,
+    assistant_id TEXT NOT NULL,
+    status TEXT NOT NULL,
+    created_at $real NOT NULL,
+    updated_at $real NOT NULL,
+    modes TEXT NOT NULL DEFAULT '[]',
+    metadata TEXT NOT NULL DEFAULT '{}',
+    kwargs TEXT NOT NULL DEFAULT '{}',
+    multitask_strategy TEXT NOT NULL DEFAULT 'reject',
+    error TEXT NOT NULL DEFAULT '',
+    run_values TEXT NOT NULL DEFAULT '{}'"""
 THREAD_COLUMNS = "thread_id, created_at, updated_at, metadata"
 RUN_COLUMNS = (
     "run_id, thread_id, assistant_id, status, created_at, updated_at, modes, metadata,"

@@ -14,32 +14,16 @@ from typing import Any
 from psycopg_pool import AsyncConnectionPool
 
 from agent.sql import PostgresSql, Sql
-from bot.stores.gateway import SqlGatewayRecords
+from bot.stores.gateway import RUNS_TABLE, THREADS_TABLE, SqlGatewayRecords
 from bot.stores.pg import retrying
 from bot.stores.pg_life import LIFE_LOCKS, LIVE_OWNERS
+from bot.stores.schema import POSTGRES, columns
 
 MIGRATIONS = (
-    """
-    CREATE TABLE antler_api_threads (
-        thread_id TEXT PRIMARY KEY,
-        metadata TEXT NOT NULL DEFAULT '{}',
-        created_at DOUBLE PRECISION NOT NULL,
-        updated_at DOUBLE PRECISION NOT NULL
+    f"""
+    CREATE TABLE antler_api_threads ({columns(THREADS_TABLE, POSTGRES)}
     );
-    CREATE TABLE antler_api_runs (
-        seq BIGSERIAL PRIMARY KEY,
-        run_id TEXT NOT NULL UNIQUE,
-        thread_id TEXT NOT NULL,
-        assistant_id TEXT NOT NULL,
-        status TEXT NOT NULL,
-        created_at DOUBLE PRECISION NOT NULL,
-        updated_at DOUBLE PRECISION NOT NULL,
-        modes TEXT NOT NULL DEFAULT '[]',
-        metadata TEXT NOT NULL DEFAULT '{}',
-        kwargs TEXT NOT NULL DEFAULT '{}',
-        multitask_strategy TEXT NOT NULL DEFAULT 'reject',
-        error TEXT NOT NULL DEFAULT '',
-        run_values TEXT NOT NULL DEFAULT '{}',
+    CREATE TABLE antler_api_runs ({columns(RUNS_TABLE, POSTGRES)},
         owner BIGINT NOT NULL DEFAULT 0
     );
     CREATE INDEX antler_api_runs_thread ON antler_api_runs(thread_id, seq);

@@ -129,6 +129,20 @@ class Journal(Protocol):
         ...
 
 
+TABLE = """
+    key TEXT PRIMARY KEY,
+    channel TEXT NOT NULL,
+    state TEXT NOT NULL,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    handle TEXT NOT NULL DEFAULT '',
+    final TEXT NOT NULL DEFAULT '',
+    parts_done INTEGER NOT NULL DEFAULT 0,
+    sending $bool NOT NULL DEFAULT $false,
+    reason TEXT NOT NULL DEFAULT '',
+    told $bool NOT NULL DEFAULT $false,
+    received_at $real NOT NULL,
+    updated_at $real NOT NULL,
+    payload TEXT NOT NULL DEFAULT ''"""  # the journal's columns (bot/stores/schema.py)
 COLUMNS = (
     "key, state, attempts, handle, final, parts_done, sending, reason, told,"
     " received_at, updated_at, payload"

@@ -21,26 +21,14 @@ from typing import Any
 from psycopg_pool import AsyncConnectionPool
 
 from agent.sql import PostgresSql
-from bot.stores.journal import COLUMNS, UNSETTLED_SQL, SqlJournal
+from bot.stores.journal import COLUMNS, TABLE, UNSETTLED_SQL, SqlJournal
 from bot.stores.pg import retrying
 from bot.stores.pg_life import LIFE_LOCKS, LIVE_OWNERS
+from bot.stores.schema import POSTGRES, columns
 
 MIGRATIONS = (
-    """
-    CREATE TABLE antler_journal (
-        key TEXT PRIMARY KEY,
-        channel TEXT NOT NULL,
-        state TEXT NOT NULL,
-        attempts INTEGER NOT NULL DEFAULT 0,
-        handle TEXT NOT NULL DEFAULT '',
-        final TEXT NOT NULL DEFAULT '',
-        parts_done INTEGER NOT NULL DEFAULT 0,
-        sending BOOLEAN NOT NULL DEFAULT false,
-        reason TEXT NOT NULL DEFAULT '',
-        told BOOLEAN NOT NULL DEFAULT false,
-        received_at DOUBLE PRECISION NOT NULL,
-        updated_at DOUBLE PRECISION NOT NULL,
-        payload TEXT NOT NULL DEFAULT '',
+    f"""
+    CREATE TABLE antler_journal ({columns(TABLE, POSTGRES)},
         claim TEXT NOT NULL DEFAULT ''
     );
     CREATE INDEX antler_journal_state ON antler_journal(state, received_at)

@@ -118,6 +118,39 @@ def insert_values(new: NewSchedule, now: float) -> tuple[Any, ...]:
     return (*where, *what, new.fresh_thread, now, now)
 
 
+SCHEDULES_TABLE = """
+    id $id,
+    conv_key TEXT NOT NULL,
+    chat_key TEXT NOT NULL,
+    chat TEXT NOT NULL,
+    creator_key TEXT NOT NULL,
+    creator TEXT NOT NULL,
+    prompt TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    expr TEXT NOT NULL DEFAULT '',
+    tz TEXT NOT NULL,
+    label TEXT NOT NULL,
+    next_run $real,
+    last_run $real,
+    state TEXT NOT NULL,
+    missed TEXT NOT NULL,
+    fresh_thread $bool NOT NULL DEFAULT $false,
+    reason TEXT NOT NULL DEFAULT '',
+    created_at $real NOT NULL,
+    updated_at $real NOT NULL"""  # the columns of the tables, bot/stores/schema.py
+RUNS_TABLE = """
+    schedule_id $bigint NOT NULL,
+    due_at $real NOT NULL,
+    state TEXT NOT NULL,
+    late $bool NOT NULL DEFAULT $false,
+    reason TEXT NOT NULL DEFAULT '',
+    created_at $real NOT NULL,
+    updated_at $real NOT NULL,
+    PRIMARY KEY (schedule_id, due_at)"""
+ZONES_TABLE = """
+    conv_key TEXT PRIMARY KEY,
+    tz TEXT NOT NULL,
+    updated_at $real NOT NULL"""
 UPDATABLE = {"prompt", "kind", "expr", "tz", "label", "next_run", "missed", "fresh_thread"}
 COLUMNS = (
     "id, chat, creator, prompt, kind, tz, label, next_run, state, expr, missed,"

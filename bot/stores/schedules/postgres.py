@@ -14,50 +14,21 @@ from psycopg_pool import AsyncConnectionPool
 
 from agent.sql import PostgresSql
 from bot.stores.pg import retrying
-from bot.stores.schedules import SqlScheduleStore
+from bot.stores.schedules import RUNS_TABLE, SCHEDULES_TABLE, ZONES_TABLE, SqlScheduleStore
+from bot.stores.schema import POSTGRES, columns
 
 MIGRATIONS = (
-    """
-    CREATE TABLE antler_schedules (
-        id BIGSERIAL PRIMARY KEY,
-        conv_key TEXT NOT NULL,
-        chat_key TEXT NOT NULL,
-        chat TEXT NOT NULL,
-        creator_key TEXT NOT NULL,
-        creator TEXT NOT NULL,
-        prompt TEXT NOT NULL,
-        kind TEXT NOT NULL,
-        expr TEXT NOT NULL DEFAULT '',
-        tz TEXT NOT NULL,
-        label TEXT NOT NULL,
-        next_run DOUBLE PRECISION,
-        last_run DOUBLE PRECISION,
-        state TEXT NOT NULL,
-        missed TEXT NOT NULL,
-        fresh_thread BOOLEAN NOT NULL DEFAULT false,
-        reason TEXT NOT NULL DEFAULT '',
-        created_at DOUBLE PRECISION NOT NULL,
-        updated_at DOUBLE PRECISION NOT NULL
+    f"""
+    CREATE TABLE antler_schedules ({columns(SCHEDULES_TABLE, POSTGRES)}
     );
     CREATE INDEX antler_schedules_due ON antler_schedules(state, next_run);
     CREATE INDEX antler_schedules_chat ON antler_schedules(chat_key);
     CREATE INDEX antler_schedules_creator ON antler_schedules(creator_key);
     CREATE INDEX antler_schedules_conv ON antler_schedules(conv_key);
-    CREATE TABLE antler_schedule_runs (
-        schedule_id BIGINT NOT NULL,
-        due_at DOUBLE PRECISION NOT NULL,
-        state TEXT NOT NULL,
-        late BOOLEAN NOT NULL DEFAULT false,
-        reason TEXT NOT NULL DEFAULT '',
-        created_at DOUBLE PRECISION NOT NULL,
-        updated_at DOUBLE PRECISION NOT NULL,
-        PRIMARY KEY (schedule_id, due_at)
+    CREATE TABLE antler_schedule_runs ({columns(RUNS_TABLE, POSTGRES)}
     );
     CREATE INDEX antler_schedule_runs_state ON antler_schedule_runs(state);
-    CREATE TABLE antler_chat_timezones (
-        conv_key TEXT PRIMARY KEY,
-        tz TEXT NOT NULL,
-        updated_at DOUBLE PRECISION NOT NULL
+    CREATE TABLE antler_chat_timezones ({columns(ZONES_TABLE, POSTGRES)}
     )
     """,
 )
