@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from agent.memory.store import SqlMemoryStore
+from agent.memory.store import MemoryStore
 from agent.sql import PostgresSql, Retry
 
 CLAIM_SECONDS = 300.0
@@ -56,7 +56,7 @@ MIGRATIONS = (
 )
 
 
-class PostgresMemoryStore(SqlMemoryStore):
+class PostgresMemoryStore(MemoryStore):
     """`MemoryStore` on a pool the caller owns."""
 
     facts_table = "antler_memory_facts"

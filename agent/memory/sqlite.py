@@ -8,7 +8,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from agent.memory.store import SqlMemoryStore
+from agent.memory.store import MemoryStore
 from agent.sql import SqliteSql
 
 _SCHEMA = """
@@ -47,7 +47,7 @@ CREATE TABLE IF NOT EXISTS person_links (
 """
 
 
-class SqliteMemoryStore(SqlMemoryStore):
+class SqliteMemoryStore(MemoryStore):
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.db = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)

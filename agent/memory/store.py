@@ -22,9 +22,9 @@ _FACT = "id, content, category, confidence, source, created_at, updated_at"
 _PENDING = "id, person, thread_id, user_text, answer"
 
 
-class SqlMemoryStore:
-    """`MemoryStore` (records.py): the rules; `facts`, `contexts`, `pending` and `links` are
-    the backend's table names."""
+class MemoryStore:
+    """The memory store: its interface and its rules (async, so a database server fits behind
+    it); the `*_table` names are the backend's."""
 
     facts_table = "facts"
     contexts_table = "contexts"
@@ -35,11 +35,13 @@ class SqlMemoryStore:
         self.sql = sql
 
     def close(self) -> None:
-        return None
+        """Let go of the database (a pool the caller owns stays open)."""
+        return
 
     # people ----------------------------------------------------------------------------------
 
     async def person(self, user_id: str) -> str:
+        """The person `user_id` counts as (itself unless linked)."""
         row = await self.sql.one(
             f"SELECT person FROM {self.links_table} WHERE user_id = ?", (user_id,)
         )

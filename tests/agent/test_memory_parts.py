@@ -12,8 +12,9 @@ import pytest
 from agent.memory.extract import ExtractionError, parse_update
 from agent.memory.inject import estimate_tokens, memory_block, rank_facts
 from agent.memory.postgres import PostgresMemoryStore
-from agent.memory.records import Fact, MemoryStore, MemoryUpdate, NewFact
+from agent.memory.records import Fact, MemoryUpdate, NewFact
 from agent.memory.sqlite import SqliteMemoryStore
+from agent.memory.store import MemoryStore
 from agent.titles import clean_title
 
 

@@ -5,25 +5,12 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from bot.stores.build import Stores, build_stores
 from bot.stores.gateway import KEEP_RUNS, ORPHANED, RunRow
-from tests.bot.test_stores import _settings, gone
-
-
-@pytest.fixture
-async def stores(tmp_path: Path, storage: dict[str, Any]) -> AsyncIterator[Stores]:
-    opened = build_stores(_settings(tmp_path, storage))
-    await opened.open()
-    try:
-        yield opened
-    finally:
-        await opened.close()
+from tests.bot.stores_support import gone, store_settings
 
 
 def _run(run_id: str, thread_id: str = "t1", status: str = "pending") -> RunRow:
@@ -119,7 +106,7 @@ async def test_deleting_a_thread_deletes_its_runs(stores: Stores) -> None:
 async def test_unfinished_runs_of_a_stopped_process_are_settled_as_errors(
     tmp_path: Path, storage: dict[str, Any]
 ) -> None:
-    first = build_stores(_settings(tmp_path, storage))
+    first = build_stores(store_settings(tmp_path, storage))
     await first.open()
     await first.gateway.add_run(_run("pending"))
     await first.gateway.add_run(_run("running"))
@@ -128,7 +115,7 @@ async def test_unfinished_runs_of_a_stopped_process_are_settled_as_errors(
     await first.gateway.set_run("done", "success")
     await gone(first)  # it died: no run of it ends any more
     await first.close()
-    second = build_stores(_settings(tmp_path, storage))
+    second = build_stores(store_settings(tmp_path, storage))
     await second.open()
     try:
         runs = {r.run_id: r for r in await second.gateway.runs("t1")}
@@ -144,7 +131,7 @@ async def test_postgres_leaves_the_runs_of_a_live_process_alone(
     tmp_path: Path, pg_dsn: str
 ) -> None:
     storage = {"backend": "postgres", "postgres": {"dsn": pg_dsn}}
-    one, two = (build_stores(_settings(tmp_path / str(i), storage)) for i in range(2))
+    one, two = (build_stores(store_settings(tmp_path / str(i), storage)) for i in range(2))
     await one.open()
     try:
         await one.gateway.add_run(_run("r1", status="running"))

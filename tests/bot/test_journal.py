@@ -15,7 +15,7 @@ from bot.db import MIGRATIONS, migrate
 from bot.stores.build import Stores, build_stores
 from bot.stores.journal import Journal, State
 from channels.base import ChatRef, InboundMessage, UserRef
-from tests.bot.test_stores import _settings, gone
+from tests.bot.stores_support import gone, store_settings
 
 Opener = Callable[[], Awaitable[Stores]]
 
@@ -39,7 +39,7 @@ async def processes(tmp_path: Path, storage: dict[str, Any]) -> AsyncIterator[Op
     opened: list[Stores] = []
 
     async def open_one() -> Stores:
-        stores = build_stores(_settings(tmp_path, storage))
+        stores = build_stores(store_settings(tmp_path, storage))
         await stores.open()
         opened.append(stores)
         return stores

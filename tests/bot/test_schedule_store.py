@@ -4,7 +4,6 @@ their runs, time zones, and two processes claiming the same due runs."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -13,20 +12,10 @@ import pytest
 from bot.stores.build import Stores, build_stores
 from bot.stores.schedules import NewSchedule
 from channels.base import ChatRef, UserRef
-from tests.bot.test_stores import _settings
+from tests.bot.stores_support import store_settings
 
 CHAT = ChatRef(channel="test", chat_id="c1", chat_type="group")
 ANN = UserRef(id="ann", name="Ann")
-
-
-@pytest.fixture
-async def stores(tmp_path: Path, storage: dict[str, Any]) -> AsyncIterator[Stores]:
-    opened = build_stores(_settings(tmp_path, storage))
-    await opened.open()
-    try:
-        yield opened
-    finally:
-        await opened.close()
 
 
 def _new(prompt: str = "report", first_run: float = 1000.0) -> NewSchedule:
@@ -102,8 +91,8 @@ async def test_a_due_run_is_claimed_once_and_walks_its_states(stores: Stores) ->
 async def test_two_processes_claim_each_due_run_once(
     tmp_path: Path, storage: dict[str, Any]
 ) -> None:
-    one = build_stores(_settings(tmp_path, storage))
-    two = build_stores(_settings(tmp_path, storage))
+    one = build_stores(store_settings(tmp_path, storage))
+    two = build_stores(store_settings(tmp_path, storage))
     await one.open()
     await two.open()
     try:

@@ -1,7 +1,7 @@
 """Which agent thread each chat (or topic) talks to, and its per-conversation settings.
 
-`ConversationStore` is the interface (async, so a database server fits behind it) and
-`SqlConversationStore` its rules, once over a dialect (agent/sql.py). The SQLite backend
+`ConversationStore` is the interface (async, so a database server fits behind it) and its
+rules, once over a dialect (agent/sql.py). The SQLite backend
 (sqlite.py) keeps a small LRU of hot conversations, so 10,000 idle conversations cost disk, not
 RAM (one process owns the file, so the cache cannot go stale); the PostgreSQL one (postgres.py)
 caches nothing, since another process may change a conversation at any time.
@@ -13,7 +13,6 @@ import time
 import uuid
 from collections import OrderedDict
 from dataclasses import dataclass, fields
-from typing import Protocol
 
 from agent.sql import Sql
 from channels.base import ChatRef
@@ -48,31 +47,6 @@ class Conversation:
 SETTABLE = {f.name for f in fields(Conversation)} - {"key", "channel", "chat_id", "created_at"}
 
 
-class ConversationStore(Protocol):
-    async def get(self, key: str) -> Conversation | None: ...
-
-    async def get_or_create(self, chat: ChatRef) -> Conversation:
-        """The chat's conversation; created once even when several processes ask at once."""
-        ...
-
-    async def by_thread(self, thread_id: str) -> Conversation | None: ...
-
-    async def new_thread(self, chat: ChatRef) -> Conversation:
-        """Point the conversation at a fresh thread, keeping its settings."""
-        ...
-
-    async def update(self, key: str, **changes: object) -> Conversation:
-        """Change settable fields (KeyError for an unknown conversation, ValueError for a
-        field that cannot be set)."""
-        ...
-
-    async def count(self) -> int: ...
-
-    async def all(self, limit: int = 1000, offset: int = 0) -> list[Conversation]:
-        """Most recently updated first."""
-        ...
-
-
 async def chat_default_model(store: ConversationStore, chat: ChatRef) -> str | None:
     """The model a new thread or topic of `chat` starts with: the chat-level setting (what
     /models set in the main chat, docs/channels/README.md "Scope")."""
@@ -88,9 +62,10 @@ def check_settable(changes: dict[str, object]) -> None:
         raise ValueError(f"not settable: {sorted(unknown)}")
 
 
-class SqlConversationStore:
-    """The conversations' rules over a dialect (`Sql`); the backends name the table and say
-    whether reads may be cached (`cache_size`: only where one process owns the rows)."""
+class ConversationStore:
+    """The conversations' interface and rules over a dialect (`Sql`); the backends name the
+    table and say whether reads may be cached (`cache_size`: only where one process owns the
+    rows)."""
 
     table = "conversations"
 
@@ -138,6 +113,8 @@ class SqlConversationStore:
         return await self.update(current.key, thread_id=new_thread_id())
 
     async def update(self, key: str, **changes: object) -> Conversation:
+        """Change settable fields (KeyError for an unknown conversation, ValueError for a
+        field that cannot be set)."""
         check_settable(changes)
         sets = "".join(f"{name} = ?, " for name in changes)
         row = await self.sql.one(
@@ -154,6 +131,7 @@ class SqlConversationStore:
         return int(row[0]) if row else 0
 
     async def all(self, limit: int = 1000, offset: int = 0) -> list[Conversation]:
+        """Most recently updated first."""
         rows = await self.sql.all(
             f"SELECT {_COLUMNS} FROM {self.table} ORDER BY updated_at DESC LIMIT ? OFFSET ?",
             (limit, offset),

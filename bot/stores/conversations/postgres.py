@@ -11,7 +11,7 @@ from __future__ import annotations
 from psycopg_pool import AsyncConnectionPool
 
 from agent.sql import PostgresSql
-from bot.stores.conversations import TABLE, SqlConversationStore
+from bot.stores.conversations import TABLE, ConversationStore
 from bot.stores.pg import retrying
 from bot.stores.schema import POSTGRES, columns
 
@@ -25,7 +25,7 @@ MIGRATIONS = (
 )
 
 
-class PostgresConversationStore(SqlConversationStore):
+class PostgresConversationStore(ConversationStore):
     """`ConversationStore` in table `antler_conversations` (no cache)."""
 
     table = "antler_conversations"

@@ -6,10 +6,10 @@ from __future__ import annotations
 import sqlite3
 
 from agent.sql import SqliteSql
-from bot.stores.conversations import SqlConversationStore
+from bot.stores.conversations import ConversationStore
 
 
-class SqliteConversationStore(SqlConversationStore):
+class SqliteConversationStore(ConversationStore):
     table = "conversations"
 
     def __init__(self, db: sqlite3.Connection, cache_size: int = 512) -> None:

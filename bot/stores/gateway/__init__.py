@@ -1,8 +1,8 @@
 """The Gateway's durable records: the threads created over the API and their runs.
 
-`GatewayRecords` is the interface the Gateway uses and `SqlGatewayRecords` its rules, once over
-a dialect (agent/sql.py); sqlite.py keeps the records in the service's SQLite file (tables
-`api_threads` and `api_runs`, bot/db.py), postgres.py on PostgreSQL; bot/stores/build.py picks.
+`GatewayRecords` is the interface the Gateway uses and its rules, once over a dialect
+(agent/sql.py); sqlite.py keeps the records in the service's SQLite file (tables `api_threads`
+and `api_runs`, bot/db.py), postgres.py on PostgreSQL; bot/stores/build.py picks.
 
 Only records are kept: a run's live event stream is in the process that runs it
 (gateway/langgraph/run_manager.py; with the Redis bus, also in Redis: bot/cluster/run_events.py).
@@ -18,7 +18,7 @@ import json
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from agent.sql import Sql
 
@@ -58,39 +58,6 @@ class RunRow:
     @property
     def finished(self) -> bool:
         return self.status not in UNFINISHED
-
-
-class GatewayRecords(Protocol):
-    async def thread(self, thread_id: str) -> ThreadRecord | None: ...
-    async def threads(self) -> list[ThreadRecord]: ...
-    async def create_thread(self, thread_id: str, metadata: dict[str, Any]) -> None:
-        """Insert the thread unless it exists (then nothing changes)."""
-
-    async def put_thread(self, thread_id: str, metadata: dict[str, Any], created_at: float) -> None:
-        """Insert the thread or replace its metadata; `updated_at` becomes now."""
-
-    async def touch_thread(self, thread_id: str) -> None: ...
-    async def delete_thread(self, thread_id: str) -> None:
-        """The thread's record and all its runs."""
-
-    async def add_run(self, run: RunRow) -> None:
-        """Record a new run; the thread's runs beyond the newest `KEEP_RUNS` go."""
-
-    async def set_run(
-        self,
-        run_id: str,
-        status: str,
-        *,
-        error: dict[str, str] | None = None,
-        values: dict[str, Any] | None = None,
-        at: float | None = None,
-    ) -> None: ...
-    async def run(self, thread_id: str, run_id: str) -> RunRow | None: ...
-    async def runs(self, thread_id: str, limit: int = KEEP_RUNS) -> list[RunRow]:
-        """The thread's runs, newest first."""
-
-    async def settle_orphans(self) -> int:
-        """Mark the unfinished runs of processes that stopped `error`; returns how many."""
 
 
 THREADS_TABLE = """
@@ -185,9 +152,10 @@ def _load(raw: Any, default: Any) -> Any:
     return value if isinstance(value, type(default)) or default is None else default
 
 
-class SqlGatewayRecords:
-    """The records' rules over a dialect (`Sql`); a backend names the tables by `prefix` and
-    says which unfinished runs are orphans (`_orphans`) and what a run row carries besides."""
+class GatewayRecords:
+    """The records' interface and rules over a dialect (`Sql`); a backend names the tables by
+    `prefix` and says which unfinished runs are orphans (`_orphans`) and what a run row carries
+    besides."""
 
     prefix = ""
 
@@ -207,6 +175,7 @@ class SqlGatewayRecords:
         return [thread_from_row(row) for row in rows]
 
     async def create_thread(self, thread_id: str, metadata: dict[str, Any]) -> None:
+        """Insert the thread unless it exists (then nothing changes)."""
         now = time.time()
         await self.sql.execute(
             f"INSERT INTO {self.threads_table}(thread_id, metadata, created_at, updated_at)"
@@ -215,6 +184,7 @@ class SqlGatewayRecords:
         )
 
     async def put_thread(self, thread_id: str, metadata: dict[str, Any], created_at: float) -> None:
+        """Insert the thread or replace its metadata; `updated_at` becomes now."""
         await self.sql.execute(
             f"INSERT INTO {self.threads_table}(thread_id, metadata, created_at, updated_at)"
             " VALUES (?, ?, ?, ?) ON CONFLICT (thread_id) DO UPDATE SET"
@@ -229,6 +199,8 @@ class SqlGatewayRecords:
         )
 
     async def delete_thread(self, thread_id: str) -> None:
+        """The thread's record and all its runs."""
+
         async def work(tx: Sql) -> None:  # both go, or neither
             await tx.execute(f"DELETE FROM {self.runs_table} WHERE thread_id = ?", (thread_id,))
             await tx.execute(f"DELETE FROM {self.threads_table} WHERE thread_id = ?", (thread_id,))
@@ -236,6 +208,7 @@ class SqlGatewayRecords:
         await self.sql.transaction(work)
 
     async def add_run(self, run: RunRow) -> None:
+        """Record a new run; the thread's runs beyond the newest `KEEP_RUNS` go."""
         extra = self._run_extra()
         columns = RUN_COLUMNS + "".join(f", {c}" for c in extra)
         marks = ", ".join("?" * (len(RUN_COLUMNS.split(",")) + len(extra)))
@@ -276,6 +249,7 @@ class SqlGatewayRecords:
         return run_from_row(row) if row else None
 
     async def runs(self, thread_id: str, limit: int = KEEP_RUNS) -> list[RunRow]:
+        """The thread's runs, newest first."""
         rows = await self.sql.all(
             f"SELECT {RUN_COLUMNS} FROM {self.runs_table}"
             " WHERE thread_id = ? ORDER BY seq DESC LIMIT ?",
@@ -284,6 +258,7 @@ class SqlGatewayRecords:
         return [run_from_row(row) for row in rows]
 
     async def settle_orphans(self) -> int:
+        """Mark the unfinished runs of processes that stopped `error`; returns how many."""
         orphans, args = self._orphans()
         return await self.sql.execute(
             f"UPDATE {self.runs_table} SET status = 'error', error = ?, updated_at = ?"

@@ -14,7 +14,7 @@ from typing import Any
 from psycopg_pool import AsyncConnectionPool
 
 from agent.sql import PostgresSql, Sql
-from bot.stores.gateway import RUNS_TABLE, THREADS_TABLE, SqlGatewayRecords
+from bot.stores.gateway import RUNS_TABLE, THREADS_TABLE, GatewayRecords
 from bot.stores.pg import retrying
 from bot.stores.pg_life import LIFE_LOCKS, LIVE_OWNERS
 from bot.stores.schema import POSTGRES, columns
@@ -33,7 +33,7 @@ MIGRATIONS = (
 )
 
 
-class PostgresGatewayRecords(SqlGatewayRecords):
+class PostgresGatewayRecords(GatewayRecords):
     """`GatewayRecords` in tables `antler_api_threads`, `antler_api_runs`; each run row
     carries its process's `owner`."""
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 import sqlite3
 
 from agent.sql import SqliteSql
-from bot.stores.gateway import SqlGatewayRecords
+from bot.stores.gateway import GatewayRecords
 
 
-class SqliteGatewayRecords(SqlGatewayRecords):
+class SqliteGatewayRecords(GatewayRecords):
     prefix = ""
 
     def __init__(self, db: sqlite3.Connection) -> None:

@@ -1,10 +1,10 @@
 """Where schedules, their runs and each conversation's time zone are kept.
 
-`ScheduleStore` is the async interface the service uses and `SqlScheduleStore` its rules, once
-over a dialect (agent/sql.py); the backends are sqlite.py (the service's database) and
-postgres.py (bot/stores/build.py picks one). A due run is claimed in one transaction that moves
-the schedule on only if it still stands at that due time and records the run (keyed by schedule
-and due time): of two processes that see the same due run, exactly one claims it.
+`ScheduleStore` is the async interface the service uses and its rules, once over a dialect
+(agent/sql.py); the backends are sqlite.py (the service's database) and postgres.py
+(bot/stores/build.py picks one). A due run is claimed in one transaction that moves the schedule
+on only if it still stands at that due time and records the run (keyed by schedule and due
+time): of two processes that see the same due run, exactly one claims it.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import asdict, dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 from agent.sql import Sql
 from channels.base import ChatRef, UserRef
@@ -68,40 +68,6 @@ class Run:
     state: RunState
     late: bool = False
     reason: str = ""
-
-
-class ScheduleStore(Protocol):
-    async def add(self, new: NewSchedule) -> Schedule: ...
-    async def get(self, schedule_id: int) -> Schedule | None: ...
-    async def for_chat(self, chat: str) -> list[Schedule]: ...
-    async def all(self, limit: int = 200) -> list[Schedule]: ...
-    async def count_live(self, *, chat: str = "", creator_key: str = "") -> int: ...
-    async def set_state(
-        self,
-        schedule_id: int,
-        state: ScheduleState,
-        reason: str = "",
-        next_run: float | None = None,
-    ) -> Schedule | None: ...
-    async def due(self, now: float) -> list[Schedule]: ...
-    async def next_due(self) -> float | None: ...
-    async def claim(
-        self,
-        schedule: Schedule,
-        next_run: float | None,
-        *,
-        run_state: RunState,
-        late: bool,
-        now: float,
-    ) -> bool: ...
-    async def runs(self, state: RunState) -> list[Run]: ...
-    async def runs_of(self, schedule_id: int, limit: int = 20) -> list[Run]: ...
-    async def set_run(self, run: Run, state: RunState, reason: str = "") -> None: ...
-    async def timezone(self, conv_key: str) -> str | None: ...
-    async def set_timezone(self, conv_key: str, tz: str) -> None: ...
-    async def for_conversation(self, conv_key: str) -> list[Schedule]: ...
-    async def update(self, schedule_id: int, **fields: Any) -> Schedule | None: ...
-    async def add_run(self, schedule_id: int, due_at: float, now: float) -> bool: ...
 
 
 def chat_key(chat: ChatRef) -> str:
@@ -161,8 +127,9 @@ COLUMNS = (
 RUN_COLUMNS = "schedule_id, due_at, state, late, reason"
 
 
-class SqlScheduleStore:
-    """The schedules' rules over a dialect (`Sql`); a backend names the tables by `prefix`."""
+class ScheduleStore:
+    """The schedule store: its interface and its rules, over a dialect (`Sql`); a backend
+    (sqlite.py, postgres.py) names the tables by `prefix`."""
 
     prefix = ""
 

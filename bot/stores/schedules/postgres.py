@@ -14,7 +14,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from agent.sql import PostgresSql
 from bot.stores.pg import retrying
-from bot.stores.schedules import RUNS_TABLE, SCHEDULES_TABLE, ZONES_TABLE, SqlScheduleStore
+from bot.stores.schedules import RUNS_TABLE, SCHEDULES_TABLE, ZONES_TABLE, ScheduleStore
 from bot.stores.schema import POSTGRES, columns
 
 MIGRATIONS = (
@@ -34,7 +34,7 @@ MIGRATIONS = (
 )
 
 
-class PostgresScheduleStore(SqlScheduleStore):
+class PostgresScheduleStore(ScheduleStore):
     """`ScheduleStore` in tables `antler_schedules`, `antler_schedule_runs` and
     `antler_chat_timezones`."""
 

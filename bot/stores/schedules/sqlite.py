@@ -6,10 +6,10 @@ from __future__ import annotations
 import sqlite3
 
 from agent.sql import SqliteSql
-from bot.stores.schedules import SqlScheduleStore
+from bot.stores.schedules import ScheduleStore
 
 
-class SqliteScheduleStore(SqlScheduleStore):
+class SqliteScheduleStore(ScheduleStore):
     prefix = ""
 
     def __init__(self, db: sqlite3.Connection) -> None:
