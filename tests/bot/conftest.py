@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from bot.stores.build import Stores, build_stores
-from tests.bot.stores_support import store_settings
+from tests.bot.stores_support import Opener, store_settings
 
 
 @pytest.fixture
@@ -21,3 +21,21 @@ async def stores(tmp_path: Path, storage: dict[str, Any]) -> AsyncIterator[Store
         yield opened
     finally:
         await opened.close()
+
+
+@pytest.fixture
+async def processes(tmp_path: Path, storage: dict[str, Any]) -> AsyncIterator[Opener]:
+    """Opens the stores of one more process on the same database (all closed at the end)."""
+    opened: list[Stores] = []
+
+    async def open_one() -> Stores:
+        stores = build_stores(store_settings(tmp_path, storage))
+        await stores.open()
+        opened.append(stores)
+        return stores
+
+    try:
+        yield open_one
+    finally:
+        for stores in opened:
+            await stores.close()

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 from bot.config.schema import Settings, settings_from_dict
 from bot.stores.build import Stores
+
+Opener = Callable[[], Awaitable[Stores]]  # opens the stores of one more process
 
 
 def store_settings(tmp_path: Path, storage: dict[str, Any]) -> Settings:

@@ -5,19 +5,14 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from bot.db import MIGRATIONS, migrate
-from bot.stores.build import Stores, build_stores
 from bot.stores.journal import Journal, State
 from channels.base import ChatRef, InboundMessage, UserRef
-from tests.bot.stores_support import gone, store_settings
-
-Opener = Callable[[], Awaitable[Stores]]
+from tests.bot.stores_support import Opener, gone
 
 
 def message(event_id: str = "e1", text: str = "hi") -> InboundMessage:
@@ -31,24 +26,6 @@ def message(event_id: str = "e1", text: str = "hi") -> InboundMessage:
         received_at=time.time(),
         raw={"x": 1},
     )
-
-
-@pytest.fixture
-async def processes(tmp_path: Path, storage: dict[str, Any]) -> AsyncIterator[Opener]:
-    """Opens the stores of one more process on the same database (closed at the end)."""
-    opened: list[Stores] = []
-
-    async def open_one() -> Stores:
-        stores = build_stores(store_settings(tmp_path, storage))
-        await stores.open()
-        opened.append(stores)
-        return stores
-
-    try:
-        yield open_one
-    finally:
-        for stores in opened:
-            await stores.close()
 
 
 @pytest.fixture

@@ -4,15 +4,13 @@ their runs, time zones, and two processes claiming the same due runs."""
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
-from typing import Any
 
 import pytest
 
-from bot.stores.build import Stores, build_stores
+from bot.stores.build import Stores
 from bot.stores.schedules import NewSchedule
 from channels.base import ChatRef, UserRef
-from tests.bot.stores_support import store_settings
+from tests.bot.stores_support import Opener
 
 CHAT = ChatRef(channel="test", chat_id="c1", chat_type="group")
 ANN = UserRef(id="ann", name="Ann")
@@ -88,31 +86,22 @@ async def test_a_due_run_is_claimed_once_and_walks_its_states(stores: Stores) ->
     assert (finished.state, finished.next_run) == ("done", None)
 
 
-async def test_two_processes_claim_each_due_run_once(
-    tmp_path: Path, storage: dict[str, Any]
-) -> None:
-    one = build_stores(store_settings(tmp_path, storage))
-    two = build_stores(store_settings(tmp_path, storage))
-    await one.open()
-    await two.open()
-    try:
-        made = [await one.schedules.add(_new(f"task {i}")) for i in range(10)]
-        # both see every schedule due and claim each at the same moment
-        seen = [await s.schedules.due(1500.0) for s in (one, two)]
-        claims = await asyncio.gather(
-            *(
-                s.schedules.claim(due, 4600.0, run_state="claimed", late=False, now=1500.0)
-                for pair in zip(*seen, strict=True)
-                for s, due in zip((one, two), pair, strict=True)
-            )
+async def test_two_processes_claim_each_due_run_once(processes: Opener) -> None:
+    one, two = await processes(), await processes()
+    made = [await one.schedules.add(_new(f"task {i}")) for i in range(10)]
+    # both see every schedule due and claim each at the same moment
+    seen = [await s.schedules.due(1500.0) for s in (one, two)]
+    claims = await asyncio.gather(
+        *(
+            s.schedules.claim(due, 4600.0, run_state="claimed", late=False, now=1500.0)
+            for pair in zip(*seen, strict=True)
+            for s, due in zip((one, two), pair, strict=True)
         )
-        assert sum(claims) == len(made)
-        runs = await two.schedules.runs("claimed")
-        assert sorted(r.schedule_id for r in runs) == sorted(s.id for s in made)
-        assert all(s.next_run == 4600.0 for s in await one.schedules.all())
-    finally:
-        await one.close()
-        await two.close()
+    )
+    assert sum(claims) == len(made)
+    runs = await two.schedules.runs("claimed")
+    assert sorted(r.schedule_id for r in runs) == sorted(s.id for s in made)
+    assert all(s.next_run == 4600.0 for s in await one.schedules.all())
 
 
 async def test_lists_count_only_live_tasks_and_unknown_ids_change_nothing(stores: Stores) -> None:
