@@ -277,6 +277,33 @@ async def test_postgres_connection_lost_between_statements_is_taken_again(
         await stores.close()
 
 
+async def test_postgres_transaction_on_a_lost_connection_is_run_again_whole(
+    tmp_path: Path, pg_dsn: str
+) -> None:
+    """A store's transaction (here a schedule claim: move the task on, record its run) whose
+    connection the server dropped is run again from its start on a fresh connection."""
+    from bot.stores.schedules import NewSchedule
+
+    storage = {"backend": "postgres", "postgres": {"dsn": pg_dsn}}
+    stores = build_stores(store_settings(tmp_path, storage))
+    await stores.open()
+    try:
+        chat, ann = ChatRef(channel="test", chat_id="c1"), UserRef(id="ann", name="Ann")
+        new = NewSchedule(chat, ann, "report", "once", "UTC", "once", first_run=1000.0)
+        task = await stores.schedules.add(new)
+        app_name = psycopg.conninfo.conninfo_to_dict(pg_dsn)["application_name"]
+        with psycopg.connect(pg_dsn, autocommit=True, application_name="killer") as conn:
+            conn.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                " WHERE application_name = %s",
+                (app_name,),
+            )
+        assert await stores.schedules.claim(task, None, run_state="claimed", late=False, now=1.0)
+        assert [r.due_at for r in await stores.schedules.runs("claimed")] == [1000.0]
+    finally:
+        await stores.close()
+
+
 def test_postgres_backend_without_dsn_is_a_config_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as err:
         store_settings(tmp_path, {"backend": "postgres"})
