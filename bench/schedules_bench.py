@@ -13,9 +13,9 @@ from typing import Any
 
 from bench.support import LoopLag, summary, temp_dir
 from bot.db import open_db
-from bot.journal import SqliteJournal
 from bot.schedules import SchedulesConfig, build_schedules
-from bot.schedules.store import SqliteScheduleStore
+from bot.stores.journal.sqlite import SqliteJournal
+from bot.stores.schedules.sqlite import SqliteScheduleStore
 from channels.base import ChatRef, InboundMessage, PublishResult, UserRef
 
 TASKS = 5_000

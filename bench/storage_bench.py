@@ -21,8 +21,8 @@ from bench.spine_bench import ECHO, dispatcher_overhead, throughput
 from bench.support import temp_dir
 from bot.config.schema import settings_from_dict
 from bot.schedules import SchedulesConfig, build_schedules
-from bot.stores import Stores, build_stores
-from bot.stores.gateway.records import RunRow
+from bot.stores.build import Stores, build_stores
+from bot.stores.gateway import RunRow
 from channels.base import ChatRef, InboundMessage, PublishResult, UserRef
 
 FIGURES = (

@@ -12,8 +12,8 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from bot.journal import UNSETTLED, Entry, Journal, State
 from bot.resume import restored_handle
+from bot.stores.journal import UNSETTLED, Entry, Journal, State
 from channels.base import Channel, InboundMessage, ReplyHandle
 
 log = logging.getLogger("bot.answer_again")

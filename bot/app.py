@@ -25,13 +25,13 @@ from bot.config.schema import Settings
 from bot.context import ServiceContext
 from bot.dispatcher import Dispatcher
 from bot.facade import ServiceFacade
-from bot.journal import Entry, Journal
 from bot.metrics import Metrics
 from bot.resume import resume_entries
 from bot.schedules import build_schedules
 from bot.schedules.scheduler import EVENT_PREFIX as SCHEDULED_RUN
 from bot.schedules.scheduler import Clock
-from bot.stores import build_stores
+from bot.stores.build import build_stores
+from bot.stores.journal import Entry, Journal
 from bot.supervisor import ChannelSupervisor
 from bot.topology import build_topology
 from bot.turns import TurnRunner

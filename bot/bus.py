@@ -12,8 +12,8 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from bot.journal import Journal
 from bot.metrics import Metrics
+from bot.stores.journal import Journal
 from channels.base import InboundMessage, PublishResult
 
 log = logging.getLogger("bot.bus")

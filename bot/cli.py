@@ -130,7 +130,7 @@ def port_taken(host: str, port: int) -> str:
 
 
 def _check(settings: Settings, warnings: list[str]) -> int:
-    from bot.stores import try_storage
+    from bot.stores.build import try_storage
 
     print(f"config ok: {settings.config_path}")
     print(f"data dir: {settings.storage.data_dir}")

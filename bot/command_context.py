@@ -15,8 +15,8 @@ from channels.base import Button, ChatRef, InboundMessage
 if TYPE_CHECKING:
     from agent.config import ModelConfig
     from agent.memory import MemoryService
-    from bot.conversations import Conversation, ConversationStore
     from bot.schedules.service import Schedules
+    from bot.stores.conversations import Conversation, ConversationStore
 
 
 class Lanes(Protocol):

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from bot.journal import Journal
+from bot.stores.journal import Journal
 from channels.base import Button, Channel, InboundMessage, ReplyDoc, ReplyHandle, ToolStep
 
 

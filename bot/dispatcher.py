@@ -22,9 +22,9 @@ from bot.answer_again import AnswerAgain
 from bot.command_context import CommandContext, CommandService
 from bot.command_registry import CommandRegistry
 from bot.commands import ParsedCommand, parse_command
-from bot.conversations import ConversationStore
-from bot.journal import Entry, State
 from bot.notices import QueuedNotices, RunningReply
+from bot.stores.conversations import ConversationStore
+from bot.stores.journal import Entry, State
 from bot.turns import InstanceReplaced, TurnRunner
 from channels.base import BusyPolicy, Channel, ChatRef, InboundMessage, ReplyDoc, ReplyHandle
 

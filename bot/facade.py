@@ -15,11 +15,11 @@ if TYPE_CHECKING:
     from bot.cluster.run_events import RunEvents
     from bot.config.live import LiveConfig
     from bot.context import ChannelState
-    from bot.conversations import ConversationStore
-    from bot.journal import Journal
     from bot.metrics import Metrics
     from bot.schedules.service import Schedules
-    from bot.stores.gateway.records import GatewayRecords
+    from bot.stores.conversations import ConversationStore
+    from bot.stores.gateway import GatewayRecords
+    from bot.stores.journal import Journal
     from channels.base import ReplyDoc
 
 

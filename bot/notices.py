@@ -14,9 +14,9 @@ import asyncio
 import logging
 import time
 
-from bot.journal import Journal
 from bot.metrics import Metrics
 from bot.replies import ReplyStreamer
+from bot.stores.journal import Journal
 from channels.base import Channel, ChannelError, InboundMessage, ReplyDoc, ReplyHandle
 
 log = logging.getLogger("bot.notices")

@@ -12,8 +12,8 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from bot.journal import Entry, State
 from bot.settle import Settle
+from bot.stores.journal import Entry, State
 from channels.base import Channel, InboundMessage, ReplyHandle
 
 log = logging.getLogger("bot.resume")

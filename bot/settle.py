@@ -13,8 +13,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
-from bot.journal import Journal
 from bot.metrics import Metrics
+from bot.stores.journal import Journal
 from channels.base import ChannelError, DeliveryRefused, InboundMessage, ReplyStatus
 
 log = logging.getLogger("bot.settle")

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from bot.bus import MessageBus, OverflowHandler
 from bot.config.schema import BusBackend, Settings
-from bot.journal import Entry, Journal
 from bot.metrics import Metrics
+from bot.stores.journal import Entry, Journal
 
 if TYPE_CHECKING:
     from bot.cluster.connections import ConnectionLeases

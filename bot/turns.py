@@ -21,13 +21,13 @@ from agent.runner import AgentRunner
 from bot import texts
 from bot.command_registry import CommandRegistry
 from bot.commands import parse_command
-from bot.conversations import Conversation, ConversationStore
 from bot.delivery import DeliveryTrack, FinalPlan
-from bot.journal import Entry, Journal
 from bot.metrics import Metrics
 from bot.notices import RunningReply
 from bot.replies import ReplyStreamer
 from bot.settle import Settle
+from bot.stores.conversations import Conversation, ConversationStore
+from bot.stores.journal import Entry, Journal
 from channels.base import (
     Button,
     Channel,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from bot.facade import ServiceFacade
-from bot.stores.gateway.records import UNFINISHED
+from bot.stores.gateway import UNFINISHED
 from gateway.errors import ApiError
 from gateway.langgraph.run_manager import RunManager
 from gateway.langgraph.thread_store import ThreadRow, ThreadStore

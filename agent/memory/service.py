@@ -21,8 +21,9 @@ from typing import Any
 from agent.config_context import MemoryConfig
 from agent.memory.extract import extraction_messages, parse_update
 from agent.memory.inject import memory_block
-from agent.memory.records import Fact, MemoryStore, PendingExchange
-from agent.memory.store import SqliteMemoryStore
+from agent.memory.records import Fact, PendingExchange
+from agent.memory.sqlite import SqliteMemoryStore
+from agent.memory.store import MemoryStore
 from agent.relay import content_text
 
 log = logging.getLogger(__name__)

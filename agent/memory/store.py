@@ -1,8 +1,9 @@
-"""`SqliteMemoryStore`: what the agent remembers about each person, in `<data_dir>/memory.db`
-(statements take microseconds: they run inline on the loop). The interface and its values are in
-agent/memory/records.py; the PostgreSQL store is agent/memory/pg_store.py.
+"""The memory store's rules, once over a dialect (`Sql`, agent/sql.py): the merge of an
+extraction pass, the dedupe of facts, the cap per person, the queue of exchanges waiting for
+extraction. The backends only name the tables and say how the queue is claimed: sqlite.py
+(`<data_dir>/memory.db`, one process) and postgres.py (several processes share it).
 
-A *person* is a platform-qualified user id (`telegram:42`) unless `person_links` maps that id
+A *person* is a platform-qualified user id (`telegram:42`) unless the links table maps that id
 onto another person (an admin linking one human's accounts across platforms). Every change is
 one transaction, so a crash never leaves half an update behind.
 """
@@ -10,87 +11,56 @@ one transaction, so a crash never leaves half an update behind.
 from __future__ import annotations
 
 import re
-import sqlite3
 import time
-from pathlib import Path
+from typing import Any
 
-from agent.memory.records import (
-    CONTEXT_KINDS,
-    Fact,
-    MemoryUpdate,
-    NewFact,
-    PendingExchange,
-)
+from agent.memory.records import CONTEXT_KINDS, Fact, MemoryUpdate, NewFact, PendingExchange
+from agent.sql import Sql
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS facts (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    person TEXT NOT NULL,
-    content TEXT NOT NULL,
-    category TEXT NOT NULL,
-    confidence REAL NOT NULL,
-    source TEXT NOT NULL DEFAULT '',
-    created_at REAL NOT NULL,
-    updated_at REAL NOT NULL
-);
-CREATE INDEX IF NOT EXISTS facts_person ON facts(person, id);
-CREATE TABLE IF NOT EXISTS contexts (
-    person TEXT NOT NULL,
-    kind TEXT NOT NULL,
-    summary TEXT NOT NULL,
-    updated_at REAL NOT NULL,
-    PRIMARY KEY (person, kind)
-);
-CREATE TABLE IF NOT EXISTS pending (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    person TEXT NOT NULL,
-    thread_id TEXT NOT NULL,
-    user_text TEXT NOT NULL,
-    answer TEXT NOT NULL,
-    attempts INTEGER NOT NULL DEFAULT 0,
-    created_at REAL NOT NULL
-);
-CREATE TABLE IF NOT EXISTS person_links (
-    user_id TEXT PRIMARY KEY,
-    person TEXT NOT NULL,
-    linked_at REAL NOT NULL
-);
-"""
+NO_LIMIT = 2**62  # `LIMIT ? OFFSET ?` with this: every row after the offset, in both dialects
+_FACT = "id, content, category, confidence, source, created_at, updated_at"
+_PENDING = "id, person, thread_id, user_text, answer"
 
 
-class SqliteMemoryStore:
-    def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self.db = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
-        self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.execute("PRAGMA synchronous=NORMAL")
-        self.db.executescript(_SCHEMA)
+class MemoryStore:
+    """The memory store: its interface and its rules (async, so a database server fits behind
+    it); the `*_table` names are the backend's."""
+
+    facts_table = "facts"
+    contexts_table = "contexts"
+    pending_table = "pending"
+    links_table = "person_links"
+
+    def __init__(self, sql: Sql) -> None:
+        self.sql = sql
 
     def close(self) -> None:
-        self.db.close()
+        """Let go of the database (a pool the caller owns stays open)."""
+        return
 
     # people ----------------------------------------------------------------------------------
 
     async def person(self, user_id: str) -> str:
-        row = self.db.execute(
-            "SELECT person FROM person_links WHERE user_id = ?", (user_id,)
-        ).fetchone()
+        """The person `user_id` counts as (itself unless linked)."""
+        row = await self.sql.one(
+            f"SELECT person FROM {self.links_table} WHERE user_id = ?", (user_id,)
+        )
         return str(row[0]) if row else user_id
 
     async def link(self, user_id: str, person: str) -> None:
         """Treat `user_id` as `person` from now on (its own memory stays under its own id)."""
-        self.db.execute(
-            "INSERT OR REPLACE INTO person_links(user_id, person, linked_at) VALUES (?, ?, ?)",
+        await self.sql.execute(
+            f"INSERT INTO {self.links_table}(user_id, person, linked_at) VALUES (?, ?, ?)"
+            " ON CONFLICT (user_id) DO UPDATE SET person = excluded.person,"
+            " linked_at = excluded.linked_at",
             (user_id, person, time.time()),
         )
 
     # reading ---------------------------------------------------------------------------------
 
     async def facts(self, person: str) -> list[Fact]:
-        rows = self.db.execute(
-            "SELECT id, content, category, confidence, source, created_at, updated_at FROM facts"
-            " WHERE person = ? ORDER BY id",
-            (person,),
+        rows = await self.sql.all(
+            f"SELECT {_FACT} FROM {self.facts_table} WHERE person = ? ORDER BY id", (person,)
         )
         return [
             Fact(int(i), str(c), str(k), float(p), str(s), float(t), float(u))
@@ -99,34 +69,39 @@ class SqliteMemoryStore:
 
     async def context_times(self, person: str) -> dict[str, tuple[str, float]]:
         """Each context summary with the time it was last written."""
-        rows = self.db.execute(
-            "SELECT kind, summary, updated_at FROM contexts WHERE person = ?", (person,)
+        rows = await self.sql.all(
+            f"SELECT kind, summary, updated_at FROM {self.contexts_table} WHERE person = ?",
+            (person,),
         )
         return {str(k): (str(s), float(t)) for k, s, t in rows if k in CONTEXT_KINDS and s}
 
     async def people(self) -> list[tuple[str, int, float]]:
         """(person, facts, last change) for everyone remembered, most recent first."""
-        rows = self.db.execute(
+        rows = await self.sql.all(
             "SELECT person, SUM(n), MAX(t) FROM ("
-            " SELECT person, 1 AS n, updated_at AS t FROM facts"
-            " UNION ALL SELECT person, 0, updated_at FROM contexts)"
+            f" SELECT person, 1 AS n, updated_at AS t FROM {self.facts_table}"
+            f" UNION ALL SELECT person, 0, updated_at FROM {self.contexts_table}) AS changes"
             " GROUP BY person ORDER BY MAX(t) DESC"
         )
         return [(str(p), int(n), float(t)) for p, n, t in rows]
 
     async def contexts(self, person: str) -> dict[str, str]:
-        rows = self.db.execute("SELECT kind, summary FROM contexts WHERE person = ?", (person,))
+        rows = await self.sql.all(
+            f"SELECT kind, summary FROM {self.contexts_table} WHERE person = ?", (person,)
+        )
         found = {str(kind): str(summary) for kind, summary in rows}
         return {kind: found[kind] for kind in CONTEXT_KINDS if found.get(kind)}
 
     async def counts(self) -> tuple[int, int, int]:
         """(people remembered, facts, exchanges waiting for extraction)."""
-        people = self.db.execute(
-            "SELECT COUNT(*) FROM (SELECT person FROM facts UNION SELECT person FROM contexts)"
-        ).fetchone()[0]
-        facts = self.db.execute("SELECT COUNT(*) FROM facts").fetchone()[0]
-        pending = self.db.execute("SELECT COUNT(*) FROM pending").fetchone()[0]
-        return int(people), int(facts), int(pending)
+        row = await self.sql.one(
+            f"SELECT (SELECT COUNT(*) FROM (SELECT person FROM {self.facts_table} UNION"
+            f" SELECT person FROM {self.contexts_table}) AS people),"
+            f" (SELECT COUNT(*) FROM {self.facts_table}),"
+            f" (SELECT COUNT(*) FROM {self.pending_table})"
+        )
+        assert row is not None
+        return int(row[0]), int(row[1]), int(row[2])
 
     # writing ---------------------------------------------------------------------------------
 
@@ -142,47 +117,36 @@ class SqliteMemoryStore:
     ) -> None:
         """Merge an update in one transaction; keep at most `max_facts`, dropping the weakest.
 
-        `done` names the pending exchanges the update came from; they go in the same transaction.
+        A context summary replaces the kind's last one; a fact below `threshold`, empty, or
+        already known (same words, case and spacing aside) is left out. `done` names the
+        pending exchanges the update came from; they go in the same transaction.
         """
         now = time.time()
-        known = {normal(f.content): f.id for f in await self.facts(person)}
-        with _transaction(self.db):
-            for kind, summary in update.contexts.items():
-                if kind in CONTEXT_KINDS and summary.strip():
-                    self.db.execute(
-                        "INSERT OR REPLACE INTO contexts(person, kind, summary, updated_at)"
-                        " VALUES (?, ?, ?, ?)",
-                        (person, kind, summary.strip(), now),
-                    )
-            for fact_id in update.remove:
-                self.db.execute("DELETE FROM facts WHERE person = ? AND id = ?", (person, fact_id))
-            for fact in update.facts:
-                key = normal(fact.content)
-                if fact.confidence < threshold or not key or key in known:
-                    continue
-                known[key] = 0
-                self.db.execute(
-                    "INSERT INTO facts(person, content, category, confidence, source, created_at,"
-                    " updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    (
-                        person,
-                        fact.content.strip(),
-                        fact.category,
-                        fact.confidence,
-                        source,
-                        now,
-                        now,
-                    ),
-                )
-            self._trim(person, max_facts)
-            self._done_pending(done or [])
+        known = {normal(f.content) for f in await self.facts(person)}
+        new = []
+        for fact in update.facts:
+            key = normal(fact.content)
+            if fact.confidence >= threshold and key and key not in known:
+                known.add(key)
+                new.append(fact)
 
-    def _trim(self, person: str, max_facts: int) -> None:
-        self.db.execute(
-            "DELETE FROM facts WHERE id IN (SELECT id FROM facts WHERE person = ?"
-            " ORDER BY confidence DESC, id DESC LIMIT -1 OFFSET ?)",
-            (person, max_facts),
-        )
+        async def work(tx: Sql) -> None:
+            await self._put_contexts(tx, person, update.contexts, now, replace=True)
+            await tx.many(
+                f"DELETE FROM {self.facts_table} WHERE person = ? AND id = ?",
+                [(person, fact_id) for fact_id in update.remove],
+            )
+            await self._insert_facts(tx, person, new, source, now)
+            await tx.execute(
+                f"DELETE FROM {self.facts_table} WHERE id IN (SELECT id FROM {self.facts_table}"
+                " WHERE person = ? ORDER BY confidence DESC, id DESC LIMIT ? OFFSET ?)",
+                (person, NO_LIMIT, max_facts),
+            )
+            await tx.many(
+                f"DELETE FROM {self.pending_table} WHERE id = ?", [(i,) for i in done or []]
+            )
+
+        await self.sql.transaction(work)
 
     async def add_fact(self, person: str, fact: NewFact, *, source: str) -> Fact | None:
         """Remember one fact as given (an admin's edit); None when it is already known."""
@@ -190,19 +154,14 @@ class SqliteMemoryStore:
         if not key or any(normal(f.content) == key for f in await self.facts(person)):
             return None
         now = time.time()
-        cur = self.db.execute(
-            "INSERT INTO facts(person, content, category, confidence, source, created_at,"
-            " updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        row = await self.sql.one(
+            f"INSERT INTO {self.facts_table}(person, content, category, confidence, source,"
+            " created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
             (person, fact.content.strip(), fact.category, fact.confidence, source, now, now),
         )
+        assert row is not None
         return Fact(
-            int(cur.lastrowid or 0),
-            fact.content.strip(),
-            fact.category,
-            fact.confidence,
-            source,
-            now,
-            now,
+            int(row[0]), fact.content.strip(), fact.category, fact.confidence, source, now, now
         )
 
     async def edit_fact(
@@ -214,9 +173,10 @@ class SqliteMemoryStore:
         confidence: float | None = None,
     ) -> bool:
         """Change a fact of `person`; False when the person has no such fact."""
-        cur = self.db.execute(
-            "UPDATE facts SET content = COALESCE(?, content), category = COALESCE(?, category),"
-            " confidence = COALESCE(?, confidence), updated_at = ? WHERE person = ? AND id = ?",
+        changed = await self.sql.execute(
+            f"UPDATE {self.facts_table} SET content = COALESCE(?, content),"
+            " category = COALESCE(?, category), confidence = COALESCE(?, confidence),"
+            " updated_at = ? WHERE person = ? AND id = ?",
             (
                 content.strip() if content else None,
                 category,
@@ -226,84 +186,117 @@ class SqliteMemoryStore:
                 fact_id,
             ),
         )
-        return cur.rowcount > 0
+        return changed > 0
 
     async def replace(
         self, person: str, contexts: dict[str, str], facts: list[NewFact], *, source: str
     ) -> None:
         """Make `contexts` and `facts` all that is remembered of `person` (one transaction)."""
         now = time.time()
-        with _transaction(self.db):
-            self.db.execute("DELETE FROM facts WHERE person = ?", (person,))
-            self.db.execute("DELETE FROM contexts WHERE person = ?", (person,))
-            for kind, summary in contexts.items():
-                if kind in CONTEXT_KINDS and summary.strip():
-                    self.db.execute(
-                        "INSERT INTO contexts(person, kind, summary, updated_at)"
-                        " VALUES (?, ?, ?, ?)",
-                        (person, kind, summary.strip(), now),
-                    )
-            self.db.executemany(
-                "INSERT INTO facts(person, content, category, confidence, source, created_at,"
-                " updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (person, f.content.strip(), f.category, f.confidence, source, now, now)
-                    for f in facts
-                    if f.content.strip()
-                ],
+
+        async def work(tx: Sql) -> None:
+            await tx.execute(f"DELETE FROM {self.facts_table} WHERE person = ?", (person,))
+            await tx.execute(f"DELETE FROM {self.contexts_table} WHERE person = ?", (person,))
+            await self._put_contexts(tx, person, contexts, now, replace=False)
+            await self._insert_facts(
+                tx, person, [f for f in facts if f.content.strip()], source, now
             )
 
+        await self.sql.transaction(work)
+
     async def forget(self, person: str, fact_id: int) -> bool:
-        cur = self.db.execute("DELETE FROM facts WHERE person = ? AND id = ?", (person, fact_id))
-        return cur.rowcount > 0
+        removed = await self.sql.execute(
+            f"DELETE FROM {self.facts_table} WHERE person = ? AND id = ?", (person, fact_id)
+        )
+        return removed > 0
 
     async def clear(self, person: str) -> int:
         """Forget the person entirely: facts, summaries and exchanges not yet processed."""
-        with _transaction(self.db):
-            removed = self.db.execute("DELETE FROM facts WHERE person = ?", (person,)).rowcount
-            self.db.execute("DELETE FROM contexts WHERE person = ?", (person,))
-            self.db.execute("DELETE FROM pending WHERE person = ?", (person,))
-        return int(removed)
+
+        async def work(tx: Sql) -> int:
+            removed = await tx.execute(
+                f"DELETE FROM {self.facts_table} WHERE person = ?", (person,)
+            )
+            await tx.execute(f"DELETE FROM {self.contexts_table} WHERE person = ?", (person,))
+            await tx.execute(f"DELETE FROM {self.pending_table} WHERE person = ?", (person,))
+            return removed
+
+        return int(await self.sql.transaction(work))
+
+    async def _put_contexts(
+        self, tx: Sql, person: str, contexts: dict[str, str], now: float, *, replace: bool
+    ) -> None:
+        upsert = (
+            " ON CONFLICT (person, kind) DO UPDATE SET summary = excluded.summary,"
+            " updated_at = excluded.updated_at"
+            if replace
+            else ""
+        )
+        await tx.many(
+            f"INSERT INTO {self.contexts_table}(person, kind, summary, updated_at)"
+            f" VALUES (?, ?, ?, ?){upsert}",
+            [
+                (person, kind, summary.strip(), now)
+                for kind, summary in contexts.items()
+                if kind in CONTEXT_KINDS and summary.strip()
+            ],
+        )
+
+    async def _insert_facts(
+        self, tx: Sql, person: str, facts: list[NewFact], source: str, now: float
+    ) -> None:
+        await tx.many(
+            f"INSERT INTO {self.facts_table}(person, content, category, confidence, source,"
+            " created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [
+                (person, f.content.strip(), f.category, f.confidence, source, now, now)
+                for f in facts
+            ],
+        )
 
     # the queue of exchanges waiting for extraction -------------------------------------------
 
     async def add_pending(self, person: str, thread_id: str, user_text: str, answer: str) -> None:
-        self.db.execute(
-            "INSERT INTO pending(person, thread_id, user_text, answer, created_at)"
+        await self.sql.execute(
+            f"INSERT INTO {self.pending_table}(person, thread_id, user_text, answer, created_at)"
             " VALUES (?, ?, ?, ?, ?)",
             (person, thread_id, user_text, answer, time.time()),
         )
 
     async def has_pending(self) -> bool:
-        return self.db.execute("SELECT 1 FROM pending LIMIT 1").fetchone() is not None
+        return await self.sql.one(f"SELECT 1 FROM {self.pending_table} LIMIT 1") is not None
 
     async def pending(self) -> list[PendingExchange]:
-        rows = self.db.execute(
-            "SELECT id, person, thread_id, user_text, answer FROM pending ORDER BY id"
-        )
-        return [PendingExchange(int(i), str(p), str(t), str(u), str(a)) for i, p, t, u, a in rows]
-
-    def _done_pending(self, ids: list[int]) -> None:
-        self.db.executemany("DELETE FROM pending WHERE id = ?", [(i,) for i in ids])
+        """The exchanges waiting, oldest first (on a shared database: those no other process
+        is working on, claimed for this one)."""
+        return [pending_from_row(row) for row in await self._pending_rows()]
 
     async def failed_pending(self, ids: list[int], max_attempts: int = 3) -> None:
         """Count a failed pass; exchanges that failed `max_attempts` times are given up."""
-        with _transaction(self.db):
-            self.db.executemany(
-                "UPDATE pending SET attempts = attempts + 1 WHERE id = ?", [(i,) for i in ids]
+
+        async def work(tx: Sql) -> None:
+            await tx.many(
+                f"UPDATE {self.pending_table} SET attempts = attempts + 1{self._release}"
+                " WHERE id = ?",
+                [(i,) for i in ids],
             )
-            self.db.execute("DELETE FROM pending WHERE attempts >= ?", (max_attempts,))
+            await tx.execute(
+                f"DELETE FROM {self.pending_table} WHERE attempts >= ?", (max_attempts,)
+            )
+
+        await self.sql.transaction(work)
+
+    # what the backends spell their own way (here: one process takes every exchange) ---------
+
+    _release = ""  # what else a failed pass resets (a backend's claim)
+
+    async def _pending_rows(self) -> list[tuple[Any, ...]]:
+        return await self.sql.all(f"SELECT {_PENDING} FROM {self.pending_table} ORDER BY id")
 
 
-class _transaction:
-    def __init__(self, db: sqlite3.Connection) -> None:
-        self.db = db
-
-    def __enter__(self) -> None:
-        self.db.execute("BEGIN IMMEDIATE")
-
-    def __exit__(self, exc_type: object, *_: object) -> None:
-        self.db.execute("ROLLBACK" if exc_type else "COMMIT")
+def pending_from_row(row: tuple[Any, ...]) -> PendingExchange:
+    i, p, t, u, a = row
+    return PendingExchange(int(i), str(p), str(t), str(u), str(a))
 
 
 _SPACE = re.compile(r"\s+")

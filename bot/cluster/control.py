@@ -25,7 +25,7 @@ import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
 from bot.cluster.redis_client import done
-from bot.journal import dump_message, load_message
+from bot.stores.journal import dump_message, load_message
 from channels.base import ChatRef, InboundMessage
 
 log = logging.getLogger("bot.cluster.control")

@@ -6,14 +6,14 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from bot.journal import Entry, Journal
+from bot.stores.journal import Entry, Journal
 from channels.base import InboundMessage
 
 Settled = Callable[[InboundMessage], Awaitable[None]]
 
 
 class SettleNotifyingJournal:
-    """`bot.journal.Journal` around another one; `delivered` and `failed` also call `settled`."""
+    """A `Journal` around another one; `delivered` and `failed` also call `settled`."""
 
     def __init__(self, inner: Journal, settled: Settled) -> None:
         self.inner = inner

@@ -33,8 +33,16 @@ from bot.cluster import redis_client
 from bot.cluster.partitions import Partitions, partition_of
 from bot.cluster.redis_client import done
 from bot.config.schema import RedisConfig
-from bot.journal import UNSETTLED, Entry, Journal, State, dump_message, event_key, load_message
 from bot.metrics import Metrics
+from bot.stores.journal import (
+    UNSETTLED,
+    Entry,
+    Journal,
+    State,
+    dump_message,
+    event_key,
+    load_message,
+)
 from channels.base import InboundMessage, PublishResult
 
 log = logging.getLogger("bot.cluster.bus")

@@ -22,8 +22,8 @@ if TYPE_CHECKING:
     from bot.bus import OverflowHandler
     from bot.config.schema import RedisConfig
     from bot.dispatcher import Dispatcher
-    from bot.journal import Entry, Journal
     from bot.metrics import Metrics
+    from bot.stores.journal import Entry, Journal
     from channels.pacing import Pacer
 
 Resume = Callable[[list["Entry"]], Awaitable[None]]

@@ -1,9 +1,8 @@
 """Scheduled and proactive messages: the agent posts into a chat when asked, on time, once.
 
-parse (time expressions) · recurrence (croniter, time zones) · store (the async interface and
-its SQLite implementation; the PostgreSQL one is bot/stores/pg_schedules.py) · scheduler (the
-loop: claim, publish through the bus, reconcile) · service (what commands and the agent's tool
-do). docs/schedules.md is the user's guide.
+parse (time expressions) · recurrence (croniter, time zones) · the store in bot/stores/schedules/
+· scheduler (the loop: claim, publish through the bus, reconcile) · service (what commands and
+the agent's tool do). docs/schedules.md is the user's guide.
 """
 
 from __future__ import annotations
@@ -11,7 +10,7 @@ from __future__ import annotations
 from bot.schedules.config import SchedulesConfig
 from bot.schedules.scheduler import Clock, Notify, Outcome, Publish, Scheduler, SystemClock
 from bot.schedules.service import Schedules
-from bot.schedules.store import ScheduleStore
+from bot.stores.schedules import ScheduleStore
 
 __all__ = ["Schedules", "SchedulesConfig", "SystemClock", "build_schedules"]
 

@@ -7,7 +7,7 @@ from bot.schedules.config import MissedPolicy
 from bot.schedules.parse import ScheduleSyntaxError, When, parse_when
 from bot.schedules.recurrence import next_fire, valid_zone
 from bot.schedules.service import Schedules
-from bot.schedules.store import NewSchedule, Run, Schedule, ScheduleState
+from bot.stores.schedules import NewSchedule, Run, Schedule, ScheduleState
 from channels.base import ChatRef, UserRef
 
 LIVE_RUNS = ("claimed", "queued")

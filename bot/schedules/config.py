@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Literal
-
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from bot.schedules.recurrence import valid_zone
-
-MissedPolicy = Literal["run_once", "skip"]
+from bot.stores.schedules import MissedPolicy
 
 
 class SchedulesConfig(BaseModel):

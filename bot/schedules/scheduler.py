@@ -22,9 +22,9 @@ from collections.abc import Awaitable, Callable
 from typing import Protocol
 
 from bot import texts
-from bot.journal import Entry, State
 from bot.schedules.recurrence import local_text, next_fire
-from bot.schedules.store import Run, Schedule, ScheduleStore
+from bot.stores.journal import Entry, State
+from bot.stores.schedules import Run, Schedule, ScheduleStore
 from channels.base import ChannelError, ChatRef, InboundMessage, PublishResult
 
 log = logging.getLogger("bot.schedules")

@@ -14,12 +14,12 @@ from bot.schedules.config import SchedulesConfig
 from bot.schedules.parse import ParsedSchedule, ScheduleSyntaxError, parse_schedule, parse_when
 from bot.schedules.recurrence import local_text, next_fire, valid_zone
 from bot.schedules.scheduler import EVENT_PREFIX, Clock, Scheduler
-from bot.schedules.store import NewSchedule, Schedule, ScheduleStore, chat_key
+from bot.stores.schedules import NewSchedule, Schedule, ScheduleStore, chat_key
 from channels.base import Button, ChatRef, InboundMessage, UserRef
 
 if TYPE_CHECKING:
     from agent.tools.schedules import ScheduleRequest
-    from bot.conversations import Conversation
+    from bot.stores.conversations import Conversation
 
 _ACTIONS = {
     "cancel": ("cancelled", "cancelled"),

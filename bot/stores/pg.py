@@ -1,4 +1,5 @@
-"""PostgreSQL plumbing shared by the Postgres stores: the pool, the migrations, plain errors.
+"""PostgreSQL plumbing shared by the Postgres stores: the pool, the migrations, plain errors
+(the stores run their statements through `agent.sql.PostgresSql` with `retrying`).
 
 One psycopg 3 async pool per process. Its connections are in autocommit mode with dict rows and
 server-side prepared statements (what LangGraph's `AsyncPostgresSaver` needs; the bot's stores
@@ -17,16 +18,16 @@ import asyncio
 import logging
 import time
 import weakref
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
 import psycopg
 from psycopg.conninfo import conninfo_to_dict
-from psycopg.rows import dict_row, tuple_row
+from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from bot.config.schema import ConfigError, PostgresConfig
+from bot.stores.schema import pending
 
 log = logging.getLogger("bot.stores.pg")
 
@@ -155,45 +156,6 @@ async def retrying(what: str, op: Callable[[], Awaitable[T]]) -> T:
     raise AssertionError("unreachable")
 
 
-class Statements:
-    """Run one statement on a pooled connection (tuple rows), retried on a lost connection."""
-
-    def __init__(self, pool: AsyncConnectionPool, what: str) -> None:
-        self.pool = pool
-        self.what = what
-
-    async def execute(self, sql: str, args: Sequence[Any] = ()) -> int:
-        """The number of rows the statement touched."""
-
-        async def op() -> int:
-            async with self._cursor() as cur:
-                await cur.execute(sql, args)  # type: ignore[arg-type]
-                return cur.rowcount
-
-        return await retrying(self.what, op)
-
-    async def one(self, sql: str, args: Sequence[Any] = ()) -> tuple[Any, ...] | None:
-        async def op() -> tuple[Any, ...] | None:
-            async with self._cursor() as cur:
-                await cur.execute(sql, args)  # type: ignore[arg-type]
-                return await cur.fetchone()
-
-        return await retrying(self.what, op)
-
-    async def all(self, sql: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        async def op() -> list[tuple[Any, ...]]:
-            async with self._cursor() as cur:
-                await cur.execute(sql, args)  # type: ignore[arg-type]
-                return await cur.fetchall()
-
-        return await retrying(self.what, op)
-
-    @asynccontextmanager
-    async def _cursor(self) -> AsyncIterator[psycopg.AsyncCursor[tuple[Any, ...]]]:
-        async with self.pool.connection() as conn, conn.cursor(row_factory=tuple_row) as cur:
-            yield cur
-
-
 async def migrate(pool: AsyncConnectionPool, component: str, migrations: Sequence[str]) -> int:
     """Apply `component`'s migrations the database has not seen; returns the schema version."""
     async with pool.connection() as conn:
@@ -212,8 +174,8 @@ async def migrate(pool: AsyncConnectionPool, component: str, migrations: Sequenc
             )
             row: Any = await cur.fetchone()  # a dict: the pool's row factory is dict_row
             version = int(row["v"]) if row else 0
-            for number, script in enumerate(migrations[version:], start=version + 1):
-                for statement in filter(str.strip, script.split(";")):
+            for number, steps in pending(migrations, version):
+                for statement in steps:
                     await conn.execute(statement)  # type: ignore[arg-type]
                 await conn.execute(
                     "INSERT INTO antler_migrations(component, version) VALUES (%s, %s)",

@@ -20,7 +20,7 @@ log = logging.getLogger("bot.stores.pg_life")
 LIFE_LOCKS = 0x616E7470  # the first key of every life lock ("antp")
 LIVE_OWNERS = (
     "SELECT objid::text FROM pg_locks WHERE locktype = 'advisory'"
-    " AND classid = %s::oid AND objsubid = 2 AND granted"
+    " AND classid = ?::oid AND objsubid = 2 AND granted"
 )
 
 

@@ -12,7 +12,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agent.memory.records import Fact, MemoryStore, NewFact
+from agent.memory.records import Fact, NewFact
+from agent.memory.store import MemoryStore
 from gateway.langgraph.serialize import iso
 
 SECTIONS = {"work": "workContext", "personal": "personalContext", "top_of_mind": "topOfMind"}

@@ -13,7 +13,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from bot.schedules.admin import ScheduleAdmin, ScheduleError
-from bot.schedules.store import Run, Schedule
+from bot.stores.schedules import Run, Schedule
 from channels.base import ChatRef, UserRef
 from gateway.errors import ApiError
 from gateway.registry import PATH_PARAMS, Call, Registry

@@ -11,7 +11,7 @@ from aiohttp import web
 
 from agent.graph_api import STOPPED
 from agent.paths import THREAD_ID_PATTERN
-from bot.conversations import Conversation
+from bot.stores.conversations import Conversation
 from gateway.console.services import Conversations
 from gateway.console.web import Ctx, Pages, not_found
 from gateway.langgraph.serialize import state_values

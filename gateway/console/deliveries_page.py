@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from aiohttp import web
 
-from bot.journal import Entry
+from bot.stores.journal import Entry
 from gateway.console.web import Ctx, Pages
 
 pages = Pages()

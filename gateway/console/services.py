@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 from agent.config import ModelConfig
 from bot.context import ChannelState
-from bot.conversations import Conversation, ConversationStore
-from bot.journal import Entry, Journal
+from bot.stores.conversations import Conversation, ConversationStore
+from bot.stores.journal import Entry, Journal
 from channels.base import ReplyDoc
 from gateway.console.metrics_history import MetricsHistory
 
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from bot.facade import ServiceFacade
     from bot.schedules.admin import ScheduleAdmin
     from bot.schedules.service import Schedules as ScheduleService
-    from bot.schedules.store import ScheduleStore
+    from bot.stores.schedules import ScheduleStore
 
 
 @dataclass(frozen=True)

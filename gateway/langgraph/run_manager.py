@@ -27,7 +27,7 @@ from agent.errors import describe_failure
 from agent.events import RunSettings
 from agent.runner import AgentRunner, RunCancelled, ThreadBusy
 from bot.metrics import Metrics
-from bot.stores.gateway.records import KEEP_RUNS, GatewayRecords
+from bot.stores.gateway import KEEP_RUNS, GatewayRecords
 from gateway.langgraph.run_record import RunRecord
 from gateway.langgraph.serialize import jsonable, message_chunk, state_values
 

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot.stores.gateway.records import RunRow
+from bot.stores.gateway import RunRow
 from gateway.langgraph.serialize import iso
 
 REPLAY_BUFFER = 256

@@ -7,8 +7,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot.conversations import Conversation, ConversationStore
-from bot.stores.gateway.records import GatewayRecords, ThreadRecord
+from bot.stores.conversations import Conversation, ConversationStore
+from bot.stores.gateway import GatewayRecords, ThreadRecord
 
 
 @dataclass(frozen=True)

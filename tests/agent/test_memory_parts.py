@@ -11,9 +11,10 @@ import pytest
 
 from agent.memory.extract import ExtractionError, parse_update
 from agent.memory.inject import estimate_tokens, memory_block, rank_facts
-from agent.memory.pg_store import PostgresMemoryStore
-from agent.memory.records import Fact, MemoryStore, MemoryUpdate, NewFact
-from agent.memory.store import SqliteMemoryStore
+from agent.memory.postgres import PostgresMemoryStore
+from agent.memory.records import Fact, MemoryUpdate, NewFact
+from agent.memory.sqlite import SqliteMemoryStore
+from agent.memory.store import MemoryStore
 from agent.titles import clean_title
 
 
@@ -24,7 +25,7 @@ async def store(tmp_path: Path, storage: dict[str, Any]) -> AsyncIterator[Memory
         yield db
         db.close()
         return
-    from agent.memory import pg_store
+    from agent.memory import postgres as pg_store
     from bot.config.schema import PostgresConfig
     from bot.stores import pg
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from bot.config.schema import settings_from_dict
-from bot.stores import Stores, build_stores
+from bot.stores.build import Stores, build_stores
 
 PAYLOAD = {"text": "Pick one", "buttons": [["Fast", "/models fast"], ["Smart", "/models smart"]]}
 

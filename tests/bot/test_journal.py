@@ -1,4 +1,5 @@
-"""The delivery journal: its states, what a restart finds, dedupe, pruning and migration."""
+"""The delivery journal: its states, what a restart finds, dedupe, pruning (on both backends:
+the SQLite file and a real PostgreSQL server) and the SQLite file's migration."""
 
 from __future__ import annotations
 
@@ -6,9 +7,12 @@ import sqlite3
 import time
 from pathlib import Path
 
-from bot.db import MIGRATIONS, migrate, open_db
-from bot.journal import SqliteJournal, State
+import pytest
+
+from bot.db import MIGRATIONS, migrate
+from bot.stores.journal import Journal, State
 from channels.base import ChatRef, InboundMessage, UserRef
+from tests.bot.stores_support import Opener, gone
 
 
 def message(event_id: str = "e1", text: str = "hi") -> InboundMessage:
@@ -24,20 +28,21 @@ def message(event_id: str = "e1", text: str = "hi") -> InboundMessage:
     )
 
 
-def journal(tmp_path: Path) -> SqliteJournal:
-    return SqliteJournal(open_db(tmp_path), window_hours=24)
+@pytest.fixture
+async def journal(processes: Opener) -> Journal:
+    return (await processes()).journal
 
 
-async def test_accept_once_then_duplicate(tmp_path: Path) -> None:
-    j = journal(tmp_path)
+async def test_accept_once_then_duplicate(journal: Journal) -> None:
+    j = journal
     assert await j.accept(message()) is True
     assert await j.accept(message()) is False
     await j.forget(message())
     assert await j.accept(message()) is True  # released: the redelivery is taken
 
 
-async def test_states_from_accepted_to_delivered(tmp_path: Path) -> None:
-    j, msg = journal(tmp_path), message()
+async def test_states_from_accepted_to_delivered(journal: Journal) -> None:
+    j, msg = journal, message()
     await j.accept(msg)
     assert await j.start(msg) == 1
     await j.keep_handle(msg, {"message_id": 9})
@@ -63,8 +68,9 @@ async def test_states_from_accepted_to_delivered(tmp_path: Path) -> None:
     assert entry.msg is None
 
 
-async def test_unsettled_are_found_again_with_their_message(tmp_path: Path) -> None:
-    j = journal(tmp_path)
+async def test_unsettled_are_found_again_with_their_message(processes: Opener) -> None:
+    first = await processes()
+    j = first.journal
     done, running, waiting = message("a"), message("b", "long question"), message("c")
     for msg in (done, running, waiting):
         await j.accept(msg)
@@ -72,7 +78,8 @@ async def test_unsettled_are_found_again_with_their_message(tmp_path: Path) -> N
     await j.delivered(done)
     await j.start(running)
     await j.start(running)
-    again = SqliteJournal(open_db(tmp_path), window_hours=24)  # a new process
+    await gone(first)
+    again = (await processes()).journal  # a new process
     found = {e.key: e for e in await again.unsettled()}
     assert set(found) == {"telegram:b", "telegram:c"}
     assert found["telegram:b"].attempts == 2
@@ -80,8 +87,8 @@ async def test_unsettled_are_found_again_with_their_message(tmp_path: Path) -> N
     assert found["telegram:b"].msg == running
 
 
-async def test_failed_keeps_the_reason_and_whether_the_user_was_told(tmp_path: Path) -> None:
-    j, msg = journal(tmp_path), message()
+async def test_failed_keeps_the_reason_and_whether_the_user_was_told(journal: Journal) -> None:
+    j, msg = journal, message()
     await j.accept(msg)
     await j.failed(msg, "bot was blocked by the user", told=False)
     entry = await j.entry(msg)
@@ -95,13 +102,15 @@ async def test_failed_keeps_the_reason_and_whether_the_user_was_told(tmp_path: P
     assert [e.key for e in await j.recent(state="failed")] == ["telegram:e1"]
 
 
-async def test_prune_forgets_only_settled_rows_past_the_window(tmp_path: Path) -> None:
-    j = journal(tmp_path)
+async def test_prune_forgets_only_settled_rows_past_the_window(processes: Opener) -> None:
+    stores = await processes()
+    j = stores.journal
     old, pending = message("old"), message("pending")
     for msg in (old, pending):
         await j.accept(msg)
     await j.delivered(old)
     assert await j.prune(now=time.time() + 25 * 3600) == 1
+    await gone(stores)  # on PostgreSQL: unsettled rows are taken from processes that are gone
     assert [e.key for e in await j.unsettled()] == ["telegram:pending"]
 
 

@@ -7,17 +7,19 @@ from pathlib import Path
 
 import pytest
 
-from bot.journal import SqliteJournal, State
+from bot.db import open_db
 from bot.metrics import Metrics
 from bot.settle import Settle
+from bot.stores.journal import State
+from bot.stores.journal.sqlite import SqliteJournal
 from channels.base import ChannelError, DeliveryRefused, InboundMessage
-from tests.bot.test_journal import journal, message
+from tests.bot.test_journal import message
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 async def settled(tmp_path: Path, how: str) -> tuple[State, str, bool]:
-    j: SqliteJournal = journal(tmp_path)
+    j = SqliteJournal(open_db(tmp_path), window_hours=24)
     msg: InboundMessage = message()
     await j.accept(msg)
     await j.start(msg)

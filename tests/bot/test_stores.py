@@ -5,42 +5,17 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import psycopg
 import pytest
 
-from bot.config.schema import ConfigError, settings_from_dict
-from bot.journal import State
-from bot.stores import Stores, build_stores
+from bot.config.schema import ConfigError
+from bot.stores.build import Stores, build_stores
+from bot.stores.journal import State
 from channels.base import ChatRef, InboundMessage, UserRef
-
-
-def _settings(tmp_path: Path, storage: dict[str, Any]) -> Any:
-    model = {"name": "m", "model": "m", "api_key": "sk", "base_url": "http://127.0.0.1:9/v1"}
-    return settings_from_dict(
-        {"storage": {"data_dir": str(tmp_path), **storage}, "models": [model]}
-    )
-
-
-@pytest.fixture
-async def stores(tmp_path: Path, storage: dict[str, Any]) -> AsyncIterator[Stores]:
-    opened = build_stores(_settings(tmp_path, storage))
-    await opened.open()
-    try:
-        yield opened
-    finally:
-        await opened.close()
-
-
-async def gone(stores: Stores) -> None:
-    """The process behind `stores` stopped, as far as the journal can tell (on PostgreSQL its
-    life lock is free; SQLite has one process, whose rows are its own after a restart)."""
-    life = getattr(stores, "life", None)
-    if life is not None:
-        await life.release()
+from tests.bot.stores_support import gone, store_settings
 
 
 def _msg(event_id: str = "e1", text: str = "hello", chat_id: str = "c1") -> InboundMessage:
@@ -180,8 +155,8 @@ async def test_conversations_list_newest_first_and_count(stores: Stores) -> None
 async def test_two_processes_accept_the_same_event_once(
     tmp_path: Path, storage: dict[str, Any]
 ) -> None:
-    one = build_stores(_settings(tmp_path, storage))
-    two = build_stores(_settings(tmp_path, storage))
+    one = build_stores(store_settings(tmp_path, storage))
+    two = build_stores(store_settings(tmp_path, storage))
     await one.open()
     await two.open()
     try:
@@ -209,7 +184,7 @@ async def test_two_processes_accept_the_same_event_once(
 async def test_postgres_schema_is_migrated_once(tmp_path: Path, pg_dsn: str) -> None:
     storage = {"backend": "postgres", "postgres": {"dsn": pg_dsn}}
     for _ in range(2):
-        stores = build_stores(_settings(tmp_path, storage))
+        stores = build_stores(store_settings(tmp_path, storage))
         await stores.open()
         await stores.close()
     with psycopg.connect(pg_dsn) as conn:
@@ -242,7 +217,7 @@ async def test_processes_starting_together_set_up_the_checkpoint_tables_once(
     database to end: a process waiting for the setup lock inside a statement would be waited
     for while it waits for the lock (a deadlock only the statement timeout ends)."""
     storage = {"backend": "postgres", "postgres": {"dsn": pg_dsn, "statement_timeout_seconds": 5}}
-    starting = [build_stores(_settings(tmp_path / str(i), storage)) for i in range(3)]
+    starting = [build_stores(store_settings(tmp_path / str(i), storage)) for i in range(3)]
     for stores in starting:
         await stores.open()
     try:
@@ -269,7 +244,7 @@ async def test_unreachable_postgres_is_named_in_plain_words(
     host = psycopg.conninfo.conninfo_to_dict(pg_server)
     dsn = dsn.format(host=f"{host.get('host', '127.0.0.1')}:{host.get('port', 5432)}")
     storage = {"backend": "postgres", "postgres": {"dsn": dsn, "connect_timeout_seconds": 2}}
-    stores = build_stores(_settings(tmp_path, storage))
+    stores = build_stores(store_settings(tmp_path, storage))
     with pytest.raises(ConfigError) as err:
         await stores.open()
     [problem] = err.value.problems
@@ -282,7 +257,7 @@ async def test_postgres_connection_lost_between_statements_is_taken_again(
     tmp_path: Path, pg_dsn: str
 ) -> None:
     storage = {"backend": "postgres", "postgres": {"dsn": pg_dsn}}
-    stores = build_stores(_settings(tmp_path, storage))
+    stores = build_stores(store_settings(tmp_path, storage))
     await stores.open()
     try:
         await stores.journal.accept(_msg("e1"))
@@ -303,9 +278,36 @@ async def test_postgres_connection_lost_between_statements_is_taken_again(
         await stores.close()
 
 
+async def test_postgres_transaction_on_a_lost_connection_is_run_again_whole(
+    tmp_path: Path, pg_dsn: str
+) -> None:
+    """A store's transaction (here a schedule claim: move the task on, record its run) whose
+    connection the server dropped is run again from its start on a fresh connection."""
+    from bot.stores.schedules import NewSchedule
+
+    storage = {"backend": "postgres", "postgres": {"dsn": pg_dsn}}
+    stores = build_stores(store_settings(tmp_path, storage))
+    await stores.open()
+    try:
+        chat, ann = ChatRef(channel="test", chat_id="c1"), UserRef(id="ann", name="Ann")
+        new = NewSchedule(chat, ann, "report", "once", "UTC", "once", first_run=1000.0)
+        task = await stores.schedules.add(new)
+        app_name = psycopg.conninfo.conninfo_to_dict(pg_dsn)["application_name"]
+        with psycopg.connect(pg_dsn, autocommit=True, application_name="killer") as conn:
+            conn.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                " WHERE application_name = %s",
+                (app_name,),
+            )
+        assert await stores.schedules.claim(task, None, run_state="claimed", late=False, now=1.0)
+        assert [r.due_at for r in await stores.schedules.runs("claimed")] == [1000.0]
+    finally:
+        await stores.close()
+
+
 def test_postgres_backend_without_dsn_is_a_config_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as err:
-        _settings(tmp_path, {"backend": "postgres"})
+        store_settings(tmp_path, {"backend": "postgres"})
     assert err.value.problems[0].startswith("storage.postgres.dsn: required")
 
 
@@ -322,12 +324,12 @@ def test_postgres_backend_without_dsn_is_a_config_error(tmp_path: Path) -> None:
 )
 def test_postgres_settings_are_checked(tmp_path: Path, postgres: dict[str, Any], said: str) -> None:
     with pytest.raises(ConfigError) as err:
-        _settings(tmp_path, {"backend": "postgres", "postgres": postgres})
+        store_settings(tmp_path, {"backend": "postgres", "postgres": postgres})
     assert any(p.startswith(said) for p in err.value.problems), err.value.problems
 
 
 async def test_sqlite_backend_reports_itself_in_status(tmp_path: Path) -> None:
-    stores = build_stores(_settings(tmp_path, {}))
+    stores = build_stores(store_settings(tmp_path, {}))
     await stores.open()
     try:
         assert stores.status() == {"backend": "sqlite", "reachable": True}
@@ -340,7 +342,7 @@ async def test_postgres_unsettled_leaves_running_processes_alone(
     tmp_path: Path, pg_dsn: str
 ) -> None:
     storage = {"backend": "postgres", "postgres": {"dsn": pg_dsn}}
-    one, two, three = (build_stores(_settings(tmp_path / str(i), storage)) for i in range(3))
+    one, two, three = (build_stores(store_settings(tmp_path / str(i), storage)) for i in range(3))
     taken: list[list[str]] = []
 
     async def resume(entries: list[Any]) -> None:

@@ -10,7 +10,7 @@ from typing import Any
 
 import aiohttp
 
-from bot.conversations import Conversation
+from bot.stores.conversations import Conversation
 from tests.console.client import Console
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.openai_wire import Reply

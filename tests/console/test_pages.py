@@ -10,7 +10,7 @@ from pathlib import Path
 
 import aiohttp
 
-from bot.journal import State
+from bot.stores.journal import State
 from channels.base import ChatRef, InboundMessage, UserRef
 from tests.console.client import Console
 from tests.console.stage import ADMIN_TOKEN, stage

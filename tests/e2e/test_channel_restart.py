@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from bot import texts
-from bot.journal import State
+from bot.stores.journal import State
 from tests.e2e.test_config_runtime import NEW_TOKEN, Service, start_service
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.openai_wire import Reply

@@ -11,7 +11,8 @@ import pytest
 
 from bot import texts
 from bot.db import open_db
-from bot.journal import SqliteJournal, State
+from bot.stores.journal import State
+from bot.stores.journal.sqlite import SqliteJournal
 from channels.base import ChannelError, ChatRef, InboundMessage, UserRef
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.openai_wire import Reply

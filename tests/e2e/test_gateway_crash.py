@@ -13,7 +13,7 @@ import pytest
 import yaml
 from langgraph_sdk import get_sync_client
 
-from bot.stores.gateway.records import ORPHANED
+from bot.stores.gateway import ORPHANED
 from tests.e2e.service_process import ServiceProcess, wait_until
 from tests.e2e.test_cli import free_port, get_json
 from tests.fakes.openai_server import FakeOpenAI

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from bot.journal import State
+from bot.stores.journal import State
 from tests.channels.feishu import payloads
 from tests.channels.feishu.conftest import until
 from tests.channels.slack import events

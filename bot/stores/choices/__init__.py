@@ -9,9 +9,11 @@ its press may differ).
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
-from channels.choices import Choice
+from agent.sql import Sql
+from channels.choices import KEEP_SECONDS, Choice
 
 
 def choice_from_row(row: tuple[Any, ...]) -> Choice:
@@ -22,3 +24,36 @@ def choice_from_row(row: tuple[Any, ...]) -> Choice:
 
 def payload_text(payload: dict[str, Any]) -> str:
     return json.dumps(payload, ensure_ascii=False)
+
+
+class SqlChoiceStore:
+    """`channels.choices.ChoiceStore`'s rules over a dialect (`Sql`); backends name the table."""
+
+    table = "choices"
+
+    def __init__(self, sql: Sql) -> None:
+        self.sql = sql
+
+    async def put(self, key: str, channel: str, payload: dict[str, Any]) -> None:
+        now = time.time()
+        await self.sql.execute(
+            f"DELETE FROM {self.table} WHERE created_at < ?", (now - KEEP_SECONDS,)
+        )
+        await self.sql.execute(
+            f"INSERT INTO {self.table}(key, channel, payload, chosen, created_at)"
+            " VALUES (?, ?, ?, NULL, ?) ON CONFLICT (key) DO NOTHING",
+            (key, channel, payload_text(payload), now),
+        )
+
+    async def get(self, key: str) -> Choice | None:
+        row = await self.sql.one(
+            f"SELECT key, channel, payload, chosen FROM {self.table} WHERE key = ?", (key,)
+        )
+        return choice_from_row(row) if row else None
+
+    async def choose(self, key: str, index: int) -> Choice | None:
+        """The first press wins: one UPDATE on a row no press has settled yet."""
+        await self.sql.execute(
+            f"UPDATE {self.table} SET chosen = ? WHERE key = ? AND chosen IS NULL", (index, key)
+        )
+        return await self.get(key)

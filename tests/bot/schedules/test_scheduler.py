@@ -13,13 +13,13 @@ import pytest
 from agent.tools.schedules import ScheduleRequest
 from bot import texts
 from bot.config.schema import ConfigError, settings_from_dict
-from bot.conversations import Conversation
 from bot.db import open_db
-from bot.journal import SqliteJournal
 from bot.schedules import SchedulesConfig, build_schedules
 from bot.schedules.admin import ScheduleAdmin
 from bot.schedules.service import Schedules
-from bot.schedules.store import SqliteScheduleStore
+from bot.stores.conversations import Conversation
+from bot.stores.journal.sqlite import SqliteJournal
+from bot.stores.schedules.sqlite import SqliteScheduleStore
 from channels.base import ChannelError, ChatRef, InboundMessage, PublishResult, UserRef
 from tests.fakes.clock import VirtualClock
 

@@ -15,7 +15,8 @@ machine:
 - `delivered` / `failed`: settled. The row stays for the dedupe window, without its payload.
 
 `Journal` is the interface the service uses (async, so a database server fits behind it);
-`SqliteJournal` is the embedded implementation (statements take microseconds: run on the loop).
+`SqlJournal` its rules, written once over a dialect (agent/sql.py); the backends are
+`sqlite.SqliteJournal` (table `journal`, bot/db.py) and `postgres.PostgresJournal`.
 """
 
 from __future__ import annotations
@@ -23,12 +24,12 @@ from __future__ import annotations
 import enum
 import json
 import logging
-import sqlite3
 import time
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any, Protocol
 
+from agent.sql import Sql
 from channels.base import Attachment, ChatRef, InboundMessage, UserRef
 
 log = logging.getLogger("bot.journal")
@@ -128,92 +129,110 @@ class Journal(Protocol):
         ...
 
 
-_COLUMNS = (
+TABLE = """
+    key TEXT PRIMARY KEY,
+    channel TEXT NOT NULL,
+    state TEXT NOT NULL,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    handle TEXT NOT NULL DEFAULT '',
+    final TEXT NOT NULL DEFAULT '',
+    parts_done INTEGER NOT NULL DEFAULT 0,
+    sending $bool NOT NULL DEFAULT $false,
+    reason TEXT NOT NULL DEFAULT '',
+    told $bool NOT NULL DEFAULT $false,
+    received_at $real NOT NULL,
+    updated_at $real NOT NULL,
+    payload TEXT NOT NULL DEFAULT ''"""  # the journal's columns (bot/stores/schema.py)
+COLUMNS = (
     "key, state, attempts, handle, final, parts_done, sending, reason, told,"
     " received_at, updated_at, payload"
 )
+UNSETTLED_SQL = "('accepted', 'running', 'delivering')"
 
 
-class SqliteJournal:
-    """The journal in the service's SQLite database (table `journal`, see bot/db.py)."""
+class SqlJournal:
+    """The journal's rules over a dialect (`Sql`): the backends (sqlite.py, postgres.py) name
+    the table and say how rows are claimed (`_claim`, `_ours`, `_take`, `_unsettled_rows`)."""
 
-    def __init__(self, db: sqlite3.Connection, window_hours: float) -> None:
-        self.db = db
+    table = "journal"
+
+    def __init__(self, sql: Sql, window_hours: float) -> None:
+        self.sql = sql
         self.window = window_hours * 3600
 
     async def accept(self, msg: InboundMessage) -> bool:
-        now = time.time()
-        cur = self.db.execute(
-            "INSERT OR IGNORE INTO journal(key, channel, state, received_at, updated_at, payload)"
-            " VALUES (?, ?, 'accepted', ?, ?, ?)",
-            (event_key(msg), msg.chat.channel, now, now, dump_message(msg)),
+        now, key, extra = time.time(), event_key(msg), self._claim()
+        inserted = await self.sql.execute(
+            f"INSERT INTO {self.table}(key, channel, state, received_at, updated_at, payload"
+            f"{''.join(', ' + c for c in extra)}) VALUES (?, ?, 'accepted', ?, ?, ?"
+            f"{', ?' * len(extra)}) ON CONFLICT (key) DO NOTHING",
+            (key, msg.chat.channel, now, now, dump_message(msg), *extra.values()),
         )
-        return cur.rowcount == 1
+        return inserted == 1 or await self._ours(key, extra)
 
     async def forget(self, msg: InboundMessage) -> None:
-        self.db.execute("DELETE FROM journal WHERE key = ?", (event_key(msg),))
+        await self.sql.execute(f"DELETE FROM {self.table} WHERE key = ?", (event_key(msg),))
 
     async def start(self, msg: InboundMessage) -> int:
-        key = event_key(msg)
-        self.db.execute(
-            "UPDATE journal SET state = 'running', attempts = attempts + 1, updated_at = ?"
-            " WHERE key = ? AND state IN ('accepted', 'running', 'delivering')",
-            (time.time(), key),
+        key, (take, args) = event_key(msg), self._take()
+        row = await self.sql.one(
+            f"UPDATE {self.table} SET state = 'running', attempts = attempts + 1,"
+            f" updated_at = ?{take} WHERE key = ? AND state IN {UNSETTLED_SQL}"
+            " RETURNING attempts",
+            (time.time(), *args, key),
         )
-        row = self.db.execute("SELECT attempts FROM journal WHERE key = ?", (key,)).fetchone()
+        if row is None:
+            row = await self.sql.one(f"SELECT attempts FROM {self.table} WHERE key = ?", (key,))
         return int(row[0]) if row else 1
 
     async def give_back(self, msg: InboundMessage) -> None:
-        self.db.execute(
-            "UPDATE journal SET attempts = attempts - 1 WHERE key = ? AND attempts > 0",
+        await self.sql.execute(
+            f"UPDATE {self.table} SET attempts = attempts - 1 WHERE key = ? AND attempts > 0",
             (event_key(msg),),
         )
 
     async def keep_handle(self, msg: InboundMessage, handle: Mapping[str, Any]) -> None:
-        self._set(msg, handle=json.dumps(handle))
+        await self._set(msg, handle=json.dumps(handle))
 
     async def delivering(self, msg: InboundMessage, final: Mapping[str, Any]) -> None:
-        self._set(
-            msg, state=State.delivering.value, final=json.dumps(final), parts_done=0, sending=0
+        await self._set(
+            msg, state=State.delivering.value, final=json.dumps(final), parts_done=0, sending=False
         )
 
     async def part_sending(self, msg: InboundMessage, sending: bool = True) -> None:
-        self._set(msg, sending=int(sending))
+        await self._set(msg, sending=sending)
 
     async def part_done(
         self, msg: InboundMessage, parts_done: int, handle: Mapping[str, Any] | None
     ) -> None:
         if handle is None:
-            self._set(msg, parts_done=parts_done, sending=0)
+            await self._set(msg, parts_done=parts_done, sending=False)
         else:
-            self._set(msg, parts_done=parts_done, sending=0, handle=json.dumps(handle))
+            await self._set(msg, parts_done=parts_done, sending=False, handle=json.dumps(handle))
 
     async def delivered(self, msg: InboundMessage, reason: str = "") -> None:
-        self._set(msg, state=State.delivered.value, reason=reason, payload="", final="")
+        await self._set(msg, state=State.delivered.value, reason=reason, payload="", final="")
 
     async def failed(self, msg: InboundMessage, reason: str, *, told: bool) -> None:
-        self._set(
-            msg, state=State.failed.value, reason=reason, told=int(told), payload="", final=""
+        await self._set(
+            msg, state=State.failed.value, reason=reason, told=told, payload="", final=""
         )
 
     async def entry(self, msg: InboundMessage) -> Entry | None:
-        row = self.db.execute(
-            f"SELECT {_COLUMNS} FROM journal WHERE key = ?", (event_key(msg),)
-        ).fetchone()
+        row = await self.sql.one(
+            f"SELECT {COLUMNS} FROM {self.table} WHERE key = ?", (event_key(msg),)
+        )
         return entry_from_row(row) if row else None
 
     async def unsettled(self) -> list[Entry]:
-        rows = self.db.execute(
-            f"SELECT {_COLUMNS} FROM journal WHERE state IN ('accepted', 'running', 'delivering')"
-            " ORDER BY received_at"
-        ).fetchall()
         found = []
-        for row in rows:
+        for row in await self._unsettled_rows():
             entry = entry_from_row(row)
             if entry.msg is None:
                 log.warning("journal: unreadable entry %s settled as failed", entry.key)
-                self.db.execute(
-                    "UPDATE journal SET state = 'failed', reason = 'unreadable' WHERE key = ?",
+                await self.sql.execute(
+                    f"UPDATE {self.table} SET state = 'failed', reason = 'unreadable'"
+                    " WHERE key = ?",
                     (entry.key,),
                 )
                 continue
@@ -222,28 +241,49 @@ class SqliteJournal:
 
     async def recent(self, limit: int = 50, state: str | None = None) -> list[Entry]:
         where, args = ("WHERE state = ?", (state, limit)) if state else ("", (limit,))
-        rows = self.db.execute(
-            f"SELECT {_COLUMNS} FROM journal {where} ORDER BY updated_at DESC LIMIT ?", args
-        ).fetchall()
+        rows = await self.sql.all(
+            f"SELECT {COLUMNS} FROM {self.table} {where} ORDER BY updated_at DESC LIMIT ?", args
+        )
         return [entry_from_row(row) for row in rows]
 
     async def count(self, state: str) -> int:
-        (n,) = self.db.execute("SELECT COUNT(*) FROM journal WHERE state = ?", (state,)).fetchone()
-        return int(n)
+        row = await self.sql.one(f"SELECT COUNT(*) FROM {self.table} WHERE state = ?", (state,))
+        return int(row[0]) if row else 0
 
     async def prune(self, now: float | None = None) -> int:
         cutoff = (now or time.time()) - self.window
-        cur = self.db.execute(
-            "DELETE FROM journal WHERE received_at < ? AND state IN ('delivered', 'failed')",
+        return await self.sql.execute(
+            f"DELETE FROM {self.table} WHERE received_at < ? AND state IN ('delivered', 'failed')",
             (cutoff,),
         )
-        return cur.rowcount
 
-    def _set(self, msg: InboundMessage, **values: Any) -> None:
+    async def _set(self, msg: InboundMessage, **values: Any) -> None:
         values["updated_at"] = time.time()
         assignments = ", ".join(f"{column} = ?" for column in values)
-        self.db.execute(
-            f"UPDATE journal SET {assignments} WHERE key = ?", (*values.values(), event_key(msg))
+        await self.sql.execute(
+            f"UPDATE {self.table} SET {assignments} WHERE key = ?",
+            (*values.values(), event_key(msg)),
+        )
+
+    # what the backends spell their own way (here: one process owns every row) --------------
+
+    def _claim(self) -> dict[str, Any]:
+        """Extra columns (and their values) an accepted row carries."""
+        return {}
+
+    async def _ours(self, key: str, claim: dict[str, Any]) -> bool:
+        """Whether a row found at `key` is this process's own insert (answer lost, retried)."""
+        return False
+
+    def _take(self) -> tuple[str, tuple[Any, ...]]:
+        """Extra assignments (and values) when this process starts running a row."""
+        return "", ()
+
+    async def _unsettled_rows(self) -> list[tuple[Any, ...]]:
+        """The unsettled rows this process takes up, oldest first."""
+        return await self.sql.all(
+            f"SELECT {COLUMNS} FROM {self.table} WHERE state IN {UNSETTLED_SQL}"
+            " ORDER BY received_at"
         )
 
 

@@ -3,10 +3,12 @@
 `build_stores(settings)` returns the journal, the conversations, the LangGraph checkpoints,
 the agent's memory, the Gateway's thread and run records, the schedules and the choices waiting
 for a press (`channels.choices.ChoiceStore`) for
-`storage.backend`, all behind the interfaces the rest of the service uses (`bot.journal.Journal`,
-`bot.conversations.ConversationStore`, `agent.checkpoints.Checkpoints`, `agent.memory.MemoryStore`
-(None: the agent's default file), `bot.stores.gateway.records.GatewayRecords`,
-`bot.schedules.store.ScheduleStore`). Nothing else in the service asks which backend is configured.
+`storage.backend`, all behind the interfaces the rest of the service uses
+(`bot.stores.journal.Journal`, `bot.stores.conversations.ConversationStore`,
+`agent.checkpoints.Checkpoints`, `agent.memory.MemoryStore` (None: the agent's default file),
+`bot.stores.gateway.GatewayRecords`, `bot.stores.schedules.ScheduleStore`). Each store is a
+package: its rules once in `__init__.py`, its backends in `sqlite.py` and `postgres.py`. Nothing
+else in the service asks which backend is configured.
 
 - `sqlite` (default): one process; files under `storage.data_dir`.
 - `postgres`: every process on `storage.postgres.dsn` shares the state (docs/scale-out.md).
@@ -27,23 +29,30 @@ from typing import Any
 
 from agent.checkpoints import Checkpoints, PostgresCheckpoints, SqliteCheckpoints
 from agent.memory import MemoryStore
-from agent.memory import pg_store as pg_memory
+from agent.memory import postgres as pg_memory
 from bot.config.schema import Settings, StorageBackend
-from bot.conversations import ConversationStore, SqliteConversationStore
 from bot.db import open_db
-from bot.journal import Entry, Journal, SqliteJournal
-from bot.schedules.store import ScheduleStore, SqliteScheduleStore
-from bot.stores import pg, pg_conversations, pg_journal, pg_schedules
+from bot.stores import pg
 from bot.stores.choices import postgres as pg_choices
 from bot.stores.choices.postgres import PostgresChoiceStore
 from bot.stores.choices.sqlite import SqliteChoiceStore
+from bot.stores.conversations import ConversationStore
+from bot.stores.conversations import postgres as pg_conversations
+from bot.stores.conversations.postgres import PostgresConversationStore
+from bot.stores.conversations.sqlite import SqliteConversationStore
+from bot.stores.gateway import GatewayRecords
 from bot.stores.gateway import postgres as pg_gateway
 from bot.stores.gateway.postgres import PostgresGatewayRecords
-from bot.stores.gateway.records import GatewayRecords, SqliteGatewayRecords
-from bot.stores.pg_conversations import PostgresConversationStore
-from bot.stores.pg_journal import PostgresJournal
+from bot.stores.gateway.sqlite import SqliteGatewayRecords
+from bot.stores.journal import Entry, Journal
+from bot.stores.journal import postgres as pg_journal
+from bot.stores.journal.postgres import PostgresJournal
+from bot.stores.journal.sqlite import SqliteJournal
 from bot.stores.pg_life import Life
-from bot.stores.pg_schedules import PostgresScheduleStore
+from bot.stores.schedules import ScheduleStore
+from bot.stores.schedules import postgres as pg_schedules
+from bot.stores.schedules.postgres import PostgresScheduleStore
+from bot.stores.schedules.sqlite import SqliteScheduleStore
 from channels.choices import ChoiceStore, MemoryChoices
 
 log = logging.getLogger("bot.stores")
