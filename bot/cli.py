@@ -104,7 +104,9 @@ def _preflight(settings: Settings, *, check_port: bool) -> list[str]:
     gw = settings.gateway
     if check_port and gw.enabled and gw.port and not port_free(gw.host, gw.port):
         raise ConfigError([port_taken(gw.host, gw.port)])
-    return runner.model_warnings() + path_warnings(settings)
+    from bot.access.check import access_warnings
+
+    return runner.model_warnings() + path_warnings(settings) + access_warnings(settings)
 
 
 def port_free(host: str, port: int) -> bool:

@@ -19,6 +19,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, create_model
 
 from agent.config import AgentConfig, ModelConfig
+from bot.access.roles import AccessConfig
 from bot.config_secrets import read_secrets, secrets_path
 from bot.schedules.config import SchedulesConfig
 from channels import REGISTRY, config_model
@@ -153,6 +154,7 @@ class Settings(BaseModel):
     agent: AgentConfig = Field(default_factory=AgentConfig, json_schema_extra=LIVE)
     channels: ChannelsShared = Field(default_factory=ChannelsShared, json_schema_extra=LIVE)
     schedules: SchedulesConfig = Field(default_factory=SchedulesConfig, json_schema_extra=LIVE)
+    access: AccessConfig = Field(default_factory=AccessConfig, json_schema_extra=LIVE)
     config_path: Path | None = Field(default=None, exclude=True)
 
 
@@ -326,6 +328,7 @@ def _cross_checks(settings: Settings) -> list[str]:
     if settings.default_model and settings.default_model not in names:
         problems.append(f"default_model: {settings.default_model!r} is not one of models[].name")
     problems += _storage_checks(settings.storage)
+    problems += settings.access.problems()
     problems += _bus_checks(settings)
     gw = settings.gateway
     token = gw.auth_token.get_secret_value() if gw.auth_token else ""

@@ -102,6 +102,7 @@ LIVE_APPLIERS: dict[str, Applier] = {
     "channels.max_upload_mb": _uploads,
     "channels.*": _access,  # the live keys of every platform's section
     "schedules": _schedules,
+    "access": _read_when_used,  # roles and grants: read per message and per turn
 }
 
 
