@@ -14,8 +14,10 @@ a `server:tool` pattern in `tools` grants that tool even without the server.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
+from typing import Any, Literal
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,3 +89,25 @@ def matches(patterns: tuple[str, ...] | list[str], name: str) -> bool:
 def allows(grant: Grant | None, tool: str, server: str | None = None) -> bool:
     """`grant.allows_tool`, where no grant allows everything."""
     return grant is None or grant.allows_tool(tool, server)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolUse:
+    """One tool call as it ran (or was refused), for the service's audit trail and metrics.
+
+    `args` are the call's arguments as the model sent them: the receiver redacts and digests
+    them before anything is written.
+    """
+
+    user_id: str
+    chat: str
+    thread_id: str
+    tool: str
+    server: str | None
+    args: dict[str, Any]
+    outcome: Literal["ok", "error", "denied"]
+    duration_ms: float
+    role: str
+
+
+ToolObserver = Callable[[ToolUse], None]

@@ -126,7 +126,40 @@ CREATE INDEX api_runs_thread ON api_runs(thread_id, seq);
 CREATE INDEX api_runs_unfinished ON api_runs(status);
 """
 
-MIGRATIONS = (V1_BASE, V2_JOURNAL, V3_SCHEDULES, V4_GATEWAY)
+V5_ACCESS = """
+CREATE TABLE access_roles (
+    person TEXT PRIMARY KEY,
+    role TEXT NOT NULL,
+    set_by TEXT NOT NULL,
+    set_at REAL NOT NULL
+);
+CREATE TABLE access_link_codes (
+    code_hash TEXT PRIMARY KEY,
+    account TEXT NOT NULL,
+    expires_at REAL NOT NULL
+);
+CREATE TABLE access_link_tries (
+    account TEXT PRIMARY KEY,
+    failures INTEGER NOT NULL,
+    locked_until REAL NOT NULL
+);
+CREATE TABLE access_audit (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    at REAL NOT NULL,
+    kind TEXT NOT NULL,
+    actor TEXT NOT NULL,
+    person TEXT NOT NULL,
+    chat TEXT NOT NULL,
+    subject TEXT NOT NULL,
+    outcome TEXT NOT NULL,
+    duration_ms REAL,
+    detail TEXT NOT NULL
+);
+CREATE INDEX access_audit_at ON access_audit(at);
+CREATE INDEX access_audit_person ON access_audit(person, id);
+"""
+
+MIGRATIONS = (V1_BASE, V2_JOURNAL, V3_SCHEDULES, V4_GATEWAY, V5_ACCESS)
 
 
 def open_db(data_dir: Path) -> sqlite3.Connection:

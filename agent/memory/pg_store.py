@@ -84,6 +84,27 @@ class PostgresMemoryStore:
             (user_id, person, time.time()),
         )
 
+    async def unlink(self, user_id: str) -> bool:
+        return (
+            await self._exec("DELETE FROM antler_memory_links WHERE user_id = %s", (user_id,))
+        ) > 0
+
+    async def accounts(self, person: str) -> list[str]:
+        rows = await self._all(
+            "SELECT user_id FROM antler_memory_links WHERE person = %s ORDER BY user_id",
+            (person,),
+        )
+        return [str(r[0]) for r in rows]
+
+    async def linked(self, query: str, limit: int) -> list[tuple[str, str]]:
+        like = f"%{query}%"
+        rows = await self._all(
+            "SELECT user_id, person FROM antler_memory_links WHERE user_id LIKE %s"
+            " OR person LIKE %s ORDER BY person, user_id LIMIT %s",
+            (like, like, limit),
+        )
+        return [(str(a), str(p)) for a, p in rows]
+
     async def facts(self, person: str) -> list[Fact]:
         rows = await self._all(
             "SELECT id, content, category, confidence, source, created_at, updated_at"

@@ -84,6 +84,25 @@ class SqliteMemoryStore:
             (user_id, person, time.time()),
         )
 
+    async def unlink(self, user_id: str) -> bool:
+        cur = self.db.execute("DELETE FROM person_links WHERE user_id = ?", (user_id,))
+        return cur.rowcount > 0
+
+    async def accounts(self, person: str) -> list[str]:
+        rows = self.db.execute(
+            "SELECT user_id FROM person_links WHERE person = ? ORDER BY user_id", (person,)
+        ).fetchall()
+        return [str(r[0]) for r in rows]
+
+    async def linked(self, query: str, limit: int) -> list[tuple[str, str]]:
+        like = f"%{query}%"
+        rows = self.db.execute(
+            "SELECT user_id, person FROM person_links WHERE user_id LIKE ? OR person LIKE ?"
+            " ORDER BY person, user_id LIMIT ?",
+            (like, like, limit),
+        ).fetchall()
+        return [(str(a), str(p)) for a, p in rows]
+
     # reading ---------------------------------------------------------------------------------
 
     async def facts(self, person: str) -> list[Fact]:

@@ -5,7 +5,8 @@ the agent's memory, the Gateway's thread and run records and the schedules for
 `storage.backend`, all behind the interfaces the rest of the service uses (`bot.journal.Journal`,
 `bot.conversations.ConversationStore`, `agent.checkpoints.Checkpoints`, `agent.memory.MemoryStore`
 (None: the agent's default file), `bot.gateway.records.GatewayRecords`,
-`bot.schedules.store.ScheduleStore`). Nothing else in the service asks which backend is configured.
+`bot.schedules.store.ScheduleStore`, `bot.access.store.AccessStore`). Nothing else in the
+service asks which backend is configured.
 
 - `sqlite` (default): one process; files under `storage.data_dir`.
 - `postgres`: every process on `storage.postgres.dsn` shares the state (docs/scale-out.md).
@@ -27,13 +28,14 @@ from typing import Any
 from agent.checkpoints import Checkpoints, PostgresCheckpoints, SqliteCheckpoints
 from agent.memory import MemoryStore
 from agent.memory import pg_store as pg_memory
+from bot.access.store import AccessStore, SqliteStatements
 from bot.config import Settings, StorageBackend
 from bot.conversations import ConversationStore, SqliteConversationStore
 from bot.db import open_db
 from bot.gateway.records import GatewayRecords, SqliteGatewayRecords
 from bot.journal import Entry, Journal, SqliteJournal
 from bot.schedules.store import ScheduleStore, SqliteScheduleStore
-from bot.stores import pg, pg_conversations, pg_gateway, pg_journal, pg_schedules
+from bot.stores import pg, pg_access, pg_conversations, pg_gateway, pg_journal, pg_schedules
 from bot.stores.pg_conversations import PostgresConversationStore
 from bot.stores.pg_gateway import PostgresGatewayRecords
 from bot.stores.pg_journal import PostgresJournal
@@ -57,6 +59,7 @@ class Stores:
         checkpoints: Checkpoints,
         gateway: GatewayRecords,
         schedules: ScheduleStore,
+        access: AccessStore,
         memory: MemoryStore | None = None,
     ) -> None:
         self.backend = backend
@@ -66,6 +69,7 @@ class Stores:
         self.checkpoints = checkpoints
         self.gateway = gateway
         self.schedules = schedules
+        self.access = access  # roles given by API, /link codes, the audit trail
         self.memory = memory
         # the service's resume routine, for messages of a process that died (see take_over)
         self.on_orphans: Callable[[list[Entry]], Awaitable[None]] | None = None
@@ -108,6 +112,7 @@ class PostgresStores(Stores):
             PostgresCheckpoints(self.pool, pg.retrying),
             PostgresGatewayRecords(self.pool, self.life.owner),
             PostgresScheduleStore(self.pool),
+            AccessStore(pg.Statements(self.pool, "access"), "antler_access_"),
             pg_memory.PostgresMemoryStore(self.pool, pg.retrying),
         )
         self._ping: asyncio.Task[None] | None = None
@@ -124,6 +129,7 @@ class PostgresStores(Stores):
             await pg.migrate(self.pool, "memory", pg_memory.MIGRATIONS)
             await pg.migrate(self.pool, "gateway", pg_gateway.MIGRATIONS)
             await pg.migrate(self.pool, "schedules", pg_schedules.MIGRATIONS)
+            await pg.migrate(self.pool, "access", pg_access.MIGRATIONS)
             await self._settle_runs()
         except Exception as exc:
             await self.life.release()
@@ -229,4 +235,5 @@ def build_stores(settings: Settings) -> Stores:
         SqliteCheckpoints(storage.data_dir / "checkpoints.db"),
         SqliteGatewayRecords(db),
         SqliteScheduleStore(db),
+        AccessStore(SqliteStatements(db), "access_"),
     )
