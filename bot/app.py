@@ -14,6 +14,7 @@ from agent.tools import ToolProvider
 from agent.tools.schedules import schedule_tools
 from bot import texts
 from bot.access import AccessGate
+from bot.access.people import build_people
 from bot.bus import MessageBus
 from bot.cluster.connections import ConnectionLeases
 from bot.cluster.control import ClusterRuns
@@ -122,6 +123,14 @@ class App:
             checkpoints=self.stores.checkpoints,
             memory_store=self.stores.memory,
         )
+        self.people = build_people(
+            lambda: self.settings,
+            self.stores.access,
+            lambda: self.runner.memory.store,
+            self.metrics,
+        )
+        self.audit = self.people.audit
+        self.runner.on_tool = self.people.tool_used
         self.pacing: SharedPacing | None = None  # wide budgets and 429s shared by workers
         if self.cluster is not None:
             cl = self.cluster
@@ -155,6 +164,7 @@ class App:
             commands=self.commands,
             metrics=self.metrics,
             thread_for=self.schedules.thread_for,
+            access=self.people,
         )
         command_service = CommandService(
             conversations=self.conversations,
@@ -162,6 +172,7 @@ class App:
             help=self.commands,
             schedules=self.schedules if settings.schedules.enabled else None,
             status_notes=lambda: self.hands.status_notes(),
+            access=self.people,
         )
         self.dispatcher = Dispatcher(
             channels=self.channels,
