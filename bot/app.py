@@ -14,6 +14,7 @@ from agent.tools import ToolProvider
 from agent.tools.schedules import schedule_tools
 from bot import texts
 from bot.access import AccessGate
+from bot.access.links import Links
 from bot.access.people import build_people
 from bot.bus import MessageBus
 from bot.cluster.connections import ConnectionLeases
@@ -173,6 +174,7 @@ class App:
             schedules=self.schedules if settings.schedules.enabled else None,
             status_notes=lambda: self.hands.status_notes(),
             access=self.people,
+            links=Links(self.people, self.metrics),
         )
         self.dispatcher = Dispatcher(
             channels=self.channels,

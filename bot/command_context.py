@@ -16,6 +16,7 @@ from channels.base import Button, ChatRef, InboundMessage
 if TYPE_CHECKING:
     from agent.config import ModelConfig
     from agent.memory import MemoryService
+    from bot.access.links import Links
     from bot.access.people import People
     from bot.conversations import Conversation, ConversationStore
     from bot.schedules.service import Schedules
@@ -63,6 +64,7 @@ class CommandService:
     schedules: Schedules | None = None  # None when schedules are disabled
     status_notes: Callable[[], list[str]] = list  # extra lines for /status (skills, MCP)
     access: People | None = None  # people, roles and grants (None: everyone may do anything)
+    links: Links | None = None  # /link and /unlink
 
 
 @dataclass(frozen=True, slots=True)

@@ -325,6 +325,27 @@ async def _timezone(ctx: CommandContext, args: str) -> CommandReply:
     return CommandReply(await schedules.timezone_command(ctx.msg.chat, args))
 
 
+@COMMANDS.register(
+    "link",
+    "link this account to your account on another platform (same memory and role)",
+    "/link [CODE]",
+    ordered=False,
+)
+async def _link(ctx: CommandContext, args: str) -> CommandReply:
+    links = ctx.service.links
+    if links is None:
+        return CommandReply(texts.LINK_DISABLED)
+    return CommandReply(await links.command(ctx.msg, args))
+
+
+@COMMANDS.register("unlink", "undo /link for this account", ordered=False)
+async def _unlink(ctx: CommandContext, args: str) -> CommandReply:
+    links = ctx.service.links
+    if links is None:
+        return CommandReply(texts.LINK_DISABLED)
+    return CommandReply(await links.unlink_command(ctx.msg))
+
+
 @COMMANDS.register("help", "show this help", ordered=False)
 async def _help(ctx: CommandContext, args: str) -> CommandReply:
     return CommandReply(ctx.service.help.help_text())
