@@ -132,6 +132,7 @@ class App:
         )
         self.audit = self.people.audit
         self.runner.on_tool = self.people.tool_used
+        self.links = Links(self.people, self.metrics)
         self.pacing: SharedPacing | None = None  # wide budgets and 429s shared by workers
         if self.cluster is not None:
             cl = self.cluster
@@ -174,7 +175,7 @@ class App:
             schedules=self.schedules if settings.schedules.enabled else None,
             status_notes=lambda: self.hands.status_notes(),
             access=self.people,
-            links=Links(self.people, self.metrics),
+            links=self.links,
         )
         self.dispatcher = Dispatcher(
             channels=self.channels,
@@ -381,6 +382,8 @@ class App:
             stop_run=self.dispatcher.stop_run,
             run_cancels=self.control,
             run_events=self.run_events,
+            people=self.people,
+            links=self.links,
         )
 
     def health(self) -> dict[str, Any]:

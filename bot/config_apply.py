@@ -201,6 +201,6 @@ def live_config(app: App) -> LiveConfig | None:
     path = app.settings.config_path
     if path is None:
         return None
-    live = LiveConfig(path, app.settings, ConfigApplier(app), ChangeLog(app.data_dir))
+    live = LiveConfig(path, app.settings, ConfigApplier(app), ChangeLog(app.stores.access))
     live.start()
     return live

@@ -170,7 +170,7 @@ async def reload_config(call: Call) -> ConfigChange:
 )
 async def list_changes(call: Call) -> ConfigChanges:
     live = _live(call)
-    rows = live.changes.recent(call.query.limit)
+    rows = await live.changes.recent(call.query.limit)
     return ConfigChanges(changes=[ConfigChange.model_validate(r) for r in rows])
 
 

@@ -27,6 +27,7 @@ def api_routes() -> list[Route]:
     from bot.gateway import (
         artifacts,
         assistants,
+        audit_routes,  # the audit trail (bot/access/audit.py)
         channels_routes,
         config_routes,  # configuration at run time (bot/config_live.py)
         mcp_config,
@@ -35,6 +36,7 @@ def api_routes() -> list[Route]:
         metrics_routes,
         models_routes,
         openapi,
+        people_routes,  # people, accounts and roles (bot/access/)
         runs,
         schedules_routes,  # scheduled tasks (bot/schedules)
         skills_routes,
@@ -58,6 +60,8 @@ def api_routes() -> list[Route]:
         memory_people,
         schedules_routes,
         config_routes,
+        people_routes,
+        audit_routes,
     )
     return [route for module in modules for route in module.api.routes]
 
