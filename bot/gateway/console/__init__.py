@@ -13,6 +13,7 @@ from aiohttp import web
 from aiohttp.web import Request, Response
 
 from bot.gateway.console import (
+    access_page,
     channels_page,
     conversations_page,
     deliveries_page,
@@ -37,6 +38,7 @@ PAGE_MODULES = (
     memory_page,
     metrics_page,
     schedules_page,
+    access_page,
 )
 
 

@@ -23,6 +23,7 @@ from bot.journal import Entry, Journal
 if TYPE_CHECKING:
     from agent.memory import MemoryService
     from agent.skills.registry import SkillRegistry
+    from bot.access.people import People
     from bot.gateway.facade import ServiceFacade
     from bot.schedules.admin import ScheduleAdmin
     from bot.schedules.service import Schedules as ScheduleService
@@ -109,6 +110,7 @@ class ConsoleServices:
     memory: Memory
     history: MetricsHistory
     schedules: Schedules
+    people: People | None = None  # roles, linked accounts, the audit trail
 
     @classmethod
     def for_service(cls, service: ServiceFacade) -> ConsoleServices:
@@ -139,4 +141,5 @@ class ConsoleServices:
             schedules=Schedules(
                 service=service.schedules, channel_names=lambda: set(service.channel_states())
             ),
+            people=service.people,
         )

@@ -38,6 +38,8 @@ NAV = (
     ("memory", "Memory"),
     ("metrics", "Metrics"),
     ("schedules", "Schedules"),
+    ("people", "People"),
+    ("audit", "Audit"),
 )
 HEADERS = {
     "Content-Security-Policy": "default-src 'self'; script-src 'self'; style-src 'self'; "

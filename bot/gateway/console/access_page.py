@@ -1,0 +1,92 @@
+"""People & audit: who has which role (and linked accounts), give a role; the audit trail.
+
+The role change is the one `PUT /api/people/{person}/role` makes (bot/access/), recorded in the
+audit with the console as the actor.
+"""
+
+from __future__ import annotations
+
+import re
+
+from aiohttp import web
+
+from bot.access.people import People
+from bot.access.store import AuditEntry, AuditQuery
+from bot.gateway.console.web import Ctx, Pages
+from bot.gateway.errors import ApiError
+from bot.gateway.registry import PATH_PARAMS
+
+pages = Pages()
+PEOPLE = "/console/people"
+AUDIT = "/console/audit"
+KINDS = ("tool", "denied", "link", "unlink", "role", "config")
+
+
+def _people(ctx: Ctx) -> People:
+    people = ctx.services.people
+    if people is None:
+        raise ApiError(409, "access is not set up on this service")
+    return people
+
+
+@pages.get(PEOPLE)
+async def people_page(ctx: Ctx) -> web.StreamResponse:
+    people = _people(ctx)
+    found = set(await people.store.roles()) | set(people.config().people)
+    found |= {p for _, p in await people.links().linked("", 500)}
+    rows = []
+    for person in sorted({await people.person_of(p) for p in found}):
+        given = await people.store.role(person)
+        rows.append((person, await people.accounts_of(person), await people.role_of(person), given))
+    return ctx.render(
+        "people.html",
+        page="people",
+        title="People",
+        rows=rows,
+        roles=list(people.config().roles),
+    )
+
+
+@pages.post(PEOPLE + "/{person}/role")
+async def set_role(ctx: Ctx) -> web.StreamResponse:
+    people = _people(ctx)
+    person = ctx.request.match_info["person"]
+    role = await ctx.field("role")
+    if not re.fullmatch(PATH_PARAMS["person"], person):
+        return ctx.back(PEOPLE, "Not a person id.", "error")
+    if role and role not in people.config().roles:
+        return ctx.back(PEOPLE, f"Unknown role {role!r}.", "error")
+    person = await people.person_of(person)
+    before = await people.role_of(person)
+    await people.store.set_role(person, role or None, "console")
+    after = await people.role_of(person)
+    detail = {"from": before, "to": after, "given": role or None}
+    entry = AuditEntry(kind="role", actor="console", person=person, subject=after, detail=detail)
+    await people.audit.record(entry)
+    return ctx.back(PEOPLE, f"{person} is now {after}.")
+
+
+@pages.get(AUDIT)
+async def audit_page(ctx: Ctx) -> web.StreamResponse:
+    people = _people(ctx)
+    kind = ctx.request.query.get("kind") or None
+    person = (ctx.request.query.get("person") or "").strip()[:256] or None
+    before = ctx.request.query.get("before_id", "")
+    query = AuditQuery(
+        kind=kind if kind in KINDS else None,
+        person=person,
+        before_id=int(before) if before.isdigit() and int(before) > 0 else None,
+        limit=100,
+    )
+    entries = await people.store.audit(query)
+    older = entries[-1].id if len(entries) == query.limit else None
+    return ctx.render(
+        "audit.html",
+        page="audit",
+        title="Audit",
+        entries=entries,
+        kinds=KINDS,
+        kind=query.kind or "",
+        person=person or "",
+        older=older,
+    )
