@@ -32,6 +32,7 @@ from bot.config_live import LiveConfig
 from bot.context import ServiceContext
 from bot.dispatcher import Dispatcher
 from bot.gateway.facade import ServiceFacade
+from bot.gateway.principals import tokens_of
 from bot.gateway.routes import DynamicRoutes
 from bot.gateway.server import GatewayServer, build_app
 from bot.journal import Entry, Journal
@@ -262,8 +263,13 @@ class App:
         if gateway and self.settings.gateway.enabled:
             gw = self.settings.gateway
             token = self._admin_token()
+            named = lambda: tokens_of(self.settings.gateway)  # noqa: E731
             web_app = build_app(
-                self.health, self.routes, service=self.facade(), auth_token=self._admin_token
+                self.health,
+                self.routes,
+                service=self.facade(),
+                auth_token=self._admin_token,
+                named_tokens=named,
             )  # asked per request: live
             self.gateway = GatewayServer(web_app, gw.host, gw.port, has_token=bool(token))
             await self.gateway.start()

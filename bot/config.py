@@ -93,12 +93,22 @@ class BusConfig(BaseModel):
     redis: RedisConfig = Field(default_factory=RedisConfig)
 
 
+class ApiToken(BaseModel):
+    """A named admin API token: `admin` may change things, `viewer` only reads."""
+
+    model_config = ConfigDict(extra="forbid")
+    name: str = Field(min_length=1, max_length=64, pattern=r"^[\w.@-]+$")
+    token: SecretStr
+    role: Literal["admin", "viewer"] = "admin"
+
+
 class GatewayConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
     enabled: bool = Field(default=True, json_schema_extra=RESTART)
     host: str = Field(default="127.0.0.1", json_schema_extra=RESTART)
     port: int = Field(default=8001, ge=0, le=65535, json_schema_extra=RESTART)
     auth_token: SecretStr | None = Field(default=None, json_schema_extra=LIVE)
+    tokens: list[ApiToken] = Field(default_factory=list, json_schema_extra=LIVE)
 
 
 class LoggingConfig(BaseModel):

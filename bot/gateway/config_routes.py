@@ -22,6 +22,7 @@ from bot.config_changes import Change
 from bot.config_file import masked
 from bot.config_live import LiveConfig
 from bot.gateway.errors import ApiError
+from bot.gateway.principals import principal_of
 from bot.gateway.registry import Call, Registry
 from channels import REGISTRY, config_model
 
@@ -85,7 +86,8 @@ def _live(call: Call) -> LiveConfig:
 def _who(call: Call) -> str:
     actor = call.request.headers.get(ACTOR_HEADER, "").strip()[:64]
     remote = call.request.remote or "?"
-    token = "admin token" if call.gw.service.has_admin_token() else "no token"
+    principal = principal_of(call.request)
+    token = principal.name if principal else "no token"
     return f"{actor} ({token}, {remote})" if actor else f"{token}, {remote}"
 
 

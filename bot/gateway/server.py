@@ -11,6 +11,7 @@ from aiohttp import web
 from bot.config import is_loopback
 from bot.gateway.auth import bearer_auth
 from bot.gateway.errors import json_errors
+from bot.gateway.principals import NamedTokens, no_tokens
 from bot.gateway.registry import GATEWAY_KEY, OPENAPI_KEY, Route
 from bot.gateway.routes import DynamicRoutes
 
@@ -72,11 +73,13 @@ def build_app(
     *,
     service: ServiceFacade | None = None,
     auth_token: str | Callable[[], str | None] | None = None,
+    named_tokens: NamedTokens = no_tokens,
 ) -> web.Application:
     """The aiohttp app: the admin API when `service` is given, else just /health.
     `auth_token` may be a callable, asked on every request (the token then changes live)."""
     app = web.Application(
-        client_max_size=64 * 1024 * 1024, middlewares=[json_errors, bearer_auth(auth_token)]
+        client_max_size=64 * 1024 * 1024,
+        middlewares=[json_errors, bearer_auth(auth_token, named_tokens)],
     )
     if service is None:
 

@@ -7,10 +7,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import aiohttp
+
 from bot.access.store import AuditQuery
 from tests.e2e.test_config_runtime import start_service
 from tests.fakes.openai_server import FakeOpenAI
-from tests.gateway.conftest import Api
+from tests.gateway.conftest import TOKEN, Api, make_harness
 
 
 async def test_roles_and_accounts_of_a_person(api: Api) -> None:
@@ -88,3 +90,30 @@ async def test_roles_change_live_and_are_validated(tmp_path: Path, fake_openai: 
         assert changes[0].actor.startswith("ada")
     finally:
         await svc.app.stop()
+
+
+async def test_named_tokens_act_by_name_and_a_viewer_only_reads(
+    tmp_path: Path, fake_openai: FakeOpenAI, test_channel_registered: None
+) -> None:
+    tokens = [
+        {"name": "ops-dashboard", "token": "viewer-token-123", "role": "viewer"},
+        {"name": "ci", "token": "ci-token-456", "role": "admin"},
+    ]
+    harness = make_harness(tmp_path, fake_openai, gateway={"tokens": tokens})
+    async with harness as svc, aiohttp.ClientSession() as http:
+
+        async def call(token: str, method: str, path: str, body: Any = None) -> int:
+            headers = {"Authorization": f"Bearer {token}"}
+            url = svc.gateway_url + path
+            async with http.request(method, url, json=body, headers=headers) as resp:
+                return resp.status
+
+        role = {"role": "guest"}
+        assert await call("viewer-token-123", "GET", "/api/people") == 200
+        assert await call("viewer-token-123", "PUT", "/api/people/test:1/role", role) == 403
+        assert await call("wrong", "GET", "/api/people") == 401
+        assert await call("ci-token-456", "PUT", "/api/people/test:1/role", role) == 200
+        assert await call(TOKEN, "PUT", "/api/people/test:2/role", role) == 200
+        entries = await svc.running.stores.access.audit(AuditQuery(kind="role"))
+        assert [e.actor.split(",")[0] for e in entries] == ["admin token", "ci"]
+        assert await svc.running.stores.access.role("test:1") == "guest"
