@@ -1,23 +1,30 @@
 """Roles on every platform, through its real SDK and fake server: a denied tool is never offered
 to the model, a forged call to it is refused (a tool error, counted, audited), a denied command
-answers one line naming the roles that may, and /models lists only the allowed models."""
+answers one line naming the roles that may, and /models lists only the allowed models; an
+account linked from another platform shares memory."""
 
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
+from agent.memory.records import NewFact
 from bot import texts
 from bot.access.store import AuditQuery
 from tests.channels.contract.driver import OUTPUTS, Driver
+from tests.channels.contract.slack import SlackDriver
+from tests.channels.contract.telegram import TelegramDriver
 from tests.channels.contract.test_contract import answered
+from tests.e2e.test_link_accounts import said
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.openai_wire import Reply, ToolCall
 from tests.harness import ServiceHarness
 
+ACCOUNTS = {"telegram": "telegram:42", "slack": "slack:U0001"}  # the drivers' DM users
 READER = {
     "default_role": "reader",
     "roles": {
@@ -97,3 +104,23 @@ async def test_a_denied_command_answers_one_line_naming_the_roles_that_may(
     assert "smart" not in listing.lower()
     assert fake_openai.requests == []
     assert service.running.metrics.value("antler_access_denied_total", kind="command") == 1
+
+
+async def test_link_from_another_platform_shares_memory(
+    driver: Driver, tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
+    other: Driver = SlackDriver() if driver.name == "telegram" else TelegramDriver()
+    other.start()
+    try:
+        channels = {driver.name: driver.config(), other.name: other.config()}
+        async with ServiceHarness(tmp_path, fake_openai, channels) as svc:
+            anchor = ACCOUNTS[other.name]
+            fact = NewFact("Prefers tea", "preference", 0.9)
+            await svc.running.runner.memory.store.add_fact(anchor, fact, source="test")
+            answer = await said(other, "/link", "o1")
+            code = re.search(r"Your link code: (\w+)", answer)
+            assert code is not None
+            assert await said(driver, f"/link {code.group(1)}", "d1") == texts.linked(anchor)
+            assert "Prefers tea" in await said(driver, "/memory", "d2")
+    finally:
+        other.stop()
