@@ -176,6 +176,8 @@ async def _models(ctx: CommandContext, args: str) -> CommandReply:
     if args not in service.agent.model_names():
         return _model_list(ctx, texts.unknown_model(args), target.model, main)
     if not ctx.grant.allows_model(args):
+        if service.access is not None:
+            service.access.audit.denied("model", ctx.person, ctx.msg.chat.key, args, ctx.grant.role)
         return CommandReply(texts.model_denied(args, ctx.grant.role))
     await service.conversations.update(target.key, model=args)
     label = service.agent.resolve_model(args).label

@@ -58,6 +58,9 @@ async def test_the_grant_shapes_what_the_model_sees_and_what_runs(
         await svc.idle()
         await ch.inject("/haiku-writer about rain")
         await svc.idle()
+        await ch.inject("/models smart")
+        await svc.idle()
+        assert svc.running.metrics.value("antler_access_denied_total", kind="model") == 1
         ch.files["big"] = b"x" * 1_500_000
         await ch.inject("read this", attachments=(Attachment(name="big.txt", ref="big"),))
         await svc.idle()
@@ -72,6 +75,7 @@ async def test_the_grant_shapes_what_the_model_sees_and_what_runs(
     assert sorted(analyst.tool_names) == ["calc_add", "read_file"]
     assert "haiku-writer" not in system_text(analyst)
     assert texts.skill_denied("haiku-writer", "analyst") in ch.texts()
+    assert texts.model_denied("smart", "analyst") in ch.texts()
     assert "big.txt was not read: big.txt is larger than the 1 MB limit." in ch.texts()
     assert "big.txt" not in json.dumps(with_file.body)
     assert {"calc_add", "calc_whoami", "write_file", "task"} <= set(boss.tool_names)
