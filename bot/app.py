@@ -128,7 +128,7 @@ class App:
         self.people = build_people(
             lambda: self.settings,
             self.stores.access,
-            lambda: self.runner.memory.store,
+            lambda: self.runner.memory,
             self.metrics,
         )
         self.audit = self.people.audit

@@ -241,7 +241,9 @@ def model_denied(name: str, role: str) -> str:
     )
 
 
-LINK_DISABLED = "Linking accounts is not available on this service."
+LINK_DISABLED = (
+    "Linking accounts is not available on this service (it needs long-term memory, which is off)."
+)
 LINK_ONLY_IN_DM = "Send /link to me in a direct message: the code it gives is private."
 LINK_USAGE = (
     "Usage: /link in a direct message gives a code; send /link CODE from your other account."

@@ -50,6 +50,8 @@ class Links:
         words = args.split()
         if len(words) > 1:
             return texts.LINK_USAGE
+        if self.people.links() is None:
+            return texts.LINK_DISABLED
         account = account_of(msg)
         locked = await self._locked(account)
         if locked:
@@ -94,7 +96,7 @@ class Links:
 
     async def link(self, account: str, person: str, *, actor: str) -> str:
         """`account` (and any accounts linked to it) becomes `person`; returns the person."""
-        memory = self.people.links()
+        memory = self.people.link_store()
         old = await self.people.person_of(account)
         if old != person:
             for other in await memory.accounts(old):  # a person joining another: all of it
@@ -106,6 +108,8 @@ class Links:
         return person
 
     async def unlink_command(self, msg: InboundMessage) -> str:
+        if self.people.links() is None:
+            return texts.LINK_DISABLED
         account = account_of(msg)
         result = await self.unlink(account, actor=account)
         return {
@@ -116,7 +120,7 @@ class Links:
 
     async def unlink(self, account: str, *, actor: str) -> str:
         """`unlinked`, `anchor` (others are linked to it: unlink them instead) or `not_linked`."""
-        memory = self.people.links()
+        memory = self.people.link_store()
         person = await self.people.person_of(account)
         if await memory.unlink(account):
             self.metrics.link_events.labels(outcome="unlinked").inc()

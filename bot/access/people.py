@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from agent.grant import Grant, ToolUse
+from agent.memory import MemoryService
 from agent.memory.records import MemoryStore
 from bot import texts
 from bot.access.audit import Audit
@@ -36,6 +37,10 @@ def chat_key(chat: ChatRef) -> str:
     return f"{chat.channel}:{chat.chat_id}"
 
 
+class LinkingOff(Exception):
+    """Accounts cannot be linked: the memory, which keeps the links, is off."""
+
+
 @dataclass(frozen=True, slots=True)
 class Who:
     """Who sent a message, as access sees it."""
@@ -51,21 +56,34 @@ class People:
         self,
         config: Callable[[], AccessConfig],
         store: AccessStore,
-        links: Callable[[], MemoryStore],
+        links: Callable[[], MemoryStore | None],
         audit: Audit,
     ) -> None:
         self.config = config  # read per message: roles change live
         self.store = store
-        self.links = links  # the memory store keeps the person links (agent/memory)
+        self.links = links  # the memory store keeps the person links; None: memory is off
         self.audit = audit
 
     async def person_of(self, account: str) -> str:
-        return await self.links().person(account)
+        store = self.links()
+        return await store.person(account) if store is not None else account
 
     async def accounts_of(self, person: str) -> list[str]:
         """Every account of `person`, itself first."""
-        linked = await self.links().accounts(person)
+        store = self.links()
+        linked = await store.accounts(person) if store is not None else []
         return [person, *(a for a in linked if a != person)]
+
+    async def linked(self, query: str, limit: int) -> list[tuple[str, str]]:
+        store = self.links()
+        return await store.linked(query, limit) if store is not None else []
+
+    def link_store(self) -> MemoryStore:
+        """Where links are written; LinkingOff when memory (which keeps them) is off."""
+        store = self.links()
+        if store is None:
+            raise LinkingOff("linking accounts needs agent.memory.enabled")
+        return store
 
     async def role_of(self, person: str, channel: str | None = None) -> str:
         given = await self.store.role(person)
@@ -115,10 +133,15 @@ class People:
 def build_people(
     settings: Callable[[], Settings],
     store: AccessStore,
-    links: Callable[[], MemoryStore],
+    memory: Callable[[], MemoryService],
     metrics: Metrics,
 ) -> People:
-    """People with their audit trail, reading the current settings each time (live)."""
+    """People with their audit trail, reading the current settings each time (live). The
+    links are the memory's; with memory off every account is its own person."""
+
+    def links() -> MemoryStore | None:
+        service = memory()
+        return service.store if service.enabled else None
 
     def redact(text: str) -> str:  # every configured secret masked in argument digests
         return RedactSecrets(secrets_of(settings())).redact(text)

@@ -13,6 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from bot.access.links import Links
+from bot.access.people import LinkingOff
 from bot.access.roles import RoleConfig, default_roles
 from bot.access.store import AuditEntry
 from bot.gateway.audit_routes import people_of
@@ -78,7 +79,7 @@ async def list_people(call: Call) -> PeopleResponse:
     q: PeopleQuery = call.query
     people = people_of(call)
     found: set[str] = set(await people.store.roles()) | set(people.config().people)
-    for account, person in await people.links().linked(q.q, q.limit):
+    for account, person in await people.linked(q.q, q.limit):
         found |= {account, person}
     persons = {await people.person_of(p) for p in found if q.q in p}
     ordered = sorted(persons)[: q.limit]
@@ -131,7 +132,10 @@ async def link_account(call: Call) -> PersonResponse:
     body: AccountLink = call.body
     people = people_of(call)
     person = await people.person_of(call.path["person"])
-    await links_of(call).link(body.account, person, actor=_who(call))
+    try:
+        await links_of(call).link(body.account, person, actor=_who(call))
+    except LinkingOff as exc:
+        raise ApiError(409, str(exc)) from None
     return await person_response(call, person)
 
 
@@ -143,7 +147,7 @@ async def unlink_account(call: Call) -> PersonResponse:
     people = people_of(call)
     person = await people.person_of(call.path["person"])
     account = call.path["account"]
-    if account == person and await people.links().accounts(person):
+    if account == person and len(await people.accounts_of(person)) > 1:
         raise ApiError(409, "account: the others are linked to this one; unlink them instead")
     if await people.person_of(account) != person or account == person:
         raise ApiError(404, f"account: {account} is not linked to {person}")

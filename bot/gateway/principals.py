@@ -29,7 +29,7 @@ class Principal:
 NamedTokens = Callable[[], list[tuple[str, str, str]]]
 """The named tokens now: (name, token, role) each (they change live)."""
 
-PRINCIPAL_KEY = "antler_principal"
+PRINCIPAL_KEY: web.RequestKey[Principal] = web.RequestKey("antler_principal", Principal)
 
 
 def no_tokens() -> list[tuple[str, str, str]]:
@@ -58,5 +58,4 @@ def identify(
 
 
 def principal_of(request: web.Request) -> Principal | None:
-    found = request.get(PRINCIPAL_KEY)
-    return found if isinstance(found, Principal) else None
+    return request.get(PRINCIPAL_KEY)

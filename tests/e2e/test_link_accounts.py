@@ -19,6 +19,7 @@ from tests.channels.contract.driver import Driver
 from tests.channels.contract.slack import SlackDriver
 from tests.channels.contract.telegram import TelegramDriver
 from tests.fakes.openai_server import FakeOpenAI
+from tests.fakes.recording_channel import RecordingChannel
 from tests.harness import ServiceHarness
 
 TELEGRAM, SLACK = "telegram:42", "slack:U0001"
@@ -98,3 +99,20 @@ async def test_five_wrong_codes_lock_link_for_the_account(
     assert await said(slack, f"/link {code.group(1)}", "w5") == texts.link_locked(15)
     assert await said(slack, "/link a b", "w6") == texts.LINK_USAGE
     assert service.running.metrics.value("antler_link_events_total", outcome="locked") == 1
+
+
+@pytest.mark.usefixtures("test_channel_registered")
+async def test_with_memory_off_link_says_so_and_no_memory_file_appears(
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
+    agent = {"memory": {"enabled": False}, "title": {"enabled": False}}
+    harness = ServiceHarness(tmp_path, fake_openai, {"test": {"enabled": True}}, agent=agent)
+    async with harness as svc:
+        ch = svc.channel("test")
+        assert isinstance(ch, RecordingChannel)
+        await ch.inject("/link")
+        await ch.inject("/unlink")
+        await ch.inject("hello")
+        await svc.idle()
+    assert ch.texts()[:2] == [texts.LINK_DISABLED, texts.LINK_DISABLED]
+    assert not (tmp_path / "memory.db").exists()

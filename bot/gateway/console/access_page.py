@@ -33,7 +33,7 @@ def _people(ctx: Ctx) -> People:
 async def people_page(ctx: Ctx) -> web.StreamResponse:
     people = _people(ctx)
     found = set(await people.store.roles()) | set(people.config().people)
-    found |= {p for _, p in await people.links().linked("", 500)}
+    found |= {p for _, p in await people.linked("", 500)}
     rows = []
     for person in sorted({await people.person_of(p) for p in found}):
         given = await people.store.role(person)
