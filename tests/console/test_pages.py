@@ -269,6 +269,8 @@ async def test_people_get_a_role_and_the_audit_shows_who_acted(
     assert "slack:U1" in page
     status, page, _ = await admin.get("/console/audit?kind=nonsense&before_id=x")
     assert status == 200
+    status, page, _ = await admin.get("/console/audit?kind=console")
+    assert "/console/people/test:42/role" in page  # every console change, who and what
 
 
 async def test_metrics_page_and_data(admin: Console, svc: ServiceHarness) -> None:
