@@ -100,7 +100,12 @@ class TurnRunner:
             await self.give_up(channel, msg, handle)
             return
         conv = self.thread_for(msg, await self.conversations.get_or_create(msg.chat))
-        grant = await self._grant(channel, msg)
+        try:
+            grant = await self._grant(channel, msg)
+        except Exception:  # no grant, no run: said in plain words, never run with everything
+            log.exception("could not tell what %s may use", msg.chat.key)
+            await self.give_up(channel, msg, handle)
+            return
         if grant is None:  # refused (a skill the sender may not use): answered already
             return
         streamer = self._streamer(channel, msg, handle)

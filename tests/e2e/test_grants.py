@@ -81,3 +81,17 @@ async def test_the_grant_shapes_what_the_model_sees_and_what_runs(
     assert {"calc_add", "calc_whoami", "write_file", "task"} <= set(boss.tool_names)
     assert "haiku-writer" in system_text(boss)
     assert sorted(capped.tool_names) == ["calc_add", "read_file"]  # the chat's ceiling
+
+
+async def test_without_a_grant_nothing_runs_and_the_user_is_told(
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
+    async with ServiceHarness(tmp_path, fake_openai, {"test": {"enabled": True}}) as svc:
+        ch = chan(svc)
+        db = svc.running.stores.db
+        assert db is not None
+        db.execute("DROP TABLE access_roles")  # the roles cannot be read
+        await ch.inject("hello")
+        await svc.idle()
+    assert fake_openai.requests == []  # never run with everything
+    assert ch.texts() == [texts.TURN_FAILED]
