@@ -338,7 +338,7 @@ def _cross_checks(settings: Settings) -> list[str]:
     if settings.default_model and settings.default_model not in names:
         problems.append(f"default_model: {settings.default_model!r} is not one of models[].name")
     problems += _storage_checks(settings.storage)
-    problems += settings.access.problems()
+    problems += settings.access.problems({m.name for m in settings.models})
     problems += _bus_checks(settings)
     gw = settings.gateway
     token = gw.auth_token.get_secret_value() if gw.auth_token else ""

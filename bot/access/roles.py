@@ -39,8 +39,17 @@ class RoleConfig(BaseModel):
         )
 
 
-GUEST_COMMANDS = ["/help", "/start", "/new", "/stop", "/status", "/models", "/memory*", "/link"]
-GUEST_COMMANDS += ["/unlink"]
+GUEST_COMMANDS = [
+    "/help",
+    "/start",
+    "/new",
+    "/stop",
+    "/status",
+    "/models",
+    "/memory*",
+    "/link",
+    "/unlink",
+]
 
 
 def default_roles() -> dict[str, RoleConfig]:
@@ -81,9 +90,17 @@ class AccessConfig(BaseModel):
     def role_names(self) -> list[str]:
         return list(self.roles)
 
-    def problems(self) -> list[str]:
-        """Role names that name no role, with their YAML paths."""
+    def problems(self, models: set[str] | None = None) -> list[str]:
+        """Role names that name no role, and (given the configured `models`) model names that
+        name no model, with their YAML paths."""
         found = []
+        for name, role in self.roles.items():
+            for i, pattern in enumerate(role.models):
+                if models is not None and not _is_glob(pattern) and pattern not in models:
+                    found.append(
+                        f"access.roles.{name}.models[{i}]: unknown model {pattern!r} "
+                        f"(models: {', '.join(sorted(models))})"
+                    )
         if self.default_role not in self.roles:
             found.append(_unknown("access.default_role", self.default_role, self))
         for section in ("people", "channels", "chats"):
@@ -107,9 +124,13 @@ class AccessConfig(BaseModel):
                 if not _any_match(pattern, skills) and pattern != "*":
                     found.append(f"access.roles.{name}.skills: no skill matches {pattern!r}")
             for pattern in role.models:
-                if not _any_match(pattern, models):
+                if _is_glob(pattern) and not _any_match(pattern, models):
                     found.append(f"access.roles.{name}.models: no model matches {pattern!r}")
         return found
+
+
+def _is_glob(pattern: str) -> bool:
+    return any(c in pattern for c in "*?[")
 
 
 def _any_match(pattern: str, names: set[str]) -> bool:

@@ -35,6 +35,13 @@ def test_unknown_roles_are_named_by_their_yaml_path() -> None:
     ]
 
 
+def test_a_model_no_one_configured_stops_start_up_a_glob_only_warns() -> None:
+    raw = {"models": [MODEL], "access": {"roles": {"eng": {"models": ["a", "gpt-4o", "o*"]}}}}
+    with pytest.raises(ConfigError) as info:
+        settings_from_dict(raw)
+    assert info.value.problems == ["access.roles.eng.models[1]: unknown model 'gpt-4o' (models: a)"]
+
+
 def test_a_bad_role_field_is_named() -> None:
     raw = {"models": [MODEL], "access": {"roles": {"eng": {"tool": ["bash"]}}}}
     with pytest.raises(ConfigError) as info:
