@@ -269,6 +269,15 @@ async def test_people_get_a_role_and_the_audit_shows_who_acted(
     assert "slack:U1" in page
     status, page, _ = await admin.get("/console/audit?kind=nonsense&before_id=x")
     assert status == 200
+    status, _, resp = await admin.post("/console/people/test:42/accounts", {"account": "tg:7"})
+    assert "tg:7 is now test:42." in await admin.follow(resp)
+    status, _, resp = await admin.post("/console/people/test:42/accounts", {"account": "x y"})
+    assert "An account is channel:id" in await admin.follow(resp)
+    status, _, resp = await admin.post("/console/people/test:42/accounts/slack:U1/unlink")
+    assert "slack:U1 is on its own again." in await admin.follow(resp)
+    status, _, resp = await admin.post("/console/people/test:42/accounts/test:42/unlink")
+    assert "The others are linked to test:42" in await admin.follow(resp)
+    assert await app(svc).runner.memory.store.accounts("test:42") == ["tg:7"]
     status, page, _ = await admin.get("/console/audit?kind=console")
     assert "/console/people/test:42/role" in page  # every console change, who and what
 

@@ -10,7 +10,7 @@ import re
 
 from aiohttp import web
 
-from bot.access.people import People
+from bot.access.people import LinkingOff, People
 from bot.access.store import AuditEntry, AuditQuery
 from bot.gateway.console.web import Ctx, Pages
 from bot.gateway.errors import ApiError
@@ -64,6 +64,43 @@ async def set_role(ctx: Ctx) -> web.StreamResponse:
     entry = AuditEntry(kind="role", actor="console", person=person, subject=after, detail=detail)
     await people.audit.record(entry)
     return ctx.back(PEOPLE, f"{person} is now {after}.")
+
+
+@pages.post(PEOPLE + "/{person}/accounts")
+async def link_account(ctx: Ctx) -> web.StreamResponse:
+    people, links = _people(ctx), ctx.services.links
+    person = ctx.request.match_info["person"]
+    account = await ctx.field("account")
+    if links is None or not re.fullmatch(PATH_PARAMS["person"], person):
+        return ctx.back(PEOPLE, "Not a person id.", "error")
+    if not re.fullmatch(r"[a-z]+:\S{1,250}", account):
+        return ctx.back(PEOPLE, "An account is channel:id, e.g. slack:U0123.", "error")
+    person = await people.person_of(person)
+    try:
+        await links.link(account, person, actor="console")
+    except LinkingOff as exc:
+        return ctx.back(PEOPLE, f"Not linked: {exc}.", "error")
+    return ctx.back(PEOPLE, f"{account} is now {person}.")
+
+
+@pages.post(PEOPLE + "/{person}/accounts/{account}/unlink")
+async def unlink_account(ctx: Ctx) -> web.StreamResponse:
+    people, links = _people(ctx), ctx.services.links
+    account, person = ctx.request.match_info["account"], ctx.request.match_info["person"]
+    if links is None or not all(re.fullmatch(PATH_PARAMS["person"], v) for v in (account, person)):
+        return ctx.back(PEOPLE, "Not an account id.", "error")
+    if await people.person_of(account) != await people.person_of(person):
+        return ctx.back(PEOPLE, f"{account} is not linked to {person}.", "error")
+    try:
+        result = await links.unlink(account, actor="console")
+    except LinkingOff as exc:
+        return ctx.back(PEOPLE, f"Not unlinked: {exc}.", "error")
+    said = {
+        "unlinked": (f"{account} is on its own again.", "ok"),
+        "anchor": (f"The others are linked to {account}: unlink them instead.", "error"),
+        "not_linked": (f"{account} is not linked.", "error"),
+    }[result]
+    return ctx.back(PEOPLE, *said)
 
 
 @pages.get(AUDIT)

@@ -23,6 +23,7 @@ from bot.journal import Entry, Journal
 if TYPE_CHECKING:
     from agent.memory import MemoryService
     from agent.skills.registry import SkillRegistry
+    from bot.access.links import Links
     from bot.access.people import People
     from bot.gateway.facade import ServiceFacade
     from bot.schedules.admin import ScheduleAdmin
@@ -111,6 +112,7 @@ class ConsoleServices:
     history: MetricsHistory
     schedules: Schedules
     people: People | None = None  # roles, linked accounts, the audit trail
+    links: Links | None = None  # linking and unlinking accounts
 
     @classmethod
     def for_service(cls, service: ServiceFacade) -> ConsoleServices:
@@ -142,4 +144,5 @@ class ConsoleServices:
                 service=service.schedules, channel_names=lambda: set(service.channel_states())
             ),
             people=service.people,
+            links=service.links,
         )
