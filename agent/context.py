@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from agent.config import AgentConfig, ModelConfig
 from agent.events import RunSettings
+from agent.grant import Grant, ToolObserver
 from agent.paths import ThreadDirs
 
 
@@ -22,6 +23,9 @@ class RunContext:
     chat_type: str = "dm"
     settings: RunSettings = field(default_factory=RunSettings)
     memory: str = ""  # the person's `<memory>` block for this turn ("" when none)
+    chat: str = ""
+    grant: Grant | None = None  # None: every tool (agent/grant.py)
+    observe: ToolObserver | None = None  # told of every tool call (the service's audit)
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from agent.grant import Grant
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +92,8 @@ class Turn:
     context: str = ""
     chat_type: str = "dm"
     skill: str | None = None
+    chat: str = ""  # the conversation's key, for the audit trail
+    grant: Grant | None = None  # what the person may use here; None: everything
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

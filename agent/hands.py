@@ -70,6 +70,7 @@ class Hands:
         return [common[0], SubagentLimit(self.config.subagents.max_concurrent), *common[1:]]
 
     def _common(self, static: str) -> list[Any]:
+        from agent.middlewares.grant import GrantGuard
         from agent.middlewares.hands_prompt import HandsPrompt
         from agent.middlewares.loop_guard import LoopGuard
         from agent.middlewares.mcp_tools import McpToolsMiddleware
@@ -79,6 +80,7 @@ class Hands:
             HandsPrompt(static, self.skills, skills_section),
             LoopGuard(),
             McpToolsMiddleware(self.mcp),
+            GrantGuard(self.mcp.qualify),
             ToolErrors(),
         ]
 

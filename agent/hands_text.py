@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from html import escape
 
 from agent.skills.registry import SkillRegistry
@@ -53,8 +54,8 @@ def subagent_static(*, bash: bool) -> str:
     return WORKING_DIRECTORY.format(bash=BASH_LINE if bash else "")
 
 
-def skills_section(registry: SkillRegistry) -> str:
-    enabled = registry.enabled()
+def skills_section(registry: SkillRegistry, allowed: Callable[[str], bool] = bool) -> str:
+    enabled = [s for s in registry.enabled() if allowed(s.name)]
     if not enabled:
         return ""
     items = "\n".join(

@@ -65,6 +65,7 @@ class McpTools:
         self.problems: list[str] = []
         self.servers: list[str] = []
         self._tools: list[Any] = []
+        self.origin: dict[str, tuple[str, str]] = {}  # tool name → (server, its own name)
         self.loaded = False
         self._sig: object = ()
         self._lock = asyncio.Lock()
@@ -84,8 +85,15 @@ class McpTools:
     def by_name(self, name: str) -> Any | None:
         return next((t for t in self._tools if t.name == name), None)
 
+    def qualify(self, name: str) -> tuple[str, str | None]:
+        """A tool's name and MCP server as grants see them: `("get_issue", "github")` for the
+        MCP tool `github_get_issue`, `(name, None)` for any other tool."""
+        server_tool = self.origin.get(name)
+        return (server_tool[1], server_tool[0]) if server_tool else (name, None)
+
     async def _reload(self) -> None:
         self.problems, self.servers, tools = [], [], []
+        origin: dict[str, tuple[str, str]] = {}
         try:
             specs = load_extensions(self.path).mcp_servers
         except ExtensionsError as exc:
@@ -97,8 +105,9 @@ class McpTools:
             loaded = await self._load_server(name, spec)
             if loaded is not None:
                 tools.extend(loaded)
+                origin.update({t.name: (name, t.name.removeprefix(f"{name}_")) for t in loaded})
                 self.servers.append(f"{name} ({len(loaded)} tools)")
-        self._tools = tools
+        self._tools, self.origin = tools, origin
         if specs:
             log.info("MCP: %d tools from %s", len(tools), ", ".join(self.servers) or "no server")
 

@@ -28,6 +28,7 @@ from agent.continuity import Continuity
 from agent.errors import describe_failure
 from agent.events import AgentEvent, Failed, Final, RunSettings, Turn
 from agent.features import context_middlewares
+from agent.grant import ToolObserver
 from agent.graph_api import GraphApi
 from agent.http import hold_pools, off_loop, release_pools
 from agent.memory import MemoryService, MemoryStore
@@ -82,6 +83,7 @@ class AgentRunner(GraphApi):
         self._saver: Any = None
         self._after = AfterAnswer()
         self.on_title: Callable[[str, str], Awaitable[None] | None] = lambda _id, _title: None
+        self.on_tool: ToolObserver | None = None  # every tool call, as it ends or is refused
 
     def replace_providers(
         self,
@@ -376,6 +378,9 @@ class AgentRunner(GraphApi):
             chat_type=turn.chat_type,
             settings=settings,
             memory=memory,
+            chat=turn.chat,
+            grant=turn.grant,
+            observe=self.on_tool,
         )
 
     def _memory_model(self) -> Any:

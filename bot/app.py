@@ -14,6 +14,8 @@ from agent.tools import ToolProvider
 from agent.tools.schedules import schedule_tools
 from bot import texts
 from bot.access import AccessGate
+from bot.access.links import Links
+from bot.access.people import build_people
 from bot.bus import MessageBus
 from bot.channel_restarts import ChannelRestarts
 from bot.command_context import CommandService
@@ -118,6 +120,15 @@ class App:
             checkpoints=self.stores.checkpoints,
             memory_store=self.stores.memory,
         )
+        self.people = build_people(
+            lambda: self.settings,
+            self.stores.access,
+            lambda: self.runner.memory,
+            self.metrics,
+        )
+        self.audit = self.people.audit
+        self.runner.on_tool = self.people.tool_used
+        self.links = Links(self.people, self.metrics)
         self.contexts: dict[str, ServiceContext] = {}
         self.channels: dict[str, Channel] = {}
         self._channel_specs: dict[str, tuple[ChannelConfig, dict[str, Any]]] = {}
@@ -136,6 +147,7 @@ class App:
             commands=self.commands,
             metrics=self.metrics,
             thread_for=self.schedules.thread_for,
+            access=self.people,
         )
         self.turns.settle.on_settled.append(self.schedules.scheduler.settled)
         command_service = CommandService(
@@ -144,6 +156,8 @@ class App:
             help=self.commands,
             schedules=self.schedules if settings.schedules.enabled else None,
             status_notes=lambda: self.hands.status_notes(),
+            access=self.people,
+            links=self.links,
         )
         self.dispatcher = Dispatcher(
             channels=self.channels,
@@ -354,6 +368,8 @@ class App:
             stop_run=self.dispatcher.stop_run,
             run_cancels=self.topology.run_cancels,
             run_events=self.topology.run_events,
+            people=self.people,
+            links=self.links,
         )
 
     def health(self) -> dict[str, Any]:

@@ -105,11 +105,17 @@ def _preflight(settings: Settings, *, check_port: bool) -> list[str]:
     if check_port and gw.enabled and gw.port and not port_free(gw.host, gw.port):
         raise ConfigError([port_taken(gw.host, gw.port)])
     from agent.sandbox.provider import preflight as sandbox_preflight
+    from bot.access.check import access_warnings
 
     _line, problems, sandbox_warnings = sandbox_preflight(settings.agent.sandbox)
     if problems:
         raise ConfigError(problems)
-    return runner.model_warnings() + path_warnings(settings) + sandbox_warnings
+    return (
+        runner.model_warnings()
+        + path_warnings(settings)
+        + sandbox_warnings
+        + access_warnings(settings)
+    )
 
 
 def port_free(host: str, port: int) -> bool:

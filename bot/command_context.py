@@ -10,11 +10,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
+from agent.grant import EVERYTHING, Grant
 from channels.base import Button, ChatRef, InboundMessage
 
 if TYPE_CHECKING:
     from agent.config import ModelConfig
     from agent.memory import MemoryService
+    from bot.access.links import Links
+    from bot.access.people import People
     from bot.schedules.service import Schedules
     from bot.stores.conversations import Conversation, ConversationStore
 
@@ -60,6 +63,8 @@ class CommandService:
     help: HelpText
     schedules: Schedules | None = None  # None when schedules are disabled
     status_notes: Callable[[], list[str]] = list  # extra lines for /status (skills, MCP)
+    access: People | None = None  # people, roles and grants (None: everyone may do anything)
+    links: Links | None = None  # /link and /unlink
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +73,8 @@ class CommandContext:
     conversation: Conversation
     lanes: Lanes
     service: CommandService
+    grant: Grant = EVERYTHING  # what the sender may use in this chat
+    person: str = ""  # the sender's person (linked accounts are one), "" without access
 
 
 @dataclass(frozen=True, slots=True)

@@ -41,6 +41,8 @@ def parse_command(text: str) -> ParsedCommand | None:
 
 
 Handler = Callable[[CommandContext, str], Awaitable[CommandReply]]
+Permission = Callable[[str], str]
+"""A command's arguments → the key a role's `commands` grant is matched against."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +53,11 @@ class Command:
     usage: str = ""
     hidden: bool = False
     ordered: bool = True
+    permission: Permission | None = None  # default: `/name` whatever the arguments
+
+    def permission_key(self, args: str) -> str:
+        """`/models NAME` for `/models smart`, `/memory clear`, else `/name`."""
+        return self.permission(args) if self.permission else f"/{self.name}"
 
 
 @dataclass
@@ -58,14 +65,22 @@ class CommandTable:
     commands: dict[str, Command] = field(default_factory=dict)
 
     def register(
-        self, name: str, summary: str, usage: str = "", hidden: bool = False, ordered: bool = True
+        self,
+        name: str,
+        summary: str,
+        usage: str = "",
+        hidden: bool = False,
+        ordered: bool = True,
+        permission: Permission | None = None,
     ) -> Callable[[Handler], Handler]:
         """Add a command. `ordered` ones wait their turn behind the conversation's messages;
         the others (/stop, /status, /help) answer at once."""
 
         def add(handler: Handler) -> Handler:
             usage_text = usage or f"/{name}"
-            self.commands[name] = Command(name, summary, handler, usage_text, hidden, ordered)
+            self.commands[name] = Command(
+                name, summary, handler, usage_text, hidden, ordered, permission
+            )
             return handler
 
         return add
@@ -142,7 +157,12 @@ def _on(flag: bool) -> str:
     return "on" if flag else "off"
 
 
-@COMMANDS.register("models", "list models, or switch this conversation's model", "/models [NAME]")
+@COMMANDS.register(
+    "models",
+    "list models, or switch this conversation's model",
+    "/models [NAME]",
+    permission=lambda args: "/models NAME" if args.strip() else "/models",
+)
 async def _models(ctx: CommandContext, args: str) -> CommandReply:
     """In a main chat the chat-level setting: the model new conversations there start with."""
     service, main = ctx.service, ctx.msg.in_main_chat
@@ -155,6 +175,10 @@ async def _models(ctx: CommandContext, args: str) -> CommandReply:
         return _model_list(ctx, None, target.model, main)
     if args not in service.agent.model_names():
         return _model_list(ctx, texts.unknown_model(args), target.model, main)
+    if not ctx.grant.allows_model(args):
+        if service.access is not None:
+            service.access.audit.denied("model", ctx.person, ctx.msg.chat.key, args, ctx.grant.role)
+        return CommandReply(texts.model_denied(args, ctx.grant.role))
     await service.conversations.update(target.key, model=args)
     label = service.agent.resolve_model(args).label
     if main:
@@ -175,7 +199,7 @@ def _model_list(
     active = runner.resolve_model(current)
     lines = [heading or texts.model_list(active.label, chat_default=main), ""]
     buttons = []
-    for name in runner.model_names():
+    for name in [n for n in runner.model_names() if ctx.grant.allows_model(n)]:
         model = runner.resolve_model(name)
         lines.append(texts.model_line(name, model.label, name == active.name))
         buttons.append(
@@ -190,6 +214,11 @@ def _model_list(
     "memory",
     "show what the agent remembers about you; forget one fact or all",
     "/memory [forget N | clear]",
+    permission=lambda args: (
+        f"/memory {args.split()[0].lower()}"
+        if args.split() and args.split()[0].lower() in ("forget", "clear")
+        else "/memory"
+    ),
 )
 async def _memory(ctx: CommandContext, args: str) -> CommandReply:
     memory = ctx.service.agent.memory
@@ -296,6 +325,27 @@ async def _timezone(ctx: CommandContext, args: str) -> CommandReply:
     if schedules is None:
         return CommandReply(texts.SCHEDULES_DISABLED)
     return CommandReply(await schedules.timezone_command(ctx.msg.chat, args))
+
+
+@COMMANDS.register(
+    "link",
+    "link this account to your account on another platform (same memory and role)",
+    "/link [CODE]",
+    ordered=False,
+)
+async def _link(ctx: CommandContext, args: str) -> CommandReply:
+    links = ctx.service.links
+    if links is None:
+        return CommandReply(texts.LINK_DISABLED)
+    return CommandReply(await links.command(ctx.msg, args))
+
+
+@COMMANDS.register("unlink", "undo /link for this account", ordered=False)
+async def _unlink(ctx: CommandContext, args: str) -> CommandReply:
+    links = ctx.service.links
+    if links is None:
+        return CommandReply(texts.LINK_DISABLED)
+    return CommandReply(await links.unlink_command(ctx.msg))
 
 
 @COMMANDS.register("help", "show this help", ordered=False)

@@ -71,7 +71,40 @@ CREATE TABLE choices (
 CREATE INDEX choices_created ON choices(created_at);
 """
 
-MIGRATIONS = (V1_BASE, V2_JOURNAL, V3_SCHEDULES, V4_GATEWAY, V5_CHOICES)
+V6_ACCESS = """
+CREATE TABLE access_roles (
+    person TEXT PRIMARY KEY,
+    role TEXT NOT NULL,
+    set_by TEXT NOT NULL,
+    set_at REAL NOT NULL
+);
+CREATE TABLE access_link_codes (
+    code_hash TEXT PRIMARY KEY,
+    account TEXT NOT NULL,
+    expires_at REAL NOT NULL
+);
+CREATE TABLE access_link_tries (
+    account TEXT PRIMARY KEY,
+    failures INTEGER NOT NULL,
+    locked_until REAL NOT NULL
+);
+CREATE TABLE access_audit (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    at REAL NOT NULL,
+    kind TEXT NOT NULL,
+    actor TEXT NOT NULL,
+    person TEXT NOT NULL,
+    chat TEXT NOT NULL,
+    subject TEXT NOT NULL,
+    outcome TEXT NOT NULL,
+    duration_ms REAL,
+    detail TEXT NOT NULL
+);
+CREATE INDEX access_audit_at ON access_audit(at);
+CREATE INDEX access_audit_person ON access_audit(person, id);
+"""
+
+MIGRATIONS = (V1_BASE, V2_JOURNAL, V3_SCHEDULES, V4_GATEWAY, V5_CHOICES, V6_ACCESS)
 
 
 def open_db(data_dir: Path) -> sqlite3.Connection:

@@ -14,7 +14,7 @@ import asyncio
 import logging
 from collections import deque
 from collections.abc import Callable, Coroutine
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from bot import texts
@@ -274,6 +274,14 @@ class Dispatcher:
         conv = await self.conversations.get_or_create(msg.chat)
         try:
             context = CommandContext(msg, conv, lanes=self, service=self.command_service)
+            access = self.command_service.access
+            if access is not None:  # the sender's grant decides, and commands read it
+                who = await access.who(msg)
+                denial = access.command_denial(msg, who, cmd.permission_key(args))
+                if denial is not None:
+                    await self.turns.send_command_reply(channel, msg, denial, ())
+                    return
+                context = replace(context, grant=who.grant, person=who.person)
             reply = await cmd.handler(context, args)
         except Exception:
             log.exception("command /%s failed", name)

@@ -12,6 +12,8 @@ if TYPE_CHECKING:
     from agent.config import AgentConfig
     from agent.runner import AgentRunner
     from agent.skills.registry import SkillRegistry
+    from bot.access.links import Links
+    from bot.access.people import People
     from bot.cluster.run_events import RunEvents
     from bot.config.live import LiveConfig
     from bot.context import ChannelState
@@ -68,3 +70,5 @@ class ServiceFacade:
     """Cancel API runs executing on other workers (None: one process, no Redis bus)."""
     run_events: RunEvents | None = None
     """API runs' live events shared with other workers (None: one process, no Redis bus)."""
+    people: People | None = None  # people, roles, the audit trail (bot/access/)
+    links: Links | None = None  # linking accounts to people

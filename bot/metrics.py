@@ -115,6 +115,25 @@ class Metrics:
             buckets=LATENCY_BUCKETS,
             registry=reg,
         )
+        # access: no person labels (people are in the audit trail, not in metrics)
+        self.tool_calls = Counter(
+            "antler_tool_calls_total",
+            "Tool calls of the agent, by tool and outcome (ok, error, denied).",
+            ("tool", "outcome"),
+            registry=reg,
+        )
+        self.access_denied = Counter(
+            "antler_access_denied_total",
+            "Things refused by a person's grant, by kind (tool, command, skill, model).",
+            ("kind",),
+            registry=reg,
+        )
+        self.link_events = Counter(
+            "antler_link_events_total",
+            "/link and /unlink, by outcome (code, linked, wrong_code, locked, unlinked).",
+            ("outcome",),
+            registry=reg,
+        )
 
     def read_gauges(
         self, queue_depth: Callable[[], float], waiting_for_slot: Callable[[], float]

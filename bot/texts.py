@@ -224,3 +224,56 @@ def chat_default_model(label: str, running: int) -> str:
             " the model it started with."
         )
     return text + " To switch a conversation already started, send /models in its thread."
+
+
+# ---------------------------------------------------------------- roles and /link (bot/access/)
+
+
+def command_denied(key: str, role: str, roles: list[str]) -> str:
+    """One line: the command is not in the sender's grant; which roles may use it."""
+    who = " or ".join(roles) if roles else "no role"
+    return f"{key} is not available to you here (your role: {role}); it needs {who}."
+
+
+def skill_denied(name: str, role: str) -> str:
+    return f"The skill /{name} is not available to you here (your role: {role})."
+
+
+def model_denied(name: str, role: str) -> str:
+    return (
+        f"The model {name} is not available to you here (your role: {role}); /models lists yours."
+    )
+
+
+LINK_DISABLED = (
+    "Linking accounts is not available on this service (it needs long-term memory, which is off)."
+)
+LINK_ONLY_IN_DM = "Send /link to me in a direct message: the code it gives is private."
+LINK_USAGE = (
+    "Usage: /link in a direct message gives a code; send /link CODE from your other account."
+)
+LINK_WRONG_CODE = (
+    "That code is wrong or expired. Send /link in a DM on your other account for a new one."
+)
+UNLINK_NOT_LINKED = "This account is not linked to another one."
+UNLINK_IS_ANCHOR = (
+    "The other accounts are linked to this one: send /unlink from each of them instead."
+)
+
+
+def link_code(code: str, minutes: int) -> str:
+    return (
+        f"Your link code: {code}\nSend /link {code} from your other account (Slack, Telegram, "
+        f"Feishu or DingTalk) within {minutes} minutes; it works once."
+    )
+
+
+def linked(person: str) -> str:
+    return f"Linked: this account is now {person}, with the same memory and role."
+
+
+def link_locked(minutes: int) -> str:
+    return f"Too many wrong codes: /link is locked for this account for {minutes} minutes."
+
+
+UNLINKED = "Unlinked: this account is on its own again, with its own memory and role."

@@ -17,8 +17,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from agent.events import Failed, RunSettings, Turn
+from agent.grant import EVERYTHING, Grant
 from agent.runner import AgentRunner
 from bot import texts
+from bot.access.people import People
 from bot.command_registry import CommandRegistry
 from bot.commands import parse_command
 from bot.delivery import DeliveryTrack, FinalPlan
@@ -60,6 +62,7 @@ class TurnRunner:
         commands: CommandRegistry,
         metrics: Metrics | None = None,
         thread_for: Callable[[InboundMessage, Conversation], Conversation] | None = None,
+        access: People | None = None,
     ) -> None:
         self.metrics = metrics or Metrics()
         self.runner = runner
@@ -74,6 +77,7 @@ class TurnRunner:
         self.thread_for = thread_for or _same_thread
         # whether a channel instance was replaced by a restart (set by the dispatcher)
         self.replaced: Callable[[str, Channel], bool] = lambda name, channel: False
+        self.access = access  # the sender's grant shapes the run (None: everything)
 
     def keep_pending(self, task: asyncio.Task[None]) -> None:
         """The run in `task` is cancelled by shutdown: leave its message `running` for restart."""
@@ -103,6 +107,14 @@ class TurnRunner:
             await self.give_up(channel, msg, handle)
             return
         conv = self.thread_for(msg, await self.conversations.get_or_create(msg.chat))
+        try:
+            grant = await self._grant(channel, msg)
+        except Exception:  # no grant, no run: said in plain words, never run with everything
+            log.exception("could not tell what %s may use", msg.chat.key)
+            await self.give_up(channel, msg, handle)
+            return
+        if grant is None:  # refused (a skill the sender may not use): answered already
+            return
         streamer = self._streamer(channel, msg, handle)
         try:
             await streamer.open(texts.ANSWERING_AGAIN if resumed or attempts > 1 else "")
@@ -110,10 +122,10 @@ class TurnRunner:
                 running.opened(streamer)
             if handle is None:  # otherwise a queued notice or the restored reply showed it
                 self._sign_of_life(msg)
-            files, notes = await self._fetch_files(channel, msg, conv)
+            files, notes = await self._fetch_files(channel, msg, conv, grant.upload_bytes)
             for note in notes:
                 await streamer.say(note)
-            await self._stream(streamer, conv, self._turn(msg, files))
+            await self._stream(streamer, conv, self._turn(msg, files, grant))
             status = await streamer.finish()
         except asyncio.CancelledError:
             await self._finish_cancelled(streamer, msg, stop_reason(), conv.thread_id)
@@ -190,8 +202,29 @@ class TurnRunner:
         track = DeliveryTrack(self.journal, msg, channel)
         return ReplyStreamer(channel, msg, handle=handle, metrics=self.metrics, track=track)
 
+    async def _grant(self, channel: Channel, msg: InboundMessage) -> Grant | None:
+        """The sender's grant here; None when the message was refused by it (and told so)."""
+        if self.access is None:
+            return EVERYTHING
+        who = await self.access.who(msg)
+        command = parse_command(msg.text)
+        if command is not None and self.commands.is_skill(command.name):
+            denial = self.access.skill_denial(msg, who, command.name)
+            if denial is not None:
+                await self.send_command_reply(channel, msg, denial, ())
+                return None
+        return who.grant
+
+    def _model(self, conv: Conversation, grant: Grant | None) -> str | None:
+        """The conversation's model, or the first the grant allows when it is not allowed."""
+        if grant is None or grant.allows_model(self.runner.resolve_model(conv.model).name):
+            return conv.model
+        allowed = [n for n in self.runner.model_names() if grant.allows_model(n)]
+        return allowed[0] if allowed else conv.model
+
     async def _stream(self, streamer: ReplyStreamer, conv: Conversation, turn: Turn) -> None:
-        settings = RunSettings(model=conv.model, thinking=conv.thinking, plan_mode=conv.plan_mode)
+        model = self._model(conv, turn.grant)
+        settings = RunSettings(model=model, thinking=conv.thinking, plan_mode=conv.plan_mode)
         channel, started = conv.channel, time.monotonic()
         outcome = "cancelled"
         self.metrics.runs_started.labels(channel=channel).inc()
@@ -262,12 +295,13 @@ class TurnRunner:
         await self.settle.answered(msg, "done")
 
     async def _fetch_files(
-        self, channel: Channel, msg: InboundMessage, conv: Conversation
+        self, channel: Channel, msg: InboundMessage, conv: Conversation, role_limit: int | None
     ) -> tuple[list[str], list[str]]:
         if not msg.attachments:
             return [], []
         uploads = self.runner.thread_dirs(conv.thread_id).uploads
         limit = min(self.max_upload_bytes, channel.capabilities.max_file_in)
+        limit = min(limit, role_limit) if role_limit is not None else limit
         files, notes = [], []
         for att in msg.attachments:
             try:
@@ -281,12 +315,13 @@ class TurnRunner:
                 notes.append(texts.file_not_downloaded(att.name, exc))
         return files, notes
 
-    def _turn(self, msg: InboundMessage, files: list[str]) -> Turn:
+    def _turn(self, msg: InboundMessage, files: list[str], grant: Grant) -> Turn:
         """The agent's view of the message; `/<skill> task` becomes Turn(skill=..., text=task)."""
         command = parse_command(msg.text)
+        limited = grant if self.access is not None else None
         if command is not None and self.commands.is_skill(command.name):
-            return _turn(msg, files, text=command.args, skill=command.name)
-        return _turn(msg, files)
+            return _turn(msg, files, limited, text=command.args, skill=command.name)
+        return _turn(msg, files, limited)
 
 
 def _same_thread(msg: InboundMessage, conv: Conversation) -> Conversation:
@@ -294,9 +329,15 @@ def _same_thread(msg: InboundMessage, conv: Conversation) -> Conversation:
 
 
 def _turn(
-    msg: InboundMessage, files: list[str], text: str | None = None, skill: str | None = None
+    msg: InboundMessage,
+    files: list[str],
+    grant: Grant | None,
+    text: str | None = None,
+    skill: str | None = None,
 ) -> Turn:
     return Turn(
+        chat=msg.chat.key,
+        grant=grant,
         text=msg.text if text is None else text,
         skill=skill,
         user_id=f"{msg.chat.channel}:{msg.sender.id}",

@@ -83,7 +83,7 @@ _LIVE: dict[str, Any] = {"reload": "live"}
 class ChannelConfig(BaseModel):
     """Settings every channel shares. Platform configs subclass this in `<platform>/config.py`.
 
-    Allowlists and the group trigger are read by the service's one access gate (bot/access.py);
+    Allowlists and the group trigger are read by the service's one access gate (bot/access/gate.py);
     ids may be written as numbers or strings (`allowed_users: [1001]`).
     """
 

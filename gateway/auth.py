@@ -7,18 +7,20 @@ the channels declared for their webhooks (they verify the platform's own signatu
 `/console` a logged-in console session stands in for the token; without one the console
 answers as it does to a stranger (to its login page, or 403). Without a token the server binds
 loopback only (config refuses anything else) and nothing is checked. A callable token is asked
-on every request: `gateway.auth_token` changes live.
+on every request: `gateway.auth_token` changes live. Named tokens (`gateway.tokens`,
+gateway/principals.py) are accepted too; a `viewer` token only reads (403 otherwise). The caller
+is put on the request for the audit.
 """
 
 from __future__ import annotations
 
-import hmac
 from collections.abc import Awaitable, Callable
 from typing import Protocol
 
 from aiohttp import web
 
 from gateway.errors import error_response
+from gateway.principals import PRINCIPAL_KEY, READ_METHODS, NamedTokens, identify, no_tokens
 from gateway.registry import Handler
 
 PUBLIC = frozenset({"/health", "/health/"})
@@ -59,16 +61,24 @@ def is_console(path: str) -> bool:
 
 
 def bearer_auth(
-    token: str | Callable[[], str | None] | None, allow: Allowlist | None = None
+    token: str | Callable[[], str | None] | None,
+    allow: Allowlist | None = None,
+    named: NamedTokens = no_tokens,
 ) -> web.middleware:  # type: ignore[valid-type]
     current = token if callable(token) else (lambda: token)
     allowed = allow or Allowlist()
 
     @web.middleware
     async def check(request: web.Request, handler: Handler) -> web.StreamResponse:
-        expected = (current() or "").encode()
+        admin, tokens = current() or "", named()
         path = request.path
-        if not expected or allowed.public(path) or _authorized(request, expected):
+        if not (admin or tokens) or allowed.public(path):
+            return await handler(request)
+        principal = identify(request, admin, tokens)
+        if principal is not None:
+            if principal.read_only and request.method not in READ_METHODS:
+                return error_response(403, f"the token {principal.name!r} may only read")
+            request[PRINCIPAL_KEY] = principal
             return await handler(request)
         console = allowed.console
         if console is not None and is_console(path):
@@ -80,10 +90,3 @@ def bearer_auth(
         )
 
     return check
-
-
-def _authorized(request: web.Request, expected: bytes) -> bool:
-    scheme, _, given = request.headers.get("Authorization", "").partition(" ")
-    if scheme.lower() != "bearer":
-        return False
-    return hmac.compare_digest(given.strip().encode(), expected)

@@ -12,6 +12,7 @@ from bot.config.schema import is_loopback
 from bot.webhooks import DynamicRoutes
 from gateway.auth import Allowlist, bearer_auth
 from gateway.errors import json_errors
+from gateway.principals import NamedTokens, no_tokens, tokens_of
 from gateway.registry import GATEWAY_KEY, OPENAPI_KEY, Route
 
 if TYPE_CHECKING:
@@ -29,6 +30,7 @@ def api_routes() -> list[Route]:
     from gateway import openapi
     from gateway.api import (
         artifacts,
+        audit,  # the audit trail (bot/access/audit.py)
         channels,
         config,  # configuration at run time (bot/config/live.py)
         mcp,
@@ -36,6 +38,7 @@ def api_routes() -> list[Route]:
         memory_people,
         metrics,
         models,
+        people,  # people, accounts and roles (bot/access/)
         schedules,  # scheduled tasks (bot/schedules)
         skills,
         uploads,
@@ -58,6 +61,8 @@ def api_routes() -> list[Route]:
         memory_people,
         schedules,
         config,
+        people,
+        audit,
     )
     return [route for module in modules for route in module.api.routes]
 
@@ -68,13 +73,14 @@ def build_app(
     *,
     service: ServiceFacade | None = None,
     auth_token: str | Callable[[], str | None] | None = None,
+    named_tokens: NamedTokens = no_tokens,
 ) -> web.Application:
     """The aiohttp app: the admin API when `service` is given, else just /health.
     `auth_token` may be a callable, asked on every request (the token then changes live)."""
     allow = Allowlist(routes)  # what passes without the token (gateway/auth.py)
     app = web.Application(
         client_max_size=64 * 1024 * 1024,
-        middlewares=[json_errors, bearer_auth(auth_token, allow)],
+        middlewares=[json_errors, bearer_auth(auth_token, allow, named_tokens)],
     )
     if service is None:
 
@@ -190,6 +196,10 @@ def serve(app: Served) -> GatewayServer:
     the token is asked per request, so it follows the live `gateway.auth_token`)."""
     gw = app.settings.gateway
     web_app = build_app(
-        app.health, app.routes, service=app.facade(), auth_token=app.current_admin_token
+        app.health,
+        app.routes,
+        service=app.facade(),
+        auth_token=app.current_admin_token,
+        named_tokens=lambda: tokens_of(app.settings.gateway),
     )
     return GatewayServer(web_app, gw.host, gw.port, has_token=bool(app.current_admin_token()))

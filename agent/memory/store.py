@@ -56,6 +56,29 @@ class MemoryStore:
             (user_id, person, time.time()),
         )
 
+    async def unlink(self, user_id: str) -> bool:
+        """`user_id` counts as itself again; False when it was not linked."""
+        return (
+            await self.sql.execute(f"DELETE FROM {self.links_table} WHERE user_id = ?", (user_id,))
+        ) > 0
+
+    async def accounts(self, person: str) -> list[str]:
+        """The accounts linked to `person` (itself not included unless linked), by id."""
+        rows = await self.sql.all(
+            f"SELECT user_id FROM {self.links_table} WHERE person = ? ORDER BY user_id", (person,)
+        )
+        return [str(r[0]) for r in rows]
+
+    async def linked(self, query: str, limit: int) -> list[tuple[str, str]]:
+        """(account, person) links whose account or person contains `query`."""
+        like = f"%{query}%"
+        rows = await self.sql.all(
+            f"SELECT user_id, person FROM {self.links_table} WHERE user_id LIKE ? OR person LIKE ?"
+            " ORDER BY person, user_id LIMIT ?",
+            (like, like, limit),
+        )
+        return [(str(a), str(p)) for a, p in rows]
+
     # reading ---------------------------------------------------------------------------------
 
     async def facts(self, person: str) -> list[Fact]:

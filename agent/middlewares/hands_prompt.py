@@ -8,6 +8,8 @@ from collections.abc import Callable, Sequence
 from langchain.agents.middleware import ModelRequest
 from langchain_core.messages import BaseMessage, HumanMessage, ToolMessage
 
+from agent.context import RunContext
+from agent.grant import Grant
 from agent.middlewares.base import RequestRewriter, append_system
 from agent.skills.registry import SkillRegistry
 
@@ -17,22 +19,23 @@ class HandsPrompt(RequestRewriter):
         self,
         static: str,
         skills: SkillRegistry | None,
-        skills_section: Callable[[SkillRegistry], str],
+        skills_section: Callable[[SkillRegistry, Callable[[str], bool]], str],
     ) -> None:
         super().__init__()
         self.static = static
         self.skills = skills
         self.skills_section = skills_section
 
-    def _sections(self, messages: Sequence[BaseMessage]) -> str:
+    def _sections(self, messages: Sequence[BaseMessage], grant: Grant | None) -> str:
         parts = [self.static]
         if self.skills is not None:
-            parts.append(self.skills_section(self.skills))
-            parts.append(self._active_skill(messages))
+            allowed = grant.allows_skill if grant is not None else bool
+            parts.append(self.skills_section(self.skills, allowed))
+            parts.append(self._active_skill(messages, allowed))
         parts.append(numbered_answer(messages))
         return "\n\n".join(p for p in parts if p)
 
-    def _active_skill(self, messages: Sequence[BaseMessage]) -> str:
+    def _active_skill(self, messages: Sequence[BaseMessage], allowed: Callable[[str], bool]) -> str:
         human = _last_human(messages)
         name = (
             (human.additional_kwargs.get("antler") or {}).get("skill")
@@ -40,6 +43,8 @@ class HandsPrompt(RequestRewriter):
             else None
         )
         skill = self.skills.get(name) if self.skills is not None and name else None
+        if skill is not None and not allowed(skill.name):
+            return ""
         if skill is None:
             return ""
         return (
@@ -49,7 +54,9 @@ class HandsPrompt(RequestRewriter):
         )
 
     def rewrite(self, request: ModelRequest) -> ModelRequest:
-        return append_system(request, self._sections(request.messages))
+        context = request.runtime.context if request.runtime is not None else None
+        grant = context.grant if isinstance(context, RunContext) else None
+        return append_system(request, self._sections(request.messages, grant))
 
 
 def _last_human(messages: Sequence[BaseMessage]) -> HumanMessage | None:

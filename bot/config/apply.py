@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping, MutableMapping
-from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from bot.config.boundary import kind_of
@@ -22,6 +21,7 @@ from bot.config.schema import Settings, is_loopback
 from bot.logs import RedactSecrets, secrets_of
 
 if TYPE_CHECKING:
+    from bot.access.store import AccessStore
     from bot.channel_restarts import ChannelRestarts
     from bot.context import ServiceContext
     from channels.base import Channel, ChannelConfig
@@ -33,6 +33,12 @@ class Front(Protocol):
     host: str
 
 
+class Stores(Protocol):
+    @property
+    def access(self) -> AccessStore:
+        """Where configuration changes are recorded (the audit trail)."""
+
+
 class Service(Protocol):
     """What applying a change may read and change of the running service (bot.app.App is one)."""
 
@@ -40,7 +46,7 @@ class Service(Protocol):
     admin_token: str | None
 
     @property
-    def data_dir(self) -> Path: ...
+    def stores(self) -> Stores: ...
     @property
     def gateway(self) -> Front | None: ...
     @property
@@ -115,11 +121,13 @@ LIVE_APPLIERS: dict[str, Applier] = {
     "agent": _agent,
     "logging": _logging,
     "gateway.auth_token": _admin_token,
+    "gateway.tokens": _read_when_used,  # asked per request by the API's auth
     "channels.busy_policy": _read_when_used,
     "channels.shutdown_grace_seconds": _read_when_used,
     "channels.max_upload_mb": _uploads,
     "channels.*": _access,  # the live keys of every platform's section
     "schedules": _schedules,
+    "access": _read_when_used,  # roles and grants: read per message and per turn
 }
 
 
@@ -206,6 +214,6 @@ def live_config(app: Service) -> LiveConfig | None:
     path = app.settings.config_path
     if path is None:
         return None
-    live = LiveConfig(path, app.settings, ConfigApplier(app), ChangeLog(app.data_dir))
+    live = LiveConfig(path, app.settings, ConfigApplier(app), ChangeLog(app.stores.access))
     live.start()
     return live

@@ -1,19 +1,21 @@
 """The record of configuration changes: who changed which keys when, and what became of them.
 
-One JSON object a line in `<data_dir>/config_changes.jsonl` (appended, fsynced); never a value,
-so never a secret. `GET /api/config/changes` reads it back, newest first.
+Kept in the one audit trail (bot/access/store.py, entries of kind `config`); never a value, so
+never a secret. `GET /api/config/changes` reads them back, newest first (`GET /api/audit` too).
 """
 
 from __future__ import annotations
 
-import json
-import os
+import logging
 import time
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any
 
-FILE_NAME = "config_changes.jsonl"
+from bot.access.store import AccessStore, AuditEntry, AuditQuery
+
+log = logging.getLogger("bot.config")
+
+KIND = "config"
 
 
 @dataclass
@@ -30,31 +32,26 @@ class Change:
 
 
 class ChangeLog:
-    def __init__(self, data_dir: Path) -> None:
-        self.path = Path(data_dir) / FILE_NAME
+    def __init__(self, store: AccessStore) -> None:
+        self.store = store
 
-    def record(self, change: Change) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        line = json.dumps(asdict(change), ensure_ascii=False) + "\n"
-        with open(self.path, "a", encoding="utf-8") as out:
-            out.write(line)
-            out.flush()
-            os.fsync(out.fileno())
-
-    def recent(self, limit: int = 100) -> list[dict[str, Any]]:
+    async def record(self, change: Change) -> None:
+        entry = AuditEntry(
+            kind=KIND,
+            actor=change.who,
+            subject=", ".join(change.changed),
+            outcome="ok" if change.ok else "refused",
+            detail=asdict(change),
+            at=change.at,
+        )
         try:
-            lines = self.path.read_text(encoding="utf-8").splitlines()
-        except FileNotFoundError:
-            return []
-        out = []
-        for line in reversed(lines):
-            try:
-                out.append(json.loads(line))
-            except ValueError:
-                continue  # a line cut by a crash mid-write
-            if len(out) >= limit:
-                break
-        return out
+            await self.store.append(entry)
+        except Exception as exc:  # the change stands; only its record is lost
+            log.warning("config change not recorded in the audit trail: %s", exc)
+
+    async def recent(self, limit: int = 100) -> list[dict[str, Any]]:
+        entries = await self.store.audit(AuditQuery(kind=KIND, limit=limit))
+        return [e.detail for e in entries]
 
 
 def now() -> float:

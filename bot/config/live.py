@@ -120,7 +120,7 @@ class LiveConfig:
                 env = config_env(self.path)
                 settings = settings_from_file(self.path, raw, env)
             except ConfigError as exc:
-                return self._refused(source, who, exc.problems)
+                return await self._refused(source, who, exc.problems)
             return await self._adopt(self._substituted(raw, env), settings, source, who)
 
     async def edit(
@@ -132,7 +132,7 @@ class LiveConfig:
             try:
                 doc = await asyncio.to_thread(self._load_doc)
             except ConfigError as exc:
-                return self._refused("api", who, exc.problems)
+                return await self._refused("api", who, exc.problems)
             edit = edit_section(doc, section, body, replace=replace)
             new_text = dump_doc(doc)
             raw = yaml.safe_load(new_text) or {}  # read back the way start-up reads it
@@ -142,7 +142,7 @@ class LiveConfig:
             try:
                 settings = settings_from_file(self.path, raw, env)
             except ConfigError as exc:
-                return self._refused("api", who, exc.problems)
+                return await self._refused("api", who, exc.problems)
             await asyncio.to_thread(self._write, new_text, secrets if edit.secrets else None)
             self._stamp = await asyncio.to_thread(self._file_stamp)
             return await self._adopt(self._substituted(raw, env), settings, "api", who)
@@ -189,7 +189,7 @@ class LiveConfig:
         change.applied, change.errors = done.applied, done.errors
         change.channels_restarted = done.channels_restarted
         change.pending_restart = self.pending_restart()
-        self.changes.record(change)
+        await self.changes.record(change)
         log.info(
             "config changed (%s): %s; applied: %s%s; waiting for a restart: %s",
             source,
@@ -204,7 +204,7 @@ class LiveConfig:
             log.warning("config change: %s", error)
         return change
 
-    def _refused(self, source: str, who: str, problems: list[str]) -> Change:
+    async def _refused(self, source: str, who: str, problems: list[str]) -> Change:
         for line in problems:
             log.error("config not applied: %s", line)
         change = Change(
@@ -215,7 +215,7 @@ class LiveConfig:
             errors=problems,
             pending_restart=self.pending_restart(),
         )
-        self.changes.record(change)
+        await self.changes.record(change)
         return change
 
     @staticmethod

@@ -19,6 +19,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, create_model
 
 from agent.config import AgentConfig, ModelConfig
+from bot.access.roles import AccessConfig
 from bot.config.secrets import read_secrets, secrets_path
 from bot.schedules.config import SchedulesConfig
 from channels import REGISTRY, config_model
@@ -92,12 +93,22 @@ class BusConfig(BaseModel):
     redis: RedisConfig = Field(default_factory=RedisConfig)
 
 
+class ApiToken(BaseModel):
+    """A named admin API token: `admin` may change things, `viewer` only reads."""
+
+    model_config = ConfigDict(extra="forbid")
+    name: str = Field(min_length=1, max_length=64, pattern=r"^[\w.@-]+$")
+    token: SecretStr
+    role: Literal["admin", "viewer"] = "admin"
+
+
 class GatewayConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
     enabled: bool = Field(default=True, json_schema_extra=RESTART)
     host: str = Field(default="127.0.0.1", json_schema_extra=RESTART)
     port: int = Field(default=8001, ge=0, le=65535, json_schema_extra=RESTART)
     auth_token: SecretStr | None = Field(default=None, json_schema_extra=LIVE)
+    tokens: list[ApiToken] = Field(default_factory=list, json_schema_extra=LIVE)
 
 
 class LoggingConfig(BaseModel):
@@ -153,6 +164,7 @@ class Settings(BaseModel):
     agent: AgentConfig = Field(default_factory=AgentConfig, json_schema_extra=LIVE)
     channels: ChannelsShared = Field(default_factory=ChannelsShared, json_schema_extra=LIVE)
     schedules: SchedulesConfig = Field(default_factory=SchedulesConfig, json_schema_extra=LIVE)
+    access: AccessConfig = Field(default_factory=AccessConfig, json_schema_extra=LIVE)
     config_path: Path | None = Field(default=None, exclude=True)
 
 
@@ -326,6 +338,7 @@ def _cross_checks(settings: Settings) -> list[str]:
     if settings.default_model and settings.default_model not in names:
         problems.append(f"default_model: {settings.default_model!r} is not one of models[].name")
     problems += _storage_checks(settings.storage)
+    problems += settings.access.problems({m.name for m in settings.models})
     problems += _bus_checks(settings)
     gw = settings.gateway
     token = gw.auth_token.get_secret_value() if gw.auth_token else ""

@@ -6,7 +6,8 @@ for a press (`channels.choices.ChoiceStore`) for
 `storage.backend`, all behind the interfaces the rest of the service uses
 (`bot.stores.journal.Journal`, `bot.stores.conversations.ConversationStore`,
 `agent.checkpoints.Checkpoints`, `agent.memory.MemoryStore` (None: the agent's default file),
-`bot.stores.gateway.GatewayRecords`, `bot.stores.schedules.ScheduleStore`). Each store is a
+`bot.stores.gateway.GatewayRecords`, `bot.stores.schedules.ScheduleStore`,
+`bot.access.store.AccessStore`). Each store is a
 package: its rules once in `__init__.py`, its backends in `sqlite.py` and `postgres.py`. Nothing
 else in the service asks which backend is configured.
 
@@ -30,9 +31,11 @@ from typing import Any
 from agent.checkpoints import Checkpoints, PostgresCheckpoints, SqliteCheckpoints
 from agent.memory import MemoryStore
 from agent.memory import postgres as pg_memory
+from agent.sql import PostgresSql, SqliteSql
+from bot.access.store import AccessStore
 from bot.config.schema import Settings, StorageBackend
 from bot.db import open_db
-from bot.stores import pg
+from bot.stores import pg, pg_access
 from bot.stores.choices import postgres as pg_choices
 from bot.stores.choices.postgres import PostgresChoiceStore
 from bot.stores.choices.sqlite import SqliteChoiceStore
@@ -72,6 +75,7 @@ class Stores:
         checkpoints: Checkpoints,
         gateway: GatewayRecords,
         schedules: ScheduleStore,
+        access: AccessStore,
         memory: MemoryStore | None = None,
         choices: ChoiceStore | None = None,
     ) -> None:
@@ -82,6 +86,7 @@ class Stores:
         self.checkpoints = checkpoints
         self.gateway = gateway
         self.schedules = schedules
+        self.access = access  # roles given by API, /link codes, the audit trail
         self.memory = memory
         self.choices: ChoiceStore = choices if choices is not None else MemoryChoices()
         # the service's resume routine, for messages of a process that died (see take_over)
@@ -125,6 +130,7 @@ class PostgresStores(Stores):
             PostgresCheckpoints(self.pool, pg.retrying),
             PostgresGatewayRecords(self.pool, self.life.owner),
             PostgresScheduleStore(self.pool),
+            AccessStore(PostgresSql(self.pool, "access", pg.retrying), "antler_access_"),
             pg_memory.PostgresMemoryStore(self.pool, pg.retrying),
             PostgresChoiceStore(self.pool),
         )
@@ -143,6 +149,7 @@ class PostgresStores(Stores):
             await pg.migrate(self.pool, "gateway", pg_gateway.MIGRATIONS)
             await pg.migrate(self.pool, "schedules", pg_schedules.MIGRATIONS)
             await pg.migrate(self.pool, "choices", pg_choices.MIGRATIONS)
+            await pg.migrate(self.pool, "access", pg_access.MIGRATIONS)
             await self._settle_runs()
         except Exception as exc:
             await self.life.release()
@@ -248,5 +255,6 @@ def build_stores(settings: Settings) -> Stores:
         SqliteCheckpoints(storage.data_dir / "checkpoints.db"),
         SqliteGatewayRecords(db),
         SqliteScheduleStore(db),
+        AccessStore(SqliteSql(db), "access_"),
         choices=SqliteChoiceStore(db),
     )

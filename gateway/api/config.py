@@ -23,6 +23,7 @@ from bot.config.live import LiveConfig
 from bot.config.schema import ChannelsShared
 from channels import REGISTRY, config_model
 from gateway.errors import ApiError
+from gateway.principals import principal_of
 from gateway.registry import Call, Registry
 
 api = Registry()
@@ -85,7 +86,8 @@ def _live(call: Call) -> LiveConfig:
 def _who(call: Call) -> str:
     actor = call.request.headers.get(ACTOR_HEADER, "").strip()[:64]
     remote = call.request.remote or "?"
-    token = "admin token" if call.gw.service.has_admin_token() else "no token"
+    principal = principal_of(call.request)
+    token = principal.name if principal else "no token"
     return f"{actor} ({token}, {remote})" if actor else f"{token}, {remote}"
 
 
@@ -170,7 +172,7 @@ async def reload_config(call: Call) -> ConfigChange:
 )
 async def list_changes(call: Call) -> ConfigChanges:
     live = _live(call)
-    rows = live.changes.recent(call.query.limit)
+    rows = await live.changes.recent(call.query.limit)
     return ConfigChanges(changes=[ConfigChange.model_validate(r) for r in rows])
 
 

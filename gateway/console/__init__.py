@@ -13,6 +13,7 @@ from aiohttp import web
 from aiohttp.web import Request, Response
 
 from gateway.console import (
+    access_page,
     channels_page,
     conversations_page,
     deliveries_page,
@@ -39,6 +40,7 @@ PAGE_MODULES = (
     memory_page,
     metrics_page,
     schedules_page,
+    access_page,
 )
 
 

@@ -24,6 +24,8 @@ from gateway.console.metrics_history import MetricsHistory
 if TYPE_CHECKING:
     from agent.memory import MemoryService
     from agent.skills.registry import SkillRegistry
+    from bot.access.links import Links
+    from bot.access.people import People
     from bot.facade import ServiceFacade
     from bot.schedules.admin import ScheduleAdmin
     from bot.schedules.service import Schedules as ScheduleService
@@ -111,6 +113,8 @@ class ConsoleServices:
     memory: Memory
     history: MetricsHistory
     schedules: Schedules
+    people: People | None = None  # roles, linked accounts, the audit trail
+    links: Links | None = None  # linking and unlinking accounts
 
     @classmethod
     def for_service(cls, service: ServiceFacade) -> ConsoleServices:
@@ -142,4 +146,6 @@ class ConsoleServices:
             schedules=Schedules(
                 service=service.schedules, channel_names=lambda: set(service.channel_states())
             ),
+            people=service.people,
+            links=service.links,
         )

@@ -15,6 +15,7 @@ import jinja2
 from aiohttp import web
 from multidict import MultiDictProxy
 
+from bot.access.store import AuditEntry
 from gateway.console.services import ConsoleServices
 from gateway.console.session import Session, Sessions, csrf_ok, set_cookie
 from gateway.errors import ApiError
@@ -38,6 +39,8 @@ NAV = (
     ("memory", "Memory"),
     ("metrics", "Metrics"),
     ("schedules", "Schedules"),
+    ("people", "People"),
+    ("audit", "Audit"),
 )
 HEADERS = {
     "Content-Security-Policy": "default-src 'self'; script-src 'self'; style-src 'self'; "
@@ -139,6 +142,8 @@ def guarded(fn: ConsoleHandler, *, login: bool = True) -> Callable[[web.Request]
             )
         else:
             response = await _page(fn, Ctx(request, session, request.app[SERVICES_KEY], fresh))
+            if request.method == "POST" and login:
+                await audit_console_action(request, response.status)
         if fresh and session is not None:
             set_cookie(request, response, session)
         response.headers.update(HEADERS)
@@ -164,6 +169,17 @@ async def _page(fn: ConsoleHandler, ctx: Ctx) -> web.StreamResponse:
             page="",
             detail="Internal error; see the service log.",
         )
+
+
+async def audit_console_action(request: web.Request, status: int) -> None:
+    """A change made in the console, into the audit trail (the page's own entry, if any, says
+    more: a role change records the roles)."""
+    people = request.app[SERVICES_KEY].people
+    if people is None or request.path.startswith("/console/login"):
+        return
+    outcome = "ok" if status < 400 else f"http {status}"
+    entry = AuditEntry(kind="console", actor="console", subject=request.path, outcome=outcome)
+    await people.audit.record(entry)
 
 
 def refused(request: web.Request) -> web.Response:

@@ -247,6 +247,41 @@ async def test_schedules_pause_resume_trigger_cancel(admin: Console, svc: Servic
     assert "Task 999:" in await admin.follow(resp)
 
 
+async def test_people_get_a_role_and_the_audit_shows_who_acted(
+    admin: Console, svc: ServiceHarness
+) -> None:
+    await api(svc, "POST", "/api/people/test:42/accounts", {"account": "slack:U1"})
+    status, page, _ = await admin.get("/console/people")
+    assert status == 200
+    assert "test:42" in page
+    assert "slack:U1" in page
+    status, _, resp = await admin.post("/console/people/test:42/role", {"role": "guest"})
+    assert "test:42 is now guest." in await admin.follow(resp)
+    assert await app(svc).stores.access.role("test:42") == "guest"
+    status, _, resp = await admin.post("/console/people/test:42/role", {"role": "boss"})
+    assert "Unknown role &#39;boss&#39;." in await admin.follow(resp)
+    assert await app(svc).stores.access.role("test:42") == "guest"  # nothing written
+    status, page, _ = await admin.get("/console/audit?kind=role")
+    assert status == 200
+    assert "console" in page
+    assert "guest" in page
+    status, page, _ = await admin.get("/console/audit?kind=link&person=test:42")
+    assert "slack:U1" in page
+    status, page, _ = await admin.get("/console/audit?kind=nonsense&before_id=x")
+    assert status == 200
+    status, _, resp = await admin.post("/console/people/test:42/accounts", {"account": "tg:7"})
+    assert "tg:7 is now test:42." in await admin.follow(resp)
+    status, _, resp = await admin.post("/console/people/test:42/accounts", {"account": "x y"})
+    assert "An account is channel:id" in await admin.follow(resp)
+    status, _, resp = await admin.post("/console/people/test:42/accounts/slack:U1/unlink")
+    assert "slack:U1 is on its own again." in await admin.follow(resp)
+    status, _, resp = await admin.post("/console/people/test:42/accounts/test:42/unlink")
+    assert "The others are linked to test:42" in await admin.follow(resp)
+    assert await app(svc).runner.memory.store.accounts("test:42") == ["tg:7"]
+    status, page, _ = await admin.get("/console/audit?kind=console")
+    assert "/console/people/test:42/role" in page  # every console change, who and what
+
+
 async def test_metrics_page_and_data(admin: Console, svc: ServiceHarness) -> None:
     status, page, _ = await admin.get("/console/metrics")
     assert status == 200
@@ -275,6 +310,8 @@ async def test_pages_answer_for_every_nav_entry(admin: Console) -> None:
         "memory",
         "metrics",
         "schedules",
+        "people",
+        "audit",
     ):
         status, page, _ = await admin.get(f"/console/{slug}")
         assert status == 200, slug

@@ -269,7 +269,7 @@ async def test_disable_then_enable_a_channel(svc, fake, fake_openai) -> None:
 async def wait_change(svc: Service, n: int) -> None:
     """Until the watcher recorded `n` changes from the file."""
     for _ in range(400):
-        rows = svc.app.live.changes.recent() if svc.app.live else []
+        rows = await svc.app.live.changes.recent() if svc.app.live else []
         if len([r for r in rows if r["source"] == "file"]) >= n:
             return
         await asyncio.sleep(0.025)

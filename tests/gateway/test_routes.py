@@ -24,6 +24,8 @@ SAMPLE = {
     "fact_id": "1",
     "assistant_id": "lead_agent",
     "task_id": "1",
+    "account": "slack:U1",
+    "role": "eng",
 }
 
 

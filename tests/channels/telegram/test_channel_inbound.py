@@ -247,6 +247,8 @@ async def test_the_menu_is_the_command_registry(
         "think",
         "schedule",
         "timezone",
+        "link",
+        "unlink",
         "help",
         "thread_digest",
     ]
