@@ -14,8 +14,7 @@ from agent.tools import ToolProvider
 from agent.tools.schedules import schedule_tools
 from bot import texts
 from bot.access import AccessGate
-from bot.access.links import Links
-from bot.access.people import build_people
+from bot.access.links import build_access
 from bot.bus import MessageBus
 from bot.cluster.connections import ConnectionLeases
 from bot.cluster.control import ClusterRuns
@@ -125,15 +124,10 @@ class App:
             checkpoints=self.stores.checkpoints,
             memory_store=self.stores.memory,
         )
-        self.people = build_people(
-            lambda: self.settings,
-            self.stores.access,
-            lambda: self.runner.memory,
-            self.metrics,
-        )
+        now = lambda: self.settings  # noqa: E731 (replaced when config.yaml changes)
+        access = build_access(now, self.stores.access, self.runner, self.metrics)
+        self.people, self.links = access  # roles, /link, the audit (tool calls go into it)
         self.audit = self.people.audit
-        self.runner.on_tool = self.people.tool_used
-        self.links = Links(self.people, self.metrics)
         self.pacing: SharedPacing | None = None  # wide budgets and 429s shared by workers
         if self.cluster is not None:
             cl = self.cluster
@@ -263,14 +257,13 @@ class App:
         if gateway and self.settings.gateway.enabled:
             gw = self.settings.gateway
             token = self._admin_token()
-            named = lambda: tokens_of(self.settings.gateway)  # noqa: E731
             web_app = build_app(
                 self.health,
                 self.routes,
                 service=self.facade(),
                 auth_token=self._admin_token,
-                named_tokens=named,
-            )  # asked per request: live
+                named_tokens=lambda: tokens_of(self.settings.gateway),
+            )  # both asked per request: live
             self.gateway = GatewayServer(web_app, gw.host, gw.port, has_token=bool(token))
             await self.gateway.start()
         for name in list(self.channels):
