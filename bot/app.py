@@ -14,8 +14,7 @@ from agent.tools import ToolProvider
 from agent.tools.schedules import schedule_tools
 from bot import texts
 from bot.access import AccessGate
-from bot.access.links import Links
-from bot.access.people import build_people
+from bot.access.links import build_access
 from bot.bus import MessageBus
 from bot.channel_restarts import ChannelRestarts
 from bot.command_context import CommandService
@@ -120,15 +119,10 @@ class App:
             checkpoints=self.stores.checkpoints,
             memory_store=self.stores.memory,
         )
-        self.people = build_people(
-            lambda: self.settings,
-            self.stores.access,
-            lambda: self.runner.memory,
-            self.metrics,
-        )
+        now = lambda: self.settings  # noqa: E731 (replaced when config.yaml changes)
+        access = build_access(now, self.stores.access, self.runner, self.metrics)
+        self.people, self.links = access  # roles, /link, the audit (tool calls go into it)
         self.audit = self.people.audit
-        self.runner.on_tool = self.people.tool_used
-        self.links = Links(self.people, self.metrics)
         self.contexts: dict[str, ServiceContext] = {}
         self.channels: dict[str, Channel] = {}
         self._channel_specs: dict[str, tuple[ChannelConfig, dict[str, Any]]] = {}

@@ -14,12 +14,17 @@ import hashlib
 import secrets
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from bot import texts
-from bot.access.people import People, account_of
-from bot.access.store import AuditEntry
+from bot.access.people import People, account_of, build_people
+from bot.access.store import AccessStore, AuditEntry
 from bot.metrics import Metrics
 from channels.base import InboundMessage
+
+if TYPE_CHECKING:
+    from agent.runner import AgentRunner
+    from bot.config.schema import Settings
 
 CODE_SECONDS = 600
 MAX_TRIES = 5
@@ -135,3 +140,13 @@ class Links:
             kind=kind, actor=actor, person=person, chat=chat, subject=subject, outcome=outcome
         )
         await self.people.audit.record(entry)
+
+
+def build_access(
+    settings: Callable[[], Settings], store: AccessStore, runner: AgentRunner, metrics: Metrics
+) -> tuple[People, Links]:
+    """People (with the audit trail) and linking, wired to the agent: `runner.on_tool` reports
+    every tool call into the audit; the agent's memory keeps the links."""
+    people = build_people(settings, store, lambda: runner.memory, metrics)
+    runner.on_tool = people.tool_used
+    return people, Links(people, metrics)
