@@ -5,6 +5,7 @@ is required with its type, so a missing or mistyped field fails the validation."
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, StrictBool, StrictFloat, StrictInt, StrictStr
@@ -219,3 +220,20 @@ class Message(Shape):
 
 class ErrorResponse(Shape):
     detail: Any
+
+
+# ---------------------------------------------------------------- what the UI does with them
+
+HIDDEN_TAGS = re.compile(r"<(current_uploads|uploaded_files|slash_skill_activation)>[\s\S]*?</\1>")
+
+
+def bubble_text(content: str) -> str:
+    """A human message's text as the UI's bubble shows it (`stripUploadedFilesTag`)."""
+    return HIDDEN_TAGS.sub("", content).strip()
+
+
+def text_of(message: dict[str, Any]) -> str:
+    content = message["content"]
+    if isinstance(content, str):
+        return content
+    return "".join(p.get("text", "") for p in content if isinstance(p, dict))
