@@ -28,8 +28,10 @@ def api_routes() -> list[Route]:
     from gateway import openapi
     from gateway.api import (
         artifacts,
+        channel_links,  # DeerFlow's channel providers/connections
         channels,
         config,  # configuration at run time (bot/config/live.py)
+        features,  # DeerFlow's feature flags, suggestions and integrations
         mcp,
         memory,
         memory_people,
@@ -37,6 +39,7 @@ def api_routes() -> list[Route]:
         models,
         schedules,  # scheduled tasks (bot/schedules)
         skills,
+        thread_feed,  # a thread's messages page and token usage
         uploads,
     )
     from gateway.langgraph import assistants, runs, threads
@@ -48,14 +51,17 @@ def api_routes() -> list[Route]:
         mcp,
         assistants,
         threads,
+        thread_feed,
         runs,
         uploads,
         artifacts,
+        channel_links,
         channels,
         skills,
         memory,
         memory_people,
         schedules,
+        features,
         config,
     )
     return [route for module in modules for route in module.api.routes]
