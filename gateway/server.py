@@ -92,6 +92,9 @@ def build_app(
 
         gw = Gateway.for_service(service)
         app[GATEWAY_KEY] = gw
+        from gateway.api.schedule_threads import run_in_thread
+
+        service.schedules.scheduler.run_in_thread = run_in_thread(gw)  # Gateway threads' tasks
         registry = Registry(api_routes())
         secured = bool(auth_token() if callable(auth_token) else auth_token)
         app[OPENAPI_KEY] = openapi_on_demand(registry.routes, secured=secured)
