@@ -6,6 +6,7 @@ from datetime import datetime
 from typing import Any
 
 from agent.events import Turn
+from agent.uploads import UPLOADED, tagged
 
 BASE_PROMPT = """\
 You are Antler, a helpful AI assistant. People talk to you inside a team messenger \
@@ -45,10 +46,7 @@ def human_content(turn: Turn, files_block: str | None = None) -> str:
             parts.append(files_block)
     elif turn.files:
         listed = "\n".join(f"- {path}" for path in turn.files)
-        parts.append(
-            f"New files uploaded with this message (in /mnt/user-data/uploads; read "
-            f"them with read_file):\n{listed}"
-        )
+        parts.append(tagged(f"{UPLOADED}\n{listed}"))
     return "\n\n".join(parts)
 
 

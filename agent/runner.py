@@ -310,6 +310,13 @@ class AgentRunner(GraphApi):
         if prepared.first_exchange and relay.text.strip():
             self._after.spawn(self._title(thread_id, turn, relay.text, model))
 
+    def title_later(self, thread_id: str, text: str, answer: str, model: str | None) -> None:
+        """A thread's first exchange run another way (the LangGraph API) gets the same title
+        step as a chat's, in the background, reported through `on_title`."""
+        if self.config.title.enabled and answer.strip():
+            turn = Turn(text=text)
+            self._after.spawn(self._title(thread_id, turn, answer, self.resolve_model(model)))
+
     async def _title(self, thread_id: str, turn: Turn, answer: str, model: ModelConfig) -> None:
         """Title the thread after its first answer went out; never on the answer's path."""
         title = await self.continuity.title(turn, answer, model, self.models)

@@ -33,11 +33,19 @@ UPLOADED = (
     "New files uploaded with this message (in /mnt/user-data/uploads; read them with read_file):"
 )
 NO_VISION = "an image; the current model cannot see images, so say so if asked about it"
+TAG = "uploaded_files"  # DeerFlow's tag: its web UI hides the note and shows file chips
+
+
+def tagged(block: str) -> str:
+    """The note in `<uploaded_files>` tags (an inlined document cannot close them early)."""
+    close = f"</{TAG}>"
+    return f"<{TAG}>\n{block.replace(close, f'&lt;/{TAG}>')}\n{close}"
 
 
 @dataclass(frozen=True, slots=True)
 class PreparedFiles:
-    """The uploaded-files block of the message and the images to show a vision model."""
+    """The uploaded-files block of the message (in `<uploaded_files>` tags) and the images
+    to show a vision model."""
 
     block: str = ""
     images: tuple[str, ...] = field(default_factory=tuple)
@@ -82,7 +90,7 @@ async def prepare_files(
         lines.append(f"- {path}" + (f" ({note})" if note else ""))
         if content:
             inlined.append(f"Content of {Path(path).name}:\n<document>\n{content}\n</document>")
-    return PreparedFiles("\n\n".join(["\n".join(lines), *inlined]), tuple(images))
+    return PreparedFiles(tagged("\n\n".join(["\n".join(lines), *inlined])), tuple(images))
 
 
 def _small(host: Path | None, config: UploadsConfig) -> bool:

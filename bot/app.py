@@ -276,9 +276,16 @@ class App:
         )
 
     async def _set_title(self, thread_id: str, title: str) -> None:
+        """A chat's conversation takes the title; a Gateway thread keeps it in its metadata
+        (unless someone named it meanwhile)."""
         conv = await self.conversations.by_thread(thread_id)
         if conv is not None:
             await self.conversations.update(conv.key, title=title[:60])
+            return
+        row = await self.stores.gateway.thread(thread_id)
+        if row is not None and not row.metadata.get("title"):
+            metadata = {**row.metadata, "title": title[:60]}
+            await self.stores.gateway.put_thread(thread_id, metadata, row.created_at)
 
     async def _consume(self) -> None:
         while True:

@@ -31,8 +31,10 @@ def api_routes() -> list[Route]:
     from gateway.api import (
         artifacts,
         audit,  # the audit trail (bot/access/audit.py)
+        channel_links,  # DeerFlow's channel providers/connections
         channels,
         config,  # configuration at run time (bot/config/live.py)
+        features,  # DeerFlow's feature flags, suggestions and integrations
         mcp,
         memory,
         memory_people,
@@ -41,6 +43,7 @@ def api_routes() -> list[Route]:
         people,  # people, accounts and roles (bot/access/)
         schedules,  # scheduled tasks (bot/schedules)
         skills,
+        thread_feed,  # a thread's messages page and token usage
         uploads,
     )
     from gateway.langgraph import assistants, runs, threads
@@ -52,14 +55,17 @@ def api_routes() -> list[Route]:
         mcp,
         assistants,
         threads,
+        thread_feed,
         runs,
         uploads,
         artifacts,
+        channel_links,
         channels,
         skills,
         memory,
         memory_people,
         schedules,
+        features,
         config,
         people,
         audit,
@@ -95,6 +101,9 @@ def build_app(
 
         gw = Gateway.for_service(service)
         app[GATEWAY_KEY] = gw
+        from gateway.api.schedule_threads import run_in_thread
+
+        service.schedules.scheduler.run_in_thread = run_in_thread(gw)  # Gateway threads' tasks
         registry = Registry(api_routes())
         secured = bool(auth_token() if callable(auth_token) else auth_token)
         app[OPENAPI_KEY] = openapi_on_demand(registry.routes, secured=secured)

@@ -7,8 +7,10 @@ from dataclasses import dataclass
 from bot.facade import ServiceFacade
 from bot.stores.gateway import UNFINISHED
 from gateway.errors import ApiError
-from gateway.langgraph.run_manager import RunManager
+from gateway.langgraph.run_manager import CALLER_PERSON, RunManager
 from gateway.langgraph.thread_store import ThreadRow, ThreadStore
+
+__all__ = ["CALLER_PERSON", "Gateway", "chat_is_replying"]
 
 
 @dataclass

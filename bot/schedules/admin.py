@@ -42,7 +42,7 @@ class ScheduleAdmin:
         if not prompt.strip():
             raise ScheduleError(422, "prompt is empty")
         zone = _zone(tz) if tz else await self.schedules.timezone_for(chat)
-        parsed = self._when(when, zone)
+        parsed = self.when(when, zone)
         limit = await self.schedules.over_limit(chat, creator)
         if limit:
             raise ScheduleError(409, limit)
@@ -88,7 +88,7 @@ class ScheduleAdmin:
             fields["prompt"] = prompt.strip()
         zone = _zone(tz) if tz else schedule.tz
         if when is not None:
-            parsed = self._when(when, zone)
+            parsed = self.when(when, zone)
             fields.update(
                 kind=parsed.kind, expr=parsed.expr, label=parsed.label, next_run=parsed.first_run
             )
@@ -133,7 +133,8 @@ class ScheduleAdmin:
             raise ScheduleError(409, f"scheduled task {schedule_id} is {schedule.state}")
         return schedule
 
-    def _when(self, text: str, tz: str) -> When:
+    def when(self, text: str, tz: str) -> When:
+        """A time expression read in `tz` (ScheduleError 422 when it cannot be)."""
         try:
             parsed, rest = parse_when(text.strip(), tz, self.schedules.clock.now())
         except ScheduleSyntaxError as exc:

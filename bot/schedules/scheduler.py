@@ -11,6 +11,10 @@ resumed or triggered; a scheduled run settled); a poke during a pass starts the 
 A run found later than `late_after` seconds (the service was down) follows its schedule's
 missed-run policy: run once now, or skip to the next time; several missed runs count as one.
 The chat is told either way. Time comes from an injected clock, so tests never wait.
+
+A task of a Gateway thread (its chat is `THREAD_CHANNEL`, its chat id the thread) is not a chat
+message: the Gateway's `run_in_thread` hook starts it as a run in that thread; until a process
+with the Gateway takes it (or while the thread is busy), the run stays claimed.
 """
 
 from __future__ import annotations
@@ -24,16 +28,19 @@ from typing import Protocol
 from bot import texts
 from bot.schedules.recurrence import local_text, next_fire
 from bot.stores.journal import Entry, State
-from bot.stores.schedules import Run, Schedule, ScheduleStore
+from bot.stores.schedules import Run, RunState, Schedule, ScheduleStore
 from channels.base import ChannelError, ChatRef, InboundMessage, PublishResult
 
 log = logging.getLogger("bot.schedules")
 
 EVENT_PREFIX = "schedule:"
+THREAD_CHANNEL = "api"  # a Gateway thread's tasks: ChatRef(THREAD_CHANNEL, <thread id>)
 
 Publish = Callable[[InboundMessage], Awaitable[PublishResult]]
 Notify = Callable[[ChatRef, str], Awaitable[None]]
 Outcome = Callable[[InboundMessage], Awaitable[Entry | None]]
+RunInThread = Callable[[InboundMessage], Awaitable[tuple[RunState, str] | None]]
+"""Start a Gateway thread's task: (the run's state, its reason), or None to try again later."""
 
 
 class Clock(Protocol):
@@ -87,6 +94,7 @@ class Scheduler:
         self.late_after = late_after
         self.poll = poll
         self._wake = asyncio.Event()
+        self.run_in_thread: RunInThread | None = None  # set by the Gateway (gateway/service.py)
 
     def poke(self) -> None:
         """A schedule was created, resumed or triggered: look again now instead of after the
@@ -160,6 +168,11 @@ class Scheduler:
             await self.store.set_run(run, "failed", "schedule deleted")
             return
         msg = run_message(schedule, run.due_at, late=run.late, now=self.clock.now())
+        if schedule.chat.channel == THREAD_CHANNEL:
+            started = await self.run_in_thread(msg) if self.run_in_thread else None
+            if started is not None:
+                await self.store.set_run(run, *started)
+            return
         result = await self.publish(msg)
         if result in (PublishResult.accepted, PublishResult.duplicate):
             await self.store.set_run(run, "queued")

@@ -1,4 +1,5 @@
-"""`GET|PUT /api/mcp/config`: the MCP servers in `extensions_config.json` (DeerFlow's file).
+"""`GET|PUT|PATCH /api/mcp/config`: the MCP servers in `extensions_config.json` (DeerFlow's
+file); PATCH `{server_name, enabled}` switches one server (DeerFlow's toggle).
 
 Reads mask secrets (env and header values become `***`, OAuth secrets null, secret-looking
 extra keys `***`). A write validates stdio servers (a bare allow-listed launcher, no eval
@@ -15,7 +16,7 @@ import re
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from bot.atomic_file import write_atomic as write_text_atomic
 from bot.facade import ServiceFacade
@@ -64,6 +65,12 @@ class McpServer(BaseModel):
 class McpConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
     mcp_servers: dict[str, McpServer] = Field(default_factory=dict)
+
+
+class McpToggle(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    server_name: str = Field(min_length=1)
+    enabled: bool
 
 
 def config_path(gw: Gateway) -> Path:
@@ -189,6 +196,45 @@ async def put_mcp_config(call: Call) -> dict[str, Any]:
     if reload is not None:
         await reload()
     return _masked(raw)
+
+
+@api.route(
+    "PATCH",
+    "/api/mcp/config",
+    summary="Enable or disable one MCP server",
+    tag=TAG,
+    body=McpToggle,
+    response=McpConfig,
+    errors=(400, 404, 422, 500),
+)
+async def toggle_mcp_server(call: Call) -> dict[str, Any]:
+    body: McpToggle = call.body
+    raw = await set_enabled(config_path(call.gw), body.server_name, body.enabled)
+    reload = call.gw.service.reload_mcp
+    if reload is not None:
+        await reload()
+    return _masked(raw)
+
+
+async def set_enabled(path: Path, name: str, enabled: bool) -> dict[str, Any]:
+    """Switch one stored server (validated when it is switched on); the whole file after."""
+    async with config_lock:
+        raw = read_raw(path)
+        servers = raw.get("mcpServers")
+        stored = servers.get(name) if isinstance(servers, dict) else None
+        if not isinstance(stored, dict):
+            raise ApiError(404, f"MCP server {name!r} not found")
+        if enabled:
+            try:
+                validate_stdio(name, McpServer.model_validate({**stored, "enabled": True}))
+            except ValidationError as exc:
+                raise ApiError(400, f"{name}: {exc.errors()[0]['msg']}") from None
+        stored["enabled"] = enabled
+        try:
+            await asyncio.to_thread(write_atomic, path, raw)
+        except OSError as exc:
+            raise ApiError(500, f"could not write {path.name}: {exc}") from None
+    return raw
 
 
 async def replace_servers(path: Path, servers: dict[str, McpServer]) -> dict[str, Any]:

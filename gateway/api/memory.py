@@ -2,9 +2,11 @@
 config, status and reload; plus Antler's per-person fact listing.
 
 A person is a platform-qualified user id (`telegram:42`), chosen with `?person=`; a linked
-account answers for the person it is linked to. Without `?person=` reads answer the aggregate
-document: who is remembered (`people`), with no one's summaries or facts, so nothing of one
-person can end up in another's view or import. Writes need `?person=` (422 otherwise).
+account answers for the person it is linked to. Without `?person=` every route acts on the
+Gateway caller's own person, `api` (the person Gateway runs speak as: whoever holds the admin
+token, or anyone on loopback without one), so DeerFlow's memory page, which sends no person,
+reads and edits that person's memory and never another's; its document also lists who is
+remembered (`people`, with no one's content).
 Pending exchanges are not part of the document; `GET /api/memory/status` counts them.
 """
 
@@ -26,12 +28,12 @@ from gateway.api.memory_document import (
 from gateway.errors import ApiError
 from gateway.langgraph.schemas import Strict
 from gateway.registry import PATH_PARAMS, Call, Registry
+from gateway.service import CALLER_PERSON
 
 api = Registry()
 TAG = "memory"
 BASE = "/api/memory"
 FACT = BASE + "/facts/{fact_id}"
-NEED_PERSON = "name the person with ?person=<platform:user id> (GET /api/memory lists them)"
 
 
 class PersonQuery(Strict):
@@ -78,23 +80,18 @@ def service(call: Call) -> MemoryService:
     return memory
 
 
-async def person_of(call: Call, *, required: bool = False) -> str | None:
+async def person_of(call: Call) -> str:
+    """The person named with `?person=` (a linked account: its person), else the caller's."""
     q: PersonQuery = call.query
-    if q.person is None:
-        if required:
-            raise ApiError(
-                422, [{"loc": ["query", "person"], "type": "missing", "msg": NEED_PERSON}]
-            )
-        return None
-    return await service(call).store.person(q.person)
+    return await service(call).store.person(q.person or CALLER_PERSON)
 
 
 async def document(call: Call) -> dict[str, Any]:
     store = service(call).store
-    person = await person_of(call)
-    if person is None:
-        return dump(await aggregate_document(store))
-    return dump(await person_document(store, person))
+    doc = await person_document(store, await person_of(call))
+    if call.query.person is None:  # DeerFlow's page: the caller's memory, and who is remembered
+        doc.people = (await aggregate_document(store)).people
+    return dump(doc)
 
 
 def config_response(memory: MemoryService) -> MemoryConfigResponse:
@@ -112,14 +109,14 @@ def opts(**extra: Any) -> dict[str, Any]:
     return {"tag": TAG, "query": PersonQuery, "response": MemoryDocument, "errors": (422,), **extra}
 
 
-@api.route("GET", BASE, summary="The memory document (?person=; else who is remembered)", **opts())
+@api.route("GET", BASE, summary="A memory document (?person=; else the caller's)", **opts())
 async def get_memory(call: Call) -> dict[str, Any]:
     return await document(call)
 
 
-@api.route("DELETE", BASE, summary="Forget everything about a person (?person= required)", **opts())
+@api.route("DELETE", BASE, summary="Forget everything about a person", **opts())
 async def clear_memory(call: Call) -> dict[str, Any]:
-    person = await person_of(call, required=True)
+    person = await person_of(call)
     await service(call).store.clear(person or "")
     return await document(call)
 
@@ -143,10 +140,8 @@ async def export_memory(call: Call) -> dict[str, Any]:
     **opts(),
 )
 async def import_memory(call: Call) -> dict[str, Any]:
-    person = await person_of(call, required=True) or ""
-    doc: MemoryDocument = call.body
-    if doc.people:
-        raise ApiError(422, "this is the aggregate document; import one person's document")
+    person = await person_of(call)
+    doc: MemoryDocument = call.body  # `people` (a listing without content) is ignored
     contexts, facts = imported(doc)
     await service(call).store.replace(person, contexts, facts, source="import")
     return await document(call)
@@ -160,7 +155,7 @@ async def import_memory(call: Call) -> dict[str, Any]:
     **opts(errors=(409, 422)),
 )
 async def create_fact(call: Call) -> dict[str, Any]:
-    person = await person_of(call, required=True) or ""
+    person = await person_of(call)
     body: FactCreate = call.body
     fact = NewFact(body.content, body.category, body.confidence)
     if await service(call).store.add_fact(person, fact, source="api") is None:
@@ -172,7 +167,7 @@ async def create_fact(call: Call) -> dict[str, Any]:
     "PATCH", FACT, summary="Edit a fact of a person", body=FactPatch, **opts(errors=(404, 422))
 )
 async def edit_fact(call: Call) -> dict[str, Any]:
-    person = await person_of(call, required=True) or ""
+    person = await person_of(call)
     body: FactPatch = call.body
     fact_id = int(call.path["fact_id"])
     changed = await service(call).store.edit_fact(
@@ -185,7 +180,7 @@ async def edit_fact(call: Call) -> dict[str, Any]:
 
 @api.route("DELETE", FACT, summary="Forget a fact of a person", **opts(errors=(404, 422)))
 async def delete_fact(call: Call) -> dict[str, Any]:
-    person = await person_of(call, required=True) or ""
+    person = await person_of(call)
     fact_id = int(call.path["fact_id"])
     if not await service(call).store.forget(person, fact_id):
         raise ApiError(404, f"Memory fact '{fact_id}' not found.")

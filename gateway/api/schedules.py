@@ -1,54 +1,58 @@
 """Scheduled tasks in DeerFlow's shapes: `/api/scheduled-tasks` (list, create, get, patch,
 delete, pause, resume, trigger, runs) and `/api/threads/{thread_id}/scheduled-tasks`.
 
+A task posts into a chat (Antler's `{chat, creator, schedule}`) or, created without a chat
+(DeerFlow's `{title, prompt, schedule_type, schedule_spec, timezone, thread_id?}`), runs in a
+Gateway thread (schedule_threads.py). Answers carry both models' fields (schedule_shapes.py).
 The rules are the chat's (bot/schedules/admin.py): the same time expressions, limits and time
 zones. DELETE cancels the task (it stays listed with state `cancelled`).
 """
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-from typing import Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from bot.schedules.admin import ScheduleAdmin, ScheduleError
+from bot.schedules.recurrence import valid_zone
+from bot.schedules.scheduler import THREAD_CHANNEL
 from bot.stores.schedules import Run, Schedule
 from channels.base import ChatRef, UserRef
+from gateway.api.schedule_shapes import (
+    ChatSpec,
+    Creator,
+    DeerFlowTask,
+    Deleted,
+    Missed,
+    RunResponse,
+    TaskResponse,
+    TriggerResponse,
+    deerflow_run,
+    deerflow_task,
+    iso_or_none,
+    when_of,
+)
+from gateway.api.schedule_threads import CREATOR, run_id_of, task_thread, thread_chat
 from gateway.errors import ApiError
 from gateway.registry import PATH_PARAMS, Call, Registry
 
 api = Registry()
 TAG = "scheduled-tasks"
 BASE = "/api/scheduled-tasks"
-PATH_PARAMS.setdefault("task_id", r"^[1-9][0-9]{0,15}$")
-
-Missed = Literal["run_once", "skip"]
-
-
-class ChatSpec(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    channel: str = Field(min_length=1, max_length=64)
-    chat_id: str = Field(min_length=1, max_length=256)
-    chat_type: Literal["dm", "group"] = "dm"
-    workspace: str = Field(default="", max_length=256)
-    topic_id: str | None = Field(default=None, max_length=256)
-
-
-class Creator(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    id: str = Field(min_length=1, max_length=256)
-    name: str = Field(default="", max_length=256)
+PATH_PARAMS.setdefault("task_id", r"^[A-Za-z0-9_-]{1,64}$")  # DeerFlow's ids; ours are numbers
 
 
 class TaskCreate(BaseModel):
+    """Antler's task in a chat (`chat`, `creator`, `schedule`), or DeerFlow's in a Gateway
+    thread (`title`, `schedule_type`, `schedule_spec`, `timezone`, `thread_id?`)."""
+
     model_config = ConfigDict(extra="forbid")
 
-    chat: ChatSpec
-    creator: Creator
-    schedule: str = Field(
+    chat: ChatSpec | None = None
+    creator: Creator | None = None
+    schedule: str | None = Field(
+        default=None,
         min_length=1,
         max_length=200,
         description="when, as in /schedule: 'every weekday 09:00', 'in 2h'",
@@ -57,6 +61,11 @@ class TaskCreate(BaseModel):
     timezone: str | None = Field(default=None, max_length=64)
     fresh_thread: bool = False
     missed_policy: Missed | None = None
+    thread_id: str | None = None
+    context_mode: str | None = None
+    title: str | None = None
+    schedule_type: str | None = None
+    schedule_spec: dict[str, Any] | None = None
 
 
 class TaskPatch(BaseModel):
@@ -67,52 +76,16 @@ class TaskPatch(BaseModel):
     timezone: str | None = Field(default=None, max_length=64)
     fresh_thread: bool | None = None
     missed_policy: Missed | None = None
+    schedule_spec: dict[str, Any] | None = None  # DeerFlow's; `title`, `context_mode` ignored
+    title: str | None = Field(default=None, max_length=200)
+    context_mode: str | None = None
 
 
-class TaskResponse(BaseModel):
-    id: int
-    chat: ChatSpec
-    conversation_key: str
-    creator: Creator
-    prompt: str
-    schedule: str
-    kind: Literal["once", "cron"]
-    cron: str | None
-    timezone: str
-    state: Literal["active", "paused", "done", "cancelled"]
-    reason: str
-    next_run_at: str | None
-    last_run_at: str | None
-    missed_policy: Missed
-    fresh_thread: bool
-    created_at: str
-
-
-class TasksResponse(BaseModel):
-    tasks: list[TaskResponse]
-
-
-class RunResponse(BaseModel):
-    task_id: int
-    due_at: str
-    event_id: str
-    state: Literal["claimed", "queued", "delivered", "failed", "skipped"]
-    late: bool
-    reason: str
-
-
-class RunsResponse(BaseModel):
-    runs: list[RunResponse]
-
-
-def _iso(epoch: float | None) -> str | None:
-    return datetime.fromtimestamp(epoch, UTC).isoformat() if epoch is not None else None
-
-
-def task_response(s: Schedule) -> TaskResponse:
+async def task_response(call: Call, s: Schedule) -> TaskResponse:
     chat = s.chat
+    runs = await call.gw.service.schedules.store.runs_of(s.id, 50)
     return TaskResponse(
-        id=s.id,
+        **deerflow_task(s, runs),
         chat=ChatSpec(
             channel=chat.channel,
             chat_id=chat.chat_id,
@@ -129,23 +102,32 @@ def task_response(s: Schedule) -> TaskResponse:
         timezone=s.tz,
         state=s.state,
         reason=s.reason,
-        next_run_at=_iso(s.next_run),
-        last_run_at=_iso(s.last_run),
+        next_run_at=iso_or_none(s.next_run),
+        last_run_at=iso_or_none(s.last_run),
         missed_policy=s.missed,
         fresh_thread=s.fresh_thread,
-        created_at=_iso(s.created_at) or "",
+        created_at=iso_or_none(s.created_at) or "",
     )
 
 
-def run_response(run: Run) -> RunResponse:
+async def run_response(call: Call, s: Schedule, run: Run) -> dict[str, Any]:
+    api_status = None
+    run_id = run_id_of(run)
+    if run_id is not None:  # a Gateway thread's run: its status is the API run's
+        rec = await call.gw.runs.get(s.chat.chat_id, run_id)
+        api_status = rec.status if rec is not None else None
     return RunResponse(
-        task_id=run.schedule_id,
-        due_at=_iso(run.due_at) or "",
+        **deerflow_run(s, run, api_status),
+        due_at=iso_or_none(run.due_at) or "",
         event_id=f"schedule:{run.schedule_id}:{int(run.due_at)}",
         state=run.state,
         late=run.late,
         reason=run.reason,
-    )
+    ).model_dump(mode="json")
+
+
+async def tasks_response(call: Call, tasks: list[Schedule]) -> list[dict[str, Any]]:
+    return [(await task_response(call, s)).model_dump(mode="json") for s in tasks]
 
 
 def admin(call: Call) -> ScheduleAdmin:
@@ -154,7 +136,10 @@ def admin(call: Call) -> ScheduleAdmin:
 
 
 def task_id(call: Call) -> int:
-    return int(call.path["task_id"])
+    raw = call.path["task_id"]
+    if not raw.isdigit() or len(raw) > 15 or int(raw) < 1:
+        raise ApiError(404, f"scheduled task {raw} not found")
+    return int(raw)
 
 
 async def _do(coro):  # type: ignore[no-untyped-def]
@@ -164,10 +149,9 @@ async def _do(coro):  # type: ignore[no-untyped-def]
         raise ApiError(exc.status, exc.message) from None
 
 
-@api.route("GET", BASE, summary="List scheduled tasks", tag=TAG, response=TasksResponse)
-async def list_tasks(call: Call) -> TasksResponse:
-    tasks = await call.gw.service.schedules.store.all(500)
-    return TasksResponse(tasks=[task_response(s) for s in tasks])
+@api.route("GET", BASE, summary="List scheduled tasks", tag=TAG, response=list[TaskResponse])
+async def list_tasks(call: Call) -> list[dict[str, Any]]:
+    return await tasks_response(call, await call.gw.service.schedules.store.all(500))
 
 
 @api.route(
@@ -182,6 +166,10 @@ async def list_tasks(call: Call) -> TasksResponse:
 )
 async def create_task(call: Call) -> TaskResponse:
     body: TaskCreate = call.body
+    if body.chat is None:
+        return await _create_in_thread(call, body)
+    if body.creator is None or body.schedule is None:
+        raise ApiError(422, "a task in a chat needs `creator` and `schedule`")
     chat = ChatRef(**body.chat.model_dump())
     creator = UserRef(id=body.creator.id, name=body.creator.name)
     schedule = await _do(
@@ -195,7 +183,34 @@ async def create_task(call: Call) -> TaskResponse:
             missed=body.missed_policy,
         )
     )
-    return task_response(schedule)
+    return await task_response(call, schedule)
+
+
+async def _create_in_thread(call: Call, body: TaskCreate) -> TaskResponse:
+    """DeerFlow's task: it runs in the thread it names, else in a thread made for it."""
+    fields = body.model_dump(exclude_unset=True, exclude={"fresh_thread", "missed_policy"})
+    task = DeerFlowTask.model_validate(fields)
+    if not valid_zone(task.timezone):
+        raise ApiError(422, f"unknown time zone {task.timezone!r}")
+    when = when_of(task.schedule_type, task.schedule_spec, task.timezone)
+    ops = admin(call)
+    ops.channels.add(THREAD_CHANNEL)
+    try:
+        ops.when(when, task.timezone)  # a bad time is a 422 before a thread is made
+    except ScheduleError as exc:
+        raise ApiError(exc.status, exc.message) from None
+    thread_id = await task_thread(call.gw, task.thread_id, task.title)
+    schedule = await _do(
+        ops.create(
+            thread_chat(thread_id),
+            CREATOR,
+            when,
+            task.prompt,
+            tz=task.timezone,
+            missed=body.missed_policy,
+        )
+    )
+    return await task_response(call, schedule)
 
 
 @api.route(
@@ -207,7 +222,7 @@ async def create_task(call: Call) -> TaskResponse:
     errors=(404, 422),
 )
 async def get_task(call: Call) -> TaskResponse:
-    return task_response(await _do(admin(call).get(task_id(call))))
+    return await task_response(call, await _do(admin(call).get(task_id(call))))
 
 
 @api.route(
@@ -221,17 +236,22 @@ async def get_task(call: Call) -> TaskResponse:
 )
 async def patch_task(call: Call) -> TaskResponse:
     body: TaskPatch = call.body
+    number = task_id(call)
+    when = body.schedule
+    if when is None and body.schedule_spec is not None:  # DeerFlow's spec, in the task's kind
+        current = await _do(admin(call).get(number))
+        when = when_of(current.kind, body.schedule_spec, body.timezone or current.tz)
     schedule = await _do(
         admin(call).update(
-            task_id(call),
+            number,
             prompt=body.prompt,
-            when=body.schedule,
+            when=when,
             tz=body.timezone,
             fresh_thread=body.fresh_thread,
             missed=body.missed_policy,
         )
     )
-    return task_response(schedule)
+    return await task_response(call, schedule)
 
 
 @api.route(
@@ -239,11 +259,12 @@ async def patch_task(call: Call) -> TaskResponse:
     BASE + "/{task_id}",
     summary="Cancel a scheduled task",
     tag=TAG,
-    status=204,
+    response=Deleted,
     errors=(404, 409, 422),
 )
-async def delete_task(call: Call) -> None:
+async def delete_task(call: Call) -> Deleted:
     await _do(admin(call).set_state(task_id(call), "cancelled"))
+    return Deleted(id=call.path["task_id"], deleted=True)
 
 
 @api.route(
@@ -255,7 +276,7 @@ async def delete_task(call: Call) -> None:
     errors=(404, 409, 422),
 )
 async def pause_task(call: Call) -> TaskResponse:
-    return task_response(await _do(admin(call).set_state(task_id(call), "paused")))
+    return await task_response(call, await _do(admin(call).set_state(task_id(call), "paused")))
 
 
 @api.route(
@@ -267,7 +288,7 @@ async def pause_task(call: Call) -> TaskResponse:
     errors=(404, 409, 422),
 )
 async def resume_task(call: Call) -> TaskResponse:
-    return task_response(await _do(admin(call).set_state(task_id(call), "active")))
+    return await task_response(call, await _do(admin(call).set_state(task_id(call), "active")))
 
 
 @api.route(
@@ -275,12 +296,15 @@ async def resume_task(call: Call) -> TaskResponse:
     BASE + "/{task_id}/trigger",
     summary="Run a scheduled task now",
     tag=TAG,
-    response=RunResponse,
+    response=TriggerResponse,
     status=202,
     errors=(404, 409, 422),
 )
-async def trigger_task(call: Call) -> RunResponse:
-    return run_response(await _do(admin(call).trigger(task_id(call))))
+async def trigger_task(call: Call) -> dict[str, Any]:
+    ops = admin(call)
+    run = await _do(ops.trigger(task_id(call)))
+    out = await run_response(call, await _do(ops.get(run.schedule_id)), run)
+    return {**out, "id": str(run.schedule_id), "trigger": "manual", "triggered": True}
 
 
 @api.route(
@@ -288,26 +312,24 @@ async def trigger_task(call: Call) -> RunResponse:
     BASE + "/{task_id}/runs",
     summary="A scheduled task's recent runs",
     tag=TAG,
-    response=RunsResponse,
+    response=list[RunResponse],
     errors=(404, 422),
 )
-async def task_runs(call: Call) -> RunsResponse:
+async def task_runs(call: Call) -> list[dict[str, Any]]:
     schedule = await _do(admin(call).get(task_id(call)))
     runs = await call.gw.service.schedules.store.runs_of(schedule.id, 50)
-    return RunsResponse(runs=[run_response(r) for r in runs])
+    return [await run_response(call, schedule, r) for r in runs]
 
 
 @api.route(
     "GET",
     "/api/threads/{thread_id}/scheduled-tasks",
-    summary="Scheduled tasks of the conversation on this thread",
+    summary="Scheduled tasks that run in this thread (or its chat)",
     tag=TAG,
-    response=TasksResponse,
+    response=list[TaskResponse],
     errors=(404, 422),
 )
-async def thread_tasks(call: Call) -> TasksResponse:
-    conv = await call.gw.service.conversations.by_thread(call.path["thread_id"])
-    if conv is None:
-        raise ApiError(404, f"thread {call.path['thread_id']} has no chat conversation")
-    tasks = await call.gw.service.schedules.store.for_conversation(conv.key)
-    return TasksResponse(tasks=[task_response(s) for s in tasks])
+async def thread_tasks(call: Call) -> list[dict[str, Any]]:
+    row = await call.gw.thread(call.path["thread_id"])
+    key = row.conversation or thread_chat(row.thread_id).key
+    return await tasks_response(call, await call.gw.service.schedules.store.for_conversation(key))

@@ -17,7 +17,7 @@ from agent.prompt import human_content, human_metadata
 from agent.uploads import host_path, prepare_files
 from gateway.errors import ApiError
 from gateway.langgraph.run_schemas import RunCreate
-from gateway.service import Gateway
+from gateway.service import CALLER_PERSON, Gateway
 
 UPLOADS = VIRTUAL_ROOT + "/uploads/"
 
@@ -61,7 +61,7 @@ async def with_files(
     files = await prepare_files(
         paths, dirs, gw.service.agent_config().uploads, vision=model.supports_vision
     )
-    turn = Turn(text=text_of(human.content), user_id="api", files=tuple(paths))
+    turn = Turn(text=text_of(human.content), user_id=CALLER_PERSON, files=tuple(paths))
     meta = human_metadata(turn)
     if files.images:
         meta["images"] = list(files.images)

@@ -29,6 +29,7 @@ from agent.runner import AgentRunner, RunCancelled, ThreadBusy
 from bot.metrics import Metrics
 from bot.stores.gateway import KEEP_RUNS, GatewayRecords
 from gateway.langgraph.run_record import RunRecord
+from gateway.langgraph.run_title import first_exchange
 from gateway.langgraph.serialize import jsonable, message_chunk, state_values
 
 if TYPE_CHECKING:
@@ -40,6 +41,10 @@ MAX_RUNS_PER_THREAD = KEEP_RUNS  # kept in memory, with their replay buffers
 FOLLOW_SECONDS = 0.5  # how often a run of another process is looked up until it ends
 RELAY_GRACE = 2.0  # once its record ended, how long its last relayed events may take
 API_CHANNEL = "api"
+CALLER_PERSON = "api"
+"""The Gateway caller's person: who Gateway runs speak as and whose memory the API edits when
+no `?person=` is named. The Gateway has one principal (the admin token; on loopback without a
+token, anyone who reaches it), so every caller is this one person."""
 
 
 class RunRefused(Exception):
@@ -281,6 +286,7 @@ class RunManager:
             await self.records.set_run(rec.run_id, "running")
             await self._drive(rec, req)
             rec.status, outcome = "success", "succeeded"
+            self._title(rec, req)
         except (asyncio.CancelledError, RunCancelled):
             rec.status, outcome = "interrupted", "cancelled"
         except ThreadBusy:
@@ -319,7 +325,7 @@ class RunManager:
             req.messages,
             req.settings,
             graph_modes,
-            user_id="api",
+            user_id=CALLER_PERSON,
             checkpoint_id=req.checkpoint_id,
         ):
             if mode == "values":
@@ -330,6 +336,12 @@ class RunManager:
                 rec.publish("messages", message_chunk(payload))
             else:
                 rec.publish(mode, jsonable(payload))
+
+    def _title(self, rec: RunRecord, req: RunRequest) -> None:
+        """Title the thread after its first exchange (in the background, as chats do)."""
+        exchange = first_exchange(rec.final_values)
+        if exchange is not None and not rec.final_values.get("title"):
+            self.runner.title_later(rec.thread_id, *exchange, req.settings.model)
 
     def _fail(self, rec: RunRecord, name: str, message: str) -> None:
         rec.status = "error"

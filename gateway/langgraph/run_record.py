@@ -56,8 +56,13 @@ class RunRecord:
             queue.put_nowait(item)
 
     def subscribe(self, after: int | None = None) -> asyncio.Queue[Event]:
-        """A queue of this run's events: those buffered after `after` (if given), then live."""
+        """A queue of this run's events: those buffered after `after` (if given), then live.
+        When the buffer no longer holds the event after `after`, the queue holds DeerFlow's
+        `gap` frame alone (the client reloads the thread's state and rejoins after it)."""
         queue: asyncio.Queue[Event] = asyncio.Queue()
+        if after is not None and self.buffer and self.buffer[0][0] > after + 1:
+            queue.put_nowait((0, "gap", self._gap(after)))
+            return queue
         if after is not None:
             for item in self.buffer:
                 if item[0] > after:
@@ -67,6 +72,16 @@ class RunRecord:
         elif after is None or not any(e == "end" and n > after for n, e, _ in self.buffer):
             self._replay_end(queue)  # (a record read back from the store has no buffer)
         return queue
+
+    def _gap(self, after: int) -> dict[str, Any]:
+        return {
+            "code": "stream_replay_gap",
+            "run_id": self.run_id,
+            "requested_event_id": str(after) if after else None,
+            "earliest_available_event_id": str(self.buffer[0][0]),
+            "latest_available_event_id": str(self.buffer[-1][0]),
+            "recovery": "reload_durable_state",
+        }
 
     def _replay_end(self, queue: asyncio.Queue[Event]) -> None:
         """A joiner of a finished run gets its final values (or error) and `end`."""

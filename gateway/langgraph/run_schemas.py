@@ -6,6 +6,7 @@ server does not implement must be left at their neutral value (422 otherwise).
 
 from __future__ import annotations
 
+import json
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, field_validator
@@ -105,6 +106,11 @@ class JoinStreamQuery(Strict):
     @field_validator("stream_mode", "action", mode="before")
     @classmethod
     def _empty_is_none(cls, value: Any) -> Any:
+        if isinstance(value, str) and value.startswith("["):  # the JS SDK sends a list as JSON
+            try:
+                return json.loads(value)
+            except ValueError:
+                return value
         return None if value == "" else value  # httpx sends None query params as ``
 
 

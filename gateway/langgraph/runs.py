@@ -327,8 +327,8 @@ async def _join(call: Call, *, cancel_first: bool) -> web.StreamResponse:
     q: JoinStreamQuery = call.query
     if cancel_first and q.action is not None:
         await gw.runs.cancel_anywhere(rec)
-    last = call.request.headers.get("Last-Event-ID", "")
-    queue = rec.subscribe(after=int(last) if last.isdigit() else None)
+    last = call.request.headers.get("Last-Event-ID", "")  # none or "-1": from the start
+    queue = rec.subscribe(after=int(last) if last.isdigit() else 0)
     on_gone = (lambda: gw.runs.cancel_soon(rec)) if q.cancel_on_disconnect else None
     return await stream_run(
         call.request, rec, queue, heartbeat=gw.runs.heartbeat_seconds, on_disconnect=on_gone

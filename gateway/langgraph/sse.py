@@ -20,9 +20,10 @@ SSE_HEADERS = {
 }
 
 
-def frame(seq: int, event: str, data: Any) -> bytes:
+def frame(seq: int | None, event: str, data: Any) -> bytes:
     payload = json.dumps(data, ensure_ascii=False, default=str)
-    return f"event: {event}\ndata: {payload}\nid: {seq}\n\n".encode()
+    ident = "" if seq is None else f"id: {seq}\n"
+    return f"event: {event}\ndata: {payload}\n{ident}\n".encode()
 
 
 def run_location(rec: RunRecord) -> str:
@@ -47,6 +48,9 @@ async def stream_run(
             except TimeoutError:
                 await response.write(b": heartbeat\n\n")
                 continue
+            if event == "gap":  # the events asked for are gone: no id, and no `end`
+                await response.write(frame(None, event, data))
+                break
             await response.write(frame(seq, event, data))
             if event == "end":
                 break

@@ -5,6 +5,7 @@ is required with its type, so a missing or mistyped field fails the validation."
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, StrictBool, StrictFloat, StrictInt, StrictStr
@@ -219,3 +220,187 @@ class Message(Shape):
 
 class ErrorResponse(Shape):
     detail: Any
+
+
+# ---------------------------------------------------------------- what the UI does with them
+
+HIDDEN_TAGS = re.compile(r"<(current_uploads|uploaded_files|slash_skill_activation)>[\s\S]*?</\1>")
+
+
+def bubble_text(content: str) -> str:
+    """A human message's text as the UI's bubble shows it (`stripUploadedFilesTag`)."""
+    return HIDDEN_TAGS.sub("", content).strip()
+
+
+def text_of(message: dict[str, Any]) -> str:
+    content = message["content"]
+    if isinstance(content, str):
+        return content
+    return "".join(p.get("text", "") for p in content if isinstance(p, dict))
+
+
+# ---------------------------------------------------------------- pages the UI draws first
+# (frontend/src/core/{features,suggestions,channels,integrations/lark,threads}/ types)
+
+
+class Feature(Shape):
+    enabled: StrictBool
+
+
+class FeaturesResponse(Shape):
+    agents_api: Feature
+    browser_control: Feature | None = None
+    mcp_tasks: Feature | None = None
+
+
+class SuggestionsConfig(Shape):
+    enabled: StrictBool
+    max_suggestions: StrictInt
+
+
+class ChannelProvider(Shape):
+    provider: StrictStr
+    display_name: StrictStr
+    enabled: StrictBool
+    configured: StrictBool
+    connectable: StrictBool | None = None
+    unavailable_reason: StrictStr | None = None
+    auth_mode: StrictStr
+    connection_status: StrictStr
+    credential_fields: list[dict[str, Any]]
+
+
+class ChannelProvidersResponse(Shape):
+    enabled: StrictBool
+    providers: list[ChannelProvider]
+
+
+class ChannelConnectionsResponse(Shape):
+    connections: list[dict[str, Any]]
+
+
+class LarkCliProbe(Shape):
+    available: StrictBool
+    path: StrictStr | None
+    version: StrictStr | None
+    error: StrictStr | None
+
+
+class LarkAuthProbe(Shape):
+    status: Literal["authenticated", "not_authorized", "not_configured", "unavailable", "error"]
+    message: StrictStr | None
+    user: StrictStr | None
+    verified: StrictBool
+
+
+class LarkIntegrationStatus(Shape):
+    installed: StrictBool
+    version: StrictStr
+    manifest_version: StrictStr | None
+    latest_available_version: StrictStr | None
+    runtime_version_mismatch: StrictBool
+    app_configured: StrictBool
+    app_id: StrictStr | None
+    app_brand: StrictStr | None
+    skills_expected: StrictInt
+    skills_installed: StrictInt
+    installed_skills: list[StrictStr]
+    enabled_skills: list[StrictStr]
+    install_path: StrictStr
+    cli: LarkCliProbe
+    auth: LarkAuthProbe
+    sandbox_runtime_mode: Literal["none", "gateway-download", "init-container", "broker"]
+    sandbox_runtime_ready: StrictBool
+    sandbox_runtime_detail: StrictStr | None
+
+
+class RunMessage(Shape):
+    run_id: StrictStr
+    seq: StrictInt
+    content: Message
+    metadata: dict[str, Any]
+    created_at: StrictStr
+
+
+class ThreadMessagesPage(Shape):
+    data: list[RunMessage]
+    has_more: StrictBool
+    next_before_seq: StrictInt | None
+
+
+def check_page(page: dict[str, Any]) -> None:
+    """The UI's `parseThreadMessagesPageResponse`: unique seqs and a consistent cursor."""
+    seqs = [row["seq"] for row in page["data"]]
+    assert len(set(seqs)) == len(seqs)
+    assert all(s >= 1 for s in seqs)
+    if page["has_more"]:
+        assert isinstance(page["next_before_seq"], int)
+        assert page["next_before_seq"] >= 1
+    else:
+        assert page["next_before_seq"] is None
+
+
+class ModelTokens(Shape):
+    tokens: StrictInt
+    runs: StrictInt
+
+
+class CallerTokens(Shape):
+    lead_agent: StrictInt
+    subagent: StrictInt
+    middleware: StrictInt
+
+
+class ContextUsage(Shape):
+    token_count: StrictInt
+    max_context_tokens: StrictInt | None
+    percentage: StrictFloat | StrictInt | None
+
+
+class ThreadTokenUsage(Shape):
+    thread_id: StrictStr
+    total_tokens: StrictInt
+    total_input_tokens: StrictInt
+    total_output_tokens: StrictInt
+    total_runs: StrictInt
+    by_model: dict[str, ModelTokens]
+    by_caller: CallerTokens
+    context_usage: ContextUsage | None = None
+
+
+# ---------------------------------------------------------------- scheduled tasks
+# (frontend/src/core/scheduled-tasks/types.ts)
+
+
+class ScheduledTask(Shape):
+    id: StrictStr
+    thread_id: StrictStr | None
+    context_mode: Literal["fresh_thread_per_run", "reuse_thread"]
+    title: StrictStr
+    prompt: StrictStr
+    schedule_type: Literal["once", "cron"]
+    schedule_spec: dict[str, Any]
+    timezone: StrictStr
+    status: Literal["enabled", "paused", "running", "completed", "failed", "cancelled"]
+    next_run_at: StrictStr | None
+    last_run_at: StrictStr | None
+    last_run_id: StrictStr | None
+    last_thread_id: StrictStr | None
+    last_error: StrictStr | None
+    run_count: StrictInt
+    created_at: StrictStr
+    updated_at: StrictStr
+
+
+class ScheduledTaskRun(Shape):
+    id: StrictStr
+    task_id: StrictStr
+    thread_id: StrictStr
+    run_id: StrictStr | None
+    scheduled_for: StrictStr
+    trigger: Literal["scheduled", "manual"]
+    status: Literal["queued", "running", "success", "failed", "skipped", "interrupted"]
+    error: StrictStr | None
+    started_at: StrictStr | None
+    finished_at: StrictStr | None
+    created_at: StrictStr

@@ -52,7 +52,7 @@ async def test_create_get_patch_pause_resume_delete(sapi: Api) -> None:
     }
     status, task, _ = await sapi.call("POST", BASE, json=body)
     assert status == 201, task
-    assert task["id"] == 1
+    assert task["id"] == "1"
     assert task["schedule"] == "every weekday at 09:00"
     assert task["cron"] == "0 9 * * 1-5"
     assert task["timezone"] == "Europe/Berlin"
@@ -71,9 +71,9 @@ async def test_create_get_patch_pause_resume_delete(sapi: Api) -> None:
     status, resumed, _ = await sapi.call("POST", f"{BASE}/1/resume")
     assert (status, resumed["state"]) == (200, "active")
     status, listing, _ = await sapi.call("GET", BASE)
-    assert [t["id"] for t in listing["tasks"]] == [1]
-    status, _, _ = await sapi.call("DELETE", f"{BASE}/1")
-    assert status == 204
+    assert [t["id"] for t in listing] == ["1"]
+    status, deleted, _ = await sapi.call("DELETE", f"{BASE}/1")
+    assert (status, deleted) == (200, {"id": "1", "deleted": True})
     status, gone, _ = await sapi.call("GET", f"{BASE}/1")
     assert gone["state"] == "cancelled"
     status, err, _ = await sapi.call("POST", f"{BASE}/1/pause")
@@ -96,6 +96,8 @@ async def test_bad_input_is_a_clear_4xx(sapi: Api) -> None:
     status, _, _ = await sapi.call("GET", f"{BASE}/99")
     assert status == 404
     status, _, _ = await sapi.call("GET", f"{BASE}/abc")
+    assert status == 404  # DeerFlow's ids are strings: a name that is no task is unknown
+    status, _, _ = await sapi.call("GET", f"{BASE}/a.b")
     assert status == 422
 
 
@@ -129,7 +131,7 @@ async def test_trigger_runs_now_and_runs_lists_it(sapi: Api, clock: VirtualClock
     assert finals[0].text.endswith("status")
     await sapi.app.schedules.scheduler.tick()
     status, runs, _ = await sapi.call("GET", f"{BASE}/1/runs")
-    assert [(r["state"], r["event_id"]) for r in runs["runs"]] == [("delivered", run["event_id"])]
+    assert [(r["state"], r["event_id"]) for r in runs] == [("delivered", run["event_id"])]
     task = (await sapi.call("GET", f"{BASE}/1"))[1]
     assert task["state"] == "active"  # the schedule itself did not move
 
@@ -146,7 +148,7 @@ async def test_a_triggered_run_is_delivered_and_shown_so_without_waiting_for_the
     states: list[str] = []
     for _ in range(500):
         await sapi.svc.idle()
-        states = [r["state"] for r in (await sapi.call("GET", f"{BASE}/1/runs"))[1]["runs"]]
+        states = [r["state"] for r in (await sapi.call("GET", f"{BASE}/1/runs"))[1]]
         if states != ["claimed"] and states != ["queued"]:
             break
         await asyncio.sleep(0.01)
@@ -162,6 +164,6 @@ async def test_thread_scheduled_tasks(sapi: Api) -> None:
     conv = await sapi.app.conversations.get("test:c1")
     status, listing, _ = await sapi.call("GET", f"/api/threads/{conv.thread_id}/scheduled-tasks")
     assert status == 200
-    assert [t["prompt"] for t in listing["tasks"]] == ["call Ann"]
+    assert [t["prompt"] for t in listing] == ["call Ann"]
     status, _, _ = await sapi.call("GET", "/api/threads/unknown-thread/scheduled-tasks")
     assert status == 404
