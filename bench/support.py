@@ -12,6 +12,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from bot import texts
+
 
 def pct(values: list[float], p: float) -> float:
     if not values:
@@ -163,6 +165,7 @@ class BenchContext:
 
     def __init__(self, data_dir: Path) -> None:
         self.data_dir, self.bot_name = data_dir, "Antler"
+        self.choice_expired = texts.CHOICE_EXPIRED
         self.published: list[Any] = []
         self.queue: asyncio.Queue[Any] = asyncio.Queue()
         self.on_publish: Callable[[Any], None] | None = None

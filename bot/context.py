@@ -8,6 +8,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
+from bot import texts
 from bot.access import AccessGate, Verdict
 from bot.bus import MessageBus
 from bot.webhooks import DynamicRoutes
@@ -77,6 +78,7 @@ class ServiceContext:
         self.data_dir = data_dir / "channels" / name
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self.bot_name = bot_name
+        self.choice_expired = texts.CHOICE_EXPIRED
         self._menu = menu
         self.state = ChannelState()
 

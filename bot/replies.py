@@ -32,6 +32,7 @@ from agent.events import (
 from bot import texts
 from bot.delivery import DeliveryTrack, FinalPlan
 from bot.metrics import Metrics
+from channels.backoff import Backoff, BackoffPolicy, describe
 from channels.base import (
     Button,
     Channel,
@@ -50,7 +51,8 @@ from channels.text import split_text
 log = logging.getLogger("bot.replies")
 
 MAX_TRANSIENT_ATTEMPTS = 6
-"""Attempts for a call that failed without an answer (network); rate limits are not counted."""
+"""Attempts for a call that failed without an answer (network), with the one backoff
+(channels/backoff.py) between them; rate limits are not counted."""
 
 
 class ReplyStreamer:
@@ -77,6 +79,7 @@ class ReplyStreamer:
         self.files: list[Path] = []
         self._key = f"{msg.chat.key}#{msg.event_id}"
         self._budgets = channel.capabilities.budgets_for(msg.chat)
+        self._retry_policy = BackoffPolicy(base=0.5, cap=8.0, sleep=self.pacer.sleep)
         self._sending = asyncio.Lock()  # held while an update is on its way to the platform
         self._held: Held[ReplyDoc] = Held("update", log, lock=self._sending)
         self._streaming = False  # open() is done: updates go out
@@ -257,7 +260,7 @@ class ReplyStreamer:
         the blocked scope opens again. Calls that got no answer are retried a few times with
         backoff. A `DeliveryRefused` (chat gone, bot blocked) ends the delivery at once.
         """
-        transient = 0
+        backoff = Backoff(f"delivery to {self._key}", log, self._retry_policy)
         while True:
             if paced:
                 await self.pacer.acquire(self.msg.chat, self._budgets, self._key)
@@ -266,7 +269,7 @@ class ReplyStreamer:
             try:
                 if self._in_final:
                     await self.track.sending()
-                return await fn(*args, **kw)
+                result = await fn(*args, **kw)
             except RateLimited as exc:
                 if self._in_final:
                     await self.track.sending(False)
@@ -276,13 +279,16 @@ class ReplyStreamer:
                 self._given_up(exc.reason, exc)
                 raise
             except ChannelError as exc:
-                transient += 1
                 if not exc.retryable:
                     raise
-                if transient >= MAX_TRANSIENT_ATTEMPTS:
+                if backoff.attempts + 1 >= MAX_TRANSIENT_ATTEMPTS:
                     self._given_up("unreachable", exc)
                     raise
-                await self.pacer.sleep(min(2.0**transient / 4, 8.0))
+                backoff.failure(describe(exc))
+                await backoff.wait()
+            else:
+                backoff.success()
+                return result
 
     def _given_up(self, reason: str, exc: ChannelError) -> None:
         log.warning("delivery to %s given up (%s): %s", self._key, reason, exc)

@@ -25,6 +25,7 @@ RESTARTING = "The service is restarting; this message will be answered again."
 # ------------------------------------------------------------------ answers
 
 NO_ANSWER = "(no answer)"
+CHOICE_EXPIRED = "This button has expired; please ask again."
 
 
 def file_not_read(name: str, reason: object) -> str:

@@ -149,6 +149,9 @@ class ChannelContext(Protocol):
 
     data_dir: Path
     bot_name: str
+    choice_expired: str
+    """The answer to a press on a button the service no longer knows (the text is the
+    service's: bot/texts.py)."""
 
     async def publish(self, msg: InboundMessage) -> PublishResult:
         """Hand a message to the service. Returns once it is durably accepted (or not)."""

@@ -34,7 +34,6 @@ log = logging.getLogger("channels.dingtalk.buttons")
 KEEP = 1000
 ACTION_PREFIX = "antler_btn_"
 FULL_JSON_KEY = "sys_full_json_obj"  # the standard card's whole JSON, as one card parameter
-EXPIRED = "This choice has expired; please ask again."
 
 
 @dataclass
@@ -65,7 +64,10 @@ class ButtonCards:
     """Sends button cards and turns their presses into messages (every call paced by the
     channel's pacer, like the AI cards)."""
 
-    def __init__(self, api: DingTalkApi, config: DingTalkConfig, pacer: Pacer) -> None:
+    def __init__(
+        self, api: DingTalkApi, config: DingTalkConfig, pacer: Pacer, expired: str
+    ) -> None:
+        self.expired = expired  # the answer on a card whose buttons are gone (bot/texts.py)
         self.api = api
         self.config = config
         self.pacer = pacer
@@ -107,7 +109,7 @@ class ButtonCards:
                 "dingtalk: a press on an unknown card or button (%s)", callback.card_instance_id
             )
             if callback.card_instance_id.startswith("antler-btn-"):
-                await self._show(None, callback.card_instance_id, "", EXPIRED)
+                await self._show(None, callback.card_instance_id, "", self.expired)
             return None
         button = card.buttons[action]
         del self._waiting[card.card_id]  # one choice per card: the buttons go away

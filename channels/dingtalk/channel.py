@@ -59,7 +59,7 @@ class DingTalkChannel(Channel):
         self.api = DingTalkApi(config)
         self.outbox = Outbox(self.api, config)
         self.cards = CardStreamer(self.api, config, self.pacer, self.capabilities.edit_budget)
-        self.buttons = ButtonCards(self.api, config, self.pacer)
+        self.buttons = ButtonCards(self.api, config, self.pacer, ctx.choice_expired)
         self.link = StreamLink(
             config,
             self._on_callback,

@@ -10,6 +10,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+from bot import texts
 from channels.backoff import BackoffPolicy
 from tests.fakes.dingtalk_server import FakeDingTalk
 from tests.fakes.openai_server import FakeOpenAI, Reply, ToolCall
@@ -226,6 +227,23 @@ async def test_model_buttons_in_a_group_are_a_card_whose_press_is_acted_on(
         assert "✓ Smart" in json.dumps(fake_dingtalk.standard_card(card_id), ensure_ascii=False)
         await _ask(svc, fake_dingtalk, lambda: fake_openai.requests, text="@Antler hi", **group)
     assert fake_openai.requests[-1].model == "fake-smart"
+
+
+async def test_a_press_on_a_card_from_before_a_restart_says_the_choice_expired(
+    tmp_path: Path, fake_openai: FakeOpenAI, fake_dingtalk: FakeDingTalk
+) -> None:
+    async with _service(tmp_path, fake_openai, fake_dingtalk) as svc:
+        await _ask(svc, fake_dingtalk, lambda: _button_cards(fake_dingtalk), text="/models")
+    [card_id] = _button_cards(fake_dingtalk)
+    buttons = fake_dingtalk.card_buttons(card_id)
+    async with _service(tmp_path, fake_openai, fake_dingtalk) as svc:
+        frame = fake_dingtalk.push_card_press(card_id, buttons["Smart"])
+        await fake_dingtalk.until(lambda: fake_dingtalk.ack_for(frame))
+        await fake_dingtalk.until(lambda: fake_dingtalk.card_buttons(card_id) == {}, timeout=10)
+        await svc.idle(timeout=10)
+    shown = json.dumps(fake_dingtalk.standard_card(card_id))
+    assert json.dumps(texts.CHOICE_EXPIRED) in shown  # the service's text (bot/texts.py)
+    assert fake_openai.requests == []
 
 
 async def test_stop_in_a_group_stops_its_reply(
