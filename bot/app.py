@@ -15,14 +15,10 @@ from agent.tools.schedules import schedule_tools
 from bot import texts
 from bot.access import AccessGate
 from bot.bus import MessageBus
-from bot.cluster.connections import ConnectionLeases
 from bot.cluster.control import ClusterRuns
-from bot.cluster.run_events import RunEvents
-from bot.cluster.settling import SettleNotifyingJournal
-from bot.cluster.shared_budgets import SharedPacing
-from bot.cluster.stream_bus import RedisBus
+from bot.cluster.scale_out import ScaleOut
 from bot.command_context import CommandService
-from bot.command_registry import CommandRegistry, SkillCommand, SkillSource
+from bot.command_registry import CommandRegistry, skill_commands
 from bot.commands import COMMANDS
 from bot.config.apply import live_config
 from bot.config.live import LiveConfig
@@ -91,33 +87,56 @@ class App:
         self.stores = build_stores(settings)  # the storage backend is chosen there, only there
         self.conversations = self.stores.conversations
         self.metrics = Metrics()
-        self.cluster: RedisBus | None = None  # the bus when several workers share Redis
-        if settings.bus.backend is BusBackend.redis:
-            self.cluster = RedisBus(
-                self.stores.journal,
-                settings.bus.redis,
-                ch.inbound_queue_size,
-                self._tell_busy,
-                self.metrics,
-            )
-            self.bus: MessageBus = self.cluster
-            self.journal: Journal = SettleNotifyingJournal(
-                self.stores.journal, self.cluster.settled
-            )
-        else:
-            self.journal = self.stores.journal
-            self.bus = MessageBus(
-                self.journal, ch.inbound_queue_size, self._tell_busy, self.metrics
-            )
-        # messages of another process that died: on Redis back into the streams, where the
-        # owner of each conversation's partition takes them up
-        self._orphans = self.cluster.republish if self.cluster else self._resume
-        self.stores.on_orphans = self._orphans
+        self._build_bus(settings)
         self.routes = DynamicRoutes()
         self.pacer = Pacer()
         self.gate = AccessGate({}, self.pacer, self._tell_refused)
         self.hands = Hands(settings.agent)
         self.commands = CommandRegistry(COMMANDS, skill_commands(lambda: self.hands), BOT_NAME)
+        self._build_agent(settings, schedule_clock)
+        self.contexts: dict[str, ServiceContext] = {}
+        self.channels: dict[str, Channel] = {}
+        self._channel_specs: dict[str, tuple[ChannelConfig, dict[str, Any]]] = {}
+        enabled = ch.enabled()
+        for name in only if only is not None else list(enabled):
+            cfg = enabled.get(name) or ch.platform(name) or config_model(name)(enabled=True)
+            self._add_channel(name, cfg, (channel_kwargs or {}).get(name, {}))
+        connections = self.scale.connections if self.scale else None
+        self.supervisor = ChannelSupervisor(
+            self.channels, self.contexts, self._build_channel, backoff, connections
+        )
+        self._build_dispatch(settings)
+        self._scheduler: asyncio.Task[None] | None = None
+        self.gateway: HttpFront | None = None
+        self.started_at = 0.0
+        self._consumer: asyncio.Task[None] | None = None
+        self.live: LiveConfig | None = None  # config.yaml watched and applied (serve)
+        token = settings.gateway.auth_token
+        self.admin_token = token.get_secret_value() if token else None
+
+    def _build_bus(self, settings: Settings) -> None:
+        """The bus and the journal: in process, or the Redis scale-out (bot/cluster/)."""
+        ch = settings.channels
+        self.scale: ScaleOut | None = None
+        if settings.bus.backend is BusBackend.redis:
+            self.scale = ScaleOut(self.stores.journal, settings, self._tell_busy, self.metrics)
+        self.cluster = self.scale.bus if self.scale else None
+        self.pacing = self.scale.pacing if self.scale else None  # budgets shared by workers
+        self.run_events = self.scale.run_events if self.scale else None
+        self.control: ClusterRuns | None = None
+        self.journal: Journal = self.scale.journal if self.scale else self.stores.journal
+        self.bus: MessageBus = (
+            self.scale.bus
+            if self.scale
+            else MessageBus(self.journal, ch.inbound_queue_size, self._tell_busy, self.metrics)
+        )
+        # messages of another process that died: on Redis back into the streams, where the
+        # owner of each conversation's partition takes them up
+        self._orphans = self.scale.bus.republish if self.scale else self._resume
+        self.stores.on_orphans = self._orphans
+
+    def _build_agent(self, settings: Settings, schedule_clock: Clock | None) -> None:
+        """The schedules and the agent runner with its tools."""
         self.schedules = build_schedules(
             self.stores.schedules,
             settings.schedules,
@@ -139,31 +158,11 @@ class App:
             checkpoints=self.stores.checkpoints,
             memory_store=self.stores.memory,
         )
-        self.pacing: SharedPacing | None = None  # wide budgets and 429s shared by workers
-        if self.cluster is not None:
-            cl = self.cluster
-            self.pacing = SharedPacing(
-                lambda: cl.client, settings.bus.redis.key_prefix, lambda: cl.worker, cl.live_workers
-            )
-        self.contexts: dict[str, ServiceContext] = {}
-        self.channels: dict[str, Channel] = {}
-        self._channel_specs: dict[str, tuple[ChannelConfig, dict[str, Any]]] = {}
-        enabled = ch.enabled()
-        for name in only if only is not None else list(enabled):
-            cfg = enabled.get(name) or ch.platform(name) or config_model(name)(enabled=True)
-            self._add_channel(name, cfg, (channel_kwargs or {}).get(name, {}))
-        connections = None
-        if self.cluster is not None:
-            cluster, redis_cfg = self.cluster, settings.bus.redis
-            connections = ConnectionLeases(
-                lambda: cluster.client,
-                redis_cfg.key_prefix,
-                redis_cfg.lease_seconds,
-                lambda: cluster.worker,
-            )
-        self.supervisor = ChannelSupervisor(
-            self.channels, self.contexts, self._build_channel, backoff, connections
-        )
+        self.runner.on_title = self._set_title
+
+    def _build_dispatch(self, settings: Settings) -> None:
+        """The turn runner, the commands' service and the dispatcher."""
+        ch = settings.channels
         self.turns = TurnRunner(
             runner=self.runner,
             conversations=self.conversations,
@@ -189,28 +188,9 @@ class App:
             commands=self.commands,
             command_service=command_service,
         )
-        self.runner.on_title = self._set_title
         self.metrics.read_gauges(lambda: self.bus.depth, lambda: self.dispatcher.waiting)
-        self.control: ClusterRuns | None = None
-        self.run_events: RunEvents | None = None
-        if self.cluster is not None:
-            self.cluster.on_resume = self._resume
-            self.cluster.on_abandon = self.dispatcher.abandon
-            self.control = ClusterRuns(
-                lambda: cluster.client,
-                redis_cfg.key_prefix,
-                lambda: cluster.worker,
-                self.dispatcher.stop_run,
-            )
-            self.dispatcher.elsewhere = self.control
-            self.run_events = RunEvents(lambda: cluster.client, redis_cfg.key_prefix)
-        self._scheduler: asyncio.Task[None] | None = None
-        self.gateway: HttpFront | None = None
-        self.started_at = 0.0
-        self._consumer: asyncio.Task[None] | None = None
-        self.live: LiveConfig | None = None  # config.yaml watched and applied (serve)
-        token = settings.gateway.auth_token
-        self.admin_token = token.get_secret_value() if token else None
+        if self.scale is not None:
+            self.control = self.scale.serve(self.dispatcher, self._resume)
 
     def _add_channel(self, name: str, cfg: ChannelConfig, kwargs: dict[str, Any]) -> None:
         ctx = ServiceContext(
@@ -296,11 +276,8 @@ class App:
         for name in list(self.channels):
             await self.supervisor.start(name)  # a failed start keeps retrying in the background
         await self._resume_unsettled()
-        if self.cluster is not None and self.control is not None:
-            self.control.listen()
-            if self.pacing is not None:
-                self.pacing.listen()
-            self.cluster.start_reading()
+        if self.scale is not None:
+            self.scale.start()
         if self.settings.schedules.enabled:
             self._scheduler = asyncio.create_task(self.schedules.scheduler.run(), name="schedules")
         if gateway:  # `antler serve`; `antler chat` runs on the file as it was
@@ -342,10 +319,8 @@ class App:
             await asyncio.gather(self._scheduler, return_exceptions=True)
         self.bus.close()
         await self.dispatcher.shutdown(self.settings.channels.shutdown_grace_seconds)
-        if self.control is not None:
-            await self.control.close()
-        if self.pacing is not None:
-            await self.pacing.close()
+        if self.scale is not None:
+            await self.scale.stop_listening()
         if self._consumer is not None:
             self._consumer.cancel()
             await asyncio.gather(self._consumer, return_exceptions=True)
@@ -367,20 +342,18 @@ class App:
     async def _tell_busy(self, msg: InboundMessage) -> None:
         if msg.event_id.startswith(SCHEDULED_RUN):
             return  # nobody sent it: the scheduler publishes the run again on its next tick
-        channel = self.channels.get(msg.chat.channel)
-        if channel is not None:
-            try:
-                await channel.send_text(msg.chat, texts.BUSY, reply_to=msg.message_id)
-            except Exception as exc:
-                log.warning("busy notice on %s failed: %s", msg.chat.channel, exc)
+        await self._tell(msg, texts.BUSY, "busy")
 
     async def _tell_refused(self, msg: InboundMessage) -> None:
+        await self._tell(msg, texts.NOT_ALLOWED, "refusal")
+
+    async def _tell(self, msg: InboundMessage, text: str, what: str) -> None:
         channel = self.channels.get(msg.chat.channel)
         if channel is not None:
             try:
-                await channel.send_text(msg.chat, texts.NOT_ALLOWED, reply_to=msg.message_id)
+                await channel.send_text(msg.chat, text, reply_to=msg.message_id)
             except Exception as exc:
-                log.warning("refusal notice on %s failed: %s", msg.chat.channel, exc)
+                log.warning("%s notice on %s failed: %s", what, msg.chat.channel, exc)
 
     # ---------------------------------------------------------------- state
 
@@ -421,18 +394,3 @@ class App:
             "active_runs": self.dispatcher.active_runs,
             **({"bus": self.cluster.status()} if self.cluster else {}),
         }
-
-
-def skill_commands(hands: Callable[[], Hands]) -> SkillSource:
-    """The enabled skills as commands, read afresh each time (skills are enabled at runtime,
-    and the hands are rebuilt when the agent's settings change)."""
-
-    def current() -> list[SkillCommand]:
-        return [SkillCommand(s.name, _summary(s.description)) for s in hands().skills.enabled()]
-
-    return current
-
-
-def _summary(description: str, limit: int = 100) -> str:
-    line = description.strip().splitlines()[0] if description.strip() else "run this skill"
-    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"

@@ -30,7 +30,7 @@ from redis.exceptions import RedisError, ResponseError
 
 from bot.bus import MessageBus, OverflowHandler
 from bot.cluster import redis_client
-from bot.cluster.partitions import Partitions, partition_of
+from bot.cluster.partitions import PartitionHooks, Partitions, partition_of
 from bot.cluster.redis_client import done
 from bot.config.schema import RedisConfig
 from bot.journal import UNSETTLED, Entry, Journal, State, dump_message, event_key, load_message
@@ -100,10 +100,7 @@ class RedisBus(MessageBus):
             self.cfg.partitions,
             self.cfg.lease_seconds,
             self.worker,
-            self._load,
-            self._gained,
-            self._lost,
-            self.sweep,
+            PartitionHooks(self._load, self._gained, self._lost, self.sweep),
         )
         assert self.cfg.url is not None
         log.info(

@@ -174,7 +174,7 @@ class Statements:
 
         async def op() -> int:
             async with self._cursor() as cur:
-                await cur.execute(sql, args)  # type: ignore[arg-type]
+                await cur.execute(sql, args)
                 return cur.rowcount
 
         return await retrying(self.what, op)
@@ -182,7 +182,7 @@ class Statements:
     async def one(self, sql: str, args: Sequence[Any] = ()) -> tuple[Any, ...] | None:
         async def op() -> tuple[Any, ...] | None:
             async with self._cursor() as cur:
-                await cur.execute(sql, args)  # type: ignore[arg-type]
+                await cur.execute(sql, args)
                 return await cur.fetchone()
 
         return await retrying(self.what, op)
@@ -190,7 +190,7 @@ class Statements:
     async def all(self, sql: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         async def op() -> list[tuple[Any, ...]]:
             async with self._cursor() as cur:
-                await cur.execute(sql, args)  # type: ignore[arg-type]
+                await cur.execute(sql, args)
                 return await cur.fetchall()
 
         return await retrying(self.what, op)
@@ -221,7 +221,7 @@ async def migrate(pool: AsyncConnectionPool, component: str, migrations: Sequenc
             version = int(row["v"]) if row else 0
             for number, script in enumerate(migrations[version:], start=version + 1):
                 for statement in filter(str.strip, script.split(";")):
-                    await conn.execute(statement)  # type: ignore[arg-type]
+                    await conn.execute(statement)
                 await conn.execute(
                     "INSERT INTO antler_migrations(component, version) VALUES (%s, %s)",
                     (component, number),

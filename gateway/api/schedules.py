@@ -157,7 +157,7 @@ def task_id(call: Call) -> int:
     return int(call.path["task_id"])
 
 
-async def _do(coro):  # type: ignore[no-untyped-def]
+async def _do(coro):
     try:
         return await coro
     except ScheduleError as exc:
