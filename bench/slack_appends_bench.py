@@ -20,9 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from agent.events import Final, TextDelta
-from bench.support import BenchContext
+from bench.support import BenchContext, slack_thread_message
 from bot.replies import ReplyStreamer
-from channels.base import ChatRef, InboundMessage, UserRef
 from channels.slack.channel import SlackChannel
 from channels.slack.config import SlackConfig
 from tests.fakes.slack_server import APP_TOKEN, BOT_TOKEN, FakeSlack
@@ -33,18 +32,7 @@ STREAM_CALLS = ("chat.startStream", "chat.appendStream")
 
 
 async def _answer(channel: SlackChannel, i: int) -> str:
-    ts = f"1700003{i:03d}.000100"
-    chat = ChatRef(
-        channel="slack", chat_id="C0001", chat_type="group", workspace="T0001", topic_id=ts
-    )
-    msg = InboundMessage(
-        event_id=f"E{i}",
-        chat=chat,
-        sender=UserRef(id="U0001"),
-        text="go",
-        message_id=ts,
-        raw={"thread_ts": ts},
-    )
+    msg = slack_thread_message(f"1700003{i:03d}.000100", f"E{i}")
     streamer = ReplyStreamer(channel, msg)
     await streamer.open()
     text, n = "", 0

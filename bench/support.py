@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from bot import texts
+from channels.base import ChatRef, InboundMessage, UserRef
 
 
 def pct(values: list[float], p: float) -> float:
@@ -187,3 +188,18 @@ class BenchContext:
 
     def report(self, **_: Any) -> None:
         return None
+
+
+def slack_thread_message(ts: str, event_id: str) -> InboundMessage:
+    """The message that starts a Slack thread (`ts`) in channel C0001 of workspace T0001."""
+    chat = ChatRef(
+        channel="slack", chat_id="C0001", chat_type="group", workspace="T0001", topic_id=ts
+    )
+    return InboundMessage(
+        event_id=event_id,
+        chat=chat,
+        sender=UserRef(id="U0001"),
+        text="go",
+        message_id=ts,
+        raw={"thread_ts": ts},
+    )

@@ -13,7 +13,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from bot.schedules.admin import ScheduleAdmin, ScheduleError
-from bot.schedules.store import Run, Schedule
+from bot.schedules.store import Run, Schedule, ScheduleState
 from channels.base import ChatRef, UserRef
 from gateway.errors import ApiError
 from gateway.registry import PATH_PARAMS, Call, Registry
@@ -246,28 +246,25 @@ async def delete_task(call: Call) -> None:
     await _do(admin(call).set_state(task_id(call), "cancelled"))
 
 
-@api.route(
-    "POST",
-    BASE + "/{task_id}/pause",
-    summary="Pause a scheduled task",
-    tag=TAG,
-    response=TaskResponse,
-    errors=(404, 409, 422),
-)
-async def pause_task(call: Call) -> TaskResponse:
-    return task_response(await _do(admin(call).set_state(task_id(call), "paused")))
+def _state_route(action: str, summary: str, state: ScheduleState) -> None:
+    """`POST /api/schedules/tasks/{task_id}/<action>`: the task's state becomes `state`."""
+
+    async def change(call: Call) -> TaskResponse:
+        return task_response(await _do(admin(call).set_state(task_id(call), state)))
+
+    change.__name__ = f"{action}_task"  # the operationId
+    api.route(
+        "POST",
+        BASE + "/{task_id}/" + action,
+        summary=summary,
+        tag=TAG,
+        response=TaskResponse,
+        errors=(404, 409, 422),
+    )(change)
 
 
-@api.route(
-    "POST",
-    BASE + "/{task_id}/resume",
-    summary="Resume a paused scheduled task",
-    tag=TAG,
-    response=TaskResponse,
-    errors=(404, 409, 422),
-)
-async def resume_task(call: Call) -> TaskResponse:
-    return task_response(await _do(admin(call).set_state(task_id(call), "active")))
+_state_route("pause", "Pause a scheduled task", "paused")
+_state_route("resume", "Resume a paused scheduled task", "active")
 
 
 @api.route(

@@ -18,13 +18,13 @@ class Screen:
     def __init__(self, clock: VirtualClock) -> None:
         self.clock = clock
         self.shown: list[tuple[str, float]] = []
-        self.gate: asyncio.Event | None = None  # set: a show waits for it (a slow call)
+        self.gate = asyncio.Event()  # a show waits for it: cleared, a slow call
+        self.gate.set()
         self.started = asyncio.Event()
 
     async def show(self, value: str) -> None:
         self.started.set()
-        if self.gate is not None:
-            await self.gate.wait()
+        await self.gate.wait()
         self.shown.append((value, self.clock.now()))
 
     async def ready(self) -> None:
@@ -52,14 +52,19 @@ async def test_the_newest_held_value_is_shown_once_when_the_budget_allows() -> N
     assert clock.sleeps == [1.0]  # one task, one wait
 
 
-async def test_a_value_held_during_a_show_goes_out_after_the_next_wait() -> None:
-    clock = VirtualClock()
-    screen = Screen(clock)
-    screen.gate = asyncio.Event()
+async def showing_slowly(value: str) -> tuple[Screen, Held[str]]:
+    """`value` held and on its way to a screen that shows it once `screen.gate` is set."""
+    screen = Screen(VirtualClock())
+    screen.gate.clear()
     held: Held[str] = Held()
-    held.hold("a")
+    held.hold(value)
     held.schedule(screen.show, screen.ready)
     await screen.started.wait()
+    return screen, held
+
+
+async def test_a_value_held_during_a_show_goes_out_after_the_next_wait() -> None:
+    screen, held = await showing_slowly("a")
     held.hold("ab")  # arrives while "a" is on its way
     screen.gate.set()
     await settle(held)
@@ -68,13 +73,7 @@ async def test_a_value_held_during_a_show_goes_out_after_the_next_wait() -> None
 
 
 async def test_stop_waits_for_the_call_on_its_way_and_shows_nothing_after_it() -> None:
-    clock = VirtualClock()
-    screen = Screen(clock)
-    screen.gate = asyncio.Event()
-    held: Held[str] = Held()
-    held.hold("a")
-    held.schedule(screen.show, screen.ready)
-    await screen.started.wait()
+    screen, held = await showing_slowly("a")
     held.hold("ab")
     stopping = asyncio.create_task(held.stop())
     await asyncio.sleep(0.01)

@@ -6,11 +6,8 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 from tests.channels.feishu import payloads
 from tests.channels.feishu.conftest import until
@@ -19,20 +16,6 @@ from tests.fakes.dingtalk_server import FakeDingTalk
 from tests.fakes.feishu_server import FakeFeishu
 from tests.fakes.openai_server import FakeOpenAI
 from tests.harness import ServiceHarness
-
-
-@pytest.fixture
-def feishu() -> Iterator[FakeFeishu]:
-    server = FakeFeishu().start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture
-def dingtalk() -> Iterator[FakeDingTalk]:
-    server = FakeDingTalk().start()
-    yield server
-    server.stop()
 
 
 async def fire(svc: ServiceHarness) -> None:

@@ -4,11 +4,8 @@ through lark-oapi against the fake Feishu and the whole service."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 from tests.channels.feishu import payloads
 from tests.channels.feishu.conftest import until
@@ -16,14 +13,6 @@ from tests.channels.feishu.test_e2e import card_buttons, harness
 from tests.fakes.feishu_server import FakeFeishu
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.openai_wire import Reply
-
-
-@pytest.fixture
-def feishu() -> Iterator[FakeFeishu]:
-    server = FakeFeishu().start()
-    yield server
-    server.stop()
-
 
 GROUP: dict[str, Any] = {
     "chat_type": "group",

@@ -7,7 +7,7 @@ import asyncio
 import json
 import logging
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -23,27 +23,6 @@ from tests.fakes.slack_server import FakeSlack
 from tests.fakes.telegram_server import TOKEN, FakeTelegram
 from tests.fakes.virtual_time import VirtualTime
 from tests.harness import ServiceHarness
-
-
-@pytest.fixture
-def telegram() -> Iterator[FakeTelegram]:
-    server = FakeTelegram().start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture
-def fake_slack() -> Iterator[FakeSlack]:
-    server = FakeSlack().start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture
-def feishu() -> Iterator[FakeFeishu]:
-    server = FakeFeishu().start()
-    yield server
-    server.stop()
 
 
 def telegram_service(

@@ -4,11 +4,8 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 from bot.journal import State
 from tests.channels.feishu import payloads
@@ -33,20 +30,6 @@ def stalled_then_full(fake_openai: FakeOpenAI) -> None:
 async def journal_states(svc: ServiceHarness) -> list[State]:
     assert svc.app is not None
     return [e.state for e in await svc.app.journal.recent()]
-
-
-@pytest.fixture
-def slack() -> Iterator[FakeSlack]:
-    fake = FakeSlack().start()
-    yield fake
-    fake.stop()
-
-
-@pytest.fixture
-def feishu() -> Iterator[FakeFeishu]:
-    server = FakeFeishu().start()
-    yield server
-    server.stop()
 
 
 def visible(message: dict[str, Any]) -> str:

@@ -113,15 +113,16 @@ async def test_list_cancel_and_timezone_commands(
 ) -> None:
     async with harness(tmp_path, fake_openai, clock) as svc:
         ch = chan(svc)
-        await ch.inject("/timezone America/New_York")
-        await ch.inject("/schedule every weekday 09:00 summarise the tracker")
-        await ch.inject("/schedule list")
+        await ch.say(
+            "/timezone America/New_York",
+            "/schedule every weekday 09:00 summarise the tracker",
+            "/schedule list",
+        )
         await svc.idle()
         await ch.inject("/schedule cancel 1", user="someone-else")
-        await ch.inject("/schedule pause 1")
-        await ch.inject("/schedule cancel 1")
-        await ch.inject("/schedule list")
-        await ch.inject("/schedule nonsense")
+        await ch.say(
+            "/schedule pause 1", "/schedule cancel 1", "/schedule list", "/schedule nonsense"
+        )
         await svc.idle()
     texts = ch.texts()
     assert texts[0] == "Time zone set to America/New_York. New scheduled tasks here use it."

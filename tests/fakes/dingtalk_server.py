@@ -21,7 +21,7 @@ from typing import Any
 from aiohttp import WSMsgType, web
 
 from tests.fakes.dingtalk_payloads import chatbot_data
-from tests.fakes.threaded import Recorded, ThreadedServer
+from tests.fakes.threaded import Recorded, Running, ThreadedServer
 
 CHATBOT_TOPIC = "/v1.0/im/bot/messages/get"
 CARD_CALLBACK_TOPIC = "/v1.0/card/instances/callback"
@@ -36,7 +36,7 @@ class Injected:
     times: int = 1
 
 
-class FakeDingTalk:
+class FakeDingTalk(Running):
     """Construct, `start()`, point the channel's `api_base` at `.base`, `stop()`."""
 
     def __init__(self, *, expire_in: int = 7200) -> None:

@@ -22,7 +22,7 @@ from typing import Any
 from aiohttp import web
 
 from tests.fakes.feishu_ws import Ack, WsSide
-from tests.fakes.threaded import Recorded, ThreadedServer
+from tests.fakes.threaded import Recorded, Running, ThreadedServer
 
 RATE_LIMITED = 99991400
 NO_PERMISSION = 99991672
@@ -56,7 +56,7 @@ def _elements(card: dict[str, Any]) -> dict[str, str]:
     }
 
 
-class FakeFeishu:
+class FakeFeishu(Running):
     """Start with `FakeFeishu().start()`; `base` is the domain to give the SDK."""
 
     def __init__(self, *, bot_open_id: str = "ou_bot", bot_name: str = "Antler") -> None:

@@ -31,7 +31,7 @@ from tests.fakes.slack_payloads import (
     signed_post,
 )
 from tests.fakes.slack_socket import SocketMode
-from tests.fakes.threaded import Recorded, ThreadedServer
+from tests.fakes.threaded import Recorded, Running, ThreadedServer
 
 __all__ = [
     "APP_TOKEN",
@@ -47,7 +47,7 @@ __all__ = [
 ]
 
 
-class FakeSlack(SocketMode):
+class FakeSlack(SocketMode, Running):
     """State and behaviour of the fake; `server` is its ThreadedServer."""
 
     def __init__(self, *, team: str = TEAM, bot_user: str = BOT_USER) -> None:

@@ -41,7 +41,7 @@ from tests.fakes.telegram_wire import (
     read_body,
     visible_text,
 )
-from tests.fakes.threaded import Recorded, ThreadedServer
+from tests.fakes.threaded import Recorded, Running, ThreadedServer
 
 __all__ = ["TOKEN", "FakeTelegram", "Hold", "visible_text"]
 
@@ -52,7 +52,7 @@ UNGATED = {"getUpdates"}
 IN_FLIGHT = 0.1
 
 
-class FakeTelegram(UserSide):
+class FakeTelegram(UserSide, Running):
     """The fake server. `api_base` goes into TelegramConfig.api_base."""
 
     def __init__(

@@ -30,6 +30,23 @@ class Recorded:
     refused: bool = False  # the server answered it with an injected failure: it had no effect
 
 
+class Running:
+    """A fake that runs from `start()` to `stop()`: `with Fake().start() as fake:` stops it at
+    the end of the block (a test fixture's whole body)."""
+
+    def stop(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self: R) -> R:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+R = TypeVar("R", bound=Running)
+
+
 class ThreadedServer:
     """aiohttp on an ephemeral loopback port, in a daemon thread with its own loop."""
 

@@ -20,9 +20,8 @@ from tests.harness import ServiceHarness
 
 @pytest.fixture
 def feishu() -> Iterator[FakeFeishu]:
-    server = FakeFeishu().start()
-    yield server
-    server.stop()
+    with FakeFeishu().start() as server:
+        yield server
 
 
 def harness(tmp_path: Path, fake_openai: FakeOpenAI, feishu: FakeFeishu, **cfg) -> ServiceHarness:

@@ -24,9 +24,8 @@ def clock() -> VirtualClock:
 
 @pytest.fixture
 def fake(clock: VirtualClock) -> Iterator[FakeTelegram]:
-    server = FakeTelegram(clock=clock).start()
-    yield server
-    server.stop()
+    with FakeTelegram(clock=clock).start() as server:
+        yield server
 
 
 @pytest.fixture
