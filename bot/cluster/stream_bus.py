@@ -35,7 +35,7 @@ from bot.cluster.redis_client import done
 from bot.config.schema import RedisConfig
 from bot.journal import UNSETTLED, Entry, Journal, State, dump_message, event_key, load_message
 from bot.metrics import Metrics
-from channels.base import InboundMessage, PublishResult
+from channels.base import InboundMessage
 
 log = logging.getLogger("bot.cluster.bus")
 
@@ -151,23 +151,13 @@ class RedisBus(MessageBus):
 
     # ---------------------------------------------------------------- publishing
 
-    async def publish(self, msg: InboundMessage) -> PublishResult:
-        if self.closed:
-            return PublishResult.closed
-        if not await self._accept(msg):
-            return PublishResult.duplicate
+    async def _enqueue(self, msg: InboundMessage) -> str:
+        """Append the accepted message to its partition's stream (the bus's `publish`)."""
         try:
             await self._append(msg)
         except (RedisError, OSError) as exc:
-            await self.journal.forget(msg)
-            self.counters.overflowed += 1
-            self.metrics.overflowed.labels(channel=msg.chat.channel).inc()
-            log.warning("bus: Redis refused a message (%s); told the sender to retry", exc)
-            await self.on_overflow(msg)
-            return PublishResult.busy
-        self.counters.published += 1
-        self.metrics.inbound.labels(channel=msg.chat.channel).inc()
-        return PublishResult.accepted
+            return f"bus: Redis refused a message ({exc})"
+        return ""
 
     async def republish(self, entries: list[Entry]) -> None:
         """Messages of a worker that died before (or after) appending them: append them again;

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import uuid
 from pathlib import Path
 from typing import Any
 
@@ -74,13 +73,7 @@ async def test_feishu_reply_continues_in_the_same_card(
     tmp_path: Path, fake_openai: FakeOpenAI, feishu: FakeFeishu
 ) -> None:
     stalled_then_full(fake_openai)
-    conf = {
-        "enabled": True,
-        "app_id": f"cli_{uuid.uuid4().hex[:12]}",
-        "app_secret": "sec",
-        "domain": feishu.base,
-        "stream_interval": 0.1,
-    }
+    conf = feishu.channel_config()
     svc = ServiceHarness(
         tmp_path, fake_openai, {"feishu": conf, "shutdown_grace_seconds": GRACE}, only=["feishu"]
     )

@@ -15,6 +15,7 @@ import itertools
 import json
 import threading
 import time
+import uuid
 from collections import defaultdict, deque
 from dataclasses import dataclass, field
 from typing import Any
@@ -80,6 +81,18 @@ class FakeFeishu(Running):
     @property
     def base(self) -> str:
         return self.server.base
+
+    def channel_config(self, **extra: Any) -> dict[str, Any]:
+        """The `channels.feishu` section of a service talking to this fake (an app of its own,
+        updates streamed every 0.1 s); `extra` keys are added or replaced."""
+        return {
+            "enabled": True,
+            "app_id": f"cli_{uuid.uuid4().hex[:12]}",
+            "app_secret": "sec",
+            "domain": self.base,
+            "stream_interval": 0.1,
+            **extra,
+        }
 
     def start(self) -> FakeFeishu:
         self.server.start()

@@ -32,22 +32,13 @@ def card_buttons(card: FakeCard) -> dict[str, dict[str, Any]]:
     return found
 
 
-class FeishuDriver(Driver):
+class FeishuDriver(Driver[FakeFeishu]):
     name = "feishu"
     max_part = 12_000
-
-    def __init__(self) -> None:
-        super().__init__(FakeFeishu())
-        self.fake: FakeFeishu
+    fake_type = FakeFeishu
 
     def config(self) -> dict[str, Any]:
-        return {
-            "enabled": True,
-            "app_id": f"cli_{uuid.uuid4().hex[:12]}",
-            "app_secret": "sec",
-            "domain": self.fake.base,
-            "stream_interval": 0.1,
-        }
+        return self.fake.channel_config()
 
     def send(self, text: str, event: str) -> None:
         self.events[event] = payloads.message_event(text, event_id=f"ev-{uuid.uuid4().hex}")

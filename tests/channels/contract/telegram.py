@@ -10,13 +10,10 @@ from tests.fakes.telegram_server import TOKEN, FakeTelegram
 DM = 555
 
 
-class TelegramDriver(Driver):
+class TelegramDriver(Driver[FakeTelegram]):
     name = "telegram"
     max_part = 4096
-
-    def __init__(self) -> None:
-        super().__init__(FakeTelegram())
-        self.fake: FakeTelegram
+    fake_type = FakeTelegram
 
     def config(self) -> dict[str, Any]:
         return {

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import threading
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -25,14 +24,7 @@ def feishu() -> Iterator[FakeFeishu]:
 
 
 def harness(tmp_path: Path, fake_openai: FakeOpenAI, feishu: FakeFeishu, **cfg) -> ServiceHarness:
-    conf = {
-        "enabled": True,
-        "app_id": f"cli_{uuid.uuid4().hex[:12]}",
-        "app_secret": "sec",
-        "domain": feishu.base,
-        "stream_interval": 0.1,
-        **cfg,
-    }
+    conf = feishu.channel_config(**cfg)
     return ServiceHarness(tmp_path, fake_openai, {"feishu": conf}, only=["feishu"])
 
 
