@@ -25,6 +25,7 @@ from bot.replies import ReplyStreamer
 from channels.slack.channel import SlackChannel
 from channels.slack.config import SlackConfig
 from tests.fakes.slack_server import APP_TOKEN, BOT_TOKEN, FakeSlack
+from tests.fakes.threaded import max_in_window
 
 SECONDS = 60.0
 TOKENS_PER_SECOND = 10.0
@@ -76,7 +77,7 @@ async def _run(answers: int) -> dict[str, Any]:
             "stream_calls_max_in_60s": max(fake.max_in_window(m, 60.0) for m in STREAM_CALLS)
             if answers
             else 0,
-            "start_plus_append_max_in_60s": _max_in_window(sorted(c.at for c in streamed), 60),
+            "start_plus_append_max_in_60s": max_in_window(sorted(c.at for c in streamed), 60),
             "mean_chars_per_append": round(
                 statistics.fmean(len(c.body["chunks"][0]["text"]) for c in appends), 1
             )
@@ -86,15 +87,6 @@ async def _run(answers: int) -> dict[str, Any]:
         }
     finally:
         fake.stop()
-
-
-def _max_in_window(times: list[float], window: float) -> int:
-    best, lo = 0, 0
-    for hi, t in enumerate(times):
-        while t - times[lo] > window:
-            lo += 1
-        best = max(best, hi - lo + 1)
-    return best
 
 
 async def run() -> dict[str, Any]:

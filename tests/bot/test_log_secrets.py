@@ -77,12 +77,7 @@ def _config(tmp_path: Path, fake_openai: FakeOpenAI, fakes: Fakes, port: int) ->
         ],
         "agent": {"title": {"enabled": False}},
         "channels": {
-            "telegram": {
-                "enabled": True,
-                "bot_token": TOKEN,
-                "api_base": tg.api_base,
-                "poll_timeout": 1,
-            },
+            "telegram": tg.channel_config(),
             "feishu": {
                 "enabled": True,
                 "app_id": "cli_logs",

@@ -9,7 +9,7 @@ from typing import Any
 
 from tests.channels.feishu import payloads
 from tests.channels.feishu.conftest import until
-from tests.channels.feishu.test_e2e import card_buttons, harness
+from tests.channels.feishu.test_e2e import harness
 from tests.fakes.feishu_server import FakeFeishu
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.openai_wire import Reply
@@ -56,7 +56,9 @@ async def test_model_button_in_the_main_chat_sets_the_chat_default(
         await until(lambda: feishu.replies_to("om_l"))
         await svc.idle()
         [listing] = feishu.replies_to("om_l", "interactive")
-        buttons = card_buttons(feishu.card_of(listing))
+        card = feishu.card_of(listing)
+        assert card is not None
+        buttons = card.buttons()
         assert buttons["Smart"]["main"] is True
         feishu.push_event(
             payloads.card_action(

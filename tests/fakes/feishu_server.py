@@ -39,6 +39,23 @@ class FakeCard:
     elements: dict[str, str] = field(default_factory=dict)
     ops: deque[float] = field(default_factory=deque)
 
+    def buttons(self) -> dict[str, dict[str, Any]]:
+        """label -> callback value of every button on the card (CardKit v2)."""
+        found: dict[str, dict[str, Any]] = {}
+
+        def walk(node: Any) -> None:
+            if isinstance(node, dict):
+                if node.get("tag") == "button":
+                    found[node["text"]["content"]] = node["behaviors"][0]["value"]
+                for child in node.values():
+                    walk(child)
+            elif isinstance(node, list):
+                for child in node:
+                    walk(child)
+
+        walk(self.card)
+        return found
+
 
 def _ok(data: dict[str, Any] | None = None) -> web.Response:
     return web.json_response({"code": 0, "msg": "success", "data": data or {}})

@@ -31,7 +31,7 @@ from tests.fakes.slack_payloads import (
     signed_post,
 )
 from tests.fakes.slack_socket import SocketMode
-from tests.fakes.threaded import Recorded, Running, ThreadedServer
+from tests.fakes.threaded import Recorded, Running, ThreadedServer, max_in_window
 
 __all__ = [
     "APP_TOKEN",
@@ -143,13 +143,7 @@ class FakeSlack(SocketMode, Running):
 
     def max_in_window(self, method: str, window: float = 60.0) -> int:
         """The most calls of `method` seen within any `window` seconds."""
-        times = [c.at for c in self.calls_of(method)]
-        best, lo = 0, 0
-        for hi, t in enumerate(times):
-            while t - times[lo] > window:
-                lo += 1
-            best = max(best, hi - lo + 1)
-        return best
+        return max_in_window([c.at for c in self.calls_of(method)], window)
 
     def thread_messages(self, channel: str, thread_ts: str) -> list[dict[str, Any]]:
         return [

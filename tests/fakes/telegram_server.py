@@ -118,6 +118,17 @@ class FakeTelegram(UserSide, Running):
     def api_base(self) -> str:
         return f"{self.server.base}/bot"
 
+    def channel_config(self, **extra: Any) -> dict[str, Any]:
+        """The `channels.telegram` section of a service polling this fake (1 s long polls);
+        `extra` keys are added or replaced."""
+        return {
+            "enabled": True,
+            "bot_token": self.token,
+            "api_base": self.api_base,
+            "poll_timeout": 1,
+            **extra,
+        }
+
     # ------------------------------------------------------------------ test helpers
 
     def add_file(self, file_id: str, data: bytes, *, size: int | None = None) -> None:

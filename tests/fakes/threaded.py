@@ -30,6 +30,16 @@ class Recorded:
     refused: bool = False  # the server answered it with an injected failure: it had no effect
 
 
+def max_in_window(times: list[float], window: float) -> int:
+    """The most of `times` (sorted) within any `window` seconds."""
+    best, lo = 0, 0
+    for hi, t in enumerate(times):
+        while t - times[lo] > window:
+            lo += 1
+        best = max(best, hi - lo + 1)
+    return best
+
+
 class Running:
     """A fake that runs from `start()` to `stop()`: `with Fake().start() as fake:` stops it at
     the end of the block (a test fixture's whole body)."""

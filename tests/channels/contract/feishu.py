@@ -9,27 +9,9 @@ from typing import Any
 
 from tests.channels.contract.driver import Driver
 from tests.channels.feishu import payloads
-from tests.fakes.feishu_server import RATE_LIMITED, FakeCard, FakeFeishu
+from tests.fakes.feishu_server import RATE_LIMITED, FakeFeishu
 
 DM = "oc_dm"
-
-
-def card_buttons(card: FakeCard) -> dict[str, dict[str, Any]]:
-    """label -> callback value of every button on a CardKit (v2) card."""
-    found: dict[str, dict[str, Any]] = {}
-
-    def walk(node: Any) -> None:
-        if isinstance(node, dict):
-            if node.get("tag") == "button":
-                found[node["text"]["content"]] = node["behaviors"][0]["value"]
-            for child in node.values():
-                walk(child)
-        elif isinstance(node, list):
-            for child in node:
-                walk(child)
-
-    walk(card.card)
-    return found
 
 
 class FeishuDriver(Driver[FakeFeishu]):
@@ -76,7 +58,7 @@ class FeishuDriver(Driver[FakeFeishu]):
 
     def _buttons(self) -> dict[str, dict[str, Any]]:
         card = self.fake.card_of(self._bot_messages()[-1])
-        return card_buttons(card) if card is not None else {}
+        return card.buttons() if card is not None else {}
 
     def buttons(self) -> list[str]:
         return list(self._buttons())
