@@ -31,9 +31,6 @@ class Extensions:
     mcp_servers: dict[str, dict[str, Any]] = field(default_factory=dict)
     skills: dict[str, bool] = field(default_factory=dict)
 
-    def skill_enabled(self, name: str) -> bool:
-        return self.skills.get(name, True)
-
 
 def signature(path: Path) -> tuple[float, int, str] | None:
     """(mtime, size, sha256) of the file, None when it does not exist."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import logging
 import os
 from typing import TYPE_CHECKING, Any
 
@@ -106,3 +107,22 @@ def _check_importable(use: str) -> None:
     if use == _LEAN_CLASS and importlib.util.find_spec(use.partition(":")[0]) is not None:
         return
     import_class(use)
+
+
+def warm_imports(models: list[ModelConfig]) -> None:
+    """Import the agent framework and the model classes (on a worker thread, at start).
+
+    They are imported lazily (a second of work); doing it at start keeps the first turn from
+    stalling the service loop. A class that cannot be imported is reported again, readably,
+    when the model is used.
+    """
+    import langchain.agents  # noqa: F401
+
+    http.warm()
+    for model in models:
+        try:
+            import_class(model.use)
+        except Exception as exc:
+            logging.getLogger("agent.runner").warning(
+                "model %s: cannot import %s: %s", model.name, model.use, exc
+            )

@@ -32,7 +32,7 @@ from agent.grant import ToolObserver
 from agent.graph_api import GraphApi
 from agent.http import hold_pools, off_loop, release_pools
 from agent.memory import MemoryService, MemoryStore
-from agent.models import create_chat_model, model_warnings
+from agent.models import create_chat_model, model_warnings, warm_imports
 from agent.paths import ThreadDirs, check_thread_id, thread_dirs
 from agent.relay import EventRelay, coalesce_deltas
 from agent.run_state import BUSY, CANCELLED, Run, RunCancelled, ThreadBusy, settle, thread_config
@@ -118,26 +118,7 @@ class AgentRunner(GraphApi):
         inline_untraced_bookkeeping()
         hold_pools()
         await self.memory.start()
-        await asyncio.to_thread(self._warm_imports)
-
-    def _warm_imports(self) -> None:
-        """Import the agent framework and model classes on a worker thread.
-
-        They are imported lazily (a second of work); doing it here keeps the first turn from
-        stalling the service loop.
-        """
-        import langchain.agents  # noqa: F401
-
-        from agent.http import warm
-        from agent.models import import_class
-
-        warm()
-
-        for model in self.models:
-            try:
-                import_class(model.use)
-            except Exception as exc:  # reported again, readably, when the model is used
-                log.warning("model %s: cannot import %s: %s", model.name, model.use, exc)
+        await asyncio.to_thread(warm_imports, self.models)
 
     async def stop(self) -> None:
         self._stopping = True

@@ -39,7 +39,7 @@ async def run() -> dict[str, object]:
     names = ["local", "bwrap"] if works else ["local"]
     root = temp_dir()
     for name in names:
-        provider = make_provider(SandboxConfig(provider=name, bash_enabled=True))  # type: ignore[arg-type]
+        provider = make_provider(SandboxConfig(provider=name, bash_enabled=True))
         fs = VirtualFS(thread_dirs(root / name, "t1"))
         figures |= summary(f"{name}_true", await _time(provider, fs, Job.shell("true")))
         python = Job.python("pass", "python3")

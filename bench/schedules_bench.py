@@ -17,24 +17,15 @@ from bot.schedules import SchedulesConfig, build_schedules
 from bot.stores.journal.sqlite import SqliteJournal
 from bot.stores.schedules.sqlite import SqliteScheduleStore
 from channels.base import ChatRef, InboundMessage, PublishResult, UserRef
+from tests.fakes.clock import VirtualClock
 
 TASKS = 5_000
 
 
-class _Clock:
-    def __init__(self) -> None:
-        self.t = 1_800_000_000.0
-
-    def now(self) -> float:
-        return self.t
-
-    async def sleep(self, seconds: float) -> None:  # the bench drives ticks itself
-        raise NotImplementedError
-
-
 async def run() -> dict[str, Any]:
     db = open_db(temp_dir())
-    journal, clock = SqliteJournal(db, 24), _Clock()
+    journal = SqliteJournal(db, 24)
+    clock = VirtualClock(1_800_000_000.0, sleep_moves=False)  # the bench ticks itself
     published: list[InboundMessage] = []
 
     async def publish(msg: InboundMessage) -> PublishResult:

@@ -20,12 +20,12 @@ from pathlib import Path
 from typing import Any
 
 from agent.events import Final, TextDelta
-from bench.support import BenchContext
+from bench.support import BenchContext, slack_thread_message
 from bot.replies import ReplyStreamer
-from channels.base import ChatRef, InboundMessage, UserRef
 from channels.slack.channel import SlackChannel
 from channels.slack.config import SlackConfig
 from tests.fakes.slack_server import APP_TOKEN, BOT_TOKEN, FakeSlack
+from tests.fakes.threaded import max_in_window
 
 SECONDS = 60.0
 TOKENS_PER_SECOND = 10.0
@@ -33,18 +33,7 @@ STREAM_CALLS = ("chat.startStream", "chat.appendStream")
 
 
 async def _answer(channel: SlackChannel, i: int) -> str:
-    ts = f"1700003{i:03d}.000100"
-    chat = ChatRef(
-        channel="slack", chat_id="C0001", chat_type="group", workspace="T0001", topic_id=ts
-    )
-    msg = InboundMessage(
-        event_id=f"E{i}",
-        chat=chat,
-        sender=UserRef(id="U0001"),
-        text="go",
-        message_id=ts,
-        raw={"thread_ts": ts},
-    )
+    msg = slack_thread_message(f"1700003{i:03d}.000100", f"E{i}")
     streamer = ReplyStreamer(channel, msg)
     await streamer.open()
     text, n = "", 0
@@ -88,7 +77,7 @@ async def _run(answers: int) -> dict[str, Any]:
             "stream_calls_max_in_60s": max(fake.max_in_window(m, 60.0) for m in STREAM_CALLS)
             if answers
             else 0,
-            "start_plus_append_max_in_60s": _max_in_window(sorted(c.at for c in streamed), 60),
+            "start_plus_append_max_in_60s": max_in_window(sorted(c.at for c in streamed), 60),
             "mean_chars_per_append": round(
                 statistics.fmean(len(c.body["chunks"][0]["text"]) for c in appends), 1
             )
@@ -98,15 +87,6 @@ async def _run(answers: int) -> dict[str, Any]:
         }
     finally:
         fake.stop()
-
-
-def _max_in_window(times: list[float], window: float) -> int:
-    best, lo = 0, 0
-    for hi, t in enumerate(times):
-        while t - times[lo] > window:
-            lo += 1
-        best = max(best, hi - lo + 1)
-    return best
 
 
 async def run() -> dict[str, Any]:

@@ -19,8 +19,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.support import BenchContext
-from channels.base import InboundMessage, ReplyDoc
+from bench.support import BenchContext, slack_thread_message
+from channels.base import ReplyDoc
 from channels.slack.channel import SlackChannel
 from channels.slack.config import SlackConfig
 from tests.fakes.slack_server import APP_TOKEN, BOT_TOKEN, FakeSlack
@@ -77,20 +77,7 @@ async def _latency(fake: FakeSlack, channel: SlackChannel, ctx: BenchContext) ->
 
 
 async def _one_thread(channel: SlackChannel, i: int, updates: int) -> None:
-    from channels.base import ChatRef, UserRef
-
-    ts = f"1700002{i:03d}.000100"
-    chat = ChatRef(
-        channel="slack", chat_id="C0001", chat_type="group", workspace="T0001", topic_id=ts
-    )
-    msg = InboundMessage(
-        event_id=f"E{i}",
-        chat=chat,
-        sender=UserRef(id="U0001"),
-        text="go",
-        message_id=ts,
-        raw={"thread_ts": ts},
-    )
+    msg = slack_thread_message(f"1700002{i:03d}.000100", f"E{i}")
     handle = await channel.open_reply(msg, ReplyDoc(status="working"))
     text = ""
     for n in range(updates):

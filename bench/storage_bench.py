@@ -24,6 +24,7 @@ from bot.schedules import SchedulesConfig, build_schedules
 from bot.stores.build import Stores, build_stores
 from bot.stores.gateway import RunRow
 from channels.base import ChatRef, InboundMessage, PublishResult, UserRef
+from tests.fakes.clock import VirtualClock
 
 FIGURES = (
     "publish_to_first_event_p50_ms",
@@ -87,7 +88,7 @@ async def _run_records(stores: Stores) -> float:
 
 async def _schedule_tick(stores: Stores) -> float:
     """(d) One tick with DUE runs due at the same minute."""
-    clock = _Clock()
+    clock = VirtualClock(1_800_000_000.0, sleep_moves=False)  # the bench ticks itself
 
     async def publish(msg: InboundMessage) -> PublishResult:
         accepted = await stores.journal.accept(msg)
@@ -114,17 +115,6 @@ async def _schedule_tick(stores: Stores) -> float:
     started = time.perf_counter()
     await schedules.scheduler.tick()
     return round(time.perf_counter() - started, 2)
-
-
-class _Clock:
-    def __init__(self) -> None:
-        self.t = 1_800_000_000.0
-
-    def now(self) -> float:
-        return self.t
-
-    async def sleep(self, seconds: float) -> None:  # the bench drives ticks itself
-        raise NotImplementedError
 
 
 async def run() -> dict[str, object]:

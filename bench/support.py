@@ -12,6 +12,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from bot import texts
+from channels.base import ChatRef, InboundMessage, UserRef
+
 
 def pct(values: list[float], p: float) -> float:
     if not values:
@@ -166,6 +169,7 @@ class BenchContext:
 
         self.data_dir, self.bot_name = data_dir, "Antler"
         self.choices = MemoryChoices()
+        self.choice_expired = texts.CHOICE_EXPIRED
         self.published: list[Any] = []
         self.queue: asyncio.Queue[Any] = asyncio.Queue()
         self.on_publish: Callable[[Any], None] | None = None
@@ -187,3 +191,18 @@ class BenchContext:
 
     def report(self, **_: Any) -> None:
         return None
+
+
+def slack_thread_message(ts: str, event_id: str) -> InboundMessage:
+    """The message that starts a Slack thread (`ts`) in channel C0001 of workspace T0001."""
+    chat = ChatRef(
+        channel="slack", chat_id="C0001", chat_type="group", workspace="T0001", topic_id=ts
+    )
+    return InboundMessage(
+        event_id=event_id,
+        chat=chat,
+        sender=UserRef(id="U0001"),
+        text="go",
+        message_id=ts,
+        raw={"thread_ts": ts},
+    )

@@ -23,7 +23,7 @@ from typing import Any
 
 from tests.fakes.openai_server import FakeOpenAI, text_of
 from tests.fakes.openai_wire import Reply
-from tests.fakes.telegram_server import TOKEN, FakeTelegram
+from tests.fakes.telegram_server import FakeTelegram
 from tests.harness import ServiceHarness
 
 CHATS = 20
@@ -49,12 +49,7 @@ async def _calm(openai: FakeOpenAI) -> dict[str, Any]:
     tg = FakeTelegram().start()
     try:
         with tempfile.TemporaryDirectory() as tmp:
-            telegram = {
-                "enabled": True,
-                "bot_token": TOKEN,
-                "api_base": tg.api_base,
-                "poll_timeout": 1,
-            }
+            telegram = tg.channel_config()
             async with ServiceHarness(Path(tmp), openai, {"telegram": telegram}) as svc:
                 chats = [3000 + i for i in range(CHATS)]
                 for i, chat in enumerate(chats):
@@ -77,12 +72,7 @@ async def run() -> dict[str, Any]:
     try:
         calm = await _calm(openai)
         with tempfile.TemporaryDirectory() as tmp:
-            telegram = {
-                "enabled": True,
-                "bot_token": TOKEN,
-                "api_base": tg.api_base,
-                "poll_timeout": 1,
-            }
+            telegram = tg.channel_config()
             async with ServiceHarness(Path(tmp), openai, {"telegram": telegram}) as svc:
                 tg.storm(STORM)
                 storm_end = time.monotonic() + STORM

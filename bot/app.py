@@ -6,7 +6,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any
 
 from agent.hands import Hands
 from agent.runner import AgentRunner
@@ -18,14 +18,14 @@ from bot.access.links import build_access
 from bot.bus import MessageBus
 from bot.channel_restarts import ChannelRestarts
 from bot.command_context import CommandService
-from bot.command_registry import CommandRegistry, SkillCommand, SkillSource
+from bot.command_registry import CommandRegistry, skill_commands
 from bot.commands import COMMANDS
 from bot.config.apply import live_config
 from bot.config.live import LiveConfig
 from bot.config.schema import Settings
 from bot.context import ServiceContext
 from bot.dispatcher import Dispatcher
-from bot.facade import ServiceFacade
+from bot.facade import HttpFront, ServiceFacade
 from bot.metrics import Metrics
 from bot.resume import resume_entries
 from bot.schedules import build_schedules
@@ -54,19 +54,6 @@ log = logging.getLogger("bot.app")
 BOT_NAME = "Antler"
 
 
-class HttpFront(Protocol):
-    """The HTTP face (gateway/): built by the entry point's factory, started and stopped here."""
-
-    host: str
-    port: int
-
-    @property
-    def url(self) -> str: ...
-
-    async def start(self) -> None: ...
-    async def stop(self) -> None: ...
-
-
 FrontFactory = Callable[["App"], HttpFront]
 
 
@@ -84,7 +71,6 @@ class App:
         self.settings = settings
         self._front = front  # None: no HTTP server (`antler chat`, tests of the core)
         self.data_dir = settings.storage.data_dir
-        ch = settings.channels
         self.stores = build_stores(settings)  # the storage backend is chosen there, only there
         self.conversations = self.stores.conversations
         self.metrics = Metrics()
@@ -96,6 +82,22 @@ class App:
         self.routes = DynamicRoutes()
         self.pacer = Pacer()
         self.gate = AccessGate({}, self.pacer, self._tell_refused)
+        self._build_agent(settings, schedule_clock)
+        self._build_channels(only, channel_kwargs or {}, backoff)
+        self._build_dispatch(settings)
+        self.runner.on_title = self._set_title
+        self.metrics.read_gauges(lambda: self.bus.depth, lambda: self.dispatcher.waiting)
+        self.topology.wire(self.dispatcher, self._resume)
+        self._scheduler: asyncio.Task[None] | None = None
+        self.gateway: HttpFront | None = None
+        self.started_at = 0.0
+        self._consumer: asyncio.Task[None] | None = None
+        self.live: LiveConfig | None = None  # config.yaml watched and applied (serve)
+        token = settings.gateway.auth_token
+        self.admin_token = token.get_secret_value() if token else None
+
+    def _build_agent(self, settings: Settings, schedule_clock: Clock | None) -> None:
+        """The hands (tools, sandbox, skills, MCP), commands, schedules, the agent and access."""
         self.hands = Hands(settings.agent)
         self.commands = CommandRegistry(COMMANDS, skill_commands(lambda: self.hands), BOT_NAME)
         self.schedules = build_schedules(
@@ -123,16 +125,28 @@ class App:
         access = build_access(now, self.stores.access, self.runner, self.metrics)
         self.people, self.links = access  # roles, /link, the audit (tool calls go into it)
         self.audit = self.people.audit
+
+    def _build_channels(
+        self,
+        only: list[str] | None,
+        channel_kwargs: dict[str, dict[str, Any]],
+        backoff: BackoffPolicy | None,
+    ) -> None:
+        ch = self.settings.channels
         self.contexts: dict[str, ServiceContext] = {}
         self.channels: dict[str, Channel] = {}
         self._channel_specs: dict[str, tuple[ChannelConfig, dict[str, Any]]] = {}
         enabled = ch.enabled()
         for name in only if only is not None else list(enabled):
             cfg = enabled.get(name) or ch.platform(name) or config_model(name)(enabled=True)
-            self._add_channel(name, cfg, (channel_kwargs or {}).get(name, {}))
+            self._add_channel(name, cfg, channel_kwargs.get(name, {}))
         self.supervisor = ChannelSupervisor(
             self.channels, self.contexts, self._build_channel, backoff, self.topology.connections
         )
+
+    def _build_dispatch(self, settings: Settings) -> None:
+        """The turn runner, the commands' service, the dispatcher and channel restarts."""
+        ch = settings.channels
         self.turns = TurnRunner(
             runner=self.runner,
             conversations=self.conversations,
@@ -165,16 +179,6 @@ class App:
         self.restarts = ChannelRestarts(
             self.supervisor, self.dispatcher, lambda: self.settings.channels.shutdown_grace_seconds
         )
-        self.runner.on_title = self._set_title
-        self.metrics.read_gauges(lambda: self.bus.depth, lambda: self.dispatcher.waiting)
-        self.topology.wire(self.dispatcher, self._resume)
-        self._scheduler: asyncio.Task[None] | None = None
-        self.gateway: HttpFront | None = None
-        self.started_at = 0.0
-        self._consumer: asyncio.Task[None] | None = None
-        self.live: LiveConfig | None = None  # config.yaml watched and applied (serve)
-        token = settings.gateway.auth_token
-        self.admin_token = token.get_secret_value() if token else None
 
     def _add_channel(self, name: str, cfg: ChannelConfig, kwargs: dict[str, Any]) -> None:
         ctx = ServiceContext(
@@ -384,18 +388,3 @@ class App:
             "active_runs": self.dispatcher.active_runs,
             **self.topology.status(),
         }
-
-
-def skill_commands(hands: Callable[[], Hands]) -> SkillSource:
-    """The enabled skills as commands, read afresh each time (skills are enabled at runtime,
-    and the hands are rebuilt when the agent's settings change)."""
-
-    def current() -> list[SkillCommand]:
-        return [SkillCommand(s.name, _summary(s.description)) for s in hands().skills.enabled()]
-
-    return current
-
-
-def _summary(description: str, limit: int = 100) -> str:
-    line = description.strip().splitlines()[0] if description.strip() else "run this skill"
-    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"

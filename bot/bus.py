@@ -57,18 +57,25 @@ class MessageBus:
             return PublishResult.closed
         if not await self._accept(msg):
             return PublishResult.duplicate
-        try:
-            self.queue.put_nowait(msg)
-        except asyncio.QueueFull:
+        refused = await self._enqueue(msg)
+        if refused:
             await self.journal.forget(msg)
             self.counters.overflowed += 1
             self.metrics.overflowed.labels(channel=msg.chat.channel).inc()
-            log.warning("inbound queue full (%d); told the sender to retry", self.queue.maxsize)
+            log.warning("%s; told the sender to retry", refused)
             await self.on_overflow(msg)
             return PublishResult.busy
         self.counters.published += 1
         self.metrics.inbound.labels(channel=msg.chat.channel).inc()
         return PublishResult.accepted
+
+    async def _enqueue(self, msg: InboundMessage) -> str:
+        """Hand an accepted message on to its worker; why not ("" when it went)."""
+        try:
+            self.queue.put_nowait(msg)
+        except asyncio.QueueFull:
+            return f"inbound queue full ({self.queue.maxsize})"
+        return ""
 
     def requeue(self, msg: InboundMessage) -> None:
         """Queue a message the journal already holds (replay after restart)."""

@@ -10,10 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from bot import texts
 from bot.commands import COMMANDS, Command, CommandTable
 from channels.base import MenuCommand
+
+if TYPE_CHECKING:
+    from agent.hands import Hands
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,3 +85,18 @@ class CommandRegistry:
 
     def _skills(self) -> list[SkillCommand]:
         return [s for s in self.skills() if self.builtins.get(s.name) is None]
+
+
+def skill_commands(hands: Callable[[], Hands]) -> SkillSource:
+    """The enabled skills as commands, read afresh each time (skills are enabled at runtime,
+    and the hands are rebuilt when the agent's settings change)."""
+
+    def current() -> list[SkillCommand]:
+        return [SkillCommand(s.name, _summary(s.description)) for s in hands().skills.enabled()]
+
+    return current
+
+
+def _summary(description: str, limit: int = 100) -> str:
+    line = description.strip().splitlines()[0] if description.strip() else "run this skill"
+    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
+from bot import texts
 from bot.access import AccessGate, Verdict
 from bot.bus import MessageBus
 from bot.webhooks import DynamicRoutes
@@ -81,6 +82,7 @@ class ServiceContext:
         self.data_dir = data_dir / "channels" / name
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self.bot_name = bot_name
+        self.choice_expired = texts.CHOICE_EXPIRED
         self._menu = menu
         self.state = ChannelState()
 
@@ -135,6 +137,7 @@ class RetiredContext:
         self.data_dir = ctx.data_dir
         self.bot_name = ctx.bot_name
         self.choices = ctx.choices  # the replies it finishes may still ask a question
+        self.choice_expired = ctx.choice_expired
 
     async def publish(self, msg: InboundMessage) -> PublishResult:
         return await self._ctx.publish(msg)  # an event already on its way when it stopped

@@ -12,16 +12,16 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections import deque
 from collections.abc import Callable, Coroutine
-from dataclasses import dataclass, field, replace
-from typing import Any, Protocol
+from dataclasses import replace
+from typing import Any
 
 from bot import texts
 from bot.answer_again import AnswerAgain
 from bot.command_context import CommandContext, CommandService
 from bot.command_registry import CommandRegistry
-from bot.commands import ParsedCommand, parse_command
+from bot.commands import parse_command
+from bot.lanes import Job, Lane, RunsElsewhere, current_message, stop_waiting
 from bot.notices import QueuedNotices, RunningReply
 from bot.stores.conversations import ConversationStore
 from bot.stores.journal import Entry, State
@@ -29,42 +29,6 @@ from bot.turns import InstanceReplaced, TurnRunner
 from channels.base import BusyPolicy, Channel, ChatRef, InboundMessage, ReplyDoc, ReplyHandle
 
 log = logging.getLogger("bot.dispatcher")
-
-
-class RunsElsewhere(Protocol):
-    """Replies written by other workers (bot/cluster/control.py), when there are any."""
-
-    async def started(self, msg: InboundMessage) -> None: ...
-
-    async def ended(self, msg: InboundMessage) -> None: ...
-
-    async def in_chat(self, chat: ChatRef, sender_id: str) -> list[InboundMessage]: ...
-
-    async def stop(self, chat: ChatRef) -> bool: ...
-
-
-@dataclass
-class _Job:
-    msg: InboundMessage
-    handle: ReplyHandle | None = None
-    command: ParsedCommand | None = None
-    entry: Entry | None = None  # set when a restart resumes the message
-    notice: asyncio.Task[ReplyHandle | None] | None = None  # the queued notice on its way
-    taken_over: bool = False  # another worker owns its conversation now: not ours to answer
-
-
-@dataclass
-class _Lane:
-    jobs: deque[_Job] = field(default_factory=deque)
-    task: asyncio.Task[None] | None = None
-    run: asyncio.Task[None] | None = None
-    stop_reason: str = ""
-    running: InboundMessage | None = None  # the message whose reply is being written
-    reply: RunningReply | None = None  # ... and that reply, for notices queued behind it
-    waiting: _Job | None = None  # the job waiting for a run slot ...
-    slot_wait: asyncio.Future[Any] | None = None  # ... and its wait, which /stop may cancel
-    channel: Channel | None = None  # the channel instance writing the running reply
-    cut: bool = False  # a channel restart cut the run: its message is answered again next
 
 
 class Dispatcher:
@@ -89,7 +53,7 @@ class Dispatcher:
         self.max_runs = max_concurrent_runs
         self.waiting = 0  # lanes waiting for a slot
         self.working_lanes = 0  # lanes with a job admitted and not done (known at admission)
-        self.lanes: dict[str, _Lane] = {}
+        self.lanes: dict[str, Lane] = {}
         self._side_tasks: set[asyncio.Task[None]] = set()
         self._idle = asyncio.Event()
         self._idle.set()
@@ -114,7 +78,7 @@ class Dispatcher:
         command = parse_command(msg.text) if not msg.attachments else None
         if command is not None and (cmd := self.commands.builtin(command.name)):
             if cmd.ordered:
-                self._enqueue(_Job(msg, command=command))
+                self._enqueue(Job(msg, command=command))
             else:
                 self._spawn(self._run_command(channel, msg, cmd.name, command.args))
         elif command is not None and not self.commands.is_skill(command.name):
@@ -124,7 +88,7 @@ class Dispatcher:
 
     async def _enqueue_chat(self, channel: Channel, msg: InboundMessage) -> None:
         lane = self.lanes.get(msg.chat.key)
-        job = _Job(msg)
+        job = Job(msg)
         if lane is not None and (lane.run is not None or lane.jobs):
             if self.busy_policy(msg.chat.channel) is BusyPolicy.interrupt:
                 self._interrupt(lane)
@@ -140,25 +104,25 @@ class Dispatcher:
     def resume(self, entry: Entry, handle: ReplyHandle | None) -> None:
         """Continue a message a previous process left `running` or `delivering`."""
         assert entry.msg is not None
-        self._enqueue(_Job(entry.msg, handle=handle, entry=entry))
+        self._enqueue(Job(entry.msg, handle=handle, entry=entry))
 
-    def _enqueue(self, job: _Job) -> None:
+    def _enqueue(self, job: Job) -> None:
         key = job.msg.chat.key
-        lane = self.lanes.setdefault(key, _Lane())
+        lane = self.lanes.setdefault(key, Lane())
         self._idle.clear()
         lane.jobs.append(job)
         if lane.task is None:
             self.working_lanes += 1
             lane.task = asyncio.create_task(self._drain(key, lane), name=f"lane {key}")
 
-    def _interrupt(self, lane: _Lane) -> None:
+    def _interrupt(self, lane: Lane) -> None:
         if lane.run is not None and not lane.run.done():
             lane.stop_reason = texts.INTERRUPTED_BY_NEWER
             lane.run.cancel()
 
     # ---------------------------------------------------------------- lanes
 
-    async def _drain(self, key: str, lane: _Lane) -> None:
+    async def _drain(self, key: str, lane: Lane) -> None:
         try:
             while lane.jobs:
                 job = lane.jobs.popleft()
@@ -198,7 +162,7 @@ class Dispatcher:
                 self.lanes.pop(key, None)
             self._check_idle()
 
-    async def _take_slot(self, lane: _Lane, job: _Job) -> bool:
+    async def _take_slot(self, lane: Lane, job: Job) -> bool:
         """Wait for a run slot; False when the wait was stopped (/stop, a newer message)."""
         acquire = asyncio.ensure_future(self.slots.acquire())
         self.waiting += 1
@@ -215,12 +179,12 @@ class Dispatcher:
             lane.waiting = lane.slot_wait = None
         return not acquire.cancelled()
 
-    async def _stopped_waiting(self, job: _Job, reason: str) -> None:
+    async def _stopped_waiting(self, job: Job, reason: str) -> None:
         channel = self.channels[job.msg.chat.channel]
         handle = (await job.notice) if job.notice is not None else job.handle
         await self.turns.stopped_before_start(channel, job.msg, handle, reason or texts.STOPPED)
 
-    async def _run_job(self, job: _Job, lane: _Lane) -> None:
+    async def _run_job(self, job: Job, lane: Lane) -> None:
         name = job.msg.chat.channel
         channel = self.channels.get(name) or self.retiring.get(name)
         if channel is None:  # switched off meanwhile
@@ -251,18 +215,18 @@ class Dispatcher:
 
     # ---------------------------------------------------------------- channel restarts
 
-    async def _answer_again(self, lane: _Lane, msg: InboundMessage) -> None:
+    async def _answer_again(self, lane: Lane, msg: InboundMessage) -> None:
         """A run a channel restart cut (bot/channel_restarts.py, bot/answer_again.py): answered
         again on the channel's current instance, before what is queued behind it."""
         if self._closing:
             return  # it stays unsettled: the next start answers it
         if again := await self.again.cut(self.channels.get(msg.chat.channel), msg):
-            lane.jobs.appendleft(_Job(again.msg, handle=again.handle, entry=again.entry))
+            lane.jobs.appendleft(Job(again.msg, handle=again.handle, entry=again.entry))
 
     async def take_up(self, name: str) -> None:
         """The channel `name` is switched on again: answer what waited for it."""
         for again in await self.again.unpark(name, self.channels[name]):
-            self._enqueue(_Job(again.msg, handle=again.handle, entry=again.entry))
+            self._enqueue(Job(again.msg, handle=again.handle, entry=again.entry))
 
     # ---------------------------------------------------------------- commands
 
@@ -306,7 +270,7 @@ class Dispatcher:
 
     async def stop_run(self, key: str) -> bool:
         lane = self.lanes.get(key)
-        if lane is not None and _stop_wait(lane, texts.STOPPED):
+        if lane is not None and stop_waiting(lane, texts.STOPPED):
             return True  # its message had not started: the lane settles it as stopped
         if lane is None or lane.run is None or lane.run.done():
             return False
@@ -322,7 +286,7 @@ class Dispatcher:
         return [
             msg
             for lane in self.lanes.values()
-            if (msg := _current(lane)) is not None
+            if (msg := current_message(lane)) is not None
             and msg.chat.with_topic(None) == top
             and msg.sender.id == sender_id
         ]
@@ -413,23 +377,3 @@ class Dispatcher:
             task.cancel()
         tasks = [lane.task for lane in self.lanes.values() if lane.task] + list(self._side_tasks)
         await asyncio.gather(*runs, *tasks, return_exceptions=True)
-
-
-def _current(lane: _Lane) -> InboundMessage | None:
-    """The message a lane is answering or about to answer (waiting for a run slot)."""
-    if lane.run is not None and lane.running is not None:
-        return lane.running
-    return lane.waiting.msg if lane.waiting is not None else None
-
-
-def _stop_wait(lane: _Lane, reason: str) -> bool:
-    """Stop a message still waiting for a run slot; False when none is (or it is a final
-    a previous process had started: that one is delivered, not stopped)."""
-    job, wait = lane.waiting, lane.slot_wait
-    if job is None or wait is None or wait.done():
-        return False
-    if job.entry is not None and job.entry.state is State.delivering:
-        return False
-    lane.stop_reason = reason
-    wait.cancel()
-    return True

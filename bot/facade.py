@@ -72,3 +72,16 @@ class ServiceFacade:
     """API runs' live events shared with other workers (None: one process, no Redis bus)."""
     people: People | None = None  # people, roles, the audit trail (bot/access/)
     links: Links | None = None  # linking accounts to people
+
+
+class HttpFront(Protocol):
+    """The HTTP face (gateway/): built by the entry point's factory, started and stopped here."""
+
+    host: str
+    port: int
+
+    @property
+    def url(self) -> str: ...
+
+    async def start(self) -> None: ...
+    async def stop(self) -> None: ...

@@ -33,71 +33,48 @@ class Metrics:
 
     def __init__(self) -> None:
         self.registry = reg = CollectorRegistry()
-        self.inbound = Counter(
-            "antler_inbound_messages_total",
-            "Messages accepted from a channel.",
-            CHANNEL,
-            registry=reg,
+
+        def counter(name: str, doc: str, labels: tuple[str, ...] = CHANNEL) -> Counter:
+            return Counter(name, doc, labels, registry=reg)
+
+        def histogram(name: str, doc: str, buckets: tuple[float, ...]) -> Histogram:
+            return Histogram(name, doc, CHANNEL, buckets=buckets, registry=reg)
+
+        self.inbound = counter("antler_inbound_messages_total", "Messages accepted from a channel.")
+        self.duplicates = counter(
+            "antler_duplicates_suppressed_total", "Redelivered messages recognised and dropped."
         )
-        self.duplicates = Counter(
-            "antler_duplicates_suppressed_total",
-            "Redelivered messages recognised and dropped.",
-            CHANNEL,
-            registry=reg,
+        self.overflowed = counter(
+            "antler_inbound_overflow_total", "Messages refused because the inbound queue was full."
         )
-        self.overflowed = Counter(
-            "antler_inbound_overflow_total",
-            "Messages refused because the inbound queue was full.",
-            CHANNEL,
-            registry=reg,
-        )
-        self.runs_started = Counter(
-            "antler_runs_started_total", "Agent runs started.", CHANNEL, registry=reg
-        )
-        self.runs_finished = Counter(
+        self.runs_started = counter("antler_runs_started_total", "Agent runs started.")
+        self.runs_finished = counter(
             "antler_runs_finished_total",
             "Agent runs finished, by outcome (succeeded, failed, cancelled).",
             ("channel", "outcome"),
-            registry=reg,
         )
-        self.run_duration = Histogram(
-            "antler_run_duration_seconds",
-            "Wall time of agent runs.",
-            CHANNEL,
-            buckets=DURATION_BUCKETS,
-            registry=reg,
+        self.run_duration = histogram(
+            "antler_run_duration_seconds", "Wall time of agent runs.", DURATION_BUCKETS
         )
-        self.first_update = Histogram(
+        self.first_update = histogram(
             "antler_time_to_first_update_seconds",
             "From the start of a reply to its first visible content.",
-            CHANNEL,
-            buckets=LATENCY_BUCKETS,
-            registry=reg,
+            LATENCY_BUCKETS,
         )
-        self.updates_sent = Counter(
-            "antler_reply_updates_sent_total",
-            "Reply edits/updates delivered to a channel.",
-            CHANNEL,
-            registry=reg,
+        self.updates_sent = counter(
+            "antler_reply_updates_sent_total", "Reply edits/updates delivered to a channel."
         )
-        self.rate_limited = Counter(
-            "antler_rate_limited_total",
-            "Rate-limit responses received from a platform.",
-            CHANNEL,
-            registry=reg,
+        self.rate_limited = counter(
+            "antler_rate_limited_total", "Rate-limit responses received from a platform."
         )
-        self.deliveries_given_up = Counter(
+        self.deliveries_given_up = counter(
             "antler_deliveries_given_up_total",
             "Reply deliveries ended without success, by reason "
             "(the platform's definitive refusal, or unreachable).",
             ("channel", "reason"),
-            registry=reg,
         )
-        self.reconnects = Counter(
-            "antler_channel_reconnects_total",
-            "Times a channel connection came back after a drop.",
-            CHANNEL,
-            registry=reg,
+        self.reconnects = counter(
+            "antler_channel_reconnects_total", "Times a channel connection came back after a drop."
         )
         self.queue_depth = Gauge(
             "antler_inbound_queue_depth", "Messages waiting in the inbound queue.", registry=reg
@@ -107,15 +84,16 @@ class Metrics:
             "Accepted messages waiting for a free run slot.",
             registry=reg,
         )
-        self.first_visible = Histogram(
+        self.first_visible = histogram(
             "antler_admission_to_first_visible_seconds",
             "From the platform event's arrival to the first sign of "
             "life the user sees (typing, placeholder, queued notice).",
-            CHANNEL,
-            buckets=LATENCY_BUCKETS,
-            registry=reg,
+            LATENCY_BUCKETS,
         )
-        # access: no person labels (people are in the audit trail, not in metrics)
+        self._access_metrics(reg)
+
+    def _access_metrics(self, reg: CollectorRegistry) -> None:
+        """No person labels: people are in the audit trail, not in metrics."""
         self.tool_calls = Counter(
             "antler_tool_calls_total",
             "Tool calls of the agent, by tool and outcome (ok, error, denied).",

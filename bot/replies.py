@@ -32,6 +32,7 @@ from agent.events import (
 from bot import texts
 from bot.delivery import DeliveryTrack, FinalPlan
 from bot.metrics import Metrics
+from channels.backoff import Backoff, BackoffPolicy, describe
 from channels.base import (
     Button,
     Channel,
@@ -44,12 +45,14 @@ from channels.base import (
     ReplyStatus,
     ToolStep,
 )
+from channels.held import Held
 from channels.text import split_text
 
 log = logging.getLogger("bot.replies")
 
 MAX_TRANSIENT_ATTEMPTS = 6
-"""Attempts for a call that failed without an answer (network); rate limits are not counted."""
+"""Attempts for a call that failed without an answer (network), with the one backoff
+(channels/backoff.py) between them; rate limits are not counted."""
 
 
 class ReplyStreamer:
@@ -76,9 +79,10 @@ class ReplyStreamer:
         self.files: list[Path] = []
         self._key = f"{msg.chat.key}#{msg.event_id}"
         self._budgets = channel.capabilities.budgets_for(msg.chat)
-        self._dirty = asyncio.Event()
-        self._flusher: asyncio.Task[None] | None = None
+        self._retry_policy = BackoffPolicy(base=0.5, cap=8.0, sleep=self.pacer.sleep)
         self._sending = asyncio.Lock()  # held while an update is on its way to the platform
+        self._held: Held[ReplyDoc] = Held("update", log, lock=self._sending)
+        self._streaming = False  # open() is done: updates go out
         self._final_seen = False
         self._finished = False  # the final is out: nothing left to materialize
 
@@ -91,7 +95,8 @@ class ReplyStreamer:
         else:
             await self._deliver(self.channel.update_reply, self.handle, working)
         await self.track.seen(self.handle)
-        self._flusher = asyncio.create_task(self._flush_loop(), name=f"flush {self._key}")
+        self._streaming = True
+        self._schedule()
 
     def on_event(self, event: AgentEvent) -> None:
         doc = self.doc
@@ -116,7 +121,8 @@ class ReplyStreamer:
             doc = replace(doc, status="failed", note=event.message)
         if doc is not self.doc:
             self.doc = doc
-            self._dirty.set()
+            self._held.hold(doc)
+            self._schedule()
 
     async def finish(
         self, status: ReplyStatus | None = None, note: str = "", *, record: bool = True
@@ -198,25 +204,24 @@ class ReplyStreamer:
                 reply_to=self.msg.message_id,
             )
 
-    async def _flush_loop(self) -> None:
-        while True:
-            await self._dirty.wait()
-            await self.pacer.acquire(self.msg.chat, self._budgets, self._key)
-            self._dirty.clear()
-            async with self._sending:
-                await self._send_update()
+    def _schedule(self) -> None:
+        """Coalesced updates (channels/held.py): the newest doc goes out when the budget allows."""
+        if self._streaming and self._held.value is not None:
+            self._held.schedule(self._send_update, self._ready)
 
-    async def _send_update(self) -> None:
+    async def _ready(self) -> None:
+        await self.pacer.acquire(self.msg.chat, self._budgets, self._key)
+
+    async def _send_update(self, doc: ReplyDoc) -> None:
         """One update; a rate limit blocks its scope and the newest doc goes out after it."""
         try:
-            doc = self.doc
             await self.channel.update_reply(self.handle, doc)
             await self.track.seen(self.handle)
             self.metrics.updates_sent.labels(channel=self.channel.name).inc()
             self._visible(doc)
         except RateLimited as exc:
             self._block(exc)
-            self._dirty.set()
+            self._held.hold_again(doc)
         except ChannelError as exc:
             log.warning("update of %s skipped: %s", self._key, exc)
 
@@ -227,11 +232,8 @@ class ReplyStreamer:
     async def _stop_flusher(self) -> None:
         """Stop updating, but never mid-call: a cancelled call loses what the platform answered
         (a new message's id, a stream's ts) after the platform acted on it."""
-        if self._flusher is not None:
-            async with self._sending:
-                self._flusher.cancel()
-            await asyncio.gather(self._flusher, return_exceptions=True)
-            self._flusher = None
+        self._streaming = False
+        await self._held.stop()
 
     async def say(self, text: str) -> None:
         """A plain text answer to the message (a command's answer, a note about a file),
@@ -258,7 +260,7 @@ class ReplyStreamer:
         the blocked scope opens again. Calls that got no answer are retried a few times with
         backoff. A `DeliveryRefused` (chat gone, bot blocked) ends the delivery at once.
         """
-        transient = 0
+        backoff = Backoff(f"delivery to {self._key}", log, self._retry_policy)
         while True:
             if paced:
                 await self.pacer.acquire(self.msg.chat, self._budgets, self._key)
@@ -267,7 +269,7 @@ class ReplyStreamer:
             try:
                 if self._in_final:
                     await self.track.sending()
-                return await fn(*args, **kw)
+                result = await fn(*args, **kw)
             except RateLimited as exc:
                 await self._not_sent()
                 self._block(exc)
@@ -277,14 +279,17 @@ class ReplyStreamer:
                 self._given_up(exc.reason, exc)
                 raise
             except ChannelError as exc:
-                transient += 1
                 if not exc.retryable:
                     await self._not_sent()
                     raise
-                if transient >= MAX_TRANSIENT_ATTEMPTS:
+                if backoff.attempts + 1 >= MAX_TRANSIENT_ATTEMPTS:
                     self._given_up("unreachable", exc)
                     raise
-                await self.pacer.sleep(min(2.0**transient / 4, 8.0))
+                backoff.failure(describe(exc))
+                await backoff.wait()
+            else:
+                backoff.success()
+                return result
 
     async def _not_sent(self) -> None:
         """The platform answered a step of the final with a refusal: it is not in doubt (a

@@ -29,6 +29,7 @@ CHANNEL_SWITCHED_OFF = (
 # ------------------------------------------------------------------ answers
 
 NO_ANSWER = "(no answer)"
+CHOICE_EXPIRED = "This button has expired; please ask again."
 
 
 def file_not_read(name: str, reason: object) -> str:

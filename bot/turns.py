@@ -244,7 +244,7 @@ class TurnRunner:
     ) -> None:
         task = asyncio.current_task()
         if task in self._taken_over:
-            self._taken_over.discard(task)  # type: ignore[arg-type]
+            self._taken_over.discard(task)
             await streamer.abandon()
             try:  # a pause, not a failure: it does not count
                 await self.journal.give_back(msg)
@@ -252,7 +252,7 @@ class TurnRunner:
                 log.warning("could not give back the attempt of %s: %s", msg.chat.key, exc)
             return
         restarting = task in self._keep_pending
-        self._keep_pending.discard(task)  # type: ignore[arg-type]
+        self._keep_pending.discard(task)
         try:
             await asyncio.wait_for(
                 streamer.finish("cancelled", reason or texts.STOPPED, record=not restarting), 10

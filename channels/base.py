@@ -150,6 +150,9 @@ class ChannelContext(Protocol):
 
     data_dir: Path
     bot_name: str
+    choice_expired: str
+    """The answer to a press on a button the service no longer knows (the text is the
+    service's: bot/texts.py)."""
 
     @property
     def choices(self) -> ChoiceStore:

@@ -61,10 +61,6 @@ def top_level_blocks(markdown: str) -> list[tuple[int, int]]:
     ]
 
 
-def count_tables(markdown: str) -> int:
-    return sum(1 for tok in parser().parse(markdown) if tok.type == "table_open")
-
-
 # --------------------------------------------------------------------------- spans
 
 

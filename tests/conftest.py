@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -91,21 +92,28 @@ def test_channel_registered(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     channels_model.cache_clear()
 
 
-@pytest.fixture(scope="session")
-def pg_server() -> Iterator[str]:
-    """A PostgreSQL server's DSN (see tests/pg_server.py)."""
-    from tests import pg_server as pg
-
-    dsn, throwaway = pg.find_server()
-    if dsn is None:
-        if pg.required():
-            pytest.fail(pg.INSTALL_HINT)
-        pytest.skip(pg.INSTALL_HINT)
+def _a_server(kind: Any) -> Iterator[str]:
+    """The address of a server of `kind` (tests/pg_server.py, tests/redis_server.py): the
+    machine's, or a throwaway one started now and stopped at the end; without either the test
+    is skipped (failed in CI) with what to install."""
+    address, throwaway = kind.find_server()
+    if address is None:
+        if kind.required():
+            pytest.fail(kind.INSTALL_HINT)
+        pytest.skip(kind.INSTALL_HINT)
     try:
-        yield dsn
+        yield address
     finally:
         if throwaway is not None:
             throwaway.stop()
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[str]:
+    """A PostgreSQL server's DSN (see tests/pg_server.py)."""
+    from tests import pg_server
+
+    yield from _a_server(pg_server)
 
 
 @pytest.fixture
@@ -132,18 +140,9 @@ def storage(request: pytest.FixtureRequest) -> dict[str, object]:
 @pytest.fixture(scope="session")
 def redis_server() -> Iterator[str]:
     """A Redis server's URL (see tests/redis_server.py)."""
-    from tests import redis_server as rs
+    from tests import redis_server
 
-    url, throwaway = rs.find_server()
-    if url is None:
-        if rs.required():
-            pytest.fail(rs.INSTALL_HINT)
-        pytest.skip(rs.INSTALL_HINT)
-    try:
-        yield url
-    finally:
-        if throwaway is not None:
-            throwaway.stop()
+    yield from _a_server(redis_server)
 
 
 @pytest.fixture

@@ -143,6 +143,12 @@ class ServiceHarness:
             await asyncio.sleep(0.01)
         raise TimeoutError("service did not become idle")
 
+    async def fire_schedules(self) -> None:
+        """One tick of the scheduler (its clock is the test's), then until the runs are done."""
+        assert self.app is not None
+        await self.app.schedules.scheduler.tick()
+        await self.idle()
+
 
 _NETWORK_EVENTS = (
     "http.client.connect",

@@ -47,6 +47,10 @@ def sandbox_tools(cfg: SandboxConfig, fs_for: FSFactory, provider: Provider) -> 
 
 
 def _file_tools(cfg: SandboxConfig, fs_for: FSFactory) -> list[BaseTool]:
+    return [*_reading_tools(cfg, fs_for), *_writing_tools(cfg, fs_for), *_search_tools(fs_for)]
+
+
+def _reading_tools(cfg: SandboxConfig, fs_for: FSFactory) -> list[BaseTool]:
     @closure_tool
     async def ls(path: str, runtime: ToolRuntime[RunContext]) -> str:
         """List a directory two levels deep. Paths are absolute virtual paths such as
@@ -65,6 +69,10 @@ def _file_tools(cfg: SandboxConfig, fs_for: FSFactory) -> list[BaseTool]:
             files.read_file, fs_for(runtime), path, start_line, end_line, cfg.read_max_chars
         )
 
+    return [ls, read_file]
+
+
+def _writing_tools(cfg: SandboxConfig, fs_for: FSFactory) -> list[BaseTool]:
     @closure_tool
     async def write_file(
         path: str, content: str, runtime: ToolRuntime[RunContext], append: bool = False
@@ -87,6 +95,10 @@ def _file_tools(cfg: SandboxConfig, fs_for: FSFactory) -> list[BaseTool]:
         replace_all is true. Prefer this to rewriting a whole file."""
         return await _off(files.str_replace, fs_for(runtime), path, old_str, new_str, replace_all)
 
+    return [write_file, str_replace]
+
+
+def _search_tools(fs_for: FSFactory) -> list[BaseTool]:
     @closure_tool
     async def glob(
         pattern: str,
@@ -116,7 +128,7 @@ def _file_tools(cfg: SandboxConfig, fs_for: FSFactory) -> list[BaseTool]:
             files.grep, fs_for(runtime), pattern, path, glob, literal, case_sensitive, max_results
         )
 
-    return [ls, read_file, write_file, str_replace, glob, grep]
+    return [glob, grep]
 
 
 def _code_tools(cfg: SandboxConfig, fs_for: FSFactory, provider: Provider) -> list[BaseTool]:

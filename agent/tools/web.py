@@ -146,7 +146,7 @@ def _provider(opts: dict[str, Any]) -> SearchFn:
             )
         return tavily_search
     try:
-        return resolve_variable(provider)  # type: ignore[no-any-return]
+        return resolve_variable(provider)
     except ValueError as exc:
         raise ToolUnavailable(str(exc)) from exc
 

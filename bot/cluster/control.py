@@ -36,7 +36,7 @@ ANSWER_SECONDS = 6.0  # a stop waits up to 5 s for the run to end
 
 
 class ClusterRuns:
-    """The replies being written on other workers; `RunsElsewhere` of the dispatcher."""
+    """The replies being written on other workers; `RunsElsewhere` of bot/lanes.py."""
 
     def __init__(
         self,

@@ -71,8 +71,3 @@ class Lease:
         if self.token is not None:
             token, self.token = self.token, None
             await done(self.client.eval(_RELEASE, 1, self.key, token))
-
-    async def holder_now(self) -> str | None:
-        """Who holds the lease (its holder string), None when nobody does."""
-        value = await self.client.get(self.key)
-        return value.split(":", 1)[1] if value else None

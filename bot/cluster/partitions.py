@@ -17,6 +17,7 @@ import math
 import time
 import zlib
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
@@ -28,6 +29,20 @@ log = logging.getLogger("bot.cluster.partitions")
 Hook = Callable[[int], Awaitable[None]]
 
 
+@dataclass(frozen=True)
+class PartitionHooks:
+    """What the bus does about its partitions: `load(p)` counts the messages read from p and
+    not yet settled; `on_gained(p)` runs before p is read (to claim its unacknowledged
+    messages), `on_lost(p)` when a lease was taken away (a pause longer than the lease);
+    `sweep(p)` once per lease time for each partition read (it claims entries another consumer
+    left unacknowledged too long)."""
+
+    load: Callable[[int], int]
+    on_gained: Hook
+    on_lost: Hook
+    sweep: Hook
+
+
 def partition_of(conversation_key: str, partitions: int) -> int:
     """The partition of a conversation: stable across processes and releases."""
     return zlib.crc32(conversation_key.encode()) % partitions
@@ -35,9 +50,7 @@ def partition_of(conversation_key: str, partitions: int) -> int:
 
 class Partitions:
     """This worker's partition leases. `readable` are read; `draining` wait for their messages
-    to settle; `on_gained(p)` runs before p is read (to claim its unacknowledged messages),
-    `on_lost(p)` when a lease was taken away (a pause longer than the lease); `sweep(p)` once per
-    lease time for each partition read."""
+    to settle (`PartitionHooks` say what the bus does about them)."""
 
     def __init__(
         self,
@@ -46,20 +59,17 @@ class Partitions:
         count: int,
         seconds: float,
         worker: str,
-        load: Callable[[int], int],
-        on_gained: Hook,
-        on_lost: Hook,
-        sweep: Hook,
+        hooks: PartitionHooks,
     ) -> None:
         self.client = client
         self.prefix = prefix
         self.count = count
         self.seconds = seconds
         self.worker = worker
-        self.load = load  # messages read from a partition and not yet settled
-        self.on_gained = on_gained
-        self.on_lost = on_lost
-        self.sweep = sweep  # claims entries another consumer left unacknowledged too long
+        self.load = hooks.load
+        self.on_gained = hooks.on_gained
+        self.on_lost = hooks.on_lost
+        self.sweep = hooks.sweep
         self._ticks = 0
         self.leases = {
             p: Lease(client, f"{prefix}:bus:{p}:owner", seconds, worker) for p in range(count)

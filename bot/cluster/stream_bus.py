@@ -30,7 +30,7 @@ from redis.exceptions import RedisError, ResponseError
 
 from bot.bus import MessageBus, OverflowHandler
 from bot.cluster import redis_client
-from bot.cluster.partitions import Partitions, partition_of
+from bot.cluster.partitions import PartitionHooks, Partitions, partition_of
 from bot.cluster.redis_client import done
 from bot.config.schema import RedisConfig
 from bot.metrics import Metrics
@@ -43,7 +43,7 @@ from bot.stores.journal import (
     event_key,
     load_message,
 )
-from channels.base import InboundMessage, PublishResult
+from channels.base import InboundMessage
 
 log = logging.getLogger("bot.cluster.bus")
 
@@ -108,10 +108,7 @@ class RedisBus(MessageBus):
             self.cfg.partitions,
             self.cfg.lease_seconds,
             self.worker,
-            self._load,
-            self._gained,
-            self._lost,
-            self.sweep,
+            PartitionHooks(self._load, self._gained, self._lost, self.sweep),
         )
         assert self.cfg.url is not None
         log.info(
@@ -162,23 +159,13 @@ class RedisBus(MessageBus):
 
     # ---------------------------------------------------------------- publishing
 
-    async def publish(self, msg: InboundMessage) -> PublishResult:
-        if self.closed:
-            return PublishResult.closed
-        if not await self._accept(msg):
-            return PublishResult.duplicate
+    async def _enqueue(self, msg: InboundMessage) -> str:
+        """Append the accepted message to its partition's stream (the bus's `publish`)."""
         try:
             await self._append(msg)
         except (RedisError, OSError) as exc:
-            await self.journal.forget(msg)
-            self.counters.overflowed += 1
-            self.metrics.overflowed.labels(channel=msg.chat.channel).inc()
-            log.warning("bus: Redis refused a message (%s); told the sender to retry", exc)
-            await self.on_overflow(msg)
-            return PublishResult.busy
-        self.counters.published += 1
-        self.metrics.inbound.labels(channel=msg.chat.channel).inc()
-        return PublishResult.accepted
+            return f"bus: Redis refused a message ({exc})"
+        return ""
 
     async def republish(self, entries: list[Entry]) -> None:
         """Messages of a worker that died before (or after) appending them: append them again;

@@ -20,12 +20,11 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, c
 
 from agent.config import AgentConfig, ModelConfig
 from bot.access.roles import AccessConfig
+from bot.config.env import substitute
 from bot.config.secrets import read_secrets, secrets_path
 from bot.schedules.config import SchedulesConfig
 from channels import REGISTRY, config_model
 from channels.base import BusyPolicy, ChannelConfig
-
-_VAR = re.compile(r"\$\{(\w+)\}|\$(\w+)")
 
 # The reload boundary, declared on each field (bot/config/boundary.py reads it): `live` applies
 # to the next turn or message, `channel` restarts only that channel, `restart` waits for a
@@ -289,42 +288,6 @@ def _message(err: Any, unset_var: str | None) -> str:
     if kind.startswith("url"):
         return f"invalid URL ({err['msg']})"
     return str(err["msg"]).removeprefix("Value error, ")
-
-
-def substitute(
-    raw: dict[str, Any], env: Mapping[str, str] | None = None, unset: dict[str, str] | None = None
-) -> dict[str, Any]:
-    """`raw` with `$VAR`s replaced from `env` (default: the environment)."""
-    data: dict[str, Any] = _substitute(
-        raw, "", {} if unset is None else unset, os.environ if env is None else env
-    )
-    return data
-
-
-def var_reference(value: Any) -> str | None:
-    """The variable's name when `value` is only a `$VAR` or `${VAR}` reference."""
-    whole = _VAR.fullmatch(value.strip()) if isinstance(value, str) else None
-    return (whole.group(1) or whole.group(2)) if whole else None
-
-
-def _substitute(value: Any, path: str, unset: dict[str, str], env: Mapping[str, str]) -> Any:
-    """Replace `$VAR`/`${VAR}` in strings; a value that is only an unset `$VAR` becomes None."""
-    if isinstance(value, dict):
-        return {
-            k: _substitute(v, f"{path}.{k}" if path else str(k), unset, env)
-            for k, v in value.items()
-        }
-    if isinstance(value, list):
-        return [_substitute(v, f"{path}[{i}]", unset, env) for i, v in enumerate(value)]
-    if not isinstance(value, str) or "$" not in value:
-        return value
-    name = var_reference(value)
-    if name:
-        if name not in env:
-            unset[path] = name
-            return None
-        return env[name]
-    return _VAR.sub(lambda m: env.get(m.group(1) or m.group(2), ""), value)
 
 
 def _cross_checks(settings: Settings) -> list[str]:

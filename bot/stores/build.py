@@ -26,6 +26,7 @@ import logging
 import sqlite3
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from agent.checkpoints import Checkpoints, PostgresCheckpoints, SqliteCheckpoints
@@ -63,34 +64,22 @@ log = logging.getLogger("bot.stores")
 PING_SECONDS = 15.0
 
 
+@dataclass(eq=False)
 class Stores:
     """The stores, opened at start (`open`) and closed at stop (`close`)."""
 
-    def __init__(
-        self,
-        backend: str,
-        db: sqlite3.Connection | None,
-        journal: Journal,
-        conversations: ConversationStore,
-        checkpoints: Checkpoints,
-        gateway: GatewayRecords,
-        schedules: ScheduleStore,
-        access: AccessStore,
-        memory: MemoryStore | None = None,
-        choices: ChoiceStore | None = None,
-    ) -> None:
-        self.backend = backend
-        self.db = db
-        self.journal = journal
-        self.conversations = conversations
-        self.checkpoints = checkpoints
-        self.gateway = gateway
-        self.schedules = schedules
-        self.access = access  # roles given by API, /link codes, the audit trail
-        self.memory = memory
-        self.choices: ChoiceStore = choices if choices is not None else MemoryChoices()
-        # the service's resume routine, for messages of a process that died (see take_over)
-        self.on_orphans: Callable[[list[Entry]], Awaitable[None]] | None = None
+    backend: str
+    db: sqlite3.Connection | None
+    journal: Journal
+    conversations: ConversationStore
+    checkpoints: Checkpoints
+    gateway: GatewayRecords
+    schedules: ScheduleStore
+    access: AccessStore  # roles given by API, /link codes, the audit trail
+    memory: MemoryStore | None = None
+    choices: ChoiceStore = field(default_factory=MemoryChoices)
+    # the service's resume routine, for messages of a process that died (see take_over)
+    on_orphans: Callable[[list[Entry]], Awaitable[None]] | None = field(default=None, init=False)
 
     async def open(self) -> None:
         """Reach the database and bring its schema up to date (StorageUnavailable if not)."""

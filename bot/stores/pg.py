@@ -28,11 +28,14 @@ from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from bot.config.schema import ConfigError, PostgresConfig
 from bot.stores.schema import pending
+from channels.backoff import Backoff, BackoffPolicy
 
 log = logging.getLogger("bot.stores.pg")
 
 MIGRATION_LOCK = 0x616E746C  # "antl": one advisory lock id for every Antler schema change
 RETRIES = 3
+RETRY_BACKOFF = BackoffPolicy(base=0.1, cap=0.4)
+"""Between attempts of a statement on a lost connection (channels/backoff.py)."""
 IDLE_CHECK_SECONDS = 5.0
 T = TypeVar("T")
 
@@ -145,14 +148,18 @@ async def ping(pool: AsyncConnectionPool) -> float:
 
 async def retrying(what: str, op: Callable[[], Awaitable[T]]) -> T:
     """Run `op`, again on a lost connection (the pool hands out a fresh one), a few times."""
+    backoff = Backoff(f"{what}: a statement", log, RETRY_BACKOFF)
     for attempt in range(1, RETRIES + 1):
         try:
-            return await op()
+            result = await op()
         except psycopg.OperationalError as exc:
             if attempt == RETRIES:
                 raise
-            log.warning("%s: database connection lost (%s); retrying", what, _reason(exc))
-            await asyncio.sleep(0.05 * 2**attempt)
+            backoff.failure(f"database connection lost ({_reason(exc)})")
+            await backoff.wait()
+        else:
+            backoff.success()
+            return result
     raise AssertionError("unreachable")
 
 
@@ -176,7 +183,7 @@ async def migrate(pool: AsyncConnectionPool, component: str, migrations: Sequenc
             version = int(row["v"]) if row else 0
             for number, steps in pending(migrations, version):
                 for statement in steps:
-                    await conn.execute(statement)  # type: ignore[arg-type]
+                    await conn.execute(statement)
                 await conn.execute(
                     "INSERT INTO antler_migrations(component, version) VALUES (%s, %s)",
                     (component, number),

@@ -4,7 +4,8 @@
 most every `stream_interval` (the "card.stream" budget, per card, in the channel's Pacer); the
 last PUT carries `isFinalize` (or `isError` on failure), then `PUT /v1.0/card/instances` sets
 `flowStatus` so the card stops showing "generating". A 429 blocks every call of the app until
-its Retry-After has passed; the newest text is shown after it (coalesced, never dropped).
+its Retry-After has passed; the newest text is shown after it (held and coalesced by
+channels/held.py, never dropped).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from dataclasses import dataclass, field
 from channels.base import ChannelError, ChatRef, RateBudget, RateLimited
 from channels.dingtalk.api import DingTalkApi
 from channels.dingtalk.config import DingTalkConfig
+from channels.held import Held
 from channels.pacing import Pacer
 
 log = logging.getLogger("channels.dingtalk.cards")
@@ -32,9 +34,8 @@ class CardState:
     chat: ChatRef
     sender_id: str
     card_id: str = field(default_factory=lambda: f"antler-{uuid.uuid4().hex}")
-    wanted: str = ""
     shown: str = ""
-    flush: asyncio.Task[None] | None = None
+    held: Held[str] = field(default_factory=lambda: Held("dingtalk card streaming update", log))
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
 
@@ -78,19 +79,17 @@ class CardStreamer:
         """Show `text` now if the card's budget allows, else once it does (latest text wins).
 
         Inside a 429's Retry-After nothing is sent: the text waits and goes out after it."""
-        card.wanted = text
-        if card.flush is not None and not card.flush.done():
+        card.held.hold(text)
+        if card.held.waiting:
             return
-        wait = self._wait(card)
-        if wait <= 0:
-            await self._put_wanted(card)
+        if self._wait(card) <= 0:
+            await self._put(card, card.held.take())
             return
-        card.flush = asyncio.create_task(self._flush_later(card, wait))
+        card.held.schedule(lambda held: self._put_held(card, held), lambda: self._ready(card))
 
     async def finish(self, card: CardState, text: str, *, failed: bool) -> None:
         """The final PUT (isFinalize / isError) and the card's finished state; raise on failure."""
-        await self.cancel_flush(card)
-        card.wanted = text
+        await card.held.stop()  # an update on its way lands first
         # The final waits for 429 blocks only: the per-card interval is ours, not DingTalk's.
         async with card.lock, self.pacer.slot(card.chat, (), card.card_id):
             await self._stream(card, text, final=True, error=failed)
@@ -112,35 +111,24 @@ class CardStreamer:
         }
         await self.api.call("PUT", "/v1.0/card/instances", body)
 
-    async def cancel_flush(self, card: CardState) -> None:
-        task, card.flush = card.flush, None
-        if task is not None and not task.done():
-            task.cancel()
-            await asyncio.gather(task, return_exceptions=True)
-
-    async def _flush_later(self, card: CardState, wait: float) -> None:
-        """Show the newest text once the budget (and any 429 block) allows; until it is shown."""
+    async def _put_held(self, card: CardState, text: str) -> None:
+        """A held text, once the budget (and any 429 block) allows; a 429 holds it again."""
         try:
-            while True:
-                await self.pacer.sleep(wait)
-                try:
-                    await self._put_wanted(card)
-                except RateLimited:
-                    pass  # the block is in the pacer: the next round waits it out
-                if card.wanted == card.shown:
-                    return
-                wait = max(self._wait(card), 0.0)
-        except ChannelError as exc:
-            log.warning("dingtalk: card %s streaming update failed: %s", card.card_id, exc)
+            await self._put(card, text)
+        except RateLimited:
+            card.held.hold_again(text)  # the block is in the pacer: the next round waits it out
 
-    async def _put_wanted(self, card: CardState) -> None:
+    async def _put(self, card: CardState, text: str | None) -> None:
         async with card.lock:
-            if card.wanted != card.shown:
+            if text is not None and text != card.shown:
                 async with self.pacer.slot(card.chat, self._budgets, card.card_id):
-                    await self._stream(card, card.wanted, final=False, error=False)
+                    await self._stream(card, text, final=False, error=False)
 
     def _wait(self, card: CardState) -> float:
         return self.pacer.wait_time(card.chat, self._budgets, card.card_id)
+
+    async def _ready(self, card: CardState) -> None:
+        await self.pacer.sleep(max(self._wait(card), 0.0))
 
     async def _stream(self, card: CardState, text: str, *, final: bool, error: bool) -> None:
         await self.api.call(

@@ -30,7 +30,7 @@ def apply_sdk_endpoint(api_base: str) -> None:
     """Point every endpoint constant of dingtalk-stream at `api_base`."""
     base = api_base.rstrip("/")
     for module in _SDK_MODULES:
-        module.DINGTALK_OPENAPI_ENDPOINT = base  # type: ignore[attr-defined]
+        module.DINGTALK_OPENAPI_ENDPOINT = base
     dingtalk_stream.DingTalkStreamClient.OPEN_CONNECTION_API = (
         base + "/v1.0/gateway/connections/open"
     )

@@ -46,7 +46,7 @@ def webhook_route(handler: lark.EventDispatcherHandler) -> Handler:
         raw = lark.RawRequest()
         raw.uri = request.path
         raw.body = await request.read()
-        raw.headers = request.headers  # type: ignore[assignment]  # case-insensitive lookups
+        raw.headers = request.headers  # case-insensitive lookups
         try:
             resp = handler.do(raw)
         except Exception as exc:  # lark catches its own errors; this is belt and braces

@@ -52,7 +52,7 @@ class _RunningLoop:
 
 def _install_loop_proxy() -> None:
     if not isinstance(lark_ws_client.loop, _RunningLoop):
-        lark_ws_client.loop = _RunningLoop(lark_ws_client.loop)  # type: ignore[assignment]
+        lark_ws_client.loop = _RunningLoop(lark_ws_client.loop)
 
 
 def _quiet_closed(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
@@ -138,7 +138,7 @@ class LongConnection:
                 return  # Feishu pushes it again (to the connection held now)
             await original(msg)
 
-        self.client._handle_message = handle_and_note  # type: ignore[method-assign]
+        self.client._handle_message = handle_and_note
         await self._attempt()
         loop = asyncio.get_running_loop()
         self._tasks = [

@@ -7,12 +7,11 @@ characters (or `APPEND_MAX_HOLD` seconds' worth) per call, and within the worksp
 (`message_not_in_streaming_state`, e.g. during a long tool call) the rest of the reply goes into
 a new message that is edited with chat.update, within the workspace's "chat.update" budget.
 Both budgets are declared in the capabilities and kept in the channel's Pacer; an update that
-finds no token is held and the newest document shown when one frees up.
+finds no token is held and the newest document shown when one frees up (channels/held.py).
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -20,6 +19,7 @@ from typing import Any, Literal
 from slack_sdk.web.async_client import AsyncWebClient
 
 from channels.base import ChannelError, ChatRef, RateBudget, ReplyDoc
+from channels.held import Held
 from channels.pacing import Pacer
 from channels.slack import render
 from channels.slack.api import SlackCallFailed, call
@@ -68,9 +68,9 @@ class SlackReply:
     queued_reaction: bool = False
     ephemeral: bool = False  # an answer to a slash command: shown to its sender only
     finished: bool = False
-    pending: ReplyDoc | None = None
-    in_call: bool = False  # the deferred update is on its way to Slack
-    flusher: asyncio.Task[None] | None = field(default=None, repr=False)
+    held: Held[ReplyDoc] = field(
+        default_factory=lambda: Held("deferred slack update", log), repr=False
+    )
 
 
 class ReplyWriter:
@@ -124,8 +124,8 @@ class ReplyWriter:
 
     async def update(self, reply: SlackReply, doc: ReplyDoc) -> None:
         await self.set_status(reply, render.status_text(doc))
-        if reply.flusher is not None and not reply.flusher.done():
-            reply.pending = doc  # a held update is waiting for its token: it shows this one
+        if reply.held.waiting:
+            reply.held.hold(doc)  # a held update is waiting for its token: it shows this one
             return
         if reply.mode == "stream":
             text = doc.text[: self.stream_cap]  # the final is split by the service; stop here
@@ -151,12 +151,7 @@ class ReplyWriter:
         return self.pacer.try_take(reply.chat, self._budgets(reply, method), self._key(reply))
 
     async def finish(self, reply: SlackReply, doc: ReplyDoc) -> None:
-        if reply.flusher is not None:
-            if reply.in_call:  # never cut a call off: Slack may have taken it already
-                await asyncio.gather(reply.flusher, return_exceptions=True)
-            else:
-                reply.flusher.cancel()
-            reply.flusher = None
+        await reply.held.stop()  # never cuts a call off: Slack may have taken it already
         if reply.mode == "stream" and reply.stream_ts is None:
             reply.mode = "edit"  # nothing streamed yet: one plain message is simpler
         if reply.mode == "stream":
@@ -274,7 +269,7 @@ class ReplyWriter:
         elif not self._token(reply, UPDATE):
             self._defer(reply, doc)
             return
-        reply.pending = None
+        reply.held.take()  # this update shows more than the held one
         await self._send_update(reply, reply.edit_ts, payload)
 
     async def _send_update(self, reply: SlackReply, ts: str, payload: dict[str, Any]) -> None:
@@ -297,29 +292,18 @@ class ReplyWriter:
 
     def _defer(self, reply: SlackReply, doc: ReplyDoc) -> None:
         """No workspace token now: keep the newest doc and show it when a token frees up."""
-        reply.pending = doc
-        if reply.flusher is None or reply.flusher.done():
-            reply.flusher = asyncio.create_task(self._flush(reply))
+        reply.held.hold(doc)
+        reply.held.schedule(
+            lambda held: self._show_held(reply, held), lambda: self._held_token(reply)
+        )
 
-    async def _flush(self, reply: SlackReply) -> None:
-        """Show the newest held document once a token frees up, until none is held."""
-        try:
-            while reply.pending is not None and not reply.finished:
-                method = APPEND if reply.mode == "stream" else UPDATE
-                await self.pacer.acquire(reply.chat, self._budgets(reply, method), self._key(reply))
-                doc, reply.pending = reply.pending, None
-                if doc is None or reply.finished:
-                    return
-                reply.in_call = True
-                await self._show_held(reply, doc)
-                reply.in_call = False
-        except ChannelError as exc:  # a rate limit or refusal: the final deals with it
-            log.debug("deferred slack update dropped: %s", exc)
-        finally:
-            reply.in_call = False
-            reply.flusher = None
+    async def _held_token(self, reply: SlackReply) -> None:
+        method = APPEND if reply.mode == "stream" else UPDATE
+        await self.pacer.acquire(reply.chat, self._budgets(reply, method), self._key(reply))
 
     async def _show_held(self, reply: SlackReply, doc: ReplyDoc) -> None:
+        if reply.finished:
+            return
         if reply.mode == "stream":
             delta = doc.text[: self.stream_cap][len(reply.streamed) :]
             fits = doc.text.startswith(reply.streamed) and delta

@@ -28,7 +28,6 @@ from channels.telegram.parse import BotIdentity, MalformedUpdate, Parsed, parse_
 log = logging.getLogger("channels.telegram")
 
 ALLOWED_UPDATES = ("message", "callback_query")
-EXPIRED = "This button has expired."
 SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
 MAX_ATTEMPTS = 5
 
@@ -77,7 +76,8 @@ class Inbound:
         """Answer the press at once; data that is not one of our buttons never becomes text."""
         msg = parsed.msg
         value = self.buttons.value_of(msg.text)
-        await self._answer(parsed.callback_id or "", EXPIRED if value is None else None)
+        expired = self.ctx.choice_expired if value is None else None
+        await self._answer(parsed.callback_id or "", expired)
         if value is None:
             log.info("button data that is not ours in %s answered as expired", msg.chat.key)
             return True

@@ -76,11 +76,6 @@ def render_preview(markdown: str, limit: int = MAX_LEN) -> Part:
     return Part(html=head.html + "\n…", plain=head.plain + "\n…")
 
 
-def to_html(markdown: str) -> str:
-    """The whole of `markdown` as one Telegram HTML string (no length limit)."""
-    return serialise(spans(markdown))
-
-
 def _part(run: list[Span]) -> Part:
     text = plain(run)
     if not text.strip():

@@ -9,10 +9,11 @@ which then streams by editing, as in a group.
 If Telegram refuses a draft that reply falls back to the placeholder path; only a server
 without the method turns drafts off for the bot. A refused final edit is sent as a new message;
 refused HTML is resent as its visible text (api.Sender.text): the user always gets the answer.
-Intermediate updates are coalesced: a doc that arrives before the chat's slot is held and the
-newest one is shown when the slot opens (the update that creates the reply's message waits for
-the slot instead, so the message's id is known when it returns). Drafts have a budget of
-their own (channels/telegram/pacing.py), so the final message is not held behind the last draft.
+Intermediate updates are coalesced (channels/held.py): a doc that arrives before the chat's
+slot is held and the newest one is shown when the slot opens (the update that creates the
+reply's message waits for the slot instead, so the message's id is known when it returns).
+Drafts have a budget of their own (channels/telegram/pacing.py), so the final message is not
+held behind the last draft.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from channels.base import (
     RateLimited,
     ReplyDoc,
 )
+from channels.held import Held
 from channels.telegram.api import Sender, where
 from channels.telegram.buttons import ButtonTokens
 from channels.telegram.pacing import DRAFT, MESSAGE
@@ -55,9 +57,7 @@ class TelegramReply:
     parts_sent: int = 0
     pressed: int | None = None  # the keyboard message a command button was pressed on
     finished: bool = False
-    pending: ReplyDoc | None = None
-    in_call: bool = False  # a deferred update is on its way to Telegram
-    flush_task: asyncio.Task[None] | None = field(default=None, repr=False)
+    held: Held[ReplyDoc] = field(default_factory=lambda: Held("deferred update", log))
     typing_task: asyncio.Task[None] | None = field(default=None, repr=False)
 
 
@@ -105,24 +105,23 @@ class Replies:
         handle.parts_sent = 0  # streaming (again, after a restart): none of its final is out
         if handle.typing_task is None and doc.status == "working":
             handle.typing_task = self._spawn(self._keep_typing(handle))  # a queued reply's turn
-        handle.pending = doc
-        if handle.flush_task and not handle.flush_task.done():
+        handle.held.hold(doc)
+        if handle.held.waiting:
             return  # the scheduled flush will show the newest doc
         self.sender.gate.check()
-        wait = self.sender.ready_in(handle.chat, DRAFT if handle.mode == "draft" else MESSAGE)
+        wait = self._ready_in(handle)
         if wait > 0 and not _first_message(handle):
-            handle.flush_task = self._spawn(self._flush_later(handle, wait))
+            handle.held.schedule(
+                lambda held: self._show_held(handle, held), lambda: self._ready(handle), self._spawn
+            )
             return
         if wait > 0:  # a new message's id must be known when this returns (see _first_message)
             await self.sender.pacer.sleep(wait)
-        await self._flush(handle)
+        await self._show_held(handle, handle.held.take())
 
     async def finish(self, handle: TelegramReply, doc: ReplyDoc) -> None:
-        flush = handle.flush_task
-        if flush is not None and handle.in_call:  # never cut a call off: it may still land
-            await asyncio.gather(flush, return_exceptions=True)
-        self._stop_tasks(handle)
-        handle.pending = None
+        await handle.held.stop()  # never cuts a call off: it may still land
+        self._stop_typing(handle)
         parts = render_parts(doc_markdown(doc))
         if handle.pressed and doc.buttons and len(parts) == 1 and not handle.shown:
             # a command button answered with a new keyboard: update the pressed message in
@@ -142,12 +141,8 @@ class Replies:
         message sent next shows below it; the reply then streams by editing it."""
         if handle.finished or handle.message_id is not None:
             return
-        flush = handle.flush_task
-        if flush is not None and handle.in_call:  # a draft on its way: let it land first
-            await asyncio.gather(flush, return_exceptions=True)
-        elif flush is not None:
-            flush.cancel()
-        handle.flush_task, handle.pending, handle.mode = None, None, "edit"
+        await handle.held.stop()  # a draft on its way lands first
+        handle.mode = "edit"
         part = render_preview(doc_markdown(doc))
         handle.message_id = await self._send_new(
             handle.chat, part, self._keyboard(doc), handle.reply_to
@@ -202,20 +197,17 @@ class Replies:
         else:
             log.info("a draft was refused (%s); this reply streams by editing", exc)
 
-    async def _flush(self, handle: TelegramReply) -> None:
-        doc, handle.pending = handle.pending, None
+    async def _show_held(self, handle: TelegramReply, doc: ReplyDoc | None) -> None:
         if doc is not None and not handle.finished:
             await self._show(handle, doc)
 
-    async def _flush_later(self, handle: TelegramReply, wait: float) -> None:
-        await self.sender.pacer.sleep(wait)
-        handle.in_call = True
-        try:
-            await self._flush(handle)
-        except ChannelError as exc:
-            log.info("deferred update skipped: %s", exc)
-        finally:
-            handle.in_call = False
+    def _ready_in(self, handle: TelegramReply) -> float:
+        return self.sender.ready_in(handle.chat, DRAFT if handle.mode == "draft" else MESSAGE)
+
+    async def _ready(self, handle: TelegramReply) -> None:
+        wait = self._ready_in(handle)
+        if wait > 0:
+            await self.sender.pacer.sleep(wait)
 
     async def _deliver_first(
         self, handle: TelegramReply, part: Part, keyboard: InlineKeyboardMarkup | None
@@ -290,11 +282,10 @@ class Replies:
         task.add_done_callback(self._tasks.discard)
         return task
 
-    def _stop_tasks(self, handle: TelegramReply) -> None:
-        for task in (handle.flush_task, handle.typing_task):
-            if task and not task.done():
-                task.cancel()
-        handle.flush_task = handle.typing_task = None
+    def _stop_typing(self, handle: TelegramReply) -> None:
+        if handle.typing_task and not handle.typing_task.done():
+            handle.typing_task.cancel()
+        handle.typing_task = None
 
 
 def _first_message(handle: TelegramReply) -> bool:

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from bot.schedules.admin import ScheduleAdmin, ScheduleError
 from bot.schedules.recurrence import valid_zone
 from bot.schedules.scheduler import THREAD_CHANNEL
-from bot.stores.schedules import Run, Schedule
+from bot.stores.schedules import Run, Schedule, ScheduleState
 from channels.base import ChatRef, UserRef
 from gateway.api.schedule_shapes import (
     ChatSpec,
@@ -142,7 +142,7 @@ def task_id(call: Call) -> int:
     return int(raw)
 
 
-async def _do(coro):  # type: ignore[no-untyped-def]
+async def _do(coro):
     try:
         return await coro
     except ScheduleError as exc:
@@ -267,28 +267,25 @@ async def delete_task(call: Call) -> Deleted:
     return Deleted(id=call.path["task_id"], deleted=True)
 
 
-@api.route(
-    "POST",
-    BASE + "/{task_id}/pause",
-    summary="Pause a scheduled task",
-    tag=TAG,
-    response=TaskResponse,
-    errors=(404, 409, 422),
-)
-async def pause_task(call: Call) -> TaskResponse:
-    return await task_response(call, await _do(admin(call).set_state(task_id(call), "paused")))
+def _state_route(action: str, summary: str, state: ScheduleState) -> None:
+    """`POST /api/schedules/tasks/{task_id}/<action>`: the task's state becomes `state`."""
+
+    async def change(call: Call) -> TaskResponse:
+        return await task_response(call, await _do(admin(call).set_state(task_id(call), state)))
+
+    change.__name__ = f"{action}_task"  # the operationId
+    api.route(
+        "POST",
+        BASE + "/{task_id}/" + action,
+        summary=summary,
+        tag=TAG,
+        response=TaskResponse,
+        errors=(404, 409, 422),
+    )(change)
 
 
-@api.route(
-    "POST",
-    BASE + "/{task_id}/resume",
-    summary="Resume a paused scheduled task",
-    tag=TAG,
-    response=TaskResponse,
-    errors=(404, 409, 422),
-)
-async def resume_task(call: Call) -> TaskResponse:
-    return await task_response(call, await _do(admin(call).set_state(task_id(call), "active")))
+_state_route("pause", "Pause a scheduled task", "paused")
+_state_route("resume", "Resume a paused scheduled task", "active")
 
 
 @api.route(

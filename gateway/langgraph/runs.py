@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import re
 import uuid
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from typing import Any
 
@@ -145,30 +146,41 @@ async def create_run(call: Call) -> web.Response:
     )
 
 
-@api.route(
-    "POST",
-    RUNS + "/stream",
-    summary="Start a run and stream its events (SSE)",
-    tag=TAG,
-    body=RunCreate,
-    produces=SSE,
-    errors=(400, 404, 409, 422, 501),
-)
-async def stream_new_run(call: Call) -> web.StreamResponse:
-    return await _stream_new(call, call.path["thread_id"])
+def _on_a_thread_and_stateless(
+    suffix: str,
+    summaries: tuple[str, str],
+    names: tuple[str, str],
+    start: Callable[[Call, str | None], Awaitable[web.StreamResponse]],
+    **options: Any,
+) -> None:
+    """One way to start a run, served twice: on a thread (`RUNS + suffix`, `names[0]`) and
+    stateless (`/api/runs + suffix`, `names[1]`, a thread of its own)."""
 
+    async def on_thread(call: Call) -> web.StreamResponse:
+        return await start(call, call.path["thread_id"])
 
-@api.route(
-    "POST",
-    "/api/runs/stream",
-    summary="Stateless run, streamed (SSE)",
-    tag=TAG,
-    body=RunCreate,
-    produces=SSE,
-    errors=(400, 409, 422, 501),
-)
-async def stream_stateless_run(call: Call) -> web.StreamResponse:
-    return await _stream_new(call, None)
+    async def stateless(call: Call) -> web.StreamResponse:
+        return await start(call, None)
+
+    on_thread.__name__, stateless.__name__ = names  # the operationIds
+    api.route(
+        "POST",
+        RUNS + suffix,
+        summary=summaries[0],
+        tag=TAG,
+        body=RunCreate,
+        errors=(400, 404, 409, 422, 501),
+        **options,
+    )(on_thread)
+    api.route(
+        "POST",
+        "/api/runs" + suffix,
+        summary=summaries[1],
+        tag=TAG,
+        body=RunCreate,
+        errors=(400, 409, 422, 501),
+        **options,
+    )(stateless)
 
 
 async def _stream_new(call: Call, thread_id: str | None) -> web.StreamResponse:
@@ -184,36 +196,28 @@ async def _stream_new(call: Call, thread_id: str | None) -> web.StreamResponse:
     )
 
 
-@api.route(
-    "POST",
-    RUNS + "/wait",
-    summary="Start a run and wait for its final values",
-    tag=TAG,
-    body=RunCreate,
-    response=WaitResult,
-    errors=(400, 404, 409, 422, 501),
+_on_a_thread_and_stateless(
+    "/stream",
+    ("Start a run and stream its events (SSE)", "Stateless run, streamed (SSE)"),
+    ("stream_new_run", "stream_stateless_run"),
+    _stream_new,
+    produces=SSE,
 )
-async def wait_run(call: Call) -> web.Response:
-    return await _wait_new(call, call.path["thread_id"])
-
-
-@api.route(
-    "POST",
-    "/api/runs/wait",
-    summary="Stateless run; wait for its final values",
-    tag=TAG,
-    body=RunCreate,
-    response=WaitResult,
-    errors=(400, 409, 422, 501),
-)
-async def wait_stateless_run(call: Call) -> web.Response:
-    return await _wait_new(call, None)
 
 
 async def _wait_new(call: Call, thread_id: str | None) -> web.Response:
     rec = await _start(call, thread_id)
     await rec.done.wait()
     return web.json_response(_final(rec), headers={"Content-Location": run_location(rec)})
+
+
+_on_a_thread_and_stateless(
+    "/wait",
+    ("Start a run and wait for its final values", "Stateless run; wait for its final values"),
+    ("wait_run", "wait_stateless_run"),
+    _wait_new,
+    response=WaitResult,
+)
 
 
 def _final(rec: RunRecord) -> dict[str, Any]:

@@ -49,9 +49,6 @@ class ThreadStore:
         assert found is not None
         return found
 
-    async def touch(self, thread_id: str) -> None:
-        await self.records.touch_thread(thread_id)
-
     async def delete(self, thread_id: str) -> None:
         """The thread's record and its runs' records."""
         await self.records.delete_thread(thread_id)

@@ -48,7 +48,7 @@ async def thread_response(gw: Gateway, row: ThreadRow, *, full: bool = True) -> 
         values = {"title": row.metadata["title"]}
     return ThreadResponse(
         thread_id=row.thread_id,
-        status=await gw.status(row.thread_id),  # type: ignore[arg-type]
+        status=await gw.status(row.thread_id),
         created_at=iso(row.created_at),
         updated_at=iso(row.updated_at),
         metadata=row.metadata,
@@ -224,7 +224,7 @@ async def update_state(call: Call) -> StateUpdateResponse:
         await gw.threads.patch(thread_id, {"title": title})
         if row.conversation is not None:
             await gw.service.conversations.update(row.conversation, title=title)
-    return StateUpdateResponse(checkpoint=checkpoint_ref(config))  # type: ignore[arg-type]
+    return StateUpdateResponse(checkpoint=checkpoint_ref(config))
 
 
 @api.route(

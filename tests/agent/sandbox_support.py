@@ -68,7 +68,7 @@ def make_box(tmp: Path, name: str | None = None, **settings: Any) -> Box:
         (skills / "public" / skill).mkdir(parents=True, exist_ok=True)
         (skills / "public" / skill / "SKILL.md").write_text(f"{skill} skill")
     fs = VirtualFS(dirs, skills, skill_allowed=lambda n: n == "on")
-    cfg = SandboxConfig(provider=name, bash_enabled=True, **settings)  # type: ignore[arg-type]
+    cfg = SandboxConfig(provider=name, bash_enabled=True, **settings)
     return Box(tmp, dirs, fs, cfg, make_provider(cfg))
 
 

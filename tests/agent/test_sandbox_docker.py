@@ -30,7 +30,7 @@ def _fs(tmp_path: Path, thread: str = "t1") -> VirtualFS:
 
 def _cfg(**settings: object) -> SandboxConfig:
     settings.setdefault("docker", {"image": "python:3.12-slim"})
-    return SandboxConfig(provider="docker", **settings)  # type: ignore[arg-type]
+    return SandboxConfig(provider="docker", **settings)
 
 
 def _pairs(argv: list[str]) -> set[tuple[str, str]]:

@@ -13,6 +13,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -59,12 +60,10 @@ def fakes() -> Iterator[Fakes]:
         fake.stop()
 
 
-def test_debug_log_of_a_running_service_holds_no_secret(
-    tmp_path: Path, fake_openai: FakeOpenAI, fakes: Fakes
-) -> None:
+def _config(tmp_path: Path, fake_openai: FakeOpenAI, fakes: Fakes, port: int) -> dict[str, Any]:
+    """Every channel enabled against its fake, every secret of SECRETS in its place."""
     tg, feishu, slack, dingtalk = fakes
-    port = free_port()
-    config = {
+    return {
         "storage": {"data_dir": str(tmp_path / "data")},
         "gateway": {"host": "127.0.0.1", "port": port, "auth_token": SECRETS["admin"]},
         "models": [
@@ -78,12 +77,7 @@ def test_debug_log_of_a_running_service_holds_no_secret(
         ],
         "agent": {"title": {"enabled": False}},
         "channels": {
-            "telegram": {
-                "enabled": True,
-                "bot_token": TOKEN,
-                "api_base": tg.api_base,
-                "poll_timeout": 1,
-            },
+            "telegram": tg.channel_config(),
             "feishu": {
                 "enabled": True,
                 "app_id": "cli_logs",
@@ -106,6 +100,14 @@ def test_debug_log_of_a_running_service_holds_no_secret(
             },
         },
     }
+
+
+def test_debug_log_of_a_running_service_holds_no_secret(
+    tmp_path: Path, fake_openai: FakeOpenAI, fakes: Fakes
+) -> None:
+    tg = fakes[0]
+    port = free_port()
+    config = _config(tmp_path, fake_openai, fakes, port)
     cfg = tmp_path / "config.yaml"
     cfg.write_text(yaml.safe_dump(config))
     log_path = tmp_path / "out.log"

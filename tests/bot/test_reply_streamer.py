@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from typing import Any
+
+import pytest
 
 from agent.events import Final, TextDelta
 from bot.replies import ReplyStreamer
-from channels.base import ReplyDoc
+from channels.base import ChannelError, ReplyDoc
+from tests.fakes.clock import VirtualClock
 from tests.fakes.recording_channel import Call, Handle, RecordingChannel, RecordingConfig
 
 
@@ -45,3 +49,26 @@ async def test_finish_waits_for_the_update_in_flight() -> None:
     await asyncio.wait_for(finishing, 5)
     assert kinds(channel) == ["open", "update-start", "update-done", "finish"]
     assert channel.of("finish")[0].text == "echo: hi"
+
+
+async def test_a_call_without_an_answer_is_retried_with_the_one_backoff(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    channel = RecordingChannel(RecordingConfig(), ctx=None)  # type: ignore[arg-type]
+    lost = ChannelError("connection reset", retryable=True)  # a call that got no answer
+    channel.failures["finish"] = [lost, lost]
+    clock = VirtualClock()
+    channel.pacer.clock, channel.pacer.sleep = clock, clock.sleep
+    streamer = ReplyStreamer(channel, channel.message("hi"))
+    await streamer.open()
+    streamer.on_event(Final("done"))
+    with caplog.at_level(logging.DEBUG, logger="bot.replies"):
+        assert await streamer.finish() == "done"
+    assert channel.of("finish")[0].text == "done"
+    waits = [s for s in clock.sleeps if s > 0]
+    assert len(waits) == 2
+    assert all(0.5 <= s <= 8.0 for s in waits)
+    lines = [r.getMessage() for r in caplog.records]
+    # channels/backoff.py: one warning for the streak, one recovery line
+    assert sum("retrying with backoff" in line for line in lines) == 1
+    assert any("recovered after 2 failed attempt(s)" in line for line in lines)

@@ -88,18 +88,10 @@ async def remember(st: Stage, content: str) -> None:
         assert resp.status == 200, await resp.text()
 
 
-async def test_operator_flow(browser: Any, st: Stage) -> None:
+async def restart_the_channel(page: Any, st: Stage) -> None:
+    """Log in; the channel is connected; restart it."""
     from playwright.async_api import expect
 
-    page = await browser.new_page()
-    problems: list[str] = []
-    page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
-    page.on("pageerror", lambda e: problems.append(str(e)))
-    page.on(
-        "response", lambda r: problems.append(f"{r.status} {r.url}") if r.status >= 400 else None
-    )
-
-    # log in; the channel is connected; restart it
     await login(page, st.url)
     row = page.locator("#channel-telegram")
     await expect(row.locator(".status")).to_have_text("connected")
@@ -107,7 +99,11 @@ async def test_operator_flow(browser: Any, st: Stage) -> None:
     await expect(page.get_by_role("status")).to_contain_text("telegram restarted.")
     await expect(page.locator("#channel-telegram .status")).to_have_text("connected")
 
-    # the metrics page moves, live, when the fake platform's message is answered
+
+async def watch_the_metrics(page: Any, st: Stage) -> None:
+    """The metrics page moves, live, when the fake platform's message is answered."""
+    from playwright.async_api import expect
+
     await page.get_by_role("link", name="Metrics").click()
     await expect(page.locator("#m-answers")).to_have_text("0")
     await expect(page.locator(".chart[data-chart=answers] canvas")).to_have_count(1)
@@ -117,7 +113,11 @@ async def test_operator_flow(browser: Any, st: Stage) -> None:
     await expect(page.locator(".chart[data-chart=answers]")).to_have_attribute("data-points", "0")
     await expect(page.locator("#collecting")).to_be_visible()
 
-    # a conversation the platform produced: a running reply, stopped from the console
+
+async def stop_a_running_reply(page: Any, st: Stage) -> None:
+    """A conversation the platform produced: a running reply, stopped from the console."""
+    from playwright.async_api import expect
+
     st.openai.script(Reply(text="a long answer " * 40, stall_after=2))
     st.telegram.push_message(CHAT, "write a long answer", user_id=42)
     await page.get_by_role("link", name="Conversations").click()
@@ -133,7 +133,11 @@ async def test_operator_flow(browser: Any, st: Stage) -> None:
         lambda: any(texts.STOPPED in t for t in st.telegram.shown_texts(CHAT))
     )
 
-    # toggle a skill
+
+async def toggle_a_skill(page: Any, st: Stage) -> None:
+    """Toggle a skill."""
+    from playwright.async_api import expect
+
     await page.get_by_role("link", name="Models & skills").click()
     await page.get_by_role("button", name="Disable data-to-chart").click()
     await expect(page.get_by_role("status")).to_contain_text("Skill data-to-chart disabled.")
@@ -141,7 +145,11 @@ async def test_operator_flow(browser: Any, st: Stage) -> None:
     config = json.loads((st.data_dir / "extensions_config.json").read_text())
     assert config["skills"]["data-to-chart"] == {"enabled": False}
 
-    # forget a memory fact
+
+async def forget_a_fact(page: Any, st: Stage) -> None:
+    """Forget a memory fact."""
+    from playwright.async_api import expect
+
     await remember(st, "Prefers metric units")
     await remember(st, "Works on the billing team")
     await page.get_by_role("link", name="Memory").click()
@@ -153,6 +161,22 @@ async def test_operator_flow(browser: Any, st: Stage) -> None:
     assert [f.content for f in await st.app.runner.memory.store.facts("telegram:42")] == [
         "Works on the billing team"
     ]
+
+
+async def test_operator_flow(browser: Any, st: Stage) -> None:
+    page = await browser.new_page()
+    problems: list[str] = []
+    page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: problems.append(str(e)))
+    page.on(
+        "response", lambda r: problems.append(f"{r.status} {r.url}") if r.status >= 400 else None
+    )
+
+    await restart_the_channel(page, st)
+    await watch_the_metrics(page, st)
+    await stop_a_running_reply(page, st)
+    await toggle_a_skill(page, st)
+    await forget_a_fact(page, st)
 
     assert problems == []  # no script error, no CSP violation
 

@@ -19,7 +19,7 @@ from tests.gateway.conftest import AUTH, TOKEN, make_harness
 from tests.harness import ServiceHarness
 
 
-def app(svc: ServiceHarness):  # type: ignore[no-untyped-def]
+def app(svc: ServiceHarness):
     assert svc.app is not None
     return svc.app
 
@@ -126,23 +126,27 @@ async def test_skills_toggle_and_install(
     assert status == 404
 
 
+GITHUB_FORM = {
+    "original": "",
+    "name": "github",
+    "type": "stdio",
+    "enabled": "true",
+    "command": "bash",
+    "args": "-c\nrm -rf /",
+    "env": "GITHUB_TOKEN=ghp_secret",
+    "url": "",
+    "headers": "",
+    "description": "",
+}
+"""The console's MCP server form, filled in for a new server."""
+
+
 async def test_mcp_servers_edit_with_errors_next_to_the_field_and_masked_secrets(
     admin: Console, tmp_path: Path
 ) -> None:
     path = tmp_path / "extensions_config.json"
     path.write_text(json.dumps({"skills": {"x": {"enabled": True}}}))
-    new = {
-        "original": "",
-        "name": "github",
-        "type": "stdio",
-        "enabled": "true",
-        "command": "bash",
-        "args": "-c\nrm -rf /",
-        "env": "GITHUB_TOKEN=ghp_secret",
-        "url": "",
-        "headers": "",
-        "description": "",
-    }
+    new = dict(GITHUB_FORM)  # a command and arguments that are not allowed
     status, page, _ = await admin.post("/console/mcp/save", new)
     assert status == 400
     assert 'id="new-command-error"' in page

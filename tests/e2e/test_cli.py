@@ -10,7 +10,10 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from tests.fakes.openai_server import FakeOpenAI
 
@@ -66,30 +69,28 @@ def get_json(url: str) -> dict[str, object]:
         return data
 
 
-def test_serve_answers_health_and_stops_cleanly_on_sigterm(
-    tmp_path: Path, fake_openai: FakeOpenAI
-) -> None:
-    port = free_port()
-    cfg = write_config(tmp_path, fake_openai, port)
+@contextmanager
+def serving(cfg: Path, port: int, environ: dict[str, str], start_up: float = 30) -> Iterator[Any]:
+    """`antler serve --config cfg` until the block ends: yields its first `/health` answer;
+    at the end SIGTERM stops it cleanly (exit 0) and it printed no traceback."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "bot.cli", "serve", "--config", str(cfg)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env=env(),
+        env=environ,
         cwd=ROOT,
     )
     try:
         health = None
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and health is None:
+        deadline = time.monotonic() + start_up
+        while time.monotonic() < deadline and health is None and proc.poll() is None:
             try:
                 health = get_json(f"http://127.0.0.1:{port}/health")
             except OSError:
                 time.sleep(0.1)
         assert health is not None, _stderr(proc) if proc.poll() is not None else "no answer"
-        assert health["status"] == "ok"
-        assert isinstance(health["channels"], dict)
+        yield health
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=20) == 0
     finally:
@@ -97,6 +98,15 @@ def test_serve_answers_health_and_stops_cleanly_on_sigterm(
             proc.kill()
             proc.wait()
     assert "Traceback" not in _stderr(proc)
+
+
+def test_serve_answers_health_and_stops_cleanly_on_sigterm(
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
+    port = free_port()
+    with serving(write_config(tmp_path, fake_openai, port), port, env()) as health:
+        assert health["status"] == "ok"
+        assert isinstance(health["channels"], dict)
 
 
 def _stderr(proc: subprocess.Popen[str]) -> str:

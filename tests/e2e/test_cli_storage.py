@@ -3,15 +3,13 @@ database that cannot be used stops start-up with one plain line (exit 2), /healt
 
 from __future__ import annotations
 
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import psycopg
 
-from tests.e2e.test_cli import ROOT, env, free_port, get_json, write_config
+from tests.e2e.test_cli import ROOT, env, free_port, serving, write_config
 from tests.fakes.openai_server import FakeOpenAI
 
 UNREACHABLE = "postgresql://antler:pw-not-shown@127.0.0.1:1/test"
@@ -95,37 +93,10 @@ def test_serve_reports_the_database_in_health(
 ) -> None:
     port = free_port()
     cfg = pg_config(tmp_path, fake_openai, port)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "bot.cli", "serve", "--config", str(cfg)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**env(), "ANTLER_PG_DSN": pg_dsn},
-        cwd=ROOT,
-    )
-    try:
-        health = None
-        deadline = time.monotonic() + 60  # start-up on a loaded machine
-        while time.monotonic() < deadline and health is None and proc.poll() is None:
-            try:
-                health = get_json(f"http://127.0.0.1:{port}/health")
-            except OSError:
-                time.sleep(0.1)
-        assert health is not None, _stderr(proc) if proc.poll() is not None else "no answer"
+    environ = {**env(), "ANTLER_PG_DSN": pg_dsn}
+    with serving(cfg, port, environ, start_up=60) as health:  # start-up on a loaded machine
         database = health["database"]
         assert isinstance(database, dict)
         assert database["backend"] == "postgres"
         assert database["reachable"] is True
         assert health["status"] == "ok"
-        proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=20) == 0
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    assert "Traceback" not in _stderr(proc)
-
-
-def _stderr(proc: subprocess.Popen[str]) -> str:
-    assert proc.stderr is not None  # started with stderr=PIPE
-    return proc.stderr.read()

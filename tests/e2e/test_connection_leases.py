@@ -227,6 +227,41 @@ def holder_of(svc: ServiceHarness, channel: str) -> Holder:
     return connections.holders[channel]
 
 
+async def pause_past_the_lease(
+    held: Holder,
+    deliveries: Redelivery,
+    redis_bus: dict[str, Any],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The holder pauses past its lease (it neither renews nor closes its socket): an event
+    pushed to it now is neither answered nor acknowledged."""
+    assert held._task is not None
+    held._task.cancel()
+    held.lease.valid_until = 0.0
+    client = aioredis.Redis.from_url(redis_bus["redis"]["url"], decode_responses=True)
+    await client.pexpire(held.lease.key, 60_000)  # nobody takes over before it arrived
+    delivery = deliveries.push("while paused", "ev-2")
+    await until(lambda: "hold on the connection lapsed" in caplog.text, "the event fenced off")
+    assert not deliveries.platform.acked(delivery)
+    await client.pexpire(held.lease.key, held.lease.ms)  # the lease runs out as it would
+    await client.aclose()
+
+
+async def back_and_taking_over(
+    first: ServiceHarness, second: ServiceHarness, platform: Platform
+) -> None:
+    """The new holder stops: the first worker, back, takes the connection over."""
+    name = platform.name
+    await first.start()
+    await until(
+        lambda: sorted([role(first, name), role(second, name)]) == ["held", "standby"],
+        "the worker back on standby",
+    )
+    await second.stop()
+    await until(lambda: role(first, name) == "held", "the connection taken over")
+    await until(lambda: platform.open_connections() == 1, "connected again")
+
+
 async def test_one_connection_fenced_when_paused_and_taken_over_when_the_holder_stops(
     tmp_path: Path,
     fake_openai: FakeOpenAI,
@@ -260,19 +295,7 @@ async def test_one_connection_fenced_when_paused_and_taken_over_when_the_holder_
         # the holder of now (a stall of the shared loop under load may have handed it over)
         first, second = (one, two) if role(one, name) == "held" else (two, one)
 
-        # the holder pauses past its lease (it neither renews nor closes its socket): an event
-        # pushed to it now is neither answered nor acknowledged
-        held = holder_of(first, name)
-        assert held._task is not None
-        held._task.cancel()
-        held.lease.valid_until = 0.0
-        client = aioredis.Redis.from_url(redis_bus["redis"]["url"], decode_responses=True)
-        await client.pexpire(held.lease.key, 60_000)  # nobody takes over before it arrived
-        delivery = deliveries.push("while paused", "ev-2")
-        await until(lambda: "hold on the connection lapsed" in caplog.text, "the event fenced off")
-        assert not platform.acked(delivery)
-        await client.pexpire(held.lease.key, held.lease.ms)  # the lease runs out as it would
-        await client.aclose()
+        await pause_past_the_lease(holder_of(first, name), deliveries, redis_bus, caplog)
 
         await until(lambda: role(second, name) == "held", "the standby taking over")
         await first.stop()  # the paused holder goes away (its socket closes)
@@ -281,15 +304,7 @@ async def test_one_connection_fenced_when_paused_and_taken_over_when_the_holder_
         await until(lambda: platform.answers("after") == 1, "the later message answered")
         await until(lambda: platform.answers("while paused") == 1, "the redelivery answered")
 
-        # the new holder stops: the first worker, back, takes the connection over
-        await first.start()
-        await until(
-            lambda: sorted([role(first, name), role(second, name)]) == ["held", "standby"],
-            "the worker back on standby",
-        )
-        await second.stop()
-        await until(lambda: role(first, name) == "held", "the connection taken over")
-        await until(lambda: platform.open_connections() == 1, "connected again")
+        await back_and_taking_over(first, second, platform)
         deliveries.push("last", "ev-4")
         await until(lambda: platform.answers("last") == 1, "the last message answered")
         await first.idle()

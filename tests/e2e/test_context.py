@@ -57,9 +57,7 @@ async def test_title_is_made_once_and_shown_by_status(
     fake_openai.responder = respond
     async with harness(tmp_path, fake_openai, agent={"title": {"enabled": True}}) as svc:
         ch = chan(svc)
-        await ch.inject("/status")
-        await ch.inject("how do I grow kumquats on my balcony?")
-        await ch.inject("and in winter?")
+        await ch.say("/status", "how do I grow kumquats on my balcony?", "and in winter?")
         await svc.idle()
         await ch.inject("/status")  # /status answers at once: wait for the turns first
         await svc.idle()
@@ -174,9 +172,7 @@ async def test_plan_mode_shows_todo_progress(tmp_path: Path, fake_openai: FakeOp
     )
     async with harness(tmp_path, fake_openai) as svc:
         ch = chan(svc)
-        await ch.inject("no plan yet")
-        await ch.inject("/plan on")
-        await ch.inject("do the two-step thing")
+        await ch.say("no plan yet", "/plan on", "do the two-step thing")
         await svc.idle()
         await ch.inject("/status")
         await svc.idle()
@@ -204,13 +200,9 @@ async def test_think_on_changes_the_request(tmp_path: Path, fake_openai: FakeOpe
     fast = models(fake_openai, supports_thinking=True, when_thinking_enabled=thinking)
     async with harness(tmp_path, fake_openai, models=fast) as svc:
         ch = chan(svc)
-        await ch.inject("before")
-        await ch.inject("/think on")
-        await ch.inject("during")
+        await ch.say("before", "/think on", "during")
         await svc.idle()
-        await ch.inject("/status")
-        await ch.inject("/think off")
-        await ch.inject("after")
+        await ch.say("/status", "/think off", "after")
         await svc.idle()
     by_text = {FakeOpenAI.user_texts(r)[-1]: r for r in fake_openai.requests}
     assert "thinking" not in by_text["before"].body

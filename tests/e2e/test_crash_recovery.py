@@ -81,13 +81,6 @@ class Model:
 
 
 @pytest.fixture
-def telegram() -> Iterator[FakeTelegram]:
-    server = FakeTelegram().start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture
 def service(
     tmp_path: Path, fake_openai: FakeOpenAI, telegram: FakeTelegram
 ) -> Iterator[ServiceProcess]:

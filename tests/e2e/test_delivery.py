@@ -16,7 +16,7 @@ from bot.stores.journal.sqlite import SqliteJournal
 from channels.base import ChannelError, ChatRef, InboundMessage, UserRef
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.openai_wire import Reply
-from tests.fakes.recording_channel import RecordingChannel
+from tests.fakes.recording_channel import Call, RecordingChannel
 from tests.harness import ServiceHarness
 
 pytestmark = pytest.mark.usefixtures("test_channel_registered")
@@ -25,6 +25,19 @@ pytestmark = pytest.mark.usefixtures("test_channel_registered")
 def harness(tmp_path: Path, fake: FakeOpenAI, **extra: Any) -> ServiceHarness:
     channels = {"test": {"enabled": True}, **extra.pop("channels", {})}
     return ServiceHarness(tmp_path, fake, channels, **extra)
+
+
+ONE_SLOT: dict[str, Any] = {"channels": {"max_concurrent_runs": 1}}
+"""One run at a time: a second message waits for the slot."""
+
+
+async def queue_behind_a_run(ch: RecordingChannel, fake: FakeOpenAI, **where: Any) -> Call:
+    """c1's message takes the only run slot (its model call stalls); "two", sent `where`, then
+    waits for the slot: its queued notice."""
+    await ch.inject("one", chat_id="c1")
+    await fake.wait_requests(1)
+    await ch.inject("two", **where)
+    return (await ch.wait_for("queued"))[0]
 
 
 def chan(svc: ServiceHarness) -> RecordingChannel:
@@ -83,13 +96,9 @@ async def test_a_full_run_pool_shows_a_queued_notice_at_admission(
     tmp_path: Path, fake_openai: FakeOpenAI
 ) -> None:
     fake_openai.script(Reply(text="first answer " * 10, stall_after=2), Reply(text="second"))
-    cfg = {"channels": {"max_concurrent_runs": 1}}
-    async with harness(tmp_path, fake_openai, **cfg) as svc:
+    async with harness(tmp_path, fake_openai, **ONE_SLOT) as svc:
         ch = chan(svc)
-        await ch.inject("one", chat_id="c1")
-        await fake_openai.wait_requests(1)
-        await ch.inject("two", chat_id="c2")
-        queued = (await ch.wait_for("queued"))[0]
+        queued = await queue_behind_a_run(ch, fake_openai, chat_id="c2")
         assert queued.chat is not None
         assert queued.chat.chat_id == "c2"
         assert queued.doc is not None
@@ -113,13 +122,9 @@ async def test_stop_cancels_a_message_waiting_for_a_run_slot(
     says so, the journal settles it stopped) and the model is never asked; /status first counts
     it as waiting."""
     fake_openai.script(Reply(text="first answer " * 10, stall_after=2), Reply(text="never"))
-    cfg = {"channels": {"max_concurrent_runs": 1}}
-    async with harness(tmp_path, fake_openai, **cfg) as svc:
+    async with harness(tmp_path, fake_openai, **ONE_SLOT) as svc:
         ch = chan(svc)
-        await ch.inject("one", chat_id="c1")
-        await fake_openai.wait_requests(1)
-        await ch.inject("two", chat_id="c2", event_id="two")
-        queued = (await ch.wait_for("queued"))[0]
+        queued = await queue_behind_a_run(ch, fake_openai, chat_id="c2", event_id="two")
         await ch.inject("/status", chat_id="c2")
         status = (await ch.wait_for("text"))[0].text
         assert "Queued messages: 1" in status
@@ -146,14 +151,10 @@ async def test_stop_in_a_group_main_chat_stops_a_message_waiting_in_a_topic(
     group's main chat finds it (/status there counts it), stops it in its notice and the model
     is never asked for it."""
     fake_openai.script(Reply(text="first answer " * 10, stall_after=2), Reply(text="never"))
-    cfg = {"channels": {"max_concurrent_runs": 1}}
     group: dict[str, Any] = {"chat_id": "g", "chat_type": "group", "mentions_bot": True}
-    async with harness(tmp_path, fake_openai, **cfg) as svc:
+    async with harness(tmp_path, fake_openai, **ONE_SLOT) as svc:
         ch = chan(svc)
-        await ch.inject("one", chat_id="c1")
-        await fake_openai.wait_requests(1)
-        await ch.inject("two", topic="t1", event_id="two", **group)
-        queued = (await ch.wait_for("queued"))[0]
+        queued = await queue_behind_a_run(ch, fake_openai, topic="t1", event_id="two", **group)
         await ch.inject("/status", in_main_chat=True, **group)
         status = (await ch.wait_for("text"))[0].text
         assert "Reply running: 1" in status  # the sender's reply waiting in the topic

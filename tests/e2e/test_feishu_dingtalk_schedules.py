@@ -5,12 +5,8 @@ from __future__ import annotations
 
 import json
 import time
-import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 from tests.channels.feishu import payloads
 from tests.channels.feishu.conftest import until
@@ -21,37 +17,11 @@ from tests.fakes.openai_server import FakeOpenAI
 from tests.harness import ServiceHarness
 
 
-@pytest.fixture
-def feishu() -> Iterator[FakeFeishu]:
-    server = FakeFeishu().start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture
-def dingtalk() -> Iterator[FakeDingTalk]:
-    server = FakeDingTalk().start()
-    yield server
-    server.stop()
-
-
-async def fire(svc: ServiceHarness) -> None:
-    assert svc.app is not None
-    await svc.app.schedules.scheduler.tick()
-    await svc.idle()
-
-
 async def test_feishu_run_is_a_new_card_in_the_chat(
     tmp_path: Path, fake_openai: FakeOpenAI, feishu: FakeFeishu
 ) -> None:
     clock = VirtualClock(time.time(), sleep_moves=False)
-    conf = {
-        "enabled": True,
-        "app_id": f"cli_{uuid.uuid4().hex[:12]}",
-        "app_secret": "sec",
-        "domain": feishu.base,
-        "stream_interval": 0.1,
-    }
+    conf = feishu.channel_config()
     async with ServiceHarness(
         tmp_path, fake_openai, {"feishu": conf}, only=["feishu"], schedule_clock=clock
     ) as svc:
@@ -63,8 +33,8 @@ async def test_feishu_run_is_a_new_card_in_the_chat(
         await until(lambda: feishu.replies_to("om_s"))
         await svc.idle()
         clock.advance(3600)
-        await fire(svc)
-        await fire(svc)
+        await svc.fire_schedules()
+        await svc.fire_schedules()
     created = [
         v for v in feishu.messages.values() if v["chat_id"] == "oc_dm" and not v.get("reply_to")
     ]
@@ -110,8 +80,8 @@ async def test_dingtalk_run_is_sent_through_the_robot_api(
         )
         await svc.idle()
         clock.advance(3600)
-        await fire(svc)
-        await fire(svc)
+        await svc.fire_schedules()
+        await svc.fire_schedules()
     texts = _robot_texts(dingtalk)
     assert texts[0].startswith("Scheduled #1")
     assert len(texts) == 2

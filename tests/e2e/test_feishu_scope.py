@@ -4,26 +4,15 @@ through lark-oapi against the fake Feishu and the whole service."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from tests.channels.feishu import payloads
 from tests.channels.feishu.conftest import until
-from tests.channels.feishu.test_e2e import card_buttons, harness
+from tests.channels.feishu.test_e2e import harness
 from tests.fakes.feishu_server import FakeFeishu
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.openai_wire import Reply
-
-
-@pytest.fixture
-def feishu() -> Iterator[FakeFeishu]:
-    server = FakeFeishu().start()
-    yield server
-    server.stop()
-
 
 GROUP: dict[str, Any] = {
     "chat_type": "group",
@@ -67,7 +56,9 @@ async def test_model_button_in_the_main_chat_sets_the_chat_default(
         await until(lambda: feishu.replies_to("om_l"))
         await svc.idle()
         [listing] = feishu.replies_to("om_l", "interactive")
-        buttons = card_buttons(feishu.card_of(listing))
+        card = feishu.card_of(listing)
+        assert card is not None
+        buttons = card.buttons()
         assert buttons["Smart"]["main"] is True
         feishu.push_event(
             payloads.card_action(

@@ -55,9 +55,7 @@ async def test_skill_listed_and_activated_by_slash_command(
     write_skills(tmp_path)
     async with service(tmp_path, fake_openai) as svc:
         ch = chan(svc)
-        await ch.inject("hello")
-        await ch.inject("/haiku-writer about rain")
-        await ch.inject("/status")
+        await ch.say("hello", "/haiku-writer about rain", "/status")
         await svc.idle()
     plain, activated = fake_openai.requests
     assert "<location>/mnt/skills/public/haiku-writer/SKILL.md</location>" in system_text(plain)

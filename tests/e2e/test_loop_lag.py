@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import socket
-import uuid
 from pathlib import Path
 
 import pytest
@@ -33,13 +32,7 @@ async def test_feishu_reply_never_stalls_the_loop(
     feishu: FakeFeishu,  # noqa: F811
 ) -> None:
     fake_openai.script(Reply(text="lag check " * 30, tokens_per_second=150))
-    conf = {
-        "enabled": True,
-        "app_id": f"cli_{uuid.uuid4().hex[:12]}",
-        "app_secret": "sec",
-        "domain": feishu.base,
-        "stream_interval": 0.1,
-    }
+    conf = feishu.channel_config()
     svc = ServiceHarness(tmp_path, fake_openai, {"feishu": conf}, only=["feishu"])
     async with BlockingIoWatch() as watch, svc:
         feishu.push_event(payloads.message_event("hi", message_id="om_lag"))

@@ -6,8 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -23,27 +22,6 @@ from tests.fakes.slack_server import FakeSlack
 from tests.fakes.telegram_server import TOKEN, FakeTelegram
 from tests.fakes.virtual_time import VirtualTime
 from tests.harness import ServiceHarness
-
-
-@pytest.fixture
-def telegram() -> Iterator[FakeTelegram]:
-    server = FakeTelegram().start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture
-def fake_slack() -> Iterator[FakeSlack]:
-    server = FakeSlack().start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture
-def feishu() -> Iterator[FakeFeishu]:
-    server = FakeFeishu().start()
-    yield server
-    server.stop()
 
 
 def telegram_service(
@@ -114,13 +92,7 @@ async def test_feishu_start_outage_recovers_without_a_restart(
     vt = VirtualTime()
     vt.hold()
     feishu.fail_http("ws_endpoint", 503, times=2)
-    conf = {
-        "enabled": True,
-        "app_id": f"cli_{uuid.uuid4().hex[:12]}",
-        "app_secret": "sec",
-        "domain": feishu.base,
-        "stream_interval": 0.1,
-    }
+    conf = feishu.channel_config()
     kwargs = {"feishu": {"backoff": vt.policy()}}
     async with ServiceHarness(
         tmp_path, fake_openai, {"feishu": conf}, only=["feishu"], channel_kwargs=kwargs

@@ -5,6 +5,8 @@ unacknowledged messages go to another worker once its lease ran out."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -55,20 +57,27 @@ async def settled(svc: ServiceHarness, count: int, timeout: float = 30) -> None:
         await asyncio.sleep(0.05)
 
 
+@asynccontextmanager
+async def sharing_the_partitions(
+    tmp_path: Path, fake: FakeOpenAI, dsn: str, bus: dict[str, Any]
+) -> AsyncIterator[tuple[ServiceHarness, ServiceHarness]]:
+    """Two workers on one database and one bus, once both hold a share of the partitions (or
+    after 4 s)."""
+    async with worker(tmp_path, fake, dsn, bus) as one, worker(tmp_path, fake, dsn, bus) as two:
+        for _ in range(40):
+            if all(w.app and w.app.health()["bus"]["partitions"] for w in (one, two)):
+                break
+            await asyncio.sleep(0.1)
+        yield one, two
+
+
 async def test_two_workers_answer_every_message_once_in_order(
     tmp_path: Path, fake_openai: FakeOpenAI, pg_dsn: str, redis_bus: dict[str, Any]
 ) -> None:
-    async with (
-        worker(tmp_path, fake_openai, pg_dsn, redis_bus) as one,
-        worker(tmp_path, fake_openai, pg_dsn, redis_bus) as two,
-    ):
+    async with sharing_the_partitions(tmp_path, fake_openai, pg_dsn, redis_bus) as (one, two):
         assert one.app is not None
         assert two.app is not None
         a = chan(one)
-        for _ in range(40):  # until both hold a share of the partitions
-            if one.app.health()["bus"]["partitions"] and two.app.health()["bus"]["partitions"]:
-                break
-            await asyncio.sleep(0.1)
         for i in range(5):
             for chat in range(8):
                 await a.inject(f"c{chat} m{i}", chat_id=f"c{chat}", event_id=f"c{chat}-{i}")
@@ -139,16 +148,9 @@ async def test_stop_in_a_main_chat_stops_replies_on_every_worker(
     from bot.cluster.partitions import partition_of
     from tests.fakes.openai_wire import Reply
 
-    async with (
-        worker(tmp_path, fake_openai, pg_dsn, redis_bus) as one,
-        worker(tmp_path, fake_openai, pg_dsn, redis_bus) as two,
-    ):
+    async with sharing_the_partitions(tmp_path, fake_openai, pg_dsn, redis_bus) as (one, two):
         assert one.app is not None
         assert two.app is not None
-        for _ in range(40):
-            if one.app.health()["bus"]["partitions"] and two.app.health()["bus"]["partitions"]:
-                break
-            await asyncio.sleep(0.1)
         owned = [set(w.app.health()["bus"]["partitions"]) for w in (one, two) if w.app]
         count = redis_bus["redis"]["partitions"]
         topics = [

@@ -3,12 +3,8 @@
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 from bot.stores.journal import State
 from tests.channels.feishu import payloads
@@ -33,20 +29,6 @@ def stalled_then_full(fake_openai: FakeOpenAI) -> None:
 async def journal_states(svc: ServiceHarness) -> list[State]:
     assert svc.app is not None
     return [e.state for e in await svc.app.journal.recent()]
-
-
-@pytest.fixture
-def slack() -> Iterator[FakeSlack]:
-    fake = FakeSlack().start()
-    yield fake
-    fake.stop()
-
-
-@pytest.fixture
-def feishu() -> Iterator[FakeFeishu]:
-    server = FakeFeishu().start()
-    yield server
-    server.stop()
 
 
 def visible(message: dict[str, Any]) -> str:
@@ -91,13 +73,7 @@ async def test_feishu_reply_continues_in_the_same_card(
     tmp_path: Path, fake_openai: FakeOpenAI, feishu: FakeFeishu
 ) -> None:
     stalled_then_full(fake_openai)
-    conf = {
-        "enabled": True,
-        "app_id": f"cli_{uuid.uuid4().hex[:12]}",
-        "app_secret": "sec",
-        "domain": feishu.base,
-        "stream_interval": 0.1,
-    }
+    conf = feishu.channel_config()
     svc = ServiceHarness(
         tmp_path, fake_openai, {"feishu": conf, "shutdown_grace_seconds": GRACE}, only=["feishu"]
     )

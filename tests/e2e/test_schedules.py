@@ -41,11 +41,6 @@ def app(svc: ServiceHarness) -> App:
     return svc.app
 
 
-async def fire(svc: ServiceHarness) -> None:
-    await app(svc).schedules.scheduler.tick()
-    await svc.idle()
-
-
 @pytest.fixture
 def clock() -> VirtualClock:
     return VirtualClock(time.time(), sleep_moves=False)
@@ -62,11 +57,11 @@ async def test_schedule_by_command_runs_through_the_agent_at_its_time(
         assert ch.texts()[0].startswith("Scheduled #1: once, ")
         assert "Next scheduled run: #1 once" in ch.texts()[1]
         clock.advance(7200 - 60)
-        await fire(svc)
+        await svc.fire_schedules()
         assert fake_openai.requests == []
         clock.advance(60)
-        await fire(svc)
-        await fire(svc)
+        await svc.fire_schedules()
+        await svc.fire_schedules()
     assert len(fake_openai.requests) == 1
     assert FakeOpenAI.user_texts(fake_openai.requests[0])[-1].endswith("remind me to call Ann")
     assert "scheduled task #1" in str(fake_openai.requests[0].body["messages"])
@@ -103,7 +98,7 @@ async def test_the_agent_schedules_through_its_tool(
         assert schedule.creator.id == "u1"
         assert schedule.next_run is not None
         clock.set(schedule.next_run)
-        await fire(svc)
+        await svc.fire_schedules()
     assert FakeOpenAI.user_texts(fake_openai.requests[2])[-1].endswith("Remind u1 to call Ann")
     assert len(ch.of("open")) == 2
 
@@ -113,15 +108,16 @@ async def test_list_cancel_and_timezone_commands(
 ) -> None:
     async with harness(tmp_path, fake_openai, clock) as svc:
         ch = chan(svc)
-        await ch.inject("/timezone America/New_York")
-        await ch.inject("/schedule every weekday 09:00 summarise the tracker")
-        await ch.inject("/schedule list")
+        await ch.say(
+            "/timezone America/New_York",
+            "/schedule every weekday 09:00 summarise the tracker",
+            "/schedule list",
+        )
         await svc.idle()
         await ch.inject("/schedule cancel 1", user="someone-else")
-        await ch.inject("/schedule pause 1")
-        await ch.inject("/schedule cancel 1")
-        await ch.inject("/schedule list")
-        await ch.inject("/schedule nonsense")
+        await ch.say(
+            "/schedule pause 1", "/schedule cancel 1", "/schedule list", "/schedule nonsense"
+        )
         await svc.idle()
     texts = ch.texts()
     assert texts[0] == "Time zone set to America/New_York. New scheduled tasks here use it."
@@ -157,9 +153,9 @@ async def test_a_due_run_is_answered_once_across_a_restart(
     await svc.start()
     ch2 = chan(svc)
     await svc.idle()
-    await fire(svc)
+    await svc.fire_schedules()
     clock.advance(3600)
-    await fire(svc)
+    await svc.fire_schedules()
     await svc.stop()
     done = [c for c in ch2.of("finish") if c.doc is not None and c.doc.status == "done"]
     assert len(done) == 1
@@ -177,7 +173,7 @@ async def test_fresh_thread_per_run(
         await svc.idle()
         for _ in range(2):
             clock.advance(3600)
-            await fire(svc)
+            await svc.fire_schedules()
     by_task: dict[str, list[int]] = {}
     for request in fake_openai.requests:
         users = FakeOpenAI.user_texts(request)
@@ -210,8 +206,8 @@ async def test_runs_missed_while_down_follow_the_policy_and_the_chat_is_told(
     clock.advance(3 * 3600 + 900)  # down through three runs
     await svc.start()
     ch = chan(svc)
-    await fire(svc)
-    await fire(svc)
+    await svc.fire_schedules()
+    await svc.fire_schedules()
     await svc.stop()
     assert len(fake_openai.requests) == runs
     notices = ch.of("text")

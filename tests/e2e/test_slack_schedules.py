@@ -16,12 +16,6 @@ from tests.harness import ServiceHarness
 __all__ = ["fake_slack"]  # the fixture, shared with the Slack end-to-end tests
 
 
-async def fire(svc: ServiceHarness) -> None:
-    assert svc.app is not None
-    await svc.app.schedules.scheduler.tick()
-    await svc.idle()
-
-
 async def test_a_run_is_posted_in_the_thread_where_it_was_scheduled(
     tmp_path: Path, fake_openai: FakeOpenAI, fake_slack: FakeSlack
 ) -> None:
@@ -42,8 +36,8 @@ async def test_a_run_is_posted_in_the_thread_where_it_was_scheduled(
         assert schedule is not None
         assert schedule.next_run is not None
         clock.set(schedule.next_run)
-        await fire(svc)
-        await fire(svc)
+        await svc.fire_schedules()
+        await svc.fire_schedules()
     texts = bot_texts(fake_slack, root)
     assert len(texts) == 2
     assert texts[1].endswith("summarise the tracker")
@@ -61,7 +55,7 @@ async def test_a_run_in_a_dm_is_a_new_top_level_message(
         await fake_slack.until(lambda f: f.calls_of("chat.postMessage"), timeout=10)
         await svc.idle()
         clock.advance(7200)
-        await fire(svc)
+        await svc.fire_schedules()
     answers = [
         m
         for m in fake_slack.messages.values()

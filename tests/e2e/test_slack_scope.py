@@ -20,13 +20,6 @@ from tests.harness import ServiceHarness
 
 
 @pytest.fixture
-def fake_slack():
-    fake = FakeSlack().start()
-    yield fake
-    fake.stop()
-
-
-@pytest.fixture
 async def svc(
     tmp_path: Path, fake_openai: FakeOpenAI, fake_slack: FakeSlack
 ) -> AsyncIterator[ServiceHarness]:

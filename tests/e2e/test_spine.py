@@ -67,10 +67,7 @@ async def test_new_starts_a_fresh_thread(
 ) -> None:
     async with harness(tmp_path, fake_openai, storage) as svc:
         ch = chan(svc)
-        await ch.inject("remember the word kumquat")
-        await ch.inject("what word?")
-        await ch.inject("/new")
-        await ch.inject("and now?")
+        await ch.say("remember the word kumquat", "what word?", "/new", "and now?")
         await svc.idle()
     assert "New conversation started." in ch.texts()
     second, third = fake_openai.requests[1], fake_openai.requests[2]
@@ -83,10 +80,7 @@ async def test_models_switches_per_conversation(
 ) -> None:
     async with harness(tmp_path, fake_openai, storage) as svc:
         ch = chan(svc)
-        await ch.inject("/models")
-        await ch.inject("/models smart")
-        await ch.inject("hello")
-        await ch.inject("/models nonesuch")
+        await ch.say("/models", "/models smart", "hello", "/models nonesuch")
         await ch.inject("other chat", chat_id="c2")
         await svc.idle()
     listing = ch.of("finish")[0]

@@ -71,9 +71,8 @@ def edits(telegram: FakeTelegram, chat: int) -> list[str]:
 
 @pytest.fixture
 def telegram() -> Iterator[FakeTelegram]:
-    server = FakeTelegram(messages_per_second=MESSAGES_PER_SECOND).start()
-    yield server
-    server.stop()
+    with FakeTelegram(messages_per_second=MESSAGES_PER_SECOND).start() as server:
+        yield server
 
 
 @pytest.fixture

@@ -20,7 +20,8 @@ from typing import Any
 
 from aiohttp import WSMsgType, web
 
-from tests.fakes.threaded import Recorded, ThreadedServer
+from tests.fakes.dingtalk_payloads import chatbot_data
+from tests.fakes.threaded import Recorded, Running, ThreadedServer
 
 CHATBOT_TOPIC = "/v1.0/im/bot/messages/get"
 CARD_CALLBACK_TOPIC = "/v1.0/card/instances/callback"
@@ -44,7 +45,7 @@ class Injected:
     times: int = 1
 
 
-class FakeDingTalk:
+class FakeDingTalk(Running):
     """Construct, `start()`, point the channel's `api_base` at `.base`, `stop()`."""
 
     def __init__(self, *, expire_in: int = 7200) -> None:
@@ -110,46 +111,10 @@ class FakeDingTalk:
         body = {"errcode": errcode, "errmsg": "session webhook error (injected)"}
         self.fail("POST", "/robot/sendBySession", status, body, times=times)
 
-    def chatbot_data(
-        self,
-        text: str = "hello",
-        *,
-        msg_id: str | None = None,
-        group: bool = False,
-        sender: str = "staff-1",
-        conversation_id: str = "cid-dm-1",
-        at_bot: bool = True,
-        msgtype: str = "text",
-        content: dict[str, Any] | None = None,
-        webhook_ttl: float = 3600,
-    ) -> dict[str, Any]:
-        """A chatbot callback `data` like DingTalk sends it, with a live session webhook."""
-        msg_id = msg_id or f"msg{uuid.uuid4().hex[:16]}"
-        data: dict[str, Any] = {
-            "conversationId": conversation_id,
-            "conversationType": "2" if group else "1",
-            "msgId": msg_id,
-            "senderId": f"$:LWCP_v1:${sender}",
-            "senderNick": sender.title(),
-            "senderStaffId": sender,
-            "senderCorpId": "corp-1",
-            "chatbotUserId": "$:LWCP_v1:$bot",
-            "chatbotCorpId": "corp-1",
-            "robotCode": "robot-code",
-            "isInAtList": at_bot,
-            "isAdmin": False,
-            "createAt": int(time.time() * 1000),
-            "sessionWebhook": f"{self.base}/robot/sendBySession?session={msg_id}",
-            "sessionWebhookExpiredTime": int((time.time() + webhook_ttl) * 1000),
-            "msgtype": msgtype,
-        }
-        if group:
-            data["conversationTitle"] = "Team"
-        if msgtype == "text":
-            data["text"] = {"content": text}
-        else:
-            data["content"] = content or {}
-        return data
+    def chatbot_data(self, text: str = "hello", **options: Any) -> dict[str, Any]:
+        """A chatbot callback `data` like DingTalk sends it, with a live session webhook
+        (tests/fakes/dingtalk_payloads.py says the options)."""
+        return chatbot_data(self.base, text, **options)
 
     def push_message(self, data: dict[str, Any], message_id: str | None = None) -> str:
         """Send a CALLBACK frame on the chatbot topic; returns the frame's messageId."""

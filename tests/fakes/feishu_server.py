@@ -15,6 +15,7 @@ import itertools
 import json
 import threading
 import time
+import uuid
 from collections import defaultdict, deque
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,7 +23,7 @@ from typing import Any
 from aiohttp import web
 
 from tests.fakes.feishu_ws import Ack, WsSide
-from tests.fakes.threaded import Recorded, ThreadedServer
+from tests.fakes.threaded import Recorded, Running, ThreadedServer
 
 RATE_LIMITED = 99991400
 NO_PERMISSION = 99991672
@@ -37,6 +38,23 @@ class FakeCard:
     streaming: bool = False
     elements: dict[str, str] = field(default_factory=dict)
     ops: deque[float] = field(default_factory=deque)
+
+    def buttons(self) -> dict[str, dict[str, Any]]:
+        """label -> callback value of every button on the card (CardKit v2)."""
+        found: dict[str, dict[str, Any]] = {}
+
+        def walk(node: Any) -> None:
+            if isinstance(node, dict):
+                if node.get("tag") == "button":
+                    found[node["text"]["content"]] = node["behaviors"][0]["value"]
+                for child in node.values():
+                    walk(child)
+            elif isinstance(node, list):
+                for child in node:
+                    walk(child)
+
+        walk(self.card)
+        return found
 
 
 def _ok(data: dict[str, Any] | None = None) -> web.Response:
@@ -56,7 +74,7 @@ def _elements(card: dict[str, Any]) -> dict[str, str]:
     }
 
 
-class FakeFeishu:
+class FakeFeishu(Running):
     """Start with `FakeFeishu().start()`; `base` is the domain to give the SDK."""
 
     def __init__(self, *, bot_open_id: str = "ou_bot", bot_name: str = "Antler") -> None:
@@ -80,6 +98,18 @@ class FakeFeishu:
     @property
     def base(self) -> str:
         return self.server.base
+
+    def channel_config(self, **extra: Any) -> dict[str, Any]:
+        """The `channels.feishu` section of a service talking to this fake (an app of its own,
+        updates streamed every 0.1 s); `extra` keys are added or replaced."""
+        return {
+            "enabled": True,
+            "app_id": f"cli_{uuid.uuid4().hex[:12]}",
+            "app_secret": "sec",
+            "domain": self.base,
+            "stream_interval": 0.1,
+            **extra,
+        }
 
     def start(self) -> FakeFeishu:
         self.server.start()

@@ -29,7 +29,7 @@ from tests.fakes.openai_wire import (
     finish_reason,
     usage_for,
 )
-from tests.fakes.threaded import ThreadedServer
+from tests.fakes.threaded import Running, ThreadedServer
 
 __all__ = ["ChatRequest", "FakeOpenAI", "Reply", "ToolCall", "echo_responder", "text_of"]
 
@@ -88,7 +88,7 @@ def echo_responder(body: dict[str, Any]) -> Reply:
     return Reply(text=f"echo: {last}")
 
 
-class FakeOpenAI:
+class FakeOpenAI(Running):
     """The fake server. `start()`/`stop()`; thread-safe recording and scripting."""
 
     def __init__(self, models: tuple[str, ...] = ("fake-model",)) -> None:

@@ -102,6 +102,11 @@ class RecordingChannel(Channel):
     async def inject(self, text: str, chat_id: str = "c1", **kw: Any) -> PublishResult:
         return await self.ctx.publish(self.message(text, chat_id, **kw))
 
+    async def say(self, *texts: str, chat_id: str = "c1", **kw: Any) -> None:
+        """The user sends `texts`, one message after the other, into one chat."""
+        for text in texts:
+            await self.inject(text, chat_id, **kw)
+
     # ------------------------------------------------------------ outbound
 
     def _record(self, call: Call) -> None:

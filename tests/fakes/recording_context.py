@@ -10,6 +10,7 @@ from typing import Any
 
 from aiohttp import web
 
+from bot import texts
 from bot.command_registry import CommandRegistry
 from channels.backoff import RetryState
 from channels.base import Handler, InboundMessage, MenuCommand, PublishResult
@@ -24,6 +25,7 @@ class RecordingContext:
 
     data_dir: Path
     bot_name: str = "Antler"
+    choice_expired: str = texts.CHOICE_EXPIRED
     result: PublishResult = PublishResult.accepted
     menu: tuple[MenuCommand, ...] = field(default_factory=lambda: CommandRegistry().menu())
     published: list[InboundMessage] = field(default_factory=list)

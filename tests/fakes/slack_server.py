@@ -8,8 +8,6 @@ client's acks; `signed_post` delivers HTTP-mode events with a valid (or broken) 
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import hmac
 import itertools
 import json
 import threading
@@ -19,20 +17,37 @@ from collections import defaultdict
 from typing import Any
 from urllib.parse import parse_qsl
 
-import aiohttp
 from aiohttp import web
 
-from tests.fakes.threaded import Recorded, ThreadedServer
+from tests.fakes.slack_payloads import (
+    APP_TOKEN,
+    BOT_ID,
+    BOT_TOKEN,
+    BOT_USER,
+    SIGNING_SECRET,
+    TEAM,
+    action_body,
+    command_body,
+    signed_post,
+)
+from tests.fakes.slack_socket import SocketMode
+from tests.fakes.threaded import Recorded, Running, ThreadedServer, max_in_window
 
-TEAM = "T0001"
-BOT_USER = "UBOT"
-BOT_ID = "B0001"
-BOT_TOKEN = "xoxb-test"
-APP_TOKEN = "xapp-test"
-SIGNING_SECRET = "s3cr3t"
+__all__ = [
+    "APP_TOKEN",
+    "BOT_ID",
+    "BOT_TOKEN",
+    "BOT_USER",
+    "SIGNING_SECRET",
+    "TEAM",
+    "FakeSlack",
+    "action_body",
+    "command_body",
+    "signed_post",
+]
 
 
-class FakeSlack:
+class FakeSlack(SocketMode, Running):
     """State and behaviour of the fake; `server` is its ThreadedServer."""
 
     def __init__(self, *, team: str = TEAM, bot_user: str = BOT_USER) -> None:
@@ -128,13 +143,7 @@ class FakeSlack:
 
     def max_in_window(self, method: str, window: float = 60.0) -> int:
         """The most calls of `method` seen within any `window` seconds."""
-        times = [c.at for c in self.calls_of(method)]
-        best, lo = 0, 0
-        for hi, t in enumerate(times):
-            while t - times[lo] > window:
-                lo += 1
-            best = max(best, hi - lo + 1)
-        return best
+        return max_in_window([c.at for c in self.calls_of(method)], window)
 
     def thread_messages(self, channel: str, thread_ts: str) -> list[dict[str, Any]]:
         return [
@@ -297,129 +306,6 @@ class FakeSlack:
             return web.Response(status=200, text="<html>login</html>", content_type="text/html")
         return web.Response(body=data, content_type="application/octet-stream")
 
-    # ------------------------------------------------------------------ Socket Mode
-
-    async def _socket(self, request: web.Request) -> web.WebSocketResponse:
-        ws = web.WebSocketResponse(autoping=True)
-        await ws.prepare(request)
-        with self._cond:
-            self._sockets.append(ws)
-            self._cond.notify_all()
-        self.server.websockets.add(ws)
-        await ws.send_json(
-            {"type": "hello", "num_connections": 1, "connection_info": {"app_id": "A0001"}}
-        )
-        self.connected.set()
-        async for frame in ws:
-            if frame.type == aiohttp.WSMsgType.TEXT:
-                self._on_frame(frame.data)
-        self.server.websockets.discard(ws)
-        if ws in self._sockets:
-            self._sockets.remove(ws)
-        return ws
-
-    def _on_frame(self, data: str) -> None:
-        try:
-            frame = json.loads(data)
-        except ValueError:
-            return
-        envelope_id = frame.get("envelope_id")
-        if envelope_id:
-            with self._cond:
-                self.acks[envelope_id] = {**frame, "at": time.monotonic()}
-                self._cond.notify_all()
-            self._ack_events[envelope_id].set()
-
-    def _send(self, envelope: dict[str, Any]) -> str:
-        if not self.wait_for(lambda f: any(not w.closed for w in f._sockets)):
-            raise AssertionError("no socket mode connection")
-        ws = [w for w in self._sockets if not w.closed][-1]
-        self.server.call(ws.send_str(json.dumps(envelope)))
-        return str(envelope["envelope_id"])
-
-    def event_body(self, event: dict[str, Any], *, event_id: str | None = None) -> dict[str, Any]:
-        return {
-            "token": "verification",
-            "team_id": self.team,
-            "api_app_id": "A0001",
-            "event": event,
-            "type": "event_callback",
-            "event_id": event_id or f"Ev{uuid.uuid4().hex[:10]}",
-            "event_time": int(time.time()),
-            "authorizations": [{"team_id": self.team, "user_id": self.bot_user, "is_bot": True}],
-        }
-
-    def push_event(
-        self, event: dict[str, Any], *, event_id: str | None = None, retry_attempt: int = 0
-    ) -> str:
-        """Deliver an Events API event over Socket Mode; returns the envelope id."""
-        return self._send(
-            {
-                "envelope_id": str(uuid.uuid4()),
-                "type": "events_api",
-                "accepts_response_payload": False,
-                "retry_attempt": retry_attempt,
-                "retry_reason": "timeout" if retry_attempt else "",
-                "payload": self.event_body(event, event_id=event_id),
-            }
-        )
-
-    def push_command(
-        self, text: str, *, channel: str = "D0001", user: str = "U0001", command: str = "/antler"
-    ) -> str:
-        return self._send(
-            {
-                "envelope_id": str(uuid.uuid4()),
-                "type": "slash_commands",
-                "accepts_response_payload": True,
-                "payload": command_body(
-                    text, channel=channel, user=user, command=command, team=self.team
-                ),
-            }
-        )
-
-    def push_action(
-        self,
-        value: str,
-        *,
-        channel: str,
-        thread_ts: str | None,
-        user: str = "U0001",
-        ephemeral: bool = False,
-    ) -> str:
-        """A button press; `ephemeral`: on a message only the presser saw (no `message`)."""
-        return self._send(
-            {
-                "envelope_id": str(uuid.uuid4()),
-                "type": "interactive",
-                "accepts_response_payload": False,
-                "payload": action_body(
-                    value,
-                    channel=channel,
-                    thread_ts=thread_ts,
-                    user=user,
-                    team=self.team,
-                    ephemeral=ephemeral,
-                ),
-            }
-        )
-
-    def wait_ack(self, envelope_id: str, timeout: float = 5.0) -> dict[str, Any]:
-        if not self._ack_events[envelope_id].wait(timeout):
-            raise AssertionError(f"envelope {envelope_id} was not acked")
-        return self.acks[envelope_id]
-
-    @property
-    def open_connections(self) -> int:
-        """Socket Mode connections open now (each event goes to ONE of them, as on Slack)."""
-        return sum(not ws.closed for ws in self._sockets)
-
-    def disconnect(self) -> None:
-        """Ask the client to reconnect, as Slack does (`{"type": "disconnect"}`)."""
-        self.connected.clear()
-        for ws in list(self._sockets):
-            self.server.call(ws.send_json({"type": "disconnect", "reason": "refresh_requested"}))
-
 
 class _Error(Exception):
     def __init__(self, code: str) -> None:
@@ -457,96 +343,3 @@ def _stream_text(body: dict[str, Any]) -> str:
     if isinstance(chunks, str):
         chunks = json.loads(chunks)
     return text + "".join(c.get("text", "") for c in chunks if c.get("type") == "markdown_text")
-
-
-# ---------------------------------------------------------------------- payload builders
-
-
-def command_body(
-    text: str, *, channel: str, user: str, command: str = "/antler", team: str = TEAM
-) -> dict[str, str]:
-    return {
-        "token": "verification",
-        "team_id": team,
-        "team_domain": "fake",
-        "channel_id": channel,
-        "channel_name": "directmessage",
-        "user_id": user,
-        "user_name": "alice",
-        "command": command,
-        "text": text,
-        "api_app_id": "A0001",
-        "response_url": "https://hooks.slack.com/commands/x",
-        "trigger_id": f"trig.{uuid.uuid4().hex[:8]}",
-    }
-
-
-def action_body(
-    value: str,
-    *,
-    channel: str,
-    thread_ts: str | None,
-    user: str,
-    team: str = TEAM,
-    ephemeral: bool = False,
-) -> dict[str, Any]:
-    msg_ts = "1700000000.999999"
-    body: dict[str, Any] = {
-        "type": "block_actions",
-        "team": {"id": team, "domain": "fake"},
-        "user": {"id": user, "username": "alice", "team_id": team},
-        "api_app_id": "A0001",
-        "token": "verification",
-        "container": {
-            "type": "message",
-            "message_ts": msg_ts,
-            "channel_id": channel,
-            "is_ephemeral": False,
-            "thread_ts": thread_ts,
-        },
-        "trigger_id": f"trig.{uuid.uuid4().hex[:8]}",
-        "channel": {"id": channel},
-        "message": {"type": "message", "ts": msg_ts, "thread_ts": thread_ts, "text": "x"},
-        "actions": [
-            {
-                "action_id": "antler_btn_0",
-                "block_id": "antler_buttons",
-                "type": "button",
-                "value": value,
-                "text": {"type": "plain_text", "text": value},
-                "action_ts": f"{time.time():.6f}",
-            }
-        ],
-    }
-    if ephemeral:  # Slack sends no `message` for ephemeral messages
-        body.pop("message")
-        body["container"]["is_ephemeral"] = True
-    return body
-
-
-def sign(
-    body: bytes, *, secret: str = SIGNING_SECRET, timestamp: int | None = None
-) -> dict[str, str]:
-    ts = str(int(time.time()) if timestamp is None else timestamp)
-    digest = hmac.new(secret.encode(), b"v0:" + ts.encode() + b":" + body, hashlib.sha256)
-    return {"X-Slack-Request-Timestamp": ts, "X-Slack-Signature": "v0=" + digest.hexdigest()}
-
-
-async def signed_post(
-    url: str,
-    body: bytes,
-    *,
-    content_type: str = "application/json",
-    secret: str = SIGNING_SECRET,
-    timestamp: int | None = None,
-    retry_num: int | None = None,
-) -> tuple[int, str]:
-    """Deliver an HTTP-mode request signed like Slack does; returns (status, text)."""
-    headers = {"Content-Type": content_type, **sign(body, secret=secret, timestamp=timestamp)}
-    if retry_num is not None:
-        headers.update({"X-Slack-Retry-Num": str(retry_num), "X-Slack-Retry-Reason": "timeout"})
-    async with (
-        aiohttp.ClientSession() as session,
-        session.post(url, data=body, headers=headers) as resp,
-    ):
-        return resp.status, await resp.text()

@@ -23,22 +23,27 @@ text is "message is not modified".
 from __future__ import annotations
 
 import asyncio
-import html
 import itertools
-import json
 import random
-import re
-import threading
 import time
 from collections import defaultdict, deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from aiohttp import web
 
-from tests.fakes.telegram_html import TelegramHtmlError, check_html
-from tests.fakes.threaded import Recorded, ThreadedServer
+from tests.fakes.telegram_updates import UserSide
+from tests.fakes.telegram_wire import (
+    Failure,
+    Hold,
+    answer_error,
+    answer_ok,
+    read_body,
+    visible_text,
+)
+from tests.fakes.threaded import Recorded, Running, ThreadedServer
+
+__all__ = ["TOKEN", "FakeTelegram", "Hold", "visible_text"]
 
 TOKEN = "123456:TEST-token"
 VISIBLE = {"sendMessage", "editMessageText", "sendMessageDraft", "sendPhoto", "sendDocument"}
@@ -47,42 +52,7 @@ UNGATED = {"getUpdates"}
 IN_FLIGHT = 0.1
 
 
-@dataclass
-class Failure:
-    status: int
-    description: str
-    retry_after: int | None = None
-
-
-@dataclass
-class Hold:
-    """Parks the first call of `method` whose body matches `when`: after acting on it
-    (`act=True`: the chat already shows it) or before, and holds the answer until `release()`
-    or until the client goes away (killed). `reached` is set when the call arrived."""
-
-    method: str
-    when: Callable[[dict[str, Any]], bool]
-    act: bool = True
-    reached: threading.Event = field(default_factory=threading.Event)
-    released: threading.Event = field(default_factory=threading.Event)
-
-    def release(self) -> None:
-        self.released.set()
-
-
-def visible_text(text: str, parse_mode: str | None) -> tuple[str, str]:
-    """(text after entity parsing, error) like Telegram's HTML parse mode."""
-    if parse_mode != "HTML":
-        return text, ""
-    try:
-        return check_html(text), ""
-    except TelegramHtmlError as exc:
-        if str(exc) in ("message text is empty", "message is too long"):
-            return html.unescape(re.sub(r"<[^>]*>", "", text)), ""
-        return text, str(exc)
-
-
-class FakeTelegram:
+class FakeTelegram(UserSide, Running):
     """The fake server. `api_base` goes into TelegramConfig.api_base."""
 
     def __init__(
@@ -148,68 +118,18 @@ class FakeTelegram:
     def api_base(self) -> str:
         return f"{self.server.base}/bot"
 
-    # ------------------------------------------------------------------ test helpers
-
-    def chat(self, chat_id: int, chat_type: str | None = None, *, forum: bool = False) -> dict:
-        kind = chat_type or ("private" if chat_id > 0 else "supergroup")
-        chat: dict[str, Any] = {"id": chat_id, "type": kind}
-        if kind == "private":
-            chat["first_name"] = "Ada"
-        else:
-            chat["title"] = f"group {chat_id}"
-            chat["is_forum"] = forum
-        self.chats.setdefault(chat_id, chat)
-        return self.chats[chat_id]
-
-    def push_update(self, update: dict[str, Any]) -> dict[str, Any]:
-        update.setdefault("update_id", next(self._ids))
-        self.updates.append(update)
-        assert self._new_update is not None
-        self.server.call_soon(self._new_update.set)
-        return update
-
-    def message(self, chat_id: int, text: str | None = None, *, user_id: int = 42,
-                thread_id: int | None = None, reply_to: dict | None = None,
-                message_id: int | None = None, **extra: Any) -> dict[str, Any]:  # fmt: skip
-        """A Bot API Message as a user sends it."""
-        msg: dict[str, Any] = {
-            "message_id": message_id or next(self._message_ids),
-            "date": int(time.time()),
-            "chat": self.chat(chat_id, forum=thread_id is not None),
-            "from": {
-                "id": user_id,
-                "is_bot": False,
-                "first_name": "Ada",
-                "username": f"u{user_id}",
-            },
+    def channel_config(self, **extra: Any) -> dict[str, Any]:
+        """The `channels.telegram` section of a service polling this fake (1 s long polls);
+        `extra` keys are added or replaced."""
+        return {
+            "enabled": True,
+            "bot_token": self.token,
+            "api_base": self.api_base,
+            "poll_timeout": 1,
+            **extra,
         }
-        if text is not None:
-            msg["text"] = text
-        if thread_id is not None:
-            msg["message_thread_id"] = thread_id
-            msg["is_topic_message"] = True
-        if reply_to is not None:
-            msg["reply_to_message"] = reply_to
-        msg.update(extra)
-        return msg
 
-    def push_message(self, chat_id: int, text: str | None = None, **kwargs: Any) -> dict:
-        return self.push_update({"message": self.message(chat_id, text, **kwargs)})
-
-    def push_callback(self, chat_id: int, message_id: int, data: str, *, user_id: int = 42,
-                      thread_id: int | None = None) -> dict:  # fmt: skip
-        query: dict[str, Any] = {
-            "id": f"cq{next(self._ids)}",
-            "from": {"id": user_id, "is_bot": False, "first_name": "Ada"},
-            "chat_instance": "ci",
-            "data": data,
-            "message": {"message_id": message_id, "date": int(time.time()),
-                        "chat": self.chat(chat_id, forum=thread_id is not None),
-                        "from": self.bot_user, "text": "…"},
-        }  # fmt: skip
-        if thread_id is not None:
-            query["message"] |= {"message_thread_id": thread_id, "is_topic_message": True}
-        return self.push_update({"callback_query": query})
+    # ------------------------------------------------------------------ test helpers
 
     def add_file(self, file_id: str, data: bytes, *, size: int | None = None) -> None:
         self.files[file_id] = (data, len(data) if size is None else size)
@@ -265,9 +185,9 @@ class FakeTelegram:
             request.match_info["method"].lower(), request.match_info["method"]
         )
         if request.match_info["token"] != self.token:
-            return _error(401, "Unauthorized")
+            return answer_error(401, "Unauthorized")
         arrived = self.clock()  # before the body: what was sent before a 429 is not late
-        body = await _read_body(request)
+        body = await read_body(request)
         now = self.clock()
         self.calls.append(Recorded(method=method, path=request.path, body=body, at=now))
         if method not in UNGATED and arrived < self.blocked_until:
@@ -280,20 +200,20 @@ class FakeTelegram:
                 self.in_flight.append(note)
             else:
                 self.violations.append(note)
-            return _error(429, "Too Many Requests: retry later", int(left) + 1)
+            return answer_error(429, "Too Many Requests: retry later", int(left) + 1)
         if method in STORMED and now < self.storm_until:
             self.storm_429s += 1
             seconds = self._random.randint(1, 3)
             self._announce(seconds)
-            return _error(429, f"Too Many Requests: retry after {seconds}", seconds)
+            return answer_error(429, f"Too Many Requests: retry after {seconds}", seconds)
         failure = self._failures[method].popleft() if self._failures[method] else None
         if failure is not None:
             if failure.retry_after:
                 self._announce(failure.retry_after)
-            return _error(failure.status, failure.description, failure.retry_after)
+            return answer_error(failure.status, failure.description, failure.retry_after)
         handler = getattr(self, f"_m_{method}", None)  # method names are case-insensitive
         if handler is None:
-            return _error(404, "Not Found")
+            return answer_error(404, "Not Found")
         held = self._take_hold(method, body)
         if held is not None and not held.act:
             await self._park(held, request)
@@ -353,11 +273,11 @@ class FakeTelegram:
     def _check_text(self, body: dict, key: str = "text") -> tuple[str, web.Response | None]:
         text, error = visible_text(str(body.get(key, "")), body.get("parse_mode"))
         if error:
-            return text, _error(400, f"Bad Request: can't parse entities: {error}")
+            return text, answer_error(400, f"Bad Request: can't parse entities: {error}")
         if not text.strip():
-            return text, _error(400, "Bad Request: message text is empty")
+            return text, answer_error(400, "Bad Request: message text is empty")
         if len(text) > 4096:
-            return text, _error(400, "Bad Request: message is too long")
+            return text, answer_error(400, "Bad Request: message is too long")
         return text, None
 
     def _new_message(self, body: dict, **content: Any) -> dict[str, Any]:
@@ -370,7 +290,7 @@ class FakeTelegram:
         return msg
 
     async def _m_getMe(self, body: dict, now: float) -> web.Response:
-        return _ok(self.bot_user)
+        return answer_ok(self.bot_user)
 
     async def _m_getUpdates(self, body: dict, now: float) -> web.Response:
         offset = int(body.get("offset") or 0)
@@ -385,7 +305,7 @@ class FakeTelegram:
                 await asyncio.wait_for(self._new_update.wait(), left)
             except TimeoutError:
                 break
-        return _ok(self.updates[:100])
+        return answer_ok(self.updates[:100])
 
     async def _m_sendMessage(self, body: dict, now: float) -> web.Response:
         text, error = self._check_text(body)
@@ -394,7 +314,7 @@ class FakeTelegram:
         self._count_visible(int(body["chat_id"]), now)
         msg = self._new_message(body, text=text)
         self.messages[(msg["chat"]["id"], msg["message_id"])] = text
-        return _ok(msg)
+        return answer_ok(msg)
 
     async def _m_editMessageText(self, body: dict, now: float) -> web.Response:
         text, error = self._check_text(body)
@@ -402,27 +322,27 @@ class FakeTelegram:
             return error
         key = (int(body["chat_id"]), int(body["message_id"]))
         if key not in self.messages:
-            return _error(400, "Bad Request: message to edit not found")
+            return answer_error(400, "Bad Request: message to edit not found")
         if self.messages[key] == text:
-            return _error(400, "Bad Request: message is not modified: same content")
+            return answer_error(400, "Bad Request: message is not modified: same content")
         self._count_visible(key[0], now)
         self.messages[key] = text
-        return _ok({**self._new_message(body, text=text), "message_id": key[1]})
+        return answer_ok({**self._new_message(body, text=text), "message_id": key[1]})
 
     async def _m_sendMessageDraft(self, body: dict, now: float) -> web.Response:
         if not self.drafts_supported:
-            return _error(404, "Not Found")
+            return answer_error(404, "Not Found")
         if "text" in body:
             _, error = self._check_text(body)
             if error:
                 return error
         self._count_draft(int(body["chat_id"]), now)
-        return _ok(True)
+        return answer_ok(True)
 
     async def _upload(self, body: dict, now: float, field: str) -> web.Response:
         upload = body.get(field)
         if not isinstance(upload, dict):
-            return _error(400, f"Bad Request: there is no {field} in the request")
+            return answer_error(400, f"Bad Request: there is no {field} in the request")
         self._count_visible(int(body["chat_id"]), now)
         content: dict[str, Any]
         if field == "photo":
@@ -432,7 +352,7 @@ class FakeTelegram:
         else:
             content = {"document": {"file_id": "d1", "file_unique_id": "u2",
                                     "file_name": upload["filename"]}}  # fmt: skip
-        return _ok(self._new_message(body, **content))
+        return answer_ok(self._new_message(body, **content))
 
     async def _m_sendPhoto(self, body: dict, now: float) -> web.Response:
         return await self._upload(body, now, "photo")
@@ -443,12 +363,12 @@ class FakeTelegram:
     async def _m_getFile(self, body: dict, now: float) -> web.Response:
         file_id = str(body.get("file_id"))
         if file_id not in self.files:
-            return _error(400, "Bad Request: invalid file_id")
+            return answer_error(400, "Bad Request: invalid file_id")
         _, size = self.files[file_id]
         result = {"file_id": file_id, "file_unique_id": f"u-{file_id}", "file_size": size}
         if size <= 20 * 1024 * 1024:
             result["file_path"] = f"files/{file_id}"
-        return _ok(result)
+        return answer_ok(result)
 
     async def _download(self, request: web.Request) -> web.Response:
         self.calls.append(Recorded("download", request.path, {}, at=self.clock()))
@@ -458,37 +378,9 @@ class FakeTelegram:
         return web.Response(body=self.files[file_id][0])
 
     async def _m_sendChatAction(self, body: dict, now: float) -> web.Response:
-        return _ok(True)
+        return answer_ok(True)
 
     _m_setMyCommands = _m_sendChatAction
     _m_deleteWebhook = _m_sendChatAction
     _m_setWebhook = _m_sendChatAction
     _m_answerCallbackQuery = _m_sendChatAction
-
-
-async def _read_body(request: web.Request) -> dict[str, Any]:
-    if request.content_type == "application/json":
-        return dict(await request.json())
-    form = await request.post()
-    body: dict[str, Any] = {}
-    for key, value in form.items():
-        if isinstance(value, web.FileField):
-            data = value.file.read()
-            body[key] = {"filename": value.filename, "size": len(data), "data": data}
-        else:
-            try:
-                body[key] = json.loads(value)
-            except ValueError:
-                body[key] = value
-    return body
-
-
-def _ok(result: Any) -> web.Response:
-    return web.json_response({"ok": True, "result": result})
-
-
-def _error(status: int, description: str, retry_after: int | None = None) -> web.Response:
-    payload: dict[str, Any] = {"ok": False, "error_code": status, "description": description}
-    if retry_after:
-        payload["parameters"] = {"retry_after": retry_after}
-    return web.json_response(payload, status=status)

@@ -30,6 +30,33 @@ class Recorded:
     refused: bool = False  # the server answered it with an injected failure: it had no effect
 
 
+def max_in_window(times: list[float], window: float) -> int:
+    """The most of `times` (sorted) within any `window` seconds."""
+    best, lo = 0, 0
+    for hi, t in enumerate(times):
+        while t - times[lo] > window:
+            lo += 1
+        best = max(best, hi - lo + 1)
+    return best
+
+
+class Running:
+    """A fake that runs from `start()` to `stop()`: `with Fake().start() as fake:` stops it at
+    the end of the block (a test fixture's whole body)."""
+
+    def stop(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self: R) -> R:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+R = TypeVar("R", bound=Running)
+
+
 class ThreadedServer:
     """aiohttp on an ephemeral loopback port, in a daemon thread with its own loop."""
 

@@ -156,10 +156,16 @@ async def settings_pages(api: Api) -> None:
     check(df.ErrorResponse, body)
 
 
-async def test_chat_flow(api: Api, fake_openai: FakeOpenAI) -> None:
-    fake_openai.script(
-        Reply(text="Hello there"), Reply(text="Second answer"), Reply(text="Read your notes")
+async def head_checkpoint(api: Api, tid: str) -> Any:
+    """The head checkpoint, as the UI's getHistory({limit: 1}) reads it."""
+    history = await ok(
+        api, "POST", f"{LG}/threads/{tid}/history", list[df.ThreadState], json={"limit": 1}
     )
+    return history[0]["checkpoint"] if history else None
+
+
+async def open_the_ui(api: Api) -> None:
+    """What the UI reads first: the assistant, then the thread list."""
     assistants = await ok(
         api,
         "POST",
@@ -182,42 +188,17 @@ async def test_chat_flow(api: Api, fake_openai: FakeOpenAI) -> None:
             "select": ["thread_id", "updated_at", "values", "metadata"],
         },
     )
-    # new thread: useStream creates it, reads its (empty) history, streams the first message
-    thread = await ok(
-        api,
-        "POST",
-        f"{LG}/threads",
-        df.ThreadResponse,
-        json={"thread_id": "ui-chat-1", "metadata": {}},
-    )
-    tid = thread["thread_id"]
-    assert (
-        await ok(
-            api, "POST", f"{LG}/threads/{tid}/history", list[df.ThreadState], json={"limit": 1}
-        )
-        == []
-    )
-    got, location = await stream(api, tid, submit("hi"))
-    run_id = check_run_stream(got, tid)
-    assert location == f"/api/threads/{tid}/runs/{run_id}"
-    assert answer(got) == "Hello there"
-    # second message: the head checkpoint from getHistory({limit: 1}) goes with it
-    head = (
-        await ok(
-            api, "POST", f"{LG}/threads/{tid}/history", list[df.ThreadState], json={"limit": 1}
-        )
-    )[0]["checkpoint"]
-    got, _ = await stream(api, tid, submit("and then?", checkpoint=head))
-    check_run_stream(got, tid)
-    assert answer(got) == "Second answer"
-    # upload then message with the files
+
+
+async def upload_notes(api: Api, tid: str) -> list[dict[str, Any]]:
+    """Upload a file as the UI does; the files a message then names."""
     await ok(api, "GET", f"/api/threads/{tid}/uploads/limits", df.UploadLimits)
     form = aiohttp.FormData()
     form.add_field("files", b"buy milk", filename="notes.txt", content_type="text/plain")
     uploaded = await ok(api, "POST", f"/api/threads/{tid}/uploads", df.UploadResponse, data=form)
     info = uploaded["files"][0]
     await ok(api, "GET", f"/api/threads/{tid}/uploads/list", df.ListFilesResponse)
-    files = [
+    return [
         {
             "filename": info["filename"],
             "size": info["size"],
@@ -225,15 +206,10 @@ async def test_chat_flow(api: Api, fake_openai: FakeOpenAI) -> None:
             "status": "uploaded",
         }
     ]
-    head = (
-        await ok(
-            api, "POST", f"{LG}/threads/{tid}/history", list[df.ThreadState], json={"limit": 1}
-        )
-    )[0]["checkpoint"]
-    got, _ = await stream(api, tid, submit("read my notes", files, head))
-    check_run_stream(got, tid)
-    assert "/mnt/user-data/uploads/notes.txt" in json.dumps(fake_openai.last_request.body)
-    # rename, then the thread list shows the title
+
+
+async def rename_and_list(api: Api, tid: str) -> None:
+    """Rename the thread; the thread list and its state show the title."""
     await ok(
         api,
         "POST",
@@ -249,6 +225,37 @@ async def test_chat_flow(api: Api, fake_openai: FakeOpenAI) -> None:
     assert state["values"]["title"] == "Groceries"
     await ok(api, "GET", f"{LG}/threads/{tid}", df.ThreadResponse)
     await ok(api, "GET", f"{LG}/threads/{tid}/runs", list[df.RunResponse])
+
+
+async def test_chat_flow(api: Api, fake_openai: FakeOpenAI) -> None:
+    fake_openai.script(
+        Reply(text="Hello there"), Reply(text="Second answer"), Reply(text="Read your notes")
+    )
+    await open_the_ui(api)
+    # new thread: useStream creates it, reads its (empty) history, streams the first message
+    thread = await ok(
+        api,
+        "POST",
+        f"{LG}/threads",
+        df.ThreadResponse,
+        json={"thread_id": "ui-chat-1", "metadata": {}},
+    )
+    tid = thread["thread_id"]
+    assert await head_checkpoint(api, tid) is None
+    got, location = await stream(api, tid, submit("hi"))
+    run_id = check_run_stream(got, tid)
+    assert location == f"/api/threads/{tid}/runs/{run_id}"
+    assert answer(got) == "Hello there"
+    # second message: the head checkpoint from getHistory({limit: 1}) goes with it
+    got, _ = await stream(api, tid, submit("and then?", checkpoint=await head_checkpoint(api, tid)))
+    check_run_stream(got, tid)
+    assert answer(got) == "Second answer"
+    # upload then message with the files
+    files = await upload_notes(api, tid)
+    got, _ = await stream(api, tid, submit("read my notes", files, await head_checkpoint(api, tid)))
+    check_run_stream(got, tid)
+    assert "/mnt/user-data/uploads/notes.txt" in json.dumps(fake_openai.last_request.body)
+    await rename_and_list(api, tid)
 
 
 async def test_stop_then_reload_and_join(api: Api, fake_openai: FakeOpenAI) -> None:

@@ -17,6 +17,7 @@ from tests.fakes.clock import VirtualClock
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.openai_wire import Reply
 from tests.gateway import deerflow_shapes as df
+from tests.gateway import deerflow_task_shapes as dft
 from tests.gateway.conftest import Api, make_harness
 from tests.gateway.test_deerflow_ui import LG, check, ok
 from tests.gateway.test_deerflow_ui_pages import until
@@ -47,7 +48,7 @@ async def sapi(
 async def create(api: Api, body: dict[str, Any]) -> dict[str, Any]:
     status, task, _ = await api.call("POST", BASE, json=body)
     assert status in (200, 201), task
-    check(df.ScheduledTask, task)
+    check(dft.ScheduledTask, task)
     return task
 
 
@@ -61,9 +62,9 @@ async def test_a_task_without_a_chat_runs_in_its_gateway_thread(
     assert (task["status"], task["schedule_spec"]) == ("enabled", {"cron": "0 9 * * *"})
     thread = await ok(api, "GET", f"{LG}/threads/{tid}", df.ThreadResponse)
     assert thread["metadata"]["title"] == "Daily digest"
-    listed = await ok(api, "GET", BASE, list[df.ScheduledTask])
+    listed = await ok(api, "GET", BASE, list[dft.ScheduledTask])
     assert [t["id"] for t in listed] == [task_id]
-    in_thread = await ok(api, "GET", f"/api/threads/{tid}/scheduled-tasks", list[df.ScheduledTask])
+    in_thread = await ok(api, "GET", f"/api/threads/{tid}/scheduled-tasks", list[dft.ScheduledTask])
     assert [t["id"] for t in in_thread] == [task_id]
     # "Run now": the run starts in the task's thread, where the UI shows it
     status, triggered, _ = await api.call("POST", f"{BASE}/{task_id}/trigger")
@@ -79,19 +80,19 @@ async def test_a_task_without_a_chat_runs_in_its_gateway_thread(
     state = await ok(api, "GET", f"{LG}/threads/{tid}/state", df.ThreadState)
     assert state["values"]["messages"][-1]["content"] == "Nothing new today."
     assert "summarise the news" in df.text_of(state["values"]["messages"][0])
-    runs = await ok(api, "GET", f"{BASE}/{task_id}/runs", list[df.ScheduledTaskRun])
+    runs = await ok(api, "GET", f"{BASE}/{task_id}/runs", list[dft.ScheduledTaskRun])
     assert [(r["run_id"], r["thread_id"], r["status"]) for r in runs] == [
         (run["run_id"], tid, "success")
     ]
-    task = await ok(api, "GET", f"{BASE}/{task_id}", df.ScheduledTask)
+    task = await ok(api, "GET", f"{BASE}/{task_id}", dft.ScheduledTask)
     assert (task["last_run_id"], task["run_count"]) == (run["run_id"], 1)
     # edit, pause, resume, delete: each with the id the UI got
     patch = {"title": "Digest", "prompt": "the news", "schedule_spec": {"cron": "30 8 * * 1-5"}}
-    task = await ok(api, "PATCH", f"{BASE}/{task_id}", df.ScheduledTask, json=patch)
+    task = await ok(api, "PATCH", f"{BASE}/{task_id}", dft.ScheduledTask, json=patch)
     assert (task["prompt"], task["schedule_spec"]) == ("the news", {"cron": "30 8 * * 1-5"})
-    paused = await ok(api, "POST", f"{BASE}/{task_id}/pause", df.ScheduledTask)
+    paused = await ok(api, "POST", f"{BASE}/{task_id}/pause", dft.ScheduledTask)
     assert paused["status"] == "paused"
-    resumed = await ok(api, "POST", f"{BASE}/{task_id}/resume", df.ScheduledTask)
+    resumed = await ok(api, "POST", f"{BASE}/{task_id}/resume", dft.ScheduledTask)
     assert resumed["status"] == "enabled"
     status, deleted, _ = await api.call("DELETE", f"{BASE}/{task_id}")
     assert (status, deleted) == (200, {"id": task_id, "deleted": True})
@@ -109,11 +110,11 @@ async def test_a_once_task_in_a_named_thread_and_bad_input(sapi: Api) -> None:
     task = await create(api, once)
     assert task["thread_id"] == tid
     assert task["schedule_spec"] == {"run_at": "2099-05-01T07:30:00+00:00"}  # 09:30 in Berlin
-    in_thread = await ok(api, "GET", f"/api/threads/{tid}/scheduled-tasks", list[df.ScheduledTask])
+    in_thread = await ok(api, "GET", f"/api/threads/{tid}/scheduled-tasks", list[dft.ScheduledTask])
     assert [t["id"] for t in in_thread] == [task["id"]]
     empty = (await api.call("POST", f"{LG}/threads", json={}))[1]["thread_id"]
     assert (
-        await ok(api, "GET", f"/api/threads/{empty}/scheduled-tasks", list[df.ScheduledTask]) == []
+        await ok(api, "GET", f"/api/threads/{empty}/scheduled-tasks", list[dft.ScheduledTask]) == []
     )
     threads_before = len(await api.gw.threads.all())
     for bad, code in (

@@ -7,6 +7,8 @@ end when the running worker cannot reach Redis)."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -29,15 +31,29 @@ def worker(tmp_path: Path, fake: FakeOpenAI, dsn: str, bus: dict[str, Any]) -> S
     return make_harness(tmp_path, fake, storage=storage, bus=bus)
 
 
+@asynccontextmanager
+async def two_workers(
+    tmp_path: Path, fake: FakeOpenAI, dsn: str, bus: dict[str, Any]
+) -> AsyncIterator[tuple[ServiceHarness, ServiceHarness, Any, Any]]:
+    """Two workers on one database and one bus, and an SDK client of each."""
+    async with (
+        worker(tmp_path, fake, dsn, bus) as one,
+        worker(tmp_path, fake, dsn, bus) as two,
+        sdk_of(one) as sdk_one,
+        sdk_of(two) as sdk_two,
+    ):
+        yield one, two, sdk_one, sdk_two
+
+
 async def test_a_run_on_one_worker_is_cancelled_through_another(
     tmp_path: Path, fake_openai: FakeOpenAI, pg_dsn: str, redis_bus: dict[str, Any]
 ) -> None:
     fake_openai.script(Reply(text="slow slow slow slow", stall_after=1), Reply(text="again"))
-    async with (
-        worker(tmp_path, fake_openai, pg_dsn, redis_bus) as one,
-        worker(tmp_path, fake_openai, pg_dsn, redis_bus) as two,
-        sdk_of(one) as sdk_one,
-        sdk_of(two) as sdk_two,
+    async with two_workers(tmp_path, fake_openai, pg_dsn, redis_bus) as (
+        _one,
+        two,
+        sdk_one,
+        sdk_two,
     ):
         assert two.app is not None
         assert two.app.topology.run_cancels is not None
@@ -85,11 +101,11 @@ async def test_a_stream_joined_on_another_worker_gets_the_runs_deltas_live(
     tmp_path: Path, fake_openai: FakeOpenAI, pg_dsn: str, redis_bus: dict[str, Any]
 ) -> None:
     fake_openai.script(Reply(text="alpha beta gamma delta", stall_after=1))
-    async with (
-        worker(tmp_path, fake_openai, pg_dsn, redis_bus) as one,
-        worker(tmp_path, fake_openai, pg_dsn, redis_bus) as two,
-        sdk_of(one) as sdk_one,
-        sdk_of(two) as sdk_two,
+    async with two_workers(tmp_path, fake_openai, pg_dsn, redis_bus) as (
+        _one,
+        _two,
+        sdk_one,
+        sdk_two,
     ):
         tid = (await sdk_one.threads.create())["thread_id"]
         modes = ["values", "messages-tuple"]
@@ -120,11 +136,11 @@ async def test_without_redis_for_its_events_a_joiner_elsewhere_still_gets_the_en
     tmp_path: Path, fake_openai: FakeOpenAI, pg_dsn: str, redis_bus: dict[str, Any]
 ) -> None:
     fake_openai.script(Reply(text="alpha beta", stall_after=1))
-    async with (
-        worker(tmp_path, fake_openai, pg_dsn, redis_bus) as one,
-        worker(tmp_path, fake_openai, pg_dsn, redis_bus) as two,
-        sdk_of(one) as sdk_one,
-        sdk_of(two) as sdk_two,
+    async with two_workers(tmp_path, fake_openai, pg_dsn, redis_bus) as (
+        one,
+        _two,
+        sdk_one,
+        sdk_two,
     ):
         assert one.app is not None
         assert one.app.topology.run_events is not None

@@ -75,7 +75,7 @@ class Node:
 
 
 def node(tmp_path: Path, clock: VirtualClock, **config: object) -> Node:
-    return Node(open_db(tmp_path), clock, SchedulesConfig(**config))  # type: ignore[arg-type]
+    return Node(open_db(tmp_path), clock, SchedulesConfig(**config))
 
 
 @pytest.fixture

@@ -14,13 +14,10 @@ FINAL_STATE = ("PUT", CARDS)  # the card's flow status set when its final is out
 MARKDOWN_PATHS = ("/robot/sendBySession", "/v1.0/robot/oToMessages/batchSend")
 
 
-class DingTalkDriver(Driver):
+class DingTalkDriver(Driver[FakeDingTalk]):
     name = "dingtalk"
     max_part = 4000
-
-    def __init__(self) -> None:
-        super().__init__(FakeDingTalk())
-        self.fake: FakeDingTalk
+    fake_type = FakeDingTalk
 
     def config(self) -> dict[str, Any]:
         return {

@@ -9,7 +9,7 @@ passes `test_contract.py`.
 from __future__ import annotations
 
 import abc
-from typing import Any, Protocol
+from typing import Any, Generic, Protocol, TypeVar
 
 OUTPUTS = "/mnt/user-data/outputs"
 
@@ -20,13 +20,18 @@ class FakeServer(Protocol):
     def stop(self) -> None: ...
 
 
-class Driver(abc.ABC):
+F = TypeVar("F", bound=FakeServer)
+
+
+class Driver(abc.ABC, Generic[F]):
     name: str
     max_part: int
     """The longest text one message may show (a longer answer is split)."""
+    fake_type: type[F]
+    """The platform's fake server, started by `start()`."""
 
-    def __init__(self, fake: FakeServer) -> None:
-        self.fake: Any = fake  # each driver names its fake's type
+    def __init__(self) -> None:
+        self.fake: F = self.fake_type()
         self.events: dict[str, dict[str, Any]] = {}  # what `send` pushed, by event name
         self._limits = 0  # 429s injected so far
 

@@ -9,45 +9,18 @@ from typing import Any
 
 from tests.channels.contract.driver import Driver
 from tests.channels.feishu import payloads
-from tests.fakes.feishu_server import RATE_LIMITED, FakeCard, FakeFeishu
+from tests.fakes.feishu_server import RATE_LIMITED, FakeFeishu
 
 DM = "oc_dm"
 
 
-def card_buttons(card: FakeCard) -> dict[str, dict[str, Any]]:
-    """label -> callback value of every button on a CardKit (v2) card."""
-    found: dict[str, dict[str, Any]] = {}
-
-    def walk(node: Any) -> None:
-        if isinstance(node, dict):
-            if node.get("tag") == "button":
-                found[node["text"]["content"]] = node["behaviors"][0]["value"]
-            for child in node.values():
-                walk(child)
-        elif isinstance(node, list):
-            for child in node:
-                walk(child)
-
-    walk(card.card)
-    return found
-
-
-class FeishuDriver(Driver):
+class FeishuDriver(Driver[FakeFeishu]):
     name = "feishu"
     max_part = 12_000
-
-    def __init__(self) -> None:
-        super().__init__(FakeFeishu())
-        self.fake: FakeFeishu
+    fake_type = FakeFeishu
 
     def config(self) -> dict[str, Any]:
-        return {
-            "enabled": True,
-            "app_id": f"cli_{uuid.uuid4().hex[:12]}",
-            "app_secret": "sec",
-            "domain": self.fake.base,
-            "stream_interval": 0.1,
-        }
+        return self.fake.channel_config()
 
     def send(self, text: str, event: str) -> None:
         self.events[event] = payloads.message_event(text, event_id=f"ev-{uuid.uuid4().hex}")
@@ -85,7 +58,7 @@ class FeishuDriver(Driver):
 
     def _buttons(self) -> dict[str, dict[str, Any]]:
         card = self.fake.card_of(self._bot_messages()[-1])
-        return card_buttons(card) if card is not None else {}
+        return card.buttons() if card is not None else {}
 
     def buttons(self) -> list[str]:
         return list(self._buttons())

@@ -21,13 +21,13 @@ def visible(message: dict[str, Any]) -> str:
     return str(message["text"])
 
 
-class SlackDriver(Driver):
+class SlackDriver(Driver[FakeSlack]):
     name = "slack"
     max_part = 12_000
+    fake_type = FakeSlack
 
     def __init__(self) -> None:
-        super().__init__(FakeSlack())
-        self.fake: FakeSlack
+        super().__init__()
         self._ts = itertools.count(100)
 
     def config(self) -> dict[str, Any]:

@@ -5,26 +5,18 @@ from __future__ import annotations
 from typing import Any
 
 from tests.channels.contract.driver import Driver
-from tests.fakes.telegram_server import TOKEN, FakeTelegram
+from tests.fakes.telegram_server import FakeTelegram
 
 DM = 555
 
 
-class TelegramDriver(Driver):
+class TelegramDriver(Driver[FakeTelegram]):
     name = "telegram"
     max_part = 4096
-
-    def __init__(self) -> None:
-        super().__init__(FakeTelegram())
-        self.fake: FakeTelegram
+    fake_type = FakeTelegram
 
     def config(self) -> dict[str, Any]:
-        return {
-            "enabled": True,
-            "bot_token": TOKEN,
-            "api_base": self.fake.api_base,
-            "poll_timeout": 1,
-        }
+        return self.fake.channel_config()
 
     def send(self, text: str, event: str) -> None:
         self.events[event] = self.fake.message(DM, text)

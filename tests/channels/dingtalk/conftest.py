@@ -18,9 +18,8 @@ from tests.fakes.recording_context import RecordingContext
 
 @pytest.fixture
 def fake_dingtalk() -> Iterator[FakeDingTalk]:
-    fake = FakeDingTalk().start()
-    yield fake
-    fake.stop()
+    with FakeDingTalk().start() as fake:
+        yield fake
 
 
 def dingtalk_config(fake: FakeDingTalk, **overrides: Any) -> DingTalkConfig:

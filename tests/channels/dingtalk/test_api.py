@@ -14,9 +14,8 @@ from tests.fakes.dingtalk_server import FakeDingTalk
 
 @pytest.fixture
 def short_token_fake() -> Iterator[FakeDingTalk]:
-    fake = FakeDingTalk(expire_in=1000).start()
-    yield fake
-    fake.stop()
+    with FakeDingTalk(expire_in=1000).start() as fake:
+        yield fake
 
 
 async def test_token_is_cached_until_shortly_before_expiry(

@@ -22,9 +22,8 @@ if TYPE_CHECKING:  # lark-oapi (11,000 modules) loads when a test makes a channe
 
 @pytest.fixture
 def fake() -> Iterator[FakeFeishu]:
-    server = FakeFeishu().start()
-    yield server
-    server.stop()
+    with FakeFeishu().start() as server:
+        yield server
 
 
 @pytest.fixture

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import threading
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,20 +19,12 @@ from tests.harness import ServiceHarness
 
 @pytest.fixture
 def feishu() -> Iterator[FakeFeishu]:
-    server = FakeFeishu().start()
-    yield server
-    server.stop()
+    with FakeFeishu().start() as server:
+        yield server
 
 
 def harness(tmp_path: Path, fake_openai: FakeOpenAI, feishu: FakeFeishu, **cfg) -> ServiceHarness:
-    conf = {
-        "enabled": True,
-        "app_id": f"cli_{uuid.uuid4().hex[:12]}",
-        "app_secret": "sec",
-        "domain": feishu.base,
-        "stream_interval": 0.1,
-        **cfg,
-    }
+    conf = feishu.channel_config(**cfg)
     return ServiceHarness(tmp_path, fake_openai, {"feishu": conf}, only=["feishu"])
 
 
@@ -182,24 +173,6 @@ async def test_presented_file_is_replied_after_the_answer(tmp_path, fake_openai,
     assert feishu.violations == []
 
 
-def card_buttons(card) -> dict[str, dict]:
-    """label -> callback value of every button on a CardKit (v2) card."""
-    found: dict[str, dict] = {}
-
-    def walk(node) -> None:
-        if isinstance(node, dict):
-            if node.get("tag") == "button":
-                found[node["text"]["content"]] = node["behaviors"][0]["value"]
-            for child in node.values():
-                walk(child)
-        elif isinstance(node, list):
-            for child in node:
-                walk(child)
-
-    walk(card.card)
-    return found
-
-
 async def test_clarification_answered_with_a_card_button(tmp_path, fake_openai, feishu):
     group = {"chat_type": "group", "chat_id": "oc_team", "mentions": [payloads.mention()]}
     fake_openai.script(
@@ -220,7 +193,7 @@ async def test_clarification_answered_with_a_card_button(tmp_path, fake_openai, 
         [question] = feishu.replies_to("om_q", "interactive")
         card = feishu.card_of(question)
         assert card.elements["answer"] == "Which format?"
-        buttons = card_buttons(card)
+        buttons = card.buttons()
         assert list(buttons) == ["CSV", "Excel"]
         frame = feishu.push_event(
             payloads.card_action(

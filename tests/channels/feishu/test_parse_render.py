@@ -9,7 +9,7 @@ import pytest
 from channels.base import Button, ChatRef, ReplyDoc, ToolStep
 from channels.feishu import render
 from channels.feishu.parse import BotIdentity, MalformedEvent, parse_card_action, parse_message
-from channels.markdown import count_tables
+from channels.markdown import parser
 from tests.channels.feishu import payloads
 
 BOT = BotIdentity(open_id=payloads.BOT_OPEN_ID, name="Antler")
@@ -168,3 +168,7 @@ def test_config_validation() -> None:
     with pytest.raises(ValidationError):
         FeishuConfig(domain="ftp://x")
     assert "hunter2" not in repr(FeishuConfig(app_secret="hunter2"))
+
+
+def count_tables(markdown: str) -> int:
+    return sum(1 for tok in parser().parse(markdown) if tok.type == "table_open")

@@ -16,9 +16,8 @@ from tests.fakes.slack_server import APP_TOKEN, BOT_TOKEN, SIGNING_SECRET, FakeS
 
 @pytest.fixture
 def fake_slack() -> Iterator[FakeSlack]:
-    fake = FakeSlack().start()
-    yield fake
-    fake.stop()
+    with FakeSlack().start() as fake:
+        yield fake
 
 
 def slack_config(fake: FakeSlack, **overrides: Any) -> SlackConfig:

@@ -12,7 +12,7 @@ from channels.telegram.channel import TelegramChannel
 from channels.telegram.config import TelegramConfig
 from tests.fakes.clock import VirtualClock
 from tests.fakes.recording_context import RecordingContext
-from tests.fakes.telegram_server import TOKEN, FakeTelegram
+from tests.fakes.telegram_server import FakeTelegram
 
 
 @pytest.fixture
@@ -24,9 +24,8 @@ def clock() -> VirtualClock:
 
 @pytest.fixture
 def fake(clock: VirtualClock) -> Iterator[FakeTelegram]:
-    server = FakeTelegram(clock=clock).start()
-    yield server
-    server.stop()
+    with FakeTelegram(clock=clock).start() as server:
+        yield server
 
 
 @pytest.fixture
@@ -44,13 +43,7 @@ async def make_channel(
     started: list[TelegramChannel] = []
 
     async def factory(**overrides: Any) -> TelegramChannel:
-        settings: dict[str, Any] = {
-            "enabled": True,
-            "bot_token": TOKEN,
-            "api_base": fake.api_base,
-            "poll_timeout": 1,
-            **overrides,
-        }
+        settings: dict[str, Any] = fake.channel_config(**overrides)
         channel = TelegramChannel(TelegramConfig(**settings), ctx)
         channel.pacer.clock, channel.pacer.sleep = clock, clock.sleep
         await channel.start()

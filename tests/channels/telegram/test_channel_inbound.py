@@ -11,6 +11,7 @@ import aiohttp
 import pytest
 from aiohttp import web
 
+from bot import texts
 from bot.command_registry import CommandRegistry, SkillCommand
 from channels.base import Attachment, FileTooLarge, InboundMessage, PublishResult
 from channels.telegram.stream import TelegramReply
@@ -104,7 +105,7 @@ async def test_button_press_is_answered_and_published(fake, ctx, make_channel) -
     assert press.text == "/models " + "x" * 70
     answers = [c.body.get("text") for c in fake.calls_of("answerCallbackQuery")]
     assert answers[0] is None
-    assert all("expired" in a for a in answers[1:])
+    assert answers[1:] == [texts.CHOICE_EXPIRED] * 3  # the service's text (bot/texts.py)
 
 
 async def test_duplicate_update_is_published_once(fake, ctx, make_channel) -> None:

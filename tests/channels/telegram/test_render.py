@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from channels.base import Button, ReplyDoc, ToolStep
+from channels.markdown import spans
 from channels.telegram.buttons import TOKEN_PREFIX, ButtonTokens
-from channels.telegram.render import doc_markdown, render_parts, render_preview, to_html
+from channels.telegram.render import doc_markdown, render_parts, render_preview, serialise
 from tests.fakes.telegram_server import visible_text
 
 
@@ -104,3 +105,8 @@ def test_button_values_fit_callback_data() -> None:
     assert len(str(datas[1]).encode()) <= 64
     assert tokens.value_of(str(datas[1])) == long_value
     assert tokens.value_of(TOKEN_PREFIX + "999") is None
+
+
+def to_html(markdown: str) -> str:
+    """The whole of `markdown` as one Telegram HTML string (no length limit)."""
+    return serialise(spans(markdown))

@@ -22,12 +22,6 @@ def service(
     )
 
 
-async def fire(svc: ServiceHarness) -> None:
-    assert svc.app is not None
-    await svc.app.schedules.scheduler.tick()
-    await svc.idle()
-
-
 async def test_a_run_posts_a_new_message_in_the_forum_topic(tmp_path, fake_openai, fake) -> None:
     clock = VirtualClock(time.time(), sleep_moves=False)
     async with service(tmp_path, fake_openai, fake, clock) as svc:
@@ -36,8 +30,8 @@ async def test_a_run_posts_a_new_message_in_the_forum_topic(tmp_path, fake_opena
         await svc.idle()
         assert fake.sent_texts(-200)[0].startswith("Scheduled #1: once, ")
         clock.advance(1800)
-        await fire(svc)
-        await fire(svc)
+        await svc.fire_schedules()
+        await svc.fire_schedules()
     sends = fake.calls_of("sendMessage")
     assert len(sends) == 2
     run = sends[1].body
@@ -58,8 +52,8 @@ async def test_a_chat_that_blocked_the_bot_pauses_the_schedule(tmp_path, fake_op
         for method in ("sendMessage", "sendMessageDraft", "sendChatAction"):
             fake.fail_next(method, 403, "Forbidden: bot was blocked by the user", times=5)
         clock.advance(3600)
-        await fire(svc)
-        await fire(svc)
+        await svc.fire_schedules()
+        await svc.fire_schedules()
         assert svc.app is not None
         schedule = await svc.app.schedules.store.get(1)
     assert schedule is not None

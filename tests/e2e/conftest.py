@@ -1,0 +1,41 @@
+"""The platform fakes the end-to-end tests run against, one running fake per test."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from tests.fakes.dingtalk_server import FakeDingTalk
+from tests.fakes.feishu_server import FakeFeishu
+from tests.fakes.slack_server import FakeSlack
+from tests.fakes.telegram_server import FakeTelegram
+
+
+@pytest.fixture
+def telegram() -> Iterator[FakeTelegram]:
+    with FakeTelegram().start() as fake:
+        yield fake
+
+
+@pytest.fixture
+def feishu() -> Iterator[FakeFeishu]:
+    with FakeFeishu().start() as fake:
+        yield fake
+
+
+@pytest.fixture
+def dingtalk() -> Iterator[FakeDingTalk]:
+    with FakeDingTalk().start() as fake:
+        yield fake
+
+
+@pytest.fixture
+def slack() -> Iterator[FakeSlack]:
+    with FakeSlack().start() as fake:
+        yield fake
+
+
+@pytest.fixture
+def fake_slack(slack: FakeSlack) -> FakeSlack:
+    return slack
