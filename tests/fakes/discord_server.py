@@ -430,6 +430,7 @@ class FakeDiscord:
                 "joined_at": _EPOCH,
                 "deaf": False,
                 "mute": False,
+                "flags": 0,
             }
         return out
 
@@ -560,6 +561,7 @@ class FakeDiscord:
                 "joined_at": _EPOCH,
                 "deaf": False,
                 "mute": False,
+                "flags": 0,
                 "permissions": "0",
             }
         if message is not None:
@@ -645,10 +647,10 @@ class FakeDiscord:
             await ws.send_json(event)
 
     def dispatch(self, name: str, data: Any) -> None:
-        """Send a dispatch to every live session (called on the server's loop or any thread)."""
-        sessions = {s.id: s for _, s in self._sockets if s is not None}
+        """Send a dispatch to every session: now on its socket, or on RESUME when it has none
+        (called on the server's loop or from any thread)."""
         live = {s.id: w for w, s in self._sockets if s is not None and not w.closed}
-        for session in sessions.values():
+        for session in list(self._sessions.values()):
             ws = live.get(session.id)
             coro = self._send(ws, session, name, data)
             if threading.current_thread() is self.server._thread:
@@ -682,6 +684,8 @@ class FakeDiscord:
             self.server.call(ws.send_json({"op": 7, "d": None, "s": None, "t": None}))
 
     def invalidate(self) -> None:
+        """op 9 (not resumable): the sessions are gone; the client identifies again."""
+        self._sessions.clear()
         for ws, _ in list(self._sockets):
             self.server.call(ws.send_json({"op": 9, "d": False, "s": None, "t": None}))
 
