@@ -19,6 +19,8 @@ import yaml
 
 from bot.logs import MASK, RedactSecrets, secrets_of
 from tests.fakes.dingtalk_server import FakeDingTalk
+from tests.fakes.discord_server import TOKEN as DISCORD_TOKEN
+from tests.fakes.discord_server import FakeDiscord
 from tests.fakes.feishu_server import FakeFeishu
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.slack_server import APP_TOKEN, BOT_TOKEN, FakeSlack
@@ -34,6 +36,7 @@ SECRETS = {
     "slack_bot": BOT_TOKEN,
     "slack_app": APP_TOKEN,
     "dingtalk": "dingtalk-client-secret-4242",
+    "discord": DISCORD_TOKEN,
 }
 
 
@@ -43,7 +46,7 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-Fakes = tuple[FakeTelegram, FakeFeishu, FakeSlack, FakeDingTalk]
+Fakes = tuple[FakeTelegram, FakeFeishu, FakeSlack, FakeDingTalk, FakeDiscord]
 
 
 @pytest.fixture
@@ -53,6 +56,7 @@ def fakes() -> Iterator[Fakes]:
         FakeFeishu().start(),
         FakeSlack().start(),
         FakeDingTalk().start(),
+        FakeDiscord().start(),
     )
     yield started
     for fake in started:
@@ -62,7 +66,7 @@ def fakes() -> Iterator[Fakes]:
 def test_debug_log_of_a_running_service_holds_no_secret(
     tmp_path: Path, fake_openai: FakeOpenAI, fakes: Fakes
 ) -> None:
-    tg, feishu, slack, dingtalk = fakes
+    tg, feishu, slack, dingtalk, discord = fakes
     port = free_port()
     config = {
         "storage": {"data_dir": str(tmp_path / "data")},
@@ -104,6 +108,11 @@ def test_debug_log_of_a_running_service_holds_no_secret(
                 "robot_code": "robot-code",
                 "api_base": dingtalk.base,
             },
+            "discord": {
+                "enabled": True,
+                "bot_token": DISCORD_TOKEN,
+                "api_base": discord.api_base,
+            },
         },
     }
     cfg = tmp_path / "config.yaml"
@@ -130,6 +139,9 @@ def test_debug_log_of_a_running_service_holds_no_secret(
             _wait(lambda: tg.calls_of("getUpdates"), proc)
             tg.push_message(555, "hello")
             _wait(lambda: tg.sent_texts(555), proc)
+            _wait(lambda: discord.open_sockets, proc)
+            discord.push_message(discord.message_payload(5555, "hello"))
+            _wait(lambda: discord.bot_messages(5555), proc)
             _admin_call(port)
         finally:
             proc.send_signal(signal.SIGTERM)
