@@ -104,25 +104,35 @@ class DiscordChannel(Channel):
             self.client = self._new_client()
             self.replies.client = self.client
         try:
+            await self._login()
+            await self._sync_commands()
+            self._session = aiohttp.ClientSession()
+            Inbound(self.config, self.ctx, self.client, lambda: self.may_receive()).register()
+            if self.receiving:
+                await self.start_receiving()
+        except BaseException:
+            await self._close()  # the retried start begins with a new client
+            raise
+        self.ctx.report(connected=True)
+        user = self.client.user
+        self.log.info("discord connected as %s", user.name if user else "?")
+
+    async def _login(self) -> None:
+        """users/@me and the application (discord.py's login), then the gateway's URL."""
+        try:
             await self.client.login(self.config.token)
         except discord.LoginFailure as exc:
             raise ChannelError("discord rejected bot_token (401 on users/@me)") from exc
         except (discord.HTTPException, aiohttp.ClientError, OSError) as exc:
-            await self.client.close()
             raise ChannelError(f"discord login failed: {exc}", retryable=True) from exc
         if self.config.gateway_url:
             use_gateway(self.config.gateway_url)
-        else:
-            _, url, _ = await guarded(self.client.http.get_bot_gateway, "gateway/bot")
-            use_gateway(url)
-        await self._sync_commands()
-        self._session = aiohttp.ClientSession()
-        Inbound(self.config, self.ctx, self.client, lambda: self.may_receive()).register()
-        if self.receiving:
-            await self.start_receiving()
-        self.ctx.report(connected=True)
-        user = self.client.user
-        self.log.info("discord connected as %s", user.name if user else "?")
+            return
+        try:
+            _, url, _ = await self.client.http.get_bot_gateway()
+        except (discord.GatewayNotFound, aiohttp.ClientError, OSError) as exc:
+            raise ChannelError(f"discord gateway/bot failed: {exc}", retryable=True) from exc
+        use_gateway(url)
 
     async def _sync_commands(self) -> None:
         """The command registry as global slash commands (one bulk PUT, replacing the old)."""
@@ -158,6 +168,10 @@ class DiscordChannel(Channel):
             await gateway.close()
 
     async def stop(self) -> None:
+        await self._close()
+        self.ctx.report(connected=False)
+
+    async def _close(self) -> None:
         await self.stop_receiving()
         await self.replies.close()
         if self._session is not None:
@@ -165,7 +179,6 @@ class DiscordChannel(Channel):
             self._session = None
         with contextlib.suppress(Exception):
             await self.client.close()
-        self.ctx.report(connected=False)
 
     # ------------------------------------------------------------------ replies
 

@@ -243,3 +243,59 @@ async def test_the_connection_is_named_by_the_bot_id_in_the_token() -> None:
     assert bot_id(TOKEN) == str(BOT_ID)
     assert bot_id("not a token").startswith("bot-")
     assert USER_ID != BOT_ID
+
+
+async def test_gateway_bot_failing_at_start_is_retryable(
+    fake_discord: FakeDiscord, tmp_path: Path
+) -> None:
+    fake_discord.fail("GET", "/gateway/bot", 503)
+    config = DiscordConfig(enabled=True, bot_token=TOKEN, api_base=fake_discord.api_base)
+    channel = DiscordChannel(config, RecordingContext(tmp_path))
+    with pytest.raises(ChannelError) as caught:
+        await channel.start()
+    assert caught.value.retryable
+    assert channel.client.is_closed()  # nothing left open; the retry starts a new client
+    await channel.start()
+    assert fake_discord.identifies == 1
+    await channel.stop()
+
+
+async def test_a_standby_worker_sends_without_a_gateway_and_takes_over(
+    fake_discord: FakeDiscord, tmp_path: Path
+) -> None:
+    ctx = RecordingContext(tmp_path)
+    config = DiscordConfig(enabled=True, bot_token=TOKEN, api_base=fake_discord.api_base)
+    channel = DiscordChannel(config, ctx)
+    channel.receiving = False
+    await channel.start()
+    try:
+        assert fake_discord.identifies == 0
+        assert channel.exclusive_connection() == str(BOT_ID)
+        from channels.base import ChatRef
+
+        await channel.send_text(ChatRef(channel="discord", chat_id=str(DM)), "from standby")
+        assert [m["content"] for m in fake_discord.bot_messages(DM)] == ["from standby"]
+        await channel.start_receiving()
+        fake_discord.push_message(fake_discord.message_payload(DM, "now me"))
+        await ctx.wait_published(1)
+        await channel.stop_receiving()
+        await fake_discord.until(lambda f: f.open_sockets == 0)
+    finally:
+        await channel.stop()
+
+
+async def test_a_holder_whose_lease_lapsed_publishes_nothing(
+    make_channel: Make, fake_discord: FakeDiscord
+) -> None:
+    channel, ctx = await make_channel()
+    asked: list[bool] = []
+    channel.may_receive = lambda: asked.append(False) or False
+    fake_discord.push_message(fake_discord.message_payload(DM, "not mine now"))
+    async with asyncio.timeout(5):
+        while not asked:  # the event arrived and was fenced
+            await asyncio.sleep(0.01)
+    channel.may_receive = lambda: True
+    fake_discord.push_message(fake_discord.message_payload(DM, "mine again"))
+    (msg,) = await ctx.wait_published(1)
+    assert msg.text == "mine again"
+    assert ctx.publishes == 1
