@@ -289,7 +289,12 @@ async def test_a_holder_whose_lease_lapsed_publishes_nothing(
 ) -> None:
     channel, ctx = await make_channel()
     asked: list[bool] = []
-    channel.may_receive = lambda: asked.append(False) or False
+
+    def lapsed() -> bool:
+        asked.append(False)
+        return False
+
+    channel.may_receive = lapsed
     fake_discord.push_message(fake_discord.message_payload(DM, "not mine now"))
     async with asyncio.timeout(5):
         while not asked:  # the event arrived and was fenced
