@@ -19,7 +19,13 @@ from typing import Any
 
 import discord
 
-from channels.base import ChannelContext, InboundMessage, MenuCommand, PublishResult
+from channels.base import (
+    ChannelContext,
+    ChannelError,
+    InboundMessage,
+    MenuCommand,
+    PublishResult,
+)
 from channels.discord import buttons, parse
 from channels.discord.api import guarded
 from channels.discord.config import DiscordConfig
@@ -64,10 +70,13 @@ class Inbound:
     async def on_interaction(self, interaction: discord.Interaction) -> None:
         if not self.may_receive():
             return
-        if interaction.type == discord.InteractionType.application_command:
-            await self._command(interaction)
-        elif interaction.type == discord.InteractionType.component:
-            await self._press(interaction)
+        try:
+            if interaction.type == discord.InteractionType.application_command:
+                await self._command(interaction)
+            elif interaction.type == discord.InteractionType.component:
+                await self._press(interaction)
+        except ChannelError as exc:  # the 3-second answer failed: Discord tells the user
+            log.warning("discord interaction %s not answered: %s", interaction.id, exc)
 
     async def _command(self, interaction: discord.Interaction) -> None:
         text = parse.command_text(interaction.data)

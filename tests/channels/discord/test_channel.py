@@ -304,3 +304,17 @@ async def test_a_holder_whose_lease_lapsed_publishes_nothing(
     (msg,) = await ctx.wait_published(1)
     assert msg.text == "mine again"
     assert ctx.publishes == 1
+
+
+async def test_a_command_whose_answer_fails_is_logged_in_one_line(
+    make_channel: Make, fake_discord: FakeDiscord, caplog: pytest.LogCaptureFixture
+) -> None:
+    _, ctx = await make_channel()
+    fake_discord.fail("POST", "/callback", 400)
+    data = {"id": "1", "name": "new", "type": 1}
+    fake_discord.push_interaction(fake_discord.interaction_payload(2, data, channel=DM))
+    async with asyncio.timeout(5):
+        while not any("not answered" in r.getMessage() for r in caplog.records):
+            await asyncio.sleep(0.01)
+    assert ctx.published == []
+    assert all(r.exc_info is None for r in caplog.records if r.name.startswith("discord"))
