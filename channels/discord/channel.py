@@ -200,6 +200,10 @@ class DiscordChannel(Channel):
     async def send_text(self, chat: ChatRef, text: str, *, reply_to: str | None = None) -> None:
         target = target_of(chat)
         quote = int(reply_to) if reply_to and reply_to.isdigit() and not chat.topic_id else None
+        if chat.topic_id and chat.topic_id == reply_to and target not in self.replies.threads:
+            # the answer to a top-level message whose thread was never started (a command, a
+            # notice): below the message in the channel, not a thread of its own
+            target, quote = int(chat.chat_id), int(reply_to)
         for part in render.split(text):
             await self.replies.post(chat, target, render.Shown(part), quote)
             quote = None

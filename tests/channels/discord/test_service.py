@@ -109,3 +109,18 @@ async def test_a_mention_is_answered_in_its_thread_and_the_thread_continues(
     await service.idle(timeout=10)
     assert len(fake_openai.requests) == 2
     assert fake_discord.bot_messages(CHANNEL_ID) == []
+
+
+async def test_a_command_in_a_channel_is_answered_there_without_a_thread(
+    service: ServiceHarness, fake_openai: FakeOpenAI, fake_discord: FakeDiscord
+) -> None:
+    command = fake_discord.message_payload(
+        CHANNEL_ID, f"<@{BOT_ID}> /status", guild=GUILD_ID, mentions=(BOT_ID,)
+    )
+    fake_discord.push_message(command)
+    await fake_discord.until(lambda f: bool(f.bot_messages(CHANNEL_ID)), timeout=20)
+    await service.idle(timeout=20)
+    (answer,) = fake_discord.bot_messages(CHANNEL_ID)
+    assert answer["message_reference"]["message_id"] == int(command["id"])
+    assert fake_discord.threads == {}
+    assert fake_openai.requests == []
