@@ -89,6 +89,8 @@ class DiscordChannel(Channel):
         self._session: aiohttp.ClientSession | None = None
 
     def _new_client(self) -> discord.Client:
+        # voice is not used: no warning that its optional packages are missing
+        discord.VoiceClient.warn_nacl = discord.VoiceClient.warn_dave = False
         return discord.Client(
             intents=intents(),
             max_ratelimit_timeout=MAX_RATELIMIT_WAIT,
