@@ -41,6 +41,11 @@ class UserRef:
     is_bot: bool = False
     roles: tuple[str, ...] = ()
 
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> UserRef:
+        """A sender as stored in JSON (the roles a list there)."""
+        return cls(**{**data, "roles": tuple(data.get("roles") or ())})
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Attachment:
