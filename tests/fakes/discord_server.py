@@ -4,7 +4,8 @@ discord.py talks to it unchanged (`Route.BASE` and the gateway URL point here). 
 the application, gateway/bot, messages (JSON and multipart) POST/PATCH, typing, threads from a
 message, interaction callbacks, application commands, attachments. Gateway: HELLO, IDENTIFY ->
 READY (+ GUILD_CREATE), heartbeats/ACK, dispatches with sequence numbers, RESUME (replays what
-the session missed, then RESUMED), op 7 reconnect, op 9 invalid session. Faults: 429s with
+the session missed, then RESUMED), op 7 reconnect, op 9 invalid session (discord_gateway.py;
+the payloads in discord_payloads.py). Faults: 429s with
 `retry_after` and the X-RateLimit headers (global too), a dropped socket, 5xx.
 
 Rules checked (`violations`): a call to a rate-limited bucket before its retry-after, more than
@@ -14,41 +15,34 @@ Rules checked (`violations`): a call to a rate-limited bucket before its retry-a
 from __future__ import annotations
 
 import asyncio
-import base64
-import itertools
 import json
 import threading
 import time
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import aiohttp
 from aiohttp import web
 
+from tests.fakes.discord_gateway import Gateway, Session
+from tests.fakes.discord_payloads import (
+    APP_ID,
+    BOT_ID,
+    CHANNEL_ID,
+    EPOCH,
+    GUILD_ID,
+    ROLE_ID,
+    TOKEN,
+    USER_ID,
+    Payloads,
+    user_payload,
+)
 from tests.fakes.threaded import Recorded, ThreadedServer
 
-BOT_ID = 4242
-APP_ID = 4243
-TOKEN = base64.b64encode(str(BOT_ID).encode()).decode().rstrip("=") + ".fake.token"
-USER_ID = 1001
-GUILD_ID = 9000
-CHANNEL_ID = 9001  # a text channel of the guild
-ROLE_ID = 9500
+__all__ = ["BOT_ID", "CHANNEL_ID", "GUILD_ID", "ROLE_ID", "TOKEN", "USER_ID", "FakeDiscord"]
 MAX_CONTENT = 2000
 WINDOW, PER_WINDOW = 5.0, 5
-_EPOCH = "2026-01-01T00:00:00.000000+00:00"
-
-
-def user_payload(user_id: int, name: str, *, bot: bool = False) -> dict[str, Any]:
-    return {
-        "id": str(user_id),
-        "username": name,
-        "global_name": name,
-        "discriminator": "0",
-        "avatar": None,
-        "bot": bot,
-    }
 
 
 @dataclass
@@ -62,14 +56,7 @@ class Limit:
     is_global: bool = False
 
 
-@dataclass
-class Session:
-    id: str
-    seq: int = 0
-    events: list[dict[str, Any]] = field(default_factory=list)  # every dispatch, for RESUME
-
-
-class FakeDiscord:
+class FakeDiscord(Payloads, Gateway):
     def __init__(self) -> None:
         self.calls: list[Recorded] = []
         self.messages: dict[int, dict[str, Any]] = {}  # id -> message (the latest content)
@@ -87,7 +74,6 @@ class FakeDiscord:
         self.fail_status: list[tuple[str, str, int]] = []
         self._blocked: dict[str, float] = {}  # bucket -> until (monotonic)
         self._writes: dict[tuple[str, int], list[float]] = defaultdict(list)
-        self._ids = itertools.count(100_000)
         self._sessions: dict[str, Session] = {}
         self._sockets: list[tuple[web.WebSocketResponse, Session | None]] = []
         self._interactions: dict[int, dict[str, Any]] = {}
@@ -113,11 +99,8 @@ class FakeDiscord:
         return f"{self.server.base}/api/v10"
 
     @property
-    def gateway_url(self) -> str:
-        return f"ws://127.0.0.1:{self.server.port}/gateway"
-
-    def next_id(self) -> int:
-        return next(self._ids)
+    def base(self) -> str:
+        return self.server.base
 
     # ------------------------------------------------------------------ injection knobs
 
@@ -164,10 +147,6 @@ class FakeDiscord:
 
     def methods(self) -> list[str]:
         return [f"{c.method} {c.path}" for c in self.calls]
-
-    @property
-    def open_sockets(self) -> int:
-        return sum(not ws.closed for ws, _ in self._sockets)
 
     # ------------------------------------------------------------------ REST
 
@@ -286,19 +265,6 @@ class FakeDiscord:
             return _json(self._thread(channel, int(rest[1]), body.get("_json", {})))
         raise _Refused(404, 10003, "Unknown Channel")
 
-    def _application(self) -> dict[str, Any]:
-        return {
-            "id": str(APP_ID),
-            "name": "antler",
-            "icon": None,
-            "description": "",
-            "bot_public": True,
-            "bot_require_code_grant": False,
-            "owner": user_payload(1, "owner"),
-            "verify_key": "00",
-            "flags": 0,
-        }
-
     def _check_write(self, kind: str, channel: int, content: str) -> None:
         now = time.monotonic()
         window = [t for t in self._writes[(kind, channel)] if now - t < WINDOW]
@@ -341,7 +307,7 @@ class FakeDiscord:
             message["content"] = payload["content"] or ""
         if "components" in payload:
             message["components"] = payload["components"] or []
-        message["edited_timestamp"] = _EPOCH
+        message["edited_timestamp"] = EPOCH
         self.history.append(("PATCH", message_id, message["content"]))
         with self._cond:
             self._cond.notify_all()
@@ -392,302 +358,6 @@ class FakeDiscord:
         with self._cond:
             self.messages[int(message["id"])] = message
             self._cond.notify_all()
-
-    # ------------------------------------------------------------------ payloads
-
-    def message_payload(
-        self,
-        channel: int,
-        content: str,
-        *,
-        author: dict[str, Any] | None = None,
-        guild: int | None = None,
-        message_id: int | None = None,
-        mentions: tuple[int, ...] = (),
-    ) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "id": str(message_id or self.next_id()),
-            "channel_id": str(channel),
-            "author": author or user_payload(USER_ID, "alice"),
-            "content": content,
-            "timestamp": _EPOCH,
-            "edited_timestamp": None,
-            "tts": False,
-            "mention_everyone": False,
-            "mentions": [user_payload(m, "antler", bot=m == BOT_ID) for m in mentions],
-            "mention_roles": [],
-            "attachments": [],
-            "embeds": [],
-            "pinned": False,
-            "type": 0,
-            "flags": 0,
-            "components": [],
-        }
-        if guild is not None:
-            out["guild_id"] = str(guild)
-            out["member"] = {
-                "roles": [str(ROLE_ID)],
-                "joined_at": _EPOCH,
-                "deaf": False,
-                "mute": False,
-                "flags": 0,
-            }
-        return out
-
-    def _attachment_payload(
-        self, att_id: int, name: str, data: bytes, index: int = 0
-    ) -> dict[str, Any]:
-        url = f"{self.server.base}/attachments/{att_id}/{name}"
-        return {
-            "id": str(att_id),
-            "filename": name,
-            "size": len(data),
-            "url": url,
-            "proxy_url": url,
-            "content_type": "text/plain",
-        }
-
-    def add_file(self, name: str, data: bytes) -> dict[str, Any]:
-        att_id = self.next_id()
-        self.files[att_id] = data
-        return self._attachment_payload(att_id, name, data)
-
-    def thread_payload(self, thread_id: int, parent: int, name: str) -> dict[str, Any]:
-        return {
-            "id": str(thread_id),
-            "type": 11,
-            "guild_id": str(GUILD_ID),
-            "parent_id": str(parent),
-            "owner_id": str(BOT_ID),
-            "name": name,
-            "message_count": 0,
-            "member_count": 1,
-            "rate_limit_per_user": 0,
-            "thread_metadata": {
-                "archived": False,
-                "auto_archive_duration": 1440,
-                "archive_timestamp": _EPOCH,
-                "locked": False,
-            },
-        }
-
-    def guild_payload(self) -> dict[str, Any]:
-        return {
-            "id": str(GUILD_ID),
-            "name": "Fake guild",
-            "unavailable": False,
-            "member_count": 2,
-            "owner_id": "1",
-            "features": [],
-            "emojis": [],
-            "stickers": [],
-            "roles": [
-                {
-                    "id": str(GUILD_ID),
-                    "name": "@everyone",
-                    "permissions": "0",
-                    "position": 0,
-                    "color": 0,
-                    "hoist": False,
-                    "managed": False,
-                    "mentionable": False,
-                },
-                {
-                    "id": str(ROLE_ID),
-                    "name": "team",
-                    "permissions": "0",
-                    "position": 1,
-                    "color": 0,
-                    "hoist": False,
-                    "managed": False,
-                    "mentionable": False,
-                },
-            ],
-            "channels": [
-                {
-                    "id": str(CHANNEL_ID),
-                    "type": 0,
-                    "name": "general",
-                    "position": 0,
-                    "permission_overwrites": [],
-                    "guild_id": str(GUILD_ID),
-                }
-            ],
-            "threads": list(self.threads.values()),
-            "members": [],
-            "voice_states": [],
-            "presences": [],
-            "stage_instances": [],
-            "guild_scheduled_events": [],
-            "soundboard_sounds": [],
-        }
-
-    def interaction_payload(
-        self,
-        kind: int,
-        data: dict[str, Any],
-        *,
-        channel: int,
-        guild: int | None = None,
-        message: dict[str, Any] | None = None,
-    ) -> dict[str, Any]:
-        interaction_id = self.next_id()
-        out: dict[str, Any] = {
-            "id": str(interaction_id),
-            "application_id": str(APP_ID),
-            "type": kind,
-            "data": data,
-            "channel_id": str(channel),
-            "channel": {"id": str(channel), "type": 1 if guild is None else 0},
-            "token": f"itoken{interaction_id}",
-            "version": 1,
-            "locale": "en-US",
-            "app_permissions": "0",
-            "entitlements": [],
-            "authorizing_integration_owners": {},
-            "attachment_size_limit": 10 * 1024 * 1024,
-            "context": 1 if guild is None else 0,
-        }
-        if guild is None:
-            out["user"] = user_payload(USER_ID, "alice")
-        else:
-            out["guild_id"] = str(guild)
-            out["channel"].update(
-                guild_id=str(guild), name="general", position=0, permission_overwrites=[]
-            )
-            out["member"] = {
-                "user": user_payload(USER_ID, "alice"),
-                "roles": [str(ROLE_ID)],
-                "joined_at": _EPOCH,
-                "deaf": False,
-                "mute": False,
-                "flags": 0,
-                "permissions": "0",
-            }
-        if message is not None:
-            out["message"] = message
-        self._interactions[interaction_id] = out
-        return out
-
-    # ------------------------------------------------------------------ Gateway
-
-    async def _gateway(self, request: web.Request) -> web.WebSocketResponse:
-        ws = web.WebSocketResponse(autoping=True)
-        await ws.prepare(request)
-        self.server.websockets.add(ws)
-        entry: list[Any] = [ws, None]
-        await ws.send_json({"op": 10, "d": {"heartbeat_interval": 41250}, "s": None, "t": None})
-        async for frame in ws:
-            if frame.type != aiohttp.WSMsgType.TEXT:
-                continue
-            msg = json.loads(frame.data)
-            op = msg.get("op")
-            if op == 1:
-                await ws.send_json({"op": 11, "d": None, "s": None, "t": None})
-            elif op == 2:
-                await self._identify(ws, entry, msg["d"])
-            elif op == 6:
-                await self._resume(ws, entry, msg["d"])
-        self.server.websockets.discard(ws)
-        with self._cond:
-            self._sockets = [(w, s) for w, s in self._sockets if w is not ws]
-            self._cond.notify_all()
-        return ws
-
-    async def _identify(
-        self, ws: web.WebSocketResponse, entry: list[Any], data: dict[str, Any]
-    ) -> None:
-        if data.get("token") != TOKEN:
-            await ws.close(code=4004, message=b"Authentication failed.")
-            return
-        self.identifies += 1
-        session = Session(id=f"session{self.next_id()}")
-        self._sessions[session.id] = session
-        ready = {
-            "v": 10,
-            "user": user_payload(BOT_ID, "antler", bot=True),
-            "guilds": [{"id": str(GUILD_ID), "unavailable": True}],
-            "session_id": session.id,
-            "resume_gateway_url": self.gateway_url,
-            "application": {"id": str(APP_ID), "flags": 0},
-            "private_channels": [],
-            "relationships": [],
-        }
-        self._attach(ws, session)
-        await self._send(ws, session, "READY", ready)
-        await self._send(ws, session, "GUILD_CREATE", self.guild_payload())
-
-    async def _resume(
-        self, ws: web.WebSocketResponse, entry: list[Any], data: dict[str, Any]
-    ) -> None:
-        session = self._sessions.get(str(data.get("session_id")))
-        if session is None:
-            await ws.send_json({"op": 9, "d": False, "s": None, "t": None})
-            return
-        self.resumes += 1
-        seq = int(data.get("seq") or 0)
-        self._attach(ws, session)
-        for event in session.events:
-            if event["s"] > seq:
-                await ws.send_json(event)
-        await self._send(ws, session, "RESUMED", {})
-
-    def _attach(self, ws: web.WebSocketResponse, session: Session) -> None:
-        with self._cond:
-            self._sockets = [(w, s) for w, s in self._sockets if w is not ws] + [(ws, session)]
-            self._cond.notify_all()
-
-    async def _send(
-        self, ws: web.WebSocketResponse | None, session: Session, name: str, data: Any
-    ) -> None:
-        session.seq += 1
-        event = {"op": 0, "t": name, "s": session.seq, "d": data}
-        session.events.append(event)
-        if ws is not None and not ws.closed:
-            await ws.send_json(event)
-
-    def dispatch(self, name: str, data: Any) -> None:
-        """Send a dispatch to every session: now on its socket, or on RESUME when it has none
-        (called on the server's loop or from any thread)."""
-        live = {s.id: w for w, s in self._sockets if s is not None and not w.closed}
-        for session in list(self._sessions.values()):
-            ws = live.get(session.id)
-            coro = self._send(ws, session, name, data)
-            if threading.current_thread() is self.server._thread:
-                task = asyncio.ensure_future(coro)
-                self._pending.add(task)
-                task.add_done_callback(self._pending.discard)
-            else:
-                self.server.call(coro)
-
-    def wait_connected(self, timeout: float = 10.0) -> None:
-        if not self.wait_for(
-            lambda f: f.open_sockets > 0 and any(s for _, s in f._sockets), timeout
-        ):
-            raise AssertionError("no gateway session")
-
-    def push_message(self, message: dict[str, Any]) -> None:
-        self.wait_connected()
-        self.dispatch("MESSAGE_CREATE", message)
-
-    def push_interaction(self, interaction: dict[str, Any]) -> None:
-        self.wait_connected()
-        self.dispatch("INTERACTION_CREATE", interaction)
-
-    def drop(self) -> None:
-        """Cut every gateway socket (no close frame handshake from the client's side)."""
-        for ws, _ in list(self._sockets):
-            self.server.call(ws.close(code=4000, message=b"Unknown error"))
-
-    def send_reconnect(self) -> None:
-        for ws, _ in list(self._sockets):
-            self.server.call(ws.send_json({"op": 7, "d": None, "s": None, "t": None}))
-
-    def invalidate(self) -> None:
-        """op 9 (not resumable): the sessions are gone; the client identifies again."""
-        self._sessions.clear()
-        for ws, _ in list(self._sockets):
-            self.server.call(ws.send_json({"op": 9, "d": False, "s": None, "t": None}))
 
 
 class _Refused(Exception):
