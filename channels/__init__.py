@@ -13,6 +13,10 @@ from channels.base import Channel, ChannelConfig
 
 REGISTRY: dict[str, tuple[str, str]] = {
     "console": ("channels.console.config:ConsoleConfig", "channels.console.channel:ConsoleChannel"),
+    "discord": (
+        "channels.discord.config:DiscordConfig",
+        "channels.discord.channel:DiscordChannel",
+    ),
     "dingtalk": (
         "channels.dingtalk.config:DingTalkConfig",
         "channels.dingtalk.channel:DingTalkChannel",

@@ -100,6 +100,17 @@ class ChannelConfig(BaseModel):
         default_factory=dict, json_schema_extra=_LIVE
     )
 
+    @property
+    def role_allowlist(self) -> list[str]:
+        """Roles whose members may talk to the bot besides `allowed_users` (none by default;
+        a platform with roles overrides this)."""
+        return []
+
+    @property
+    def workspace_allowlist(self) -> list[str]:
+        """Workspaces (Discord guilds) the bot answers in; empty: any (platforms override)."""
+        return []
+
     @field_validator("allowed_users", "allowed_chats", mode="before")
     @classmethod
     def _ids_as_text(cls, value: object) -> object:

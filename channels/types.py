@@ -33,11 +33,18 @@ class ChatRef:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class UserRef:
-    """The sender. `id` is the platform's user id; `name` is for display only."""
+    """The sender. `id` is the platform's user id; `name` is for display only; `roles`: the
+    sender's roles where the platform has them (Discord), for a role allowlist."""
 
     id: str
     name: str = ""
     is_bot: bool = False
+    roles: tuple[str, ...] = ()
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> UserRef:
+        """A sender as stored in JSON (the roles a list there)."""
+        return cls(**{**data, "roles": tuple(data.get("roles") or ())})
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

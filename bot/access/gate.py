@@ -81,6 +81,15 @@ def triggered(msg: InboundMessage, cfg: ChannelConfig) -> bool:
 
 
 def allowed(msg: InboundMessage, cfg: ChannelConfig) -> bool:
-    users_ok = not cfg.allowed_users or msg.sender.id in cfg.allowed_users
+    """The sender is allowed by id or by one of their roles, in an allowed chat and workspace.
+
+    A user or role allowlist admits whoever is on either; the chat and workspace lists each
+    narrow where (a DM belongs to no workspace, so a workspace list refuses DMs)."""
+    roles = cfg.role_allowlist
+    people = not cfg.allowed_users and not roles
+    people = people or msg.sender.id in cfg.allowed_users
+    people = people or any(r in roles for r in msg.sender.roles)
     chats_ok = not cfg.allowed_chats or msg.chat.chat_id in cfg.allowed_chats
-    return users_ok and chats_ok
+    spaces = cfg.workspace_allowlist
+    spaces_ok = not spaces or msg.chat.workspace in spaces
+    return people and chats_ok and spaces_ok

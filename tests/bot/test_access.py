@@ -163,3 +163,47 @@ async def test_service_refuses_with_one_text_and_records_nothing(
     assert channel.texts("g") == []
     assert recorded == 1  # only the admitted message was recorded
     assert len(fake_openai.requests) == 1
+
+
+def _discord_gate(**cfg: Any) -> AccessGate:
+    from channels.discord.config import DiscordConfig
+
+    async def notify(msg: InboundMessage) -> None:
+        return None
+
+    config = DiscordConfig(enabled=True, bot_token="x", **cfg)
+    return AccessGate({"discord": config}, Pacer(VirtualClock()), notify)
+
+
+def _in_guild(
+    user: str, roles: tuple[str, ...], guild: str = "g1", chat: str = "c1"
+) -> InboundMessage:
+    where = ChatRef(channel="discord", chat_id=chat, chat_type="group", workspace=guild)
+    return InboundMessage(
+        event_id=f"{guild}:{chat}:{user}",
+        chat=where,
+        sender=UserRef(id=user, roles=roles),
+        text="hi",
+        mentions_bot=True,
+    )
+
+
+def test_a_role_allowlist_admits_members_of_the_role_besides_the_listed_users() -> None:
+    gate_ = _discord_gate(allowed_users=["u1"], allowed_roles=[700])
+    assert gate_.verdict(_in_guild("u1", ())) is Verdict.admit
+    assert gate_.verdict(_in_guild("u2", ("700",))) is Verdict.admit
+    assert gate_.verdict(_in_guild("u3", ("800",))) is Verdict.refuse
+
+
+def test_a_guild_allowlist_narrows_where_and_refuses_dms() -> None:
+    gate_ = _discord_gate(allowed_guilds=["g1"], allowed_channels=["c1"])
+    assert gate_.verdict(_in_guild("u1", ())) is Verdict.admit
+    assert gate_.verdict(_in_guild("u1", (), guild="g2")) is Verdict.refuse
+    assert gate_.verdict(_in_guild("u1", (), chat="c2")) is Verdict.refuse
+    dm = InboundMessage(
+        event_id="dm",
+        chat=ChatRef(channel="discord", chat_id="d1"),
+        sender=UserRef(id="u1"),
+        text="hi",
+    )
+    assert gate_.verdict(dm) is Verdict.refuse

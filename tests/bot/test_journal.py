@@ -124,3 +124,16 @@ def test_a_ledger_database_is_migrated_into_the_journal(tmp_path: Path) -> None:
     assert rows == [("telegram:1", "accepted"), ("telegram:2", "delivered")]
     assert db.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
     assert migrate(db) == len(MIGRATIONS)  # idempotent
+
+
+def test_a_senders_roles_survive_the_journal() -> None:
+    from bot.stores.journal import dump_message, load_message
+    from channels.base import ChatRef, InboundMessage, UserRef
+
+    msg = InboundMessage(
+        event_id="e1",
+        chat=ChatRef(channel="discord", chat_id="c1", chat_type="group", workspace="g1"),
+        sender=UserRef(id="u1", roles=("700", "800")),
+        text="hi",
+    )
+    assert load_message(dump_message(msg)) == msg

@@ -20,6 +20,8 @@ import yaml
 
 from bot.logs import MASK, RedactSecrets, secrets_of
 from tests.fakes.dingtalk_server import FakeDingTalk
+from tests.fakes.discord_server import TOKEN as DISCORD_TOKEN
+from tests.fakes.discord_server import FakeDiscord
 from tests.fakes.feishu_server import FakeFeishu
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.slack_server import APP_TOKEN, BOT_TOKEN, FakeSlack
@@ -35,6 +37,7 @@ SECRETS = {
     "slack_bot": BOT_TOKEN,
     "slack_app": APP_TOKEN,
     "dingtalk": "dingtalk-client-secret-4242",
+    "discord": DISCORD_TOKEN,
 }
 
 
@@ -44,7 +47,7 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-Fakes = tuple[FakeTelegram, FakeFeishu, FakeSlack, FakeDingTalk]
+Fakes = tuple[FakeTelegram, FakeFeishu, FakeSlack, FakeDingTalk, FakeDiscord]
 
 
 @pytest.fixture
@@ -54,6 +57,7 @@ def fakes() -> Iterator[Fakes]:
         FakeFeishu().start(),
         FakeSlack().start(),
         FakeDingTalk().start(),
+        FakeDiscord().start(),
     )
     yield started
     for fake in started:
@@ -62,7 +66,7 @@ def fakes() -> Iterator[Fakes]:
 
 def _config(tmp_path: Path, fake_openai: FakeOpenAI, fakes: Fakes, port: int) -> dict[str, Any]:
     """Every channel enabled against its fake, every secret of SECRETS in its place."""
-    tg, feishu, slack, dingtalk = fakes
+    tg, feishu, slack, dingtalk, discord = fakes
     return {
         "storage": {"data_dir": str(tmp_path / "data")},
         "gateway": {"host": "127.0.0.1", "port": port, "auth_token": SECRETS["admin"]},
@@ -98,6 +102,11 @@ def _config(tmp_path: Path, fake_openai: FakeOpenAI, fakes: Fakes, port: int) ->
                 "robot_code": "robot-code",
                 "api_base": dingtalk.base,
             },
+            "discord": {
+                "enabled": True,
+                "bot_token": DISCORD_TOKEN,
+                "api_base": discord.api_base,
+            },
         },
     }
 
@@ -105,7 +114,7 @@ def _config(tmp_path: Path, fake_openai: FakeOpenAI, fakes: Fakes, port: int) ->
 def test_debug_log_of_a_running_service_holds_no_secret(
     tmp_path: Path, fake_openai: FakeOpenAI, fakes: Fakes
 ) -> None:
-    tg = fakes[0]
+    tg, discord = fakes[0], fakes[4]
     port = free_port()
     config = _config(tmp_path, fake_openai, fakes, port)
     cfg = tmp_path / "config.yaml"
@@ -132,6 +141,9 @@ def test_debug_log_of_a_running_service_holds_no_secret(
             _wait(lambda: tg.calls_of("getUpdates"), proc)
             tg.push_message(555, "hello")
             _wait(lambda: tg.sent_texts(555), proc)
+            _wait(lambda: discord.open_sockets, proc)
+            discord.push_message(discord.message_payload(5555, "hello"))
+            _wait(lambda: discord.bot_messages(5555), proc)
             _admin_call(port)
         finally:
             proc.send_signal(signal.SIGTERM)

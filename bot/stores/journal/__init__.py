@@ -336,6 +336,6 @@ def dump_message(msg: InboundMessage) -> str:
 def load_message(payload: str) -> InboundMessage:
     data: dict[str, Any] = json.loads(payload)
     data["chat"] = ChatRef(**data["chat"])
-    data["sender"] = UserRef(**data["sender"])
+    data["sender"] = UserRef.from_json(data["sender"])
     data["attachments"] = tuple(Attachment(**a) for a in data["attachments"])
     return InboundMessage(**data)

@@ -309,7 +309,7 @@ def schedule_from_row(row: tuple[Any, ...]) -> Schedule:
     return Schedule(
         id=int(sid),
         chat=ChatRef(**json.loads(chat)),
-        creator=UserRef(**json.loads(creator)),
+        creator=UserRef.from_json(json.loads(creator)),
         prompt=prompt,
         kind=kind,
         tz=tz,

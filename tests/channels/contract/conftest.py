@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.channels.contract.dingtalk import DingTalkDriver
+from tests.channels.contract.discord import DiscordDriver
 from tests.channels.contract.driver import Driver
 from tests.channels.contract.feishu import FeishuDriver
 from tests.channels.contract.slack import SlackDriver
@@ -17,6 +18,7 @@ from tests.harness import ServiceHarness
 
 DRIVERS: dict[str, Callable[[], Driver]] = {
     "dingtalk": DingTalkDriver,
+    "discord": DiscordDriver,
     "feishu": FeishuDriver,
     "slack": SlackDriver,
     "telegram": TelegramDriver,

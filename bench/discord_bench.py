@@ -1,0 +1,101 @@
+"""Discord channel benchmark: the whole service against the fake Discord and fake OpenAI servers.
+
+- latency: MESSAGE_CREATE pushed -> first visible call (typing or message) on the fake, p50/p99.
+- load: 50 DMs streaming at once (100 tokens at 50/s each): CPU per answer, visible calls per
+  reply (message + edits), finals delivered, and the rule violations the fake counted (edits or
+  messages over 5 per 5 s per channel, over 2,000 characters, calls inside a 429).
+
+Run: `python -m bench.discord_bench` (or through `python -m bench discord`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from bench.support import cpu_seconds
+from bench.telegram_bench import answer, pct
+from tests.fakes.discord_server import TOKEN, FakeDiscord
+from tests.fakes.openai_server import FakeOpenAI
+from tests.fakes.openai_wire import Reply
+from tests.harness import ServiceHarness
+
+TPS = 50.0
+
+
+def harness(data_dir: Path, openai: FakeOpenAI, fake: FakeDiscord) -> ServiceHarness:
+    discord = {"enabled": True, "bot_token": TOKEN, "api_base": fake.api_base}
+    return ServiceHarness(data_dir, openai, {"max_concurrent_runs": 128, "discord": discord})
+
+
+def first_visible(fake: FakeDiscord, channel: int, after: float) -> float | None:
+    times = [
+        c.at
+        for c in fake.calls
+        if f"/channels/{channel}/" in c.path and c.method in ("POST", "PATCH") and c.at >= after
+    ]
+    return min(times) if times else None
+
+
+async def latency(fake: FakeDiscord, openai: FakeOpenAI, data_dir: Path) -> dict[str, Any]:
+    first: list[float] = []
+    async with harness(data_dir, openai, fake) as svc:
+        for n in range(21):
+            channel = 7000 + n
+            openai.script(Reply(text=answer(20), tokens_per_second=TPS))
+            pushed = time.monotonic()
+            fake.push_message(fake.message_payload(channel, f"question {n}"))
+            await fake.until(lambda f, c=channel, p=pushed: first_visible(f, c, p) is not None)
+            seen = first_visible(fake, channel, pushed)
+            assert seen is not None
+            first.append(seen - pushed)
+            await svc.idle(timeout=30)
+    return {
+        "first_visible_ms_p50": round(pct(first, 0.5) * 1000, 1),
+        "first_visible_ms_p99": round(pct(first, 0.99) * 1000, 1),
+    }
+
+
+async def load(fake: FakeDiscord, openai: FakeOpenAI, data_dir: Path) -> dict[str, Any]:
+    text = answer(100)
+    channels = [8000 + n for n in range(50)]
+    openai.script(*[Reply(text=text, tokens_per_second=TPS) for _ in channels])
+    async with harness(data_dir, openai, fake) as svc:
+        started, cpu = time.monotonic(), cpu_seconds()
+        for channel in channels:
+            fake.push_message(fake.message_payload(channel, "go"))
+        await openai.wait_requests(len(channels), timeout=60)
+        await svc.idle(timeout=120)
+        elapsed, cpu = time.monotonic() - started, cpu_seconds() - cpu
+    finals = sum(1 for c in channels if [m["content"] for m in fake.bot_messages(c)] == [text])
+    visible = len(fake.history)
+    return {
+        "load_chats": len(channels),
+        "load_finals_delivered": finals,
+        "load_visible_calls_per_reply": round(visible / len(channels), 1),
+        "load_wall_s": round(elapsed, 2),
+        # the whole process: the service, and the fake Discord and model servers (threads)
+        "load_cpu_ms_per_answer": round(cpu / len(channels) * 1000, 1),
+        "load_rule_violations": len(fake.violations),
+    }
+
+
+async def run() -> dict[str, Any]:
+    results: dict[str, Any] = {"model_tokens_per_second": TPS}
+    for phase in (latency, load):
+        fake, openai = FakeDiscord().start(), FakeOpenAI().start()
+        try:
+            with tempfile.TemporaryDirectory() as tmp:
+                results.update(await phase(fake, openai, Path(tmp)))
+        finally:
+            fake.stop()
+            openai.stop()
+    return results
+
+
+if __name__ == "__main__":
+    print(json.dumps(asyncio.run(run()), indent=2))
