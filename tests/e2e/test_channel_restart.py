@@ -13,7 +13,7 @@ import pytest
 
 from bot import texts
 from bot.stores.journal import State
-from tests.e2e.test_config_runtime import NEW_TOKEN, Service, start_service
+from tests.e2e.config.service import NEW_TOKEN, Service, start_service
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.openai_wire import Reply
 from tests.fakes.telegram_server import TOKEN, FakeTelegram, visible_text

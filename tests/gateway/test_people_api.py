@@ -10,7 +10,7 @@ from typing import Any
 import aiohttp
 
 from bot.access.store import AuditQuery
-from tests.e2e.test_config_runtime import start_service
+from tests.e2e.config.service import start_service
 from tests.fakes.openai_server import FakeOpenAI
 from tests.gateway.conftest import TOKEN, Api, make_harness
 
