@@ -23,8 +23,8 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
 from bot.config.boundary import model_of
+from bot.config.env import var_reference
 from bot.config.schema import Settings, channels_model
-from bot.config.schema.env import var_reference
 from bot.config.secrets import variable_for
 
 MASK = "***"

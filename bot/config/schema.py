@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, c
 
 from agent.config import AgentConfig, ModelConfig
 from bot.access.roles import AccessConfig
-from bot.config.schema.env import substitute
+from bot.config.env import substitute
 from bot.config.secrets import read_secrets, secrets_path
 from bot.schedules.config import SchedulesConfig
 from channels import REGISTRY, config_model
