@@ -26,6 +26,8 @@ def describe_failure(exc: BaseException) -> Failed:
     name = type(exc).__name__
     if name == "GraphRecursionError":
         return Failed("recursion_limit", "The agent took too many steps and was stopped.")
+    if name == "UsageRefused":  # a budget reached (agent/usage.py): its text is for the user
+        return Failed("budget", str(exc))
     if name == "ModelError":
         return Failed("model_config", f"The model is misconfigured: {exc}")
     status = _status_of(exc)

@@ -37,6 +37,7 @@ from agent.paths import ThreadDirs, check_thread_id, thread_dirs
 from agent.relay import EventRelay, coalesce_deltas
 from agent.run_state import BUSY, CANCELLED, Run, RunCancelled, ThreadBusy, settle, thread_config
 from agent.tools import DEFAULT_TOOL_PROVIDERS, MiddlewareProvider, ToolProvider
+from agent.usage import UsageScope, UsageSink, new_run_id, usage_scope
 
 __all__ = ["BUSY", "CANCELLED", "AgentRunner", "RunCancelled", "ThreadBusy"]
 
@@ -73,6 +74,7 @@ class AgentRunner(GraphApi):
         self.memory = MemoryService(
             config.memory, self.data_dir, self._memory_model, store=memory_store
         )
+        self.memory.usage_sink = lambda: self.on_usage
         self.continuity = Continuity(config, self.memory, self.history)
         self._graphs: dict[tuple[str, bool, bool], Any] = {}
         self._builds: dict[tuple[str, bool, bool], asyncio.Future[Any]] = {}
@@ -84,6 +86,8 @@ class AgentRunner(GraphApi):
         self._after = AfterAnswer()
         self.on_title: Callable[[str, str], Awaitable[None] | None] = lambda _id, _title: None
         self.on_tool: ToolObserver | None = None  # every tool call, as it ends or is refused
+        self.on_usage: UsageSink | None = None  # every model call's tokens (agent/usage.py)
+        self.usage_check: Callable[[UsageScope], None] | None = None  # before each model call
 
     def replace_providers(
         self,
@@ -260,7 +264,25 @@ class AgentRunner(GraphApi):
             if isinstance(event, Final | Failed):
                 return
 
+    def usage_scope(self, thread_id: str, turn: Turn) -> contextlib.AbstractContextManager[Any]:
+        """Whom this run's model calls count for (its own task's context: titles, subagents
+        and the memory pass it queues inherit it)."""
+        return usage_scope(
+            sink=self.on_usage,
+            check=self.usage_check,
+            run_id=turn.run_id or new_run_id(),
+            thread_id=thread_id,
+            user_id=turn.user_id,
+            chat=turn.chat,
+        )
+
     async def _produce(
+        self, thread_id: str, turn: Turn, settings: RunSettings, queue: asyncio.Queue[AgentEvent]
+    ) -> None:
+        with self.usage_scope(thread_id, turn):
+            await self._produce_in_scope(thread_id, turn, settings, queue)
+
+    async def _produce_in_scope(
         self, thread_id: str, turn: Turn, settings: RunSettings, queue: asyncio.Queue[AgentEvent]
     ) -> None:
         try:
@@ -385,7 +407,7 @@ class AgentRunner(GraphApi):
 
     def _memory_model(self) -> Any:
         model = self.resolve_model(self.config.memory.model_name)
-        return create_chat_model(model, self.config, thinking=False)
+        return create_chat_model(model, self.config, thinking=False, purpose="memory")
 
     def _require_saver(self) -> Any:
         if self._saver is None:

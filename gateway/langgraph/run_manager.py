@@ -321,6 +321,7 @@ class RunManager:
             graph_modes,
             user_id="api",
             checkpoint_id=req.checkpoint_id,
+            run_id=rec.run_id,
         ):
             if mode == "values":
                 rec.final_values = state_values(payload)
