@@ -87,7 +87,7 @@ class AgentRunner(GraphApi):
         self.on_title: Callable[[str, str], Awaitable[None] | None] = lambda _id, _title: None
         self.on_tool: ToolObserver | None = None  # every tool call, as it ends or is refused
         self.on_usage: UsageSink | None = None  # every model call's tokens (agent/usage.py)
-        self.usage_check: Callable[[UsageScope], None] | None = None  # before each model call
+        self.usage_check: Callable[[UsageScope], Awaitable[None]] | None = None  # before a call
 
     def replace_providers(
         self,
@@ -334,7 +334,8 @@ class AgentRunner(GraphApi):
 
     async def _title(self, thread_id: str, turn: Turn, answer: str, model: ModelConfig) -> None:
         """Title the thread after its first answer went out; never on the answer's path."""
-        title = await self.continuity.title(turn, answer, model, self.models)
+        with usage_scope(check=None):  # counted for the run, never refused by a budget
+            title = await self.continuity.title(turn, answer, model, self.models)
         if title:
             done = self.on_title(thread_id, title)
             if inspect.isawaitable(done):

@@ -20,11 +20,11 @@ import contextlib
 import contextvars
 import dataclasses
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.callbacks import AsyncCallbackHandler
 
 CHARS_PER_TOKEN = 4
 
@@ -64,7 +64,8 @@ class UsageScope:
     thread_id: str = ""
     user_id: str = ""
     chat: str = ""
-    check: Callable[[UsageScope], None] | None = None  # before each call; may raise UsageRefused
+    # awaited before each model call; raises UsageRefused to stop the run before the call
+    check: Callable[[UsageScope], Awaitable[None]] | None = None
 
 
 _SCOPE: contextvars.ContextVar[UsageScope | None] = contextvars.ContextVar(
@@ -92,8 +93,9 @@ def new_run_id() -> str:
     return uuid.uuid4().hex
 
 
-class UsageCounter(BaseCallbackHandler):
-    """Reports each finished call of one model to the scope's sink (inline, no thread hop)."""
+class UsageCounter(AsyncCallbackHandler):
+    """Reports each finished call of one model to the scope's sink (awaited inline, in the
+    run's own task: no thread hop, the run's context)."""
 
     run_inline = True
     raise_error = True  # a refused call (UsageRefused) stops the run; our own errors never raise
@@ -103,15 +105,15 @@ class UsageCounter(BaseCallbackHandler):
         self.purpose = purpose
         self._prompt_chars: dict[Any, int] = {}
 
-    def on_chat_model_start(
+    async def on_chat_model_start(
         self, serialized: dict[str, Any], messages: list[list[Any]], *, run_id: Any, **_: Any
     ) -> None:
         scope = _SCOPE.get()
         if scope is not None and scope.check is not None:
-            scope.check(scope)  # UsageRefused propagates: the call is not made
+            await scope.check(scope)  # UsageRefused propagates: the call is not made
         self._prompt_chars[run_id] = sum(_chars(m) for batch in messages for m in batch)
 
-    def on_llm_end(self, response: Any, *, run_id: Any, **_: Any) -> None:
+    async def on_llm_end(self, response: Any, *, run_id: Any, **_: Any) -> None:
         chars = self._prompt_chars.pop(run_id, 0)
         scope = _SCOPE.get()
         if scope is None or scope.sink is None:
@@ -123,7 +125,7 @@ class UsageCounter(BaseCallbackHandler):
         with contextlib.suppress(Exception):
             scope.sink(record)
 
-    def on_llm_error(self, error: BaseException, *, run_id: Any, **_: Any) -> None:
+    async def on_llm_error(self, error: BaseException, *, run_id: Any, **_: Any) -> None:
         self._prompt_chars.pop(run_id, None)
 
     def _record(self, response: Any, prompt_chars: int, scope: UsageScope) -> UsageRecord:

@@ -36,6 +36,7 @@ from bot.stores.journal import Entry, Journal
 from bot.supervisor import ChannelSupervisor
 from bot.topology import build_topology
 from bot.turns import TurnRunner
+from bot.usage.gate import build_usage
 from bot.webhooks import DynamicRoutes
 from channels import channel_class, config_model
 from channels.backoff import BackoffPolicy
@@ -123,6 +124,7 @@ class App:
         access = build_access(now, self.stores.access, self.runner, self.metrics)
         self.people, self.links = access  # roles, /link, the audit (tool calls go into it)
         self.audit = self.people.audit
+        self.usage = build_usage(now, self.stores.usage, self.runner, self.people, self.metrics)
         self.contexts: dict[str, ServiceContext] = {}
         self.channels: dict[str, Channel] = {}
         self._channel_specs: dict[str, tuple[ChannelConfig, dict[str, Any]]] = {}
@@ -142,6 +144,7 @@ class App:
             metrics=self.metrics,
             thread_for=self.schedules.thread_for,
             access=self.people,
+            usage=self.usage,
         )
         self.turns.settle.on_settled.append(self.schedules.scheduler.settled)
         command_service = CommandService(
@@ -307,6 +310,7 @@ class App:
         if self.gateway is not None:
             await self.gateway.stop()
         await self.runner.stop()
+        await self.usage.meter.close()  # the last calls' rows
         await self.hands.sandbox.close()  # the docker provider removes its containers
         await self.stores.close()
 

@@ -73,7 +73,7 @@ async def test_titles_are_counted_with_their_purpose(
 async def test_a_refusing_check_stops_the_run_before_the_call(
     runner: AgentRunner, fake_openai: FakeOpenAI
 ) -> None:
-    def refuse(scope: UsageScope) -> None:
+    async def refuse(scope: UsageScope) -> None:
         raise UsageRefused(f"budget of {scope.user_id} reached")
 
     runner.usage_check = refuse

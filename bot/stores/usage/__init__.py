@@ -1,0 +1,191 @@
+"""The usage store: one row per model call (tokens, cost, and whom it was for), sums over a
+period for budgets and `/usage`, a thread's totals for the Gateway, grouped reports for
+`/api/usage`, and the once-per-period warning marks. Backends: `sqlite.py` (tables `usage`,
+`usage_warned` in the service's SQLite file), `postgres.py` (`antler_usage`,
+`antler_usage_warned`, shared by every worker: budgets are pooled).
+
+Days are UTC dates (`YYYY-MM-DD`); a month is the days starting `YYYY-MM`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, fields
+from typing import Any
+
+from agent.sql import Sql
+
+# columns of the usage table, once (bot/stores/schema.py renders the types)
+USAGE_TABLE = """
+    id $id,
+    at $real NOT NULL,
+    day TEXT NOT NULL,
+    run_id TEXT NOT NULL,
+    thread_id TEXT NOT NULL,
+    person TEXT NOT NULL,
+    account TEXT NOT NULL,
+    chat TEXT NOT NULL,
+    channel TEXT NOT NULL,
+    model TEXT NOT NULL,
+    purpose TEXT NOT NULL,
+    prompt $bigint NOT NULL,
+    completion $bigint NOT NULL,
+    cached $bigint NOT NULL,
+    reasoning $bigint NOT NULL,
+    cost $real NOT NULL,
+    estimated $bool NOT NULL"""
+
+WARNED_TABLE = """
+    mark TEXT PRIMARY KEY,
+    at $real NOT NULL"""
+
+INDEXES = """
+CREATE INDEX {t}_person_day ON {t}(person, day);
+CREATE INDEX {t}_chat_day ON {t}(chat, day);
+CREATE INDEX {t}_channel_day ON {t}(channel, day);
+CREATE INDEX {t}_thread ON {t}(thread_id);
+CREATE INDEX {t}_day ON {t}(day)"""
+
+# what a report may group by and filter on (the column names themselves)
+GROUPS = ("person", "chat", "channel", "model", "day", "purpose", "thread_id")
+SCOPES = ("person", "chat", "channel", "thread_id", "run_id")
+
+
+@dataclass(frozen=True, slots=True)
+class UsageRow:
+    at: float
+    day: str
+    run_id: str
+    thread_id: str
+    person: str
+    account: str
+    chat: str
+    channel: str
+    model: str
+    purpose: str
+    prompt: int
+    completion: int
+    cached: int
+    reasoning: int
+    cost: float
+    estimated: bool
+
+
+ROW_COLUMNS = ", ".join(f.name for f in fields(UsageRow))
+
+
+@dataclass(frozen=True, slots=True)
+class Totals:
+    prompt: int = 0
+    completion: int = 0
+    cached: int = 0
+    reasoning: int = 0
+    cost: float = 0.0
+    calls: int = 0
+    estimated: int = 0  # calls whose counts are estimates
+
+    @property
+    def tokens(self) -> int:
+        return self.prompt + self.completion
+
+    def __add__(self, other: Totals) -> Totals:
+        return Totals(
+            self.prompt + other.prompt,
+            self.completion + other.completion,
+            self.cached + other.cached,
+            self.reasoning + other.reasoning,
+            self.cost + other.cost,
+            self.calls + other.calls,
+            self.estimated + other.estimated,
+        )
+
+
+_SUMS = (
+    "COALESCE(SUM(prompt), 0), COALESCE(SUM(completion), 0), COALESCE(SUM(cached), 0),"
+    " COALESCE(SUM(reasoning), 0), COALESCE(SUM(cost), 0), COUNT(*),"
+    " COALESCE(SUM(CASE WHEN estimated THEN 1 ELSE 0 END), 0)"
+)
+
+
+def totals_of(row: Sequence[Any]) -> Totals:
+    p, c, ca, r, cost, calls, est = row
+    return Totals(int(p), int(c), int(ca), int(r), float(cost), int(calls), int(est))
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    """`/api/usage`'s question: group by these columns, within [since, until) days."""
+
+    group_by: tuple[str, ...] = ("person",)
+    since: str = ""  # a day, inclusive ("" open)
+    until: str = ""  # a day, exclusive
+    person: str = ""
+    chat: str = ""
+    model: str = ""
+    channel: str = ""
+
+
+class UsageStore:
+    """The rules over a dialect (`Sql`); backends name the tables."""
+
+    table = "usage"
+    warned_table = "usage_warned"
+
+    def __init__(self, sql: Sql) -> None:
+        self.sql = sql
+
+    async def add(self, rows: Sequence[UsageRow]) -> None:
+        marks = ", ".join("?" for _ in fields(UsageRow))
+        await self.sql.many(
+            f"INSERT INTO {self.table}({ROW_COLUMNS}) VALUES ({marks})",
+            [tuple(getattr(row, f.name) for f in fields(UsageRow)) for row in rows],
+        )
+
+    async def total(self, scope: str, value: str, since_day: str = "") -> Totals:
+        """The sums of one person, chat, channel, thread or run since a day (inclusive)."""
+        if scope not in SCOPES:
+            raise ValueError(f"unknown usage scope {scope!r}")
+        match = f"{scope} = ?"
+        args: list[Any] = [value]
+        if scope == "chat":  # a chat's forum topics (`chat:topic`) count for the chat
+            match, args = (
+                "(chat = ? OR substr(chat, 1, ?) = ?)",
+                [value, len(value) + 1, value + ":"],
+            )
+        row = await self.sql.one(
+            f"SELECT {_SUMS} FROM {self.table} WHERE {match} AND day >= ?", (*args, since_day)
+        )
+        return totals_of(row) if row else Totals()
+
+    async def report(self, query: Report) -> list[tuple[tuple[str, ...], Totals]]:
+        for column in query.group_by:
+            if column not in GROUPS:
+                raise ValueError(f"cannot group by {column!r} (one of {', '.join(GROUPS)})")
+        where, args = ["1 = 1"], []
+        if query.since:
+            where.append("day >= ?")
+            args.append(query.since)
+        if query.until:
+            where.append("day < ?")
+            args.append(query.until)
+        for column in ("person", "chat", "model", "channel"):
+            if getattr(query, column):
+                where.append(f"{column} = ?")
+                args.append(getattr(query, column))
+        keys = ", ".join(query.group_by)
+        rows = await self.sql.all(
+            f"SELECT {keys}, {_SUMS} FROM {self.table} WHERE {' AND '.join(where)}"
+            f" GROUP BY {keys} ORDER BY {keys}",
+            args,
+        )
+        width = len(query.group_by)
+        return [(tuple(str(v) for v in row[:width]), totals_of(row[width:])) for row in rows]
+
+    async def warn_once(self, mark: str, at: float) -> bool:
+        """True the first time `mark` (a budget and its period) is seen, across workers."""
+        changed = await self.sql.execute(
+            f"INSERT INTO {self.warned_table}(mark, at) VALUES (?, ?)"
+            " ON CONFLICT (mark) DO NOTHING",
+            (mark, at),
+        )
+        return changed == 1
