@@ -155,6 +155,7 @@ class App:
             status_notes=lambda: self.hands.status_notes(),
             access=self.people,
             links=self.links,
+            usage=self.usage,
         )
         self.dispatcher = Dispatcher(
             channels=self.channels,
@@ -368,6 +369,7 @@ class App:
             run_events=self.topology.run_events,
             people=self.people,
             links=self.links,
+            usage=self.usage,
         )
 
     def health(self) -> dict[str, Any]:

@@ -42,6 +42,7 @@ def api_routes() -> list[Route]:
         schedules,  # scheduled tasks (bot/schedules)
         skills,
         uploads,
+        usage,  # tokens and cost (bot/usage/)
     )
     from gateway.langgraph import assistants, runs, threads
 
@@ -50,6 +51,7 @@ def api_routes() -> list[Route]:
         openapi,
         models,
         mcp,
+        usage,  # before threads: /api/threads/{id}/token-usage
         assistants,
         threads,
         runs,

@@ -146,3 +146,38 @@ async def test_past_a_fallback_budget_the_cheaper_model_answers(
     assert doc is not None
     assert doc.text == "cheap"
     assert doc.note.startswith("This chat's daily budget is used up; answering with fast")
+
+
+async def test_usage_command_shows_yours_the_chats_or_as_admin_anyones(
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
+    price = {"input": 1.0, "output": 2.0}
+    svc = service(tmp_path, fake_openai, {})
+    svc.raw["models"][0]["price"] = price  # 400 in, 100 out: 0.0006 USD
+    svc.raw["access"] = {"people": {"test:boss": "admin"}}
+    async with svc:
+        ch = chan(svc)
+        fake_openai.script(Reply(text="a", usage=USAGE), Reply(text="b", usage=USAGE))
+        await ch.inject("hi", user="ann")
+        await svc.idle()
+        group: dict[str, Any] = {"chat_id": "g1", "chat_type": "group", "mentions_bot": True}
+        await ch.inject("hi all", user="ann", **group)
+        await svc.idle()
+        asks: tuple[tuple[str, dict[str, Any]], ...] = (
+            ("/usage", {"user": "ann"}),
+            ("/usage", {"user": "ann", **group}),
+            ("/usage test:ann", {"user": "bob"}),
+            ("/usage test:ann", {"user": "boss"}),
+        )
+        for text, kw in asks:
+            await ch.inject(text, **kw)
+            await svc.idle()
+    mine, chats, refused, admin = ch.texts()[-4:]
+    assert mine == (
+        "Usage of you (test:ann):\n"
+        "today: 1,000 tokens in 2 calls · 0.0012 USD\n"
+        "this month: 1,000 tokens in 2 calls · 0.0012 USD"
+    )
+    assert chats.startswith("Usage of this chat:\ntoday: 500 tokens in 1 calls · 0.0006 USD")
+    assert refused == "Only an admin can see another person's usage."
+    assert admin == mine.replace("you (test:ann)", "test:ann")

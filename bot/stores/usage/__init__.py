@@ -123,6 +123,7 @@ class Report:
     chat: str = ""
     model: str = ""
     channel: str = ""
+    thread_id: str = ""
 
 
 class UsageStore:
@@ -168,7 +169,7 @@ class UsageStore:
         if query.until:
             where.append("day < ?")
             args.append(query.until)
-        for column in ("person", "chat", "model", "channel"):
+        for column in ("person", "chat", "model", "channel", "thread_id"):
             if getattr(query, column):
                 where.append(f"{column} = ?")
                 args.append(getattr(query, column))
@@ -180,6 +181,13 @@ class UsageStore:
         )
         width = len(query.group_by)
         return [(tuple(str(v) for v in row[:width]), totals_of(row[width:])) for row in rows]
+
+    async def count_runs(self, thread_id: str) -> int:
+        row = await self.sql.one(
+            f"SELECT COUNT(DISTINCT run_id) FROM {self.table} WHERE thread_id = ? AND run_id <> ''",
+            (thread_id,),
+        )
+        return int(row[0]) if row else 0
 
     async def warn_once(self, mark: str, at: float) -> bool:
         """True the first time `mark` (a budget and its period) is seen, across workers."""
