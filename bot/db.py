@@ -107,6 +107,8 @@ CREATE INDEX access_audit_person ON access_audit(person, id);
 V7_USAGE = f"""
 CREATE TABLE usage ({columns(usage.USAGE_TABLE, SQLITE)}
 );
+CREATE TABLE usage_days ({columns(usage.DAYS_TABLE, SQLITE)}
+);
 CREATE TABLE usage_warned ({columns(usage.WARNED_TABLE, SQLITE)}
 );
 {usage.INDEXES.format(t="usage")};

@@ -1,7 +1,9 @@
 """The usage store: one row per model call (tokens, cost, and whom it was for), sums over a
 period for budgets and `/usage`, a thread's totals for the Gateway, grouped reports for
-`/api/usage`, and the once-per-period warning marks. Backends: `sqlite.py` (tables `usage`,
-`usage_warned` in the service's SQLite file), `postgres.py` (`antler_usage`,
+`/api/usage`, and the once-per-period warning marks. Each write also adds to the day's sums
+per person, chat and channel (the days table, one upsert each), so a budget's check reads at
+most 31 rows. Backends: `sqlite.py` (tables `usage`, `usage_days`, `usage_warned` in the
+service's SQLite file), `postgres.py` (`antler_usage`, `antler_usage_days`,
 `antler_usage_warned`, shared by every worker: budgets are pooled).
 
 Days are UTC dates (`YYYY-MM-DD`); a month is the days starting `YYYY-MM`.
@@ -35,6 +37,21 @@ USAGE_TABLE = """
     cost $real NOT NULL,
     estimated $bool NOT NULL"""
 
+# the sums per person, chat and channel and UTC day, kept with every write: a budget's check
+# reads a row a day (a month: 31 at most), however many calls there were
+DAYS_TABLE = """
+    scope TEXT NOT NULL,
+    subject TEXT NOT NULL,
+    day TEXT NOT NULL,
+    prompt $bigint NOT NULL,
+    completion $bigint NOT NULL,
+    cached $bigint NOT NULL,
+    reasoning $bigint NOT NULL,
+    cost $real NOT NULL,
+    calls $bigint NOT NULL,
+    estimated $bigint NOT NULL,
+    PRIMARY KEY (scope, subject, day)"""
+
 WARNED_TABLE = """
     mark TEXT PRIMARY KEY,
     at $real NOT NULL"""
@@ -49,6 +66,7 @@ CREATE INDEX {t}_day ON {t}(day)"""
 # what a report may group by and filter on (the column names themselves)
 GROUPS = ("person", "chat", "channel", "model", "day", "purpose", "thread_id")
 SCOPES = ("person", "chat", "channel", "thread_id", "run_id")
+DAILY = ("person", "chat", "channel")  # the scopes kept in the days table
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,6 +125,13 @@ _SUMS = (
 )
 
 
+_DAY_SUMS = (
+    "COALESCE(SUM(prompt), 0), COALESCE(SUM(completion), 0), COALESCE(SUM(cached), 0),"
+    " COALESCE(SUM(reasoning), 0), COALESCE(SUM(cost), 0), COALESCE(SUM(calls), 0),"
+    " COALESCE(SUM(estimated), 0)"
+)
+
+
 def totals_of(row: Sequence[Any]) -> Totals:
     p, c, ca, r, cost, calls, est = row
     return Totals(int(p), int(c), int(ca), int(r), float(cost), int(calls), int(est))
@@ -130,31 +155,79 @@ class UsageStore:
     """The rules over a dialect (`Sql`); backends name the tables."""
 
     table = "usage"
+    days_table = "usage_days"
     warned_table = "usage_warned"
 
     def __init__(self, sql: Sql) -> None:
         self.sql = sql
 
     async def add(self, rows: Sequence[UsageRow]) -> None:
+        """The rows and their days' sums, in one transaction (the sums' keys in one order, so
+        workers adding at once wait for each other, never deadlock)."""
         marks = ", ".join("?" for _ in fields(UsageRow))
-        await self.sql.many(
-            f"INSERT INTO {self.table}({ROW_COLUMNS}) VALUES ({marks})",
-            [tuple(getattr(row, f.name) for f in fields(UsageRow)) for row in rows],
+        days: dict[tuple[str, str, str], Totals] = {}
+        for row in rows:
+            one = Totals(
+                row.prompt,
+                row.completion,
+                row.cached,
+                row.reasoning,
+                row.cost,
+                1,
+                int(row.estimated),
+            )
+            for scope in DAILY:
+                key = (scope, getattr(row, scope), row.day)
+                days[key] = days.get(key, Totals()) + one
+        t = self.days_table
+        sums = ", ".join(
+            f"{c} = {t}.{c} + excluded.{c}"
+            for c in ("prompt", "completion", "cached", "reasoning", "cost", "calls", "estimated")
         )
 
+        async def work(sql: Sql) -> None:
+            await sql.many(
+                f"INSERT INTO {self.table}({ROW_COLUMNS}) VALUES ({marks})",
+                [tuple(getattr(row, f.name) for f in fields(UsageRow)) for row in rows],
+            )
+            await sql.many(
+                f"INSERT INTO {t}(scope, subject, day, prompt, completion, cached, reasoning,"
+                " cost, calls, estimated) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                f" ON CONFLICT (scope, subject, day) DO UPDATE SET {sums}",
+                [
+                    (
+                        *key,
+                        v.prompt,
+                        v.completion,
+                        v.cached,
+                        v.reasoning,
+                        v.cost,
+                        v.calls,
+                        v.estimated,
+                    )
+                    for key, v in sorted(days.items())
+                ],
+            )
+
+        await self.sql.transaction(work)
+
     async def total(self, scope: str, value: str, since_day: str = "") -> Totals:
-        """The sums of one person, chat, channel, thread or run since a day (inclusive)."""
+        """The sums of one person, chat, channel, thread or run since a day (inclusive); a
+        chat's forum topics (`chat:topic`) count for the chat."""
         if scope not in SCOPES:
             raise ValueError(f"unknown usage scope {scope!r}")
-        match = f"{scope} = ?"
-        args: list[Any] = [value]
-        if scope == "chat":  # a chat's forum topics (`chat:topic`) count for the chat
-            match, args = (
-                "(chat = ? OR substr(chat, 1, ?) = ?)",
-                [value, len(value) + 1, value + ":"],
-            )
+        if scope in DAILY:
+            table, column, sums, first = self.days_table, "subject", _DAY_SUMS, "scope = ? AND "
+            args: list[Any] = [scope]
+        else:
+            table, column, sums, first, args = self.table, scope, _SUMS, "", []
+        match = f"{column} = ?"
+        args.append(value)
+        if scope == "chat":
+            match = f"({column} = ? OR substr({column}, 1, ?) = ?)"
+            args += [len(value) + 1, value + ":"]
         row = await self.sql.one(
-            f"SELECT {_SUMS} FROM {self.table} WHERE {match} AND day >= ?", (*args, since_day)
+            f"SELECT {sums} FROM {table} WHERE {first}{match} AND day >= ?", (*args, since_day)
         )
         return totals_of(row) if row else Totals()
 

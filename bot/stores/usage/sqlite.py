@@ -1,4 +1,5 @@
-"""The usage store in the service's SQLite file (tables `usage`, `usage_warned`, bot/db.py)."""
+"""The usage store in the service's SQLite file (tables `usage`, `usage_days`,
+`usage_warned`, bot/db.py)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from bot.stores.usage import UsageStore
 
 class SqliteUsageStore(UsageStore):
     table = "usage"
+    days_table = "usage_days"
     warned_table = "usage_warned"
 
     def __init__(self, db: sqlite3.Connection) -> None:
