@@ -21,7 +21,7 @@ from agent.events import Failed, RunSettings, Turn
 from agent.grant import EVERYTHING, Grant
 from agent.runner import AgentRunner
 from bot import texts
-from bot.access.people import People, chat_key
+from bot.access.people import People
 from bot.command_registry import CommandRegistry
 from bot.commands import parse_command
 from bot.delivery import DeliveryTrack, FinalPlan
@@ -129,7 +129,9 @@ class TurnRunner:
             files, notes = await self._fetch_files(channel, msg, conv, grant.upload_bytes)
             for note in notes:
                 await streamer.say(note)
-            await self._stream(streamer, conv, self._turn(msg, files, grant), chat_key(msg.chat))
+            await self._stream(
+                streamer, conv, self._turn(msg, files, grant), msg.chat.with_topic(None).key
+            )
             status = await streamer.finish()
         except asyncio.CancelledError:
             await self._finish_cancelled(streamer, msg, stop_reason(), conv.thread_id)

@@ -37,7 +37,7 @@ class Payer:
 
     person: str
     role: str
-    chat: str  # `channel:chat_id`
+    chat: str  # the chat's conversation key without a topic: `channel:[workspace/]chat_id`
     channel: str
 
 

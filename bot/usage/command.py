@@ -4,7 +4,6 @@ may name any person (`/usage telegram:42`)."""
 from __future__ import annotations
 
 from bot import texts
-from bot.access.people import chat_key
 from bot.command_context import CommandContext
 from bot.stores.usage import Totals
 from bot.usage.budgets import period_start
@@ -25,7 +24,7 @@ async def usage_command(ctx: CommandContext, args: str) -> str:
         value = await access.person_of(named) if access is not None else named
         whose = value
     elif msg.chat.chat_type != "dm":
-        scope, value, whose = "chat", chat_key(msg.chat), "this chat"
+        scope, value, whose = "chat", msg.chat.with_topic(None).key, "this chat"
     await gate.meter.flush()
     now, currency = gate.meter.clock(), gate.config().currency
     lines = []

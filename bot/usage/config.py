@@ -3,11 +3,17 @@ model budgets fall back to (docs/usage.md)."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
-ShowUsage = Literal["off", "tokens", "cost"]
+
+def _off(value: object) -> object:
+    """YAML reads a bare `off` as false."""
+    return "off" if value is False else value
+
+
+ShowUsage = Annotated[Literal["off", "tokens", "cost"], BeforeValidator(_off)]
 
 
 class Budget(BaseModel):

@@ -44,3 +44,12 @@ def test_cost_from_the_configured_price_else_the_table_else_nothing() -> None:
     unknown = ModelConfig(name="c", model="fake-model-nobody-prices")
     assert not priced(unknown)
     assert cost_of(unknown, 1000, 1000, 0) == 0.0
+
+
+def test_a_bare_yaml_off_is_off() -> None:
+    import yaml
+
+    raw = yaml.safe_load("show_usage: off\nchannels: {slack: {show_usage: off}}")
+    settings = settings_from_dict({"models": [MODEL], "usage": raw})
+    assert settings.usage.show_usage == "off"
+    assert settings.usage.show_for("slack") == "off"
