@@ -19,12 +19,15 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import dataclasses
+import logging
 import uuid
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.callbacks import AsyncCallbackHandler
+
+log = logging.getLogger(__name__)
 
 CHARS_PER_TOKEN = 4
 
@@ -110,7 +113,12 @@ class UsageCounter(AsyncCallbackHandler):
     ) -> None:
         scope = _SCOPE.get()
         if scope is not None and scope.check is not None:
-            await scope.check(scope)  # UsageRefused propagates: the call is not made
+            try:
+                await scope.check(scope)  # UsageRefused propagates: the call is not made
+            except UsageRefused:
+                raise
+            except Exception as exc:  # a budget that cannot be read stops no answer
+                log.warning("usage check failed, the call goes ahead: %s", exc)
         self._prompt_chars[run_id] = sum(_chars(m) for batch in messages for m in batch)
 
     async def on_llm_end(self, response: Any, *, run_id: Any, **_: Any) -> None:

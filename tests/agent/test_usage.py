@@ -110,3 +110,15 @@ async def test_the_memory_pass_is_counted_for_the_person(
         ("answer", "telegram:7", "t1"),
         ("memory", "telegram:7", "t1"),
     ]
+
+
+async def test_a_check_that_cannot_read_its_budget_lets_the_call_go_ahead(
+    runner: AgentRunner, fake_openai: FakeOpenAI
+) -> None:
+    async def broken(scope: UsageScope) -> None:
+        raise ConnectionError("database away")
+
+    runner.usage_check = broken
+    fake_openai.script(Reply(text="answered"))
+    events = await collect(runner, "t1", "hi")
+    assert events[-1] == Final("answered")

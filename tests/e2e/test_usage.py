@@ -12,7 +12,7 @@ import pytest
 from bot.stores.usage import Totals
 from bot.usage.budgets import resets_at
 from tests.e2e.hands_helpers import chan
-from tests.fakes.openai_server import FakeOpenAI, Reply
+from tests.fakes.openai_server import FakeOpenAI, Reply, ToolCall
 from tests.harness import ServiceHarness
 
 pytestmark = pytest.mark.usefixtures("test_channel_registered")
@@ -181,3 +181,22 @@ async def test_usage_command_shows_yours_the_chats_or_as_admin_anyones(
     assert chats.startswith("Usage of this chat:\ntoday: 500 tokens in 1 calls · 0.0006 USD")
     assert refused == "Only an admin can see another person's usage."
     assert admin == mine.replace("you (test:ann)", "test:ann")
+
+
+async def test_a_budget_reached_mid_run_stops_the_next_model_call(
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
+    budget = {"scope": "person", "name": "test:ann", "tokens": 400}
+    async with service(tmp_path, fake_openai, {"budgets": [budget]}) as svc:
+        ch = chan(svc)
+        fake_openai.script(
+            Reply(tool_calls=[ToolCall("ls", {"path": "/mnt/user-data"})], usage=USAGE),
+            Reply(text="never asked"),
+        )
+        await ch.inject("list my files", user="ann")
+        await svc.idle()
+    assert len(fake_openai.requests) == 1  # the tool ran; the next model call was refused
+    doc = ch.of("finish")[0].doc
+    assert doc is not None
+    assert doc.status == "failed"
+    assert doc.note.startswith("Your daily budget of 400 tokens is used up.")
