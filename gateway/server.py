@@ -31,6 +31,7 @@ def api_routes() -> list[Route]:
     from gateway.api import (
         artifacts,
         audit,  # the audit trail (bot/access/audit.py)
+        budgets,  # usage.budgets and their use
         channels,
         config,  # configuration at run time (bot/config/live.py)
         mcp,
@@ -65,6 +66,7 @@ def api_routes() -> list[Route]:
         config,
         people,
         audit,
+        budgets,
     )
     return [route for module in modules for route in module.api.routes]
 

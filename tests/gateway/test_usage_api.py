@@ -3,10 +3,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+import aiohttp
+
 from tests.fakes.openai_server import FakeOpenAI, Reply
-from tests.gateway.conftest import Api
+from tests.gateway.conftest import Api, make_harness
 
 RUN = {"input": {"messages": [{"role": "user", "content": "hi"}]}}
 USAGE: dict[str, Any] = {
@@ -60,3 +63,28 @@ async def test_bad_report_questions_get_a_422(api: Api) -> None:
     status, body, _ = await api.call("GET", "/api/threads/nope/token-usage")
     assert status == 200
     assert body["total_tokens"] == 0
+
+
+async def test_budgets_show_their_use_this_period(
+    tmp_path: Path, fake_openai: FakeOpenAI, test_channel_registered: None
+) -> None:
+    usage = {
+        "budgets": [
+            {"scope": "channel", "name": "api", "tokens": 100},
+            {"scope": "role", "name": "member", "period": "month", "cost": 2.5},
+        ]
+    }
+    harness = make_harness(tmp_path, fake_openai, usage=usage)
+    async with harness as svc, aiohttp.ClientSession() as session:
+        api = Api(svc, session)
+        status, thread, _ = await api.call("POST", "/api/threads", json={})
+        fake_openai.script(Reply(text="hello", usage=USAGE))
+        tid = thread["thread_id"]
+        assert (await api.call("POST", f"/api/threads/{tid}/runs/wait", json=RUN))[0] == 200
+        status, body, _ = await api.call("GET", "/api/budgets")
+    assert status == 200
+    channel, role = body["budgets"]
+    assert channel["name"] == "api"
+    assert (channel["used"], channel["limit"], channel["unit"]) == (42.0, 100.0, "tokens")
+    assert (role["used"], role["unit"], role["period"]) == (None, "USD", "month")
+    assert role["resets"].startswith("on ")
