@@ -38,6 +38,7 @@ class UsageGate:
     ) -> tuple[Turn, Verdict]:
         """The turn with its run id, and whether (and on which model) it may run."""
         turn = replace(turn, run_id=turn.run_id or new_run_id())
+        self.meter.begin_run(turn.run_id)
         if self.budgets is None:
             return turn, Verdict(model)
         person = turn.user_id

@@ -69,10 +69,8 @@ class Meter:
     def record(self, record: UsageRecord) -> None:
         model = next((m for m in self.models() if m.name == record.model), None)
         cost = cost_of(model, record.prompt, record.completion, record.cached)
-        if record.run_id:
-            self._runs[record.run_id] = self._runs.get(record.run_id, Totals()) + totals_of(
-                record, cost
-            )
+        if record.run_id in self._runs:  # a chat run's own calls, for its footer
+            self._runs[record.run_id] += totals_of(record, cost)
         self._count(record, cost)
         if self.store is None:
             return
@@ -94,6 +92,10 @@ class Meter:
             m.model_cost.labels(model=record.model, channel=channel).inc(cost)
 
     # runs ----------------------------------------------------------------------------------
+
+    def begin_run(self, run_id: str) -> None:
+        """Keep this run's totals (until `forget_run`); calls after it (the title) are not."""
+        self._runs[run_id] = Totals()
 
     def run_totals(self, run_id: str) -> Totals:
         return self._runs.get(run_id, Totals())

@@ -130,3 +130,18 @@ async def test_three_workers_racing_on_one_budget_overshoot_by_at_most_one_call_
     assert LIMIT <= spent <= LIMIT + len(runs) * CALL  # the stated bound
     later = await one_run(*workers[0], "late", payer)
     assert later == 0  # refused before any call once the budget is spent
+
+
+async def test_the_meter_keeps_totals_only_of_runs_begun_until_forgotten(stores: Stores) -> None:
+    meter, _ = worker(stores, UsageConfig())
+    call = UsageRecord("fast", "answer", 10, 5, run_id="r1", user_id="telegram:1")
+    meter.begin_run("r1")
+    meter.record(call)
+    assert meter.run_totals("r1").tokens == 15
+    meter.forget_run("r1")
+    meter.record(replace(call, purpose="title"))  # the title, after the answer
+    meter.record(replace(call, run_id="api-run"))  # a Gateway run: no footer
+    assert meter._runs == {}
+    await meter.flush()
+    assert stores.usage is not None
+    assert (await stores.usage.total("person", "telegram:1")).calls == 3
