@@ -18,6 +18,16 @@ from pydantic import (
 from agent.config_context import MemoryConfig, SummarizationConfig, TitleConfig, UploadsConfig
 
 
+class ModelPrice(BaseModel):
+    """What a model costs, per million tokens (overrides the maintained price table)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    input: float = Field(ge=0)
+    output: float = Field(ge=0)
+    cached: float | None = Field(default=None, ge=0)  # cached input; None: as input
+
+
 class ModelConfig(BaseModel):
     """One chat model, in DeerFlow's `models[]` shape. Unknown keys pass through to the class."""
 
@@ -32,6 +42,7 @@ class ModelConfig(BaseModel):
     supports_thinking: bool = False
     supports_vision: bool = False
     when_thinking_enabled: dict[str, Any] = Field(default_factory=dict)
+    price: ModelPrice | None = None  # per million tokens; None: the genai-prices table
 
     @field_validator("use")
     @classmethod

@@ -78,7 +78,7 @@ class Continuity:
         title_model = next(
             (m for m in models if cfg.model_name and m.name == cfg.model_name), model
         )
-        chat = create_chat_model(title_model, self.config, thinking=False)
+        chat = create_chat_model(title_model, self.config, thinking=False, purpose="title")
         title = await make_title(
             chat, turn.text, answer, cfg, timeout=min(30.0, self.config.request_timeout_seconds)
         )

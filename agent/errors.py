@@ -26,6 +26,8 @@ def describe_failure(exc: BaseException) -> Failed:
     name = type(exc).__name__
     if name == "GraphRecursionError":
         return Failed("recursion_limit", "The agent took too many steps and was stopped.")
+    if name == "UsageRefused":  # a budget reached (agent/usage.py): its text is for the user
+        return Failed("budget", str(exc))
     if name == "ModelError":
         return Failed("model_config", f"The model is misconfigured: {exc}")
     status = _status_of(exc)
@@ -81,3 +83,10 @@ def _reason(exc: BaseException, limit: int = 200) -> str:
     cause = exc.__cause__ or exc.__context__
     text = str(exc) or (str(cause) if cause else "") or "no details"
     return text.splitlines()[0][:limit]
+
+
+def setup_failure(exc: Exception) -> Failed:
+    """A run that could not start: a bad request (ValueError) or the failure as described."""
+    if isinstance(exc, ValueError):
+        return Failed("bad_request", str(exc))
+    return describe_failure(exc)

@@ -94,6 +94,7 @@ class Turn:
     skill: str | None = None
     chat: str = ""  # the conversation's key, for the audit trail
     grant: Grant | None = None  # what the person may use here; None: everything
+    run_id: str = ""  # whose model calls these are (agent/usage.py); "" → a new id
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

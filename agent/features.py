@@ -34,7 +34,9 @@ def summarizer(ctx: BuildContext) -> Any:
     from langchain.agents.middleware import SummarizationMiddleware
 
     cfg = ctx.agent.summarization
-    model = create_chat_model(ctx.model_named(cfg.model_name), ctx.agent, thinking=False)
+    model = create_chat_model(
+        ctx.model_named(cfg.model_name), ctx.agent, thinking=False, purpose="summary"
+    )
     return SummarizationMiddleware(
         model,
         trigger=("tokens", cfg.trigger_tokens),

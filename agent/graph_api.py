@@ -8,6 +8,7 @@ it shares the runner's runs (one per thread), graphs and checkpointer.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
@@ -42,6 +43,9 @@ class GraphApi:
         def _context(
             self, thread_id: str, turn: Turn, settings: RunSettings, memory: str = ""
         ) -> RunContext: ...
+        def usage_scope(
+            self, thread_id: str, turn: Turn
+        ) -> contextlib.AbstractContextManager[Any]: ...
 
     async def history(self, thread_id: str) -> list[BaseMessage]:
         saver = self._require_saver()
@@ -101,6 +105,7 @@ class GraphApi:
         *,
         user_id: str = "",
         checkpoint_id: str | None = None,
+        run_id: str = "",
     ) -> AsyncIterator[tuple[str, Any]]:
         """Run one turn yielding LangGraph's own `(mode, payload)` stream (the LangGraph API).
 
@@ -118,7 +123,7 @@ class GraphApi:
         run = Run()
         self._runs[thread_id] = run
         queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
-        turn = Turn(text="", user_id=user_id)
+        turn = Turn(text="", user_id=user_id, run_id=run_id)
         config = thread_config(thread_id, checkpoint_id)
         run.task = asyncio.create_task(
             self._produce_raw(graph, config, messages, turn, settings, modes, queue),
@@ -136,6 +141,20 @@ class GraphApi:
             await self._release(thread_id, run)
 
     async def _produce_raw(
+        self,
+        graph: Any,
+        config: dict[str, Any],
+        messages: list[Any],
+        turn: Turn,
+        settings: RunSettings,
+        modes: list[str],
+        queue: asyncio.Queue[tuple[str, Any]],
+    ) -> None:
+        thread_id = config["configurable"]["thread_id"]
+        with self.usage_scope(thread_id, turn):
+            await self._stream_raw(graph, config, messages, turn, settings, modes, queue)
+
+    async def _stream_raw(
         self,
         graph: Any,
         config: dict[str, Any],

@@ -90,7 +90,7 @@ class Hands:
         from agent.models import create_chat_model
 
         return create_agent(
-            model=create_chat_model(ctx.model, ctx.agent, thinking=False),
+            model=create_chat_model(ctx.model, ctx.agent, thinking=False, purpose="subagent"),
             tools=tools,
             system_prompt=prompt,
             middleware=self._common(subagent_static(bash=self.bash)),

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from agent import http
 from agent.config import AgentConfig, ModelConfig
+from agent.usage import UsageCounter
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -21,6 +22,15 @@ _KEY_ENV = {
     "langchain_anthropic:ChatAnthropic": "ANTHROPIC_API_KEY",
     "langchain_deepseek:ChatDeepSeek": "DEEPSEEK_API_KEY",
 }
+
+# Classes whose streams report usage only when asked (`stream_options.include_usage`).
+_STREAM_USAGE = frozenset(
+    {
+        "langchain_openai:ChatOpenAI",
+        "langchain_openai:AzureChatOpenAI",
+        "langchain_deepseek:ChatDeepSeek",
+    }
+)
 
 # Built on the shared aiohttp pool with dict chunks (agent/http.py).
 _LEAN_CLASS = "langchain_openai:ChatOpenAI"
@@ -54,6 +64,8 @@ def model_kwargs(model: ModelConfig, agent: AgentConfig, *, thinking: bool) -> d
         kwargs["api_key"] = model.api_key.get_secret_value()
     if model.base_url is not None:
         kwargs["base_url"] = str(model.base_url).rstrip("/")
+    if model.use in _STREAM_USAGE:
+        kwargs["stream_usage"] = True  # the provider's own token counts (agent/usage.py)
     kwargs.update(model.extra_kwargs())
     if thinking and model.supports_thinking:
         kwargs = deep_merge(kwargs, model.when_thinking_enabled)
@@ -70,9 +82,14 @@ def deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]
     return merged
 
 
-def create_chat_model(model: ModelConfig, agent: AgentConfig, *, thinking: bool) -> BaseChatModel:
+def create_chat_model(
+    model: ModelConfig, agent: AgentConfig, *, thinking: bool, purpose: str = "answer"
+) -> BaseChatModel:
+    """The model, with a `UsageCounter` for `purpose` (answer, title, memory, summary,
+    subagent) among its callbacks: every call it makes is counted (agent/usage.py)."""
     cls = import_class(model.use)
     kwargs = model_kwargs(model, agent, thinking=thinking)
+    kwargs["callbacks"] = [*(kwargs.get("callbacks") or []), UsageCounter(model.name, purpose)]
     lean = model.use == _LEAN_CLASS and http.wants_shared_client(kwargs)
     if lean:
         client = http.shared_client(str(kwargs.get("base_url", "")), kwargs["timeout"])

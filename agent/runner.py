@@ -25,7 +25,7 @@ from agent.checkpoints import Checkpoints, SqliteCheckpoints
 from agent.config import AgentConfig, ModelConfig
 from agent.context import BuildContext, RunContext
 from agent.continuity import Continuity
-from agent.errors import describe_failure
+from agent.errors import describe_failure, setup_failure
 from agent.events import AgentEvent, Failed, Final, RunSettings, Turn
 from agent.features import context_middlewares
 from agent.grant import ToolObserver
@@ -37,6 +37,7 @@ from agent.paths import ThreadDirs, check_thread_id, thread_dirs
 from agent.relay import EventRelay, coalesce_deltas
 from agent.run_state import BUSY, CANCELLED, Run, RunCancelled, ThreadBusy, settle, thread_config
 from agent.tools import DEFAULT_TOOL_PROVIDERS, MiddlewareProvider, ToolProvider
+from agent.usage import UsageScope, UsageSink, new_run_id, usage_scope
 
 __all__ = ["BUSY", "CANCELLED", "AgentRunner", "RunCancelled", "ThreadBusy"]
 
@@ -73,6 +74,7 @@ class AgentRunner(GraphApi):
         self.memory = MemoryService(
             config.memory, self.data_dir, self._memory_model, store=memory_store
         )
+        self.memory.usage_sink = lambda: self.on_usage
         self.continuity = Continuity(config, self.memory, self.history)
         self._graphs: dict[tuple[str, bool, bool], Any] = {}
         self._builds: dict[tuple[str, bool, bool], asyncio.Future[Any]] = {}
@@ -84,6 +86,8 @@ class AgentRunner(GraphApi):
         self._after = AfterAnswer()
         self.on_title: Callable[[str, str], Awaitable[None] | None] = lambda _id, _title: None
         self.on_tool: ToolObserver | None = None  # every tool call, as it ends or is refused
+        self.on_usage: UsageSink | None = None  # every model call's tokens (agent/usage.py)
+        self.usage_check: Callable[[UsageScope], Awaitable[None]] | None = None  # before a call
 
     def replace_providers(
         self,
@@ -227,7 +231,7 @@ class AgentRunner(GraphApi):
             check_thread_id(thread_id)
         except ValueError as exc:
             log.warning("run setup failed for %s: %s", thread_id, exc)
-            yield _setup_failure(exc)
+            yield setup_failure(exc)
             return
         queue: asyncio.Queue[AgentEvent] = asyncio.Queue()
         run.task = asyncio.create_task(
@@ -241,7 +245,19 @@ class AgentRunner(GraphApi):
             if isinstance(event, Final | Failed):
                 return
 
+    def usage_scope(self, thread_id: str, turn: Turn) -> contextlib.AbstractContextManager[Any]:
+        """Whom this run's model calls count for (titles, subagents and memory inherit it)."""
+        sink, check, run_id = self.on_usage, self.usage_check, turn.run_id or new_run_id()
+        return usage_scope(sink=sink, check=check, run_id=run_id, thread_id=thread_id,
+                           user_id=turn.user_id, chat=turn.chat)  # fmt: skip
+
     async def _produce(
+        self, thread_id: str, turn: Turn, settings: RunSettings, queue: asyncio.Queue[AgentEvent]
+    ) -> None:
+        with self.usage_scope(thread_id, turn):
+            await self._produce_in_scope(thread_id, turn, settings, queue)
+
+    async def _produce_in_scope(
         self, thread_id: str, turn: Turn, settings: RunSettings, queue: asyncio.Queue[AgentEvent]
     ) -> None:
         try:
@@ -251,7 +267,7 @@ class AgentRunner(GraphApi):
             raise
         except Exception as exc:  # unknown model, bad class path
             log.warning("run setup failed for %s: %s", thread_id, exc)
-            queue.put_nowait(_setup_failure(exc))
+            queue.put_nowait(setup_failure(exc))
             return
         await self._turn(graph, thread_id, turn, settings, queue)
 
@@ -300,7 +316,8 @@ class AgentRunner(GraphApi):
 
     async def _title(self, thread_id: str, turn: Turn, answer: str, model: ModelConfig) -> None:
         """Title the thread after its first answer went out; never on the answer's path."""
-        title = await self.continuity.title(turn, answer, model, self.models)
+        with usage_scope(check=None):  # counted for the run, never refused by a budget
+            title = await self.continuity.title(turn, answer, model, self.models)
         if title:
             done = self.on_title(thread_id, title)
             if inspect.isawaitable(done):
@@ -373,15 +390,9 @@ class AgentRunner(GraphApi):
 
     def _memory_model(self) -> Any:
         model = self.resolve_model(self.config.memory.model_name)
-        return create_chat_model(model, self.config, thinking=False)
+        return create_chat_model(model, self.config, thinking=False, purpose="memory")
 
     def _require_saver(self) -> Any:
         if self._saver is None:
             raise RuntimeError("AgentRunner.start() was not called")
         return self._saver
-
-
-def _setup_failure(exc: Exception) -> Failed:
-    if isinstance(exc, ValueError):
-        return Failed("bad_request", str(exc))
-    return describe_failure(exc)

@@ -35,7 +35,8 @@ from bot.stores.build import build_stores
 from bot.stores.journal import Entry, Journal
 from bot.supervisor import ChannelSupervisor
 from bot.topology import build_topology
-from bot.turns import TurnRunner
+from bot.turns import Governed, TurnRunner
+from bot.usage.gate import build_usage
 from bot.webhooks import DynamicRoutes
 from channels import channel_class, config_model
 from channels.backoff import BackoffPolicy
@@ -125,6 +126,7 @@ class App:
         access = build_access(now, self.stores.access, self.runner, self.metrics)
         self.people, self.links = access  # roles, /link, the audit (tool calls go into it)
         self.audit = self.people.audit
+        self.usage = build_usage(now, self.stores.usage, self.runner, self.people, self.metrics)
 
     def _build_channels(
         self,
@@ -155,7 +157,7 @@ class App:
             commands=self.commands,
             metrics=self.metrics,
             thread_for=self.schedules.thread_for,
-            access=self.people,
+            governed=Governed(self.people, self.usage),
         )
         self.turns.settle.on_settled.append(self.schedules.scheduler.settled)
         command_service = CommandService(
@@ -166,6 +168,7 @@ class App:
             status_notes=lambda: self.hands.status_notes(),
             access=self.people,
             links=self.links,
+            usage=self.usage,
         )
         self.dispatcher = Dispatcher(
             channels=self.channels,
@@ -318,6 +321,7 @@ class App:
         if self.gateway is not None:
             await self.gateway.stop()
         await self.runner.stop()
+        await self.usage.meter.close()  # the last calls' rows
         await self.hands.sandbox.close()  # the docker provider removes its containers
         await self.stores.close()
 
@@ -375,6 +379,7 @@ class App:
             run_events=self.topology.run_events,
             people=self.people,
             links=self.links,
+            usage=self.usage,
         )
 
     def health(self) -> dict[str, Any]:

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from bot.access.people import People
     from bot.schedules.service import Schedules
     from bot.stores.conversations import Conversation, ConversationStore
+    from bot.usage.gate import UsageGate
 
 
 class Lanes(Protocol):
@@ -65,6 +66,7 @@ class CommandService:
     status_notes: Callable[[], list[str]] = list  # extra lines for /status (skills, MCP)
     access: People | None = None  # people, roles and grants (None: everyone may do anything)
     links: Links | None = None  # /link and /unlink
+    usage: UsageGate | None = None  # /usage (None: not counted)
 
 
 @dataclass(frozen=True, slots=True)

@@ -348,6 +348,15 @@ async def _unlink(ctx: CommandContext, args: str) -> CommandReply:
     return CommandReply(await links.unlink_command(ctx.msg))
 
 
+@COMMANDS.register(
+    "usage", "your tokens and cost today and this month", "/usage [PERSON]", ordered=False
+)
+async def _usage(ctx: CommandContext, args: str) -> CommandReply:
+    from bot.usage.command import usage_command
+
+    return CommandReply(await usage_command(ctx, args))
+
+
 @COMMANDS.register("help", "show this help", ordered=False)
 async def _help(ctx: CommandContext, args: str) -> CommandReply:
     return CommandReply(ctx.service.help.help_text())

@@ -12,7 +12,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from bot.stores import conversations, gateway, journal, schedules
+from bot.stores import conversations, gateway, journal, schedules, usage
 from bot.stores.schema import SQLITE, columns, pending
 
 V1_BASE = f"""
@@ -104,7 +104,17 @@ CREATE INDEX access_audit_at ON access_audit(at);
 CREATE INDEX access_audit_person ON access_audit(person, id);
 """
 
-MIGRATIONS = (V1_BASE, V2_JOURNAL, V3_SCHEDULES, V4_GATEWAY, V5_CHOICES, V6_ACCESS)
+V7_USAGE = f"""
+CREATE TABLE usage ({columns(usage.USAGE_TABLE, SQLITE)}
+);
+CREATE TABLE usage_days ({columns(usage.DAYS_TABLE, SQLITE)}
+);
+CREATE TABLE usage_warned ({columns(usage.WARNED_TABLE, SQLITE)}
+);
+{usage.INDEXES.format(t="usage")};
+"""
+
+MIGRATIONS = (V1_BASE, V2_JOURNAL, V3_SCHEDULES, V4_GATEWAY, V5_CHOICES, V6_ACCESS, V7_USAGE)
 
 
 def open_db(data_dir: Path) -> sqlite3.Connection:

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from bot.stores.conversations import ConversationStore
     from bot.stores.gateway import GatewayRecords
     from bot.stores.journal import Journal
+    from bot.usage.gate import UsageGate
     from channels.base import ReplyDoc
 
 
@@ -72,6 +73,7 @@ class ServiceFacade:
     """API runs' live events shared with other workers (None: one process, no Redis bus)."""
     people: People | None = None  # people, roles, the audit trail (bot/access/)
     links: Links | None = None  # linking accounts to people
+    usage: UsageGate | None = None  # tokens and cost of every model call (bot/usage/)
 
 
 class HttpFront(Protocol):

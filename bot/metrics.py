@@ -113,6 +113,27 @@ class Metrics:
             registry=reg,
         )
 
+        self.model_calls = Counter(
+            "antler_model_calls_total",
+            "Model calls, by configured model, channel and purpose (answer, title, memory, "
+            "summary, subagent).",
+            ("model", "channel", "purpose"),
+            registry=reg,
+        )
+        self.model_tokens = Counter(
+            "antler_model_tokens_total",
+            "Tokens of model calls, by kind (prompt, completion, cached, reasoning); "
+            "estimated where the provider sent none.",
+            ("model", "channel", "kind"),
+            registry=reg,
+        )
+        self.model_cost = Counter(
+            "antler_model_cost_total",
+            "What model calls cost, in usage.currency.",
+            ("model", "channel"),
+            registry=reg,
+        )
+
     def read_gauges(
         self, queue_depth: Callable[[], float], waiting_for_slot: Callable[[], float]
     ) -> None:

@@ -278,3 +278,62 @@ def link_locked(minutes: int) -> str:
 
 
 UNLINKED = "Unlinked: this account is on its own again, with its own memory and role."
+
+# ------------------------------------------------------------------ usage and budgets
+
+
+def amount(value: float, unit: str) -> str:
+    """A budget's amount: `12,000 tokens` or `2.50 USD`."""
+    return f"{value:,.0f} tokens" if unit == "tokens" else f"{value:,.2f} {unit}"
+
+
+def budget_whose(scope: str, name: str) -> str:
+    return {
+        "person": "your",
+        "role": f"your role's ({name})",
+        "chat": "this chat's",
+        "channel": f"the {name} channel's",
+    }.get(scope, "your")
+
+
+def budget_warning(whose: str, period: str, percent: int, left: str) -> str:
+    return f"Heads-up: {percent}% of {whose} {_periodly(period)} budget is used ({left} left)."
+
+
+def budget_refused(whose: str, period: str, limit: str, resets: str) -> str:
+    return (
+        f"{whose.capitalize()} {_periodly(period)} budget of {limit} is used up. "
+        f"It resets {resets}. An admin can raise it (usage.budgets in config.yaml)."
+    )
+
+
+def budget_fallback(whose: str, period: str, model: str, resets: str) -> str:
+    return (
+        f"{whose.capitalize()} {_periodly(period)} budget is used up; answering with {model} "
+        f"until it resets {resets}."
+    )
+
+
+def _periodly(period: str) -> str:
+    return "daily" if period == "day" else "monthly"
+
+
+def usage_footer(tokens: int, prompt: int, completion: int, cost: str, estimated: bool) -> str:
+    """Under an answer: `1,234 tokens (1,000 in, 234 out)`, `~` when estimated, `· cost`."""
+    mark = "~" if estimated else ""
+    line = f"{mark}{tokens:,} tokens ({prompt:,} in, {completion:,} out)"
+    return f"{line} · {cost}" if cost else line
+
+
+def usage_line(label: str, tokens: int, calls: int, cost: str, estimated: int) -> str:
+    note = f", {estimated} estimated" if estimated else ""
+    return f"{label}: {tokens:,} tokens in {calls} calls{note} · {cost}"
+
+
+def usage_report(whose: str, lines: list[str]) -> str:
+    return f"Usage of {whose}:\n" + "\n".join(lines)
+
+
+USAGE_HELP = "/usage shows your usage today and this month (in a group, the chat's)."
+USAGE_OTHERS_ADMIN_ONLY = "Only an admin can see another person's usage."
+USAGE_NOT_COUNTED = "Usage is not counted here."

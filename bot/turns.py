@@ -14,6 +14,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from agent.events import Failed, RunSettings, Turn
@@ -30,6 +31,7 @@ from bot.replies import ReplyStreamer
 from bot.settle import Settle
 from bot.stores.conversations import Conversation, ConversationStore
 from bot.stores.journal import Entry, Journal
+from bot.usage.gate import UsageGate
 from channels.base import (
     Button,
     Channel,
@@ -51,6 +53,14 @@ class InstanceReplaced(Exception):
     revoked): left unsettled, to be answered again on the current instance."""
 
 
+@dataclass(frozen=True)
+class Governed:
+    """What governs a turn: the sender's grant (people and roles) and usage (budgets)."""
+
+    access: People | None = None
+    usage: UsageGate | None = None
+
+
 class TurnRunner:
     def __init__(
         self,
@@ -62,7 +72,7 @@ class TurnRunner:
         commands: CommandRegistry,
         metrics: Metrics | None = None,
         thread_for: Callable[[InboundMessage, Conversation], Conversation] | None = None,
-        access: People | None = None,
+        governed: Governed | None = None,
     ) -> None:
         self.metrics = metrics or Metrics()
         self.runner = runner
@@ -77,7 +87,9 @@ class TurnRunner:
         self.thread_for = thread_for or _same_thread
         # whether a channel instance was replaced by a restart (set by the dispatcher)
         self.replaced: Callable[[str, Channel], bool] = lambda name, channel: False
-        self.access = access  # the sender's grant shapes the run (None: everything)
+        governed = governed or Governed()
+        self.access = governed.access  # the sender's grant shapes the run (None: everything)
+        self.usage = governed.usage  # counted, budgeted, a footer (None: not counted)
 
     def keep_pending(self, task: asyncio.Task[None]) -> None:
         """The run in `task` is cancelled by shutdown: leave its message `running` for restart."""
@@ -125,7 +137,9 @@ class TurnRunner:
             files, notes = await self._fetch_files(channel, msg, conv, grant.upload_bytes)
             for note in notes:
                 await streamer.say(note)
-            await self._stream(streamer, conv, self._turn(msg, files, grant))
+            await self._stream(
+                streamer, conv, self._turn(msg, files, grant), msg.chat.with_topic(None).key
+            )
             status = await streamer.finish()
         except asyncio.CancelledError:
             await self._finish_cancelled(streamer, msg, stop_reason(), conv.thread_id)
@@ -222,8 +236,27 @@ class TurnRunner:
         allowed = [n for n in self.runner.model_names() if grant.allows_model(n)]
         return allowed[0] if allowed else conv.model
 
-    async def _stream(self, streamer: ReplyStreamer, conv: Conversation, turn: Turn) -> None:
+    async def _stream(
+        self, streamer: ReplyStreamer, conv: Conversation, turn: Turn, chat: str
+    ) -> None:
         model = self._model(conv, turn.grant)
+        notes: tuple[str, ...] = ()
+        if self.usage is not None:  # budgets: a refusal, or the fallback model, and warnings
+            turn, verdict = await self.usage.before(turn, chat, conv.channel, model)
+            if verdict.refusal:
+                streamer.on_event(Failed("budget", verdict.refusal))
+                return
+            model, notes = verdict.model, verdict.notes
+        try:
+            await self._run_agent(streamer, conv, turn, model)
+        finally:
+            footer = self.usage.after(turn.run_id, conv.channel) if self.usage else ""
+            note = " · ".join(n for n in (streamer.doc.note, *notes, footer) if n)
+            streamer.doc = replace(streamer.doc, note=note)
+
+    async def _run_agent(
+        self, streamer: ReplyStreamer, conv: Conversation, turn: Turn, model: str | None
+    ) -> None:
         settings = RunSettings(model=model, thinking=conv.thinking, plan_mode=conv.plan_mode)
         channel, started = conv.channel, time.monotonic()
         outcome = "cancelled"

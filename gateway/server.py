@@ -31,6 +31,7 @@ def api_routes() -> list[Route]:
     from gateway.api import (
         artifacts,
         audit,  # the audit trail (bot/access/audit.py)
+        budgets,  # usage.budgets and their use
         channel_links,  # DeerFlow's channel providers/connections
         channels,
         config,  # configuration at run time (bot/config/live.py)
@@ -45,6 +46,7 @@ def api_routes() -> list[Route]:
         skills,
         thread_feed,  # a thread's messages page and token usage
         uploads,
+        usage,  # tokens and cost (bot/usage/)
     )
     from gateway.langgraph import assistants, runs, threads
 
@@ -53,6 +55,7 @@ def api_routes() -> list[Route]:
         openapi,
         models,
         mcp,
+        usage,  # before threads: /api/threads/{id}/token-usage
         assistants,
         threads,
         thread_feed,
@@ -69,6 +72,7 @@ def api_routes() -> list[Route]:
         config,
         people,
         audit,
+        budgets,
     )
     return [route for module in modules for route in module.api.routes]
 

@@ -25,6 +25,7 @@ from agent.memory.records import Fact, PendingExchange
 from agent.memory.sqlite import SqliteMemoryStore
 from agent.memory.store import MemoryStore
 from agent.relay import content_text
+from agent.usage import UsageSink, usage_scope
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +59,7 @@ class MemoryService:
         self._first: float | None = None
         self._due = 0.0
         self.flushes = 0
+        self.usage_sink: Callable[[], UsageSink | None] = lambda: None  # the runner's on_usage
 
     @property
     def enabled(self) -> bool:
@@ -179,7 +181,15 @@ class MemoryService:
             self.config.fact_confidence_threshold,
         )
         try:
-            response = await self._model().ainvoke(messages)
+            with usage_scope(
+                sink=self.usage_sink(),
+                check=None,
+                run_id="",
+                thread_id=exchanges[-1].thread_id,
+                user_id=person,
+                chat="",
+            ):
+                response = await self._model().ainvoke(messages)
             update = parse_update(content_text(response.content))
         except asyncio.CancelledError:
             raise

@@ -128,6 +128,7 @@ LIVE_APPLIERS: dict[str, Applier] = {
     "channels.*": _access,  # the live keys of every platform's section
     "schedules": _schedules,
     "access": _read_when_used,  # roles and grants: read per message and per turn
+    "usage": _read_when_used,  # budgets, the footer, prices: read per run and per call
 }
 
 

@@ -23,6 +23,7 @@ from bot.access.roles import AccessConfig
 from bot.config.env import substitute
 from bot.config.secrets import read_secrets, secrets_path
 from bot.schedules.config import SchedulesConfig
+from bot.usage.config import UsageConfig
 from channels import REGISTRY, config_model
 from channels.base import BusyPolicy, ChannelConfig
 
@@ -164,6 +165,7 @@ class Settings(BaseModel):
     channels: ChannelsShared = Field(default_factory=ChannelsShared, json_schema_extra=LIVE)
     schedules: SchedulesConfig = Field(default_factory=SchedulesConfig, json_schema_extra=LIVE)
     access: AccessConfig = Field(default_factory=AccessConfig, json_schema_extra=LIVE)
+    usage: UsageConfig = Field(default_factory=UsageConfig, json_schema_extra=LIVE)
     config_path: Path | None = Field(default=None, exclude=True)
 
 
@@ -302,6 +304,9 @@ def _cross_checks(settings: Settings) -> list[str]:
         problems.append(f"default_model: {settings.default_model!r} is not one of models[].name")
     problems += _storage_checks(settings.storage)
     problems += settings.access.problems({m.name for m in settings.models})
+    problems += settings.usage.problems(
+        {m.name for m in settings.models}, set(settings.access.roles)
+    )
     problems += _bus_checks(settings)
     gw = settings.gateway
     token = gw.auth_token.get_secret_value() if gw.auth_token else ""

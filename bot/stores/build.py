@@ -7,7 +7,7 @@ for a press (`channels.choices.ChoiceStore`) for
 (`bot.stores.journal.Journal`, `bot.stores.conversations.ConversationStore`,
 `agent.checkpoints.Checkpoints`, `agent.memory.MemoryStore` (None: the agent's default file),
 `bot.stores.gateway.GatewayRecords`, `bot.stores.schedules.ScheduleStore`,
-`bot.access.store.AccessStore`). Each store is a
+`bot.access.store.AccessStore`, `bot.stores.usage.UsageStore`). Each store is a
 package: its rules once in `__init__.py`, its backends in `sqlite.py` and `postgres.py`. Nothing
 else in the service asks which backend is configured.
 
@@ -57,6 +57,10 @@ from bot.stores.schedules import ScheduleStore
 from bot.stores.schedules import postgres as pg_schedules
 from bot.stores.schedules.postgres import PostgresScheduleStore
 from bot.stores.schedules.sqlite import SqliteScheduleStore
+from bot.stores.usage import UsageStore
+from bot.stores.usage import postgres as pg_usage
+from bot.stores.usage.postgres import PostgresUsageStore
+from bot.stores.usage.sqlite import SqliteUsageStore
 from channels.choices import ChoiceStore, MemoryChoices
 
 log = logging.getLogger("bot.stores")
@@ -78,6 +82,7 @@ class Stores:
     access: AccessStore  # roles given by API, /link codes, the audit trail
     memory: MemoryStore | None = None
     choices: ChoiceStore = field(default_factory=MemoryChoices)
+    usage: UsageStore | None = None  # tokens and cost per model call (None: not counted)
     # the service's resume routine, for messages of a process that died (see take_over)
     on_orphans: Callable[[list[Entry]], Awaitable[None]] | None = field(default=None, init=False)
 
@@ -122,6 +127,7 @@ class PostgresStores(Stores):
             AccessStore(PostgresSql(self.pool, "access", pg.retrying), "antler_access_"),
             pg_memory.PostgresMemoryStore(self.pool, pg.retrying),
             PostgresChoiceStore(self.pool),
+            PostgresUsageStore(self.pool),
         )
         self._ping: asyncio.Task[None] | None = None
         self._last: dict[str, Any] = {"reachable": False, "error": "not opened yet"}
@@ -139,6 +145,7 @@ class PostgresStores(Stores):
             await pg.migrate(self.pool, "schedules", pg_schedules.MIGRATIONS)
             await pg.migrate(self.pool, "choices", pg_choices.MIGRATIONS)
             await pg.migrate(self.pool, "access", pg_access.MIGRATIONS)
+            await pg.migrate(self.pool, "usage", pg_usage.MIGRATIONS)
             await self._settle_runs()
         except Exception as exc:
             await self.life.release()
@@ -246,4 +253,5 @@ def build_stores(settings: Settings) -> Stores:
         SqliteScheduleStore(db),
         AccessStore(SqliteSql(db), "access_"),
         choices=SqliteChoiceStore(db),
+        usage=SqliteUsageStore(db),
     )

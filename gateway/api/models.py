@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from agent.config import ModelConfig
 from gateway.errors import ApiError
-from gateway.langgraph.schemas import ModelResponse, ModelsResponse
+from gateway.langgraph.schemas import ModelResponse, ModelsResponse, TokenUsage
 from gateway.registry import Call, Registry
 from gateway.service import Gateway
 
@@ -37,7 +37,10 @@ def _default(gw: Gateway) -> str:
 async def list_models(call: Call) -> ModelsResponse:
     gw: Gateway = call.gw
     default = _default(gw)
-    return ModelsResponse(models=[model_response(m, default) for m in gw.service.runner.models])
+    return ModelsResponse(
+        models=[model_response(m, default) for m in gw.service.runner.models],
+        token_usage=TokenUsage(enabled=gw.service.usage is not None),
+    )
 
 
 @api.route(

@@ -327,6 +327,7 @@ class RunManager:
             graph_modes,
             user_id=CALLER_PERSON,
             checkpoint_id=req.checkpoint_id,
+            run_id=rec.run_id,
         ):
             if mode == "values":
                 rec.final_values = state_values(payload)

@@ -199,6 +199,7 @@ async def test_postgres_schema_is_migrated_once(tmp_path: Path, pg_dsn: str) -> 
         ("journal", 1),
         ("memory", 1),
         ("schedules", 1),
+        ("usage", 1),
     ]
     with psycopg.connect(pg_dsn) as conn:  # LangGraph's own tables come with the runner's start
         tables = {

@@ -230,7 +230,7 @@ class FakeOpenAI(Running):
                 if pause and count:
                     await asyncio.sleep(pause)
             await _send(response, maker.chunk({}, finish_reason(reply)))
-            if (record.body.get("stream_options") or {}).get("include_usage"):
+            if _wants_usage(record, reply):
                 await _send(response, maker.usage_chunk(usage_for(reply, record.body)))
             await response.write(b"data: [DONE]\n\n")
             await response.write_eof()
@@ -244,7 +244,7 @@ class FakeOpenAI(Running):
     ) -> web.StreamResponse:
         chunks = [maker.chunk(delta) for delta in content_deltas(reply)]
         chunks.append(maker.chunk({}, finish_reason(reply)))
-        if (record.body.get("stream_options") or {}).get("include_usage"):
+        if _wants_usage(record, reply):
             chunks.append(maker.usage_chunk(usage_for(reply, record.body)))
         events = "".join(f"data: {json.dumps(chunk)}\n\n" for chunk in chunks)
         await response.write(f"{events}data: [DONE]\n\n".encode())
@@ -274,3 +274,9 @@ class FakeOpenAI(Running):
 
 async def _send(response: web.StreamResponse, chunk: dict[str, Any]) -> None:
     await response.write(f"data: {json.dumps(chunk)}\n\n".encode())
+
+
+def _wants_usage(record: ChatRequest, reply: Reply) -> bool:
+    return bool((record.body.get("stream_options") or {}).get("include_usage")) and not (
+        reply.no_usage
+    )

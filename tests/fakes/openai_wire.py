@@ -33,7 +33,8 @@ class Reply:
     `tokens_per_second` paces streamed chunks (a token is a word or ≤4 characters).
     `stall_after` stops a stream after that many content chunks until the client goes away
     or `FakeOpenAI.release()` is called (for cancellation tests). `usage` overrides the
-    computed token counts. `one_write` sends the whole stream (every chunk still its own SSE
+    computed token counts; `no_usage` sends none even when asked (a server that does not
+    report usage). `one_write` sends the whole stream (every chunk still its own SSE
     event) in one write, as a client that fell behind reads it.
     """
 
@@ -48,7 +49,8 @@ class Reply:
     tokens_per_second: float | None = None
     stall_after: int | None = None
     finish_reason: str | None = None
-    usage: dict[str, int] | None = None
+    usage: dict[str, Any] | None = None
+    no_usage: bool = False
     one_write: bool = False
 
 
@@ -87,7 +89,7 @@ def estimate_prompt_tokens(body: dict[str, Any]) -> int:
     return max(1, len(json.dumps(body.get("messages", []))) // 4)
 
 
-def usage_for(reply: Reply, body: dict[str, Any]) -> dict[str, int]:
+def usage_for(reply: Reply, body: dict[str, Any]) -> dict[str, Any]:
     if reply.usage is not None:
         return dict(reply.usage)
     prompt = estimate_prompt_tokens(body)
@@ -131,7 +133,7 @@ class ChunkMaker:
             **extra,
         }
 
-    def usage_chunk(self, usage: dict[str, int]) -> dict[str, Any]:
+    def usage_chunk(self, usage: dict[str, Any]) -> dict[str, Any]:
         return {
             "id": self.id,
             "object": "chat.completion.chunk",
@@ -184,5 +186,5 @@ def completion(reply: Reply, body: dict[str, Any]) -> dict[str, Any]:
                 "logprobs": None,
             }
         ],
-        "usage": usage_for(reply, body),
+        "usage": None if reply.no_usage else usage_for(reply, body),
     }

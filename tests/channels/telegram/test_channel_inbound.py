@@ -250,6 +250,7 @@ async def test_the_menu_is_the_command_registry(
         "timezone",
         "link",
         "unlink",
+        "usage",
         "help",
         "thread_digest",
     ]
