@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from agent.approval import ApprovalPolicy
 from agent.config import AgentConfig, ModelConfig
 from agent.events import RunSettings
 from agent.grant import Grant, ToolObserver
@@ -26,6 +27,7 @@ class RunContext:
     chat: str = ""
     grant: Grant | None = None  # None: every tool (agent/grant.py)
     observe: ToolObserver | None = None  # told of every tool call (the service's audit)
+    approvals: ApprovalPolicy | None = None  # None: no call waits for approval
 
 
 @dataclass(frozen=True, slots=True)

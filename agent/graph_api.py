@@ -78,6 +78,13 @@ class GraphApi:
         config = thread_config(thread_id, checkpoint_id)
         return await graph.aupdate_state(config, values, as_node=as_node)
 
+    async def pending_interrupts(self, thread_id: str) -> dict[str, Any]:
+        """The thread's interrupts waiting for a resume, by id (an approval's request)."""
+        check_thread_id(thread_id)
+        graph = await self._graph(RunSettings())
+        state = await graph.aget_state(thread_config(thread_id))
+        return {str(i.id): i.value for i in getattr(state, "interrupts", ()) or ()}
+
     async def keep_stopped(self, thread_id: str, shown: str) -> bool:
         """A reply stopped mid-answer: its thread ends with the user's turn (or a tool's
         result) and no answer, so add what the user was shown as the assistant's message,

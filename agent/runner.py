@@ -24,7 +24,7 @@ from agent.after_answer import AfterAnswer
 from agent.checkpoints import Checkpoints, SqliteCheckpoints
 from agent.config import AgentConfig, ModelConfig
 from agent.context import BuildContext, RunContext
-from agent.continuity import Continuity
+from agent.continuity import Continuity, PreparedTurn
 from agent.errors import describe_failure
 from agent.events import AgentEvent, Failed, Final, RunSettings, Turn
 from agent.features import context_middlewares
@@ -286,9 +286,9 @@ class AgentRunner(GraphApi):
         model = self.resolve_model(settings.model)
         try:
             dirs = await self._made_thread_dirs(thread_id)
-            prepared = await self.continuity.before(thread_id, turn, model, dirs)
+            prepared = await self._prepare(thread_id, turn, model, dirs)
             async for mode, payload in graph.astream(
-                {"messages": [prepared.message]},
+                _input(turn, prepared),
                 config={**thread_config(thread_id), "recursion_limit": self.config.recursion_limit},
                 context=self._context(thread_id, turn, settings, prepared.memory),
                 stream_mode=["messages", "updates", "custom"],
@@ -304,11 +304,20 @@ class AgentRunner(GraphApi):
             queue.put_nowait(describe_failure(exc))
             return
         queue.put_nowait(relay.final())
+        if turn.resume is not None:
+            return  # the exchange is remembered once, from the turn that asked
         # after the answer, not before; a task of its own, so the end of the stream (which
         # cancels this producer) does not cut the write short on a database server
         self._after.spawn(self.continuity.remember(thread_id, turn, relay.text), finish=True)
         if prepared.first_exchange and relay.text.strip():
             self._after.spawn(self._title(thread_id, turn, relay.text, model))
+
+    async def _prepare(
+        self, thread_id: str, turn: Turn, model: ModelConfig, dirs: ThreadDirs
+    ) -> PreparedTurn:
+        if turn.resume is None:
+            return await self.continuity.before(thread_id, turn, model, dirs)
+        return PreparedTurn(None, await self.continuity.memory_block(turn), False)
 
     async def _title(self, thread_id: str, turn: Turn, answer: str, model: ModelConfig) -> None:
         """Title the thread after its first answer went out; never on the answer's path."""
@@ -381,6 +390,7 @@ class AgentRunner(GraphApi):
             chat=turn.chat,
             grant=turn.grant,
             observe=self.on_tool,
+            approvals=turn.approvals,
         )
 
     def _memory_model(self) -> Any:
@@ -391,6 +401,16 @@ class AgentRunner(GraphApi):
         if self._saver is None:
             raise RuntimeError("AgentRunner.start() was not called")
         return self._saver
+
+
+def _input(turn: Turn, prepared: PreparedTurn) -> Any:
+    """The graph's input: the user's message, or the decision that resumes a pending approval."""
+    if turn.resume is None:
+        return {"messages": [prepared.message]}
+    from langgraph.types import Command
+
+    value = {k: v for k, v in turn.resume.items() if k != "interrupt_id"}
+    return Command(resume={str(turn.resume["interrupt_id"]): value})
 
 
 def _setup_failure(exc: Exception) -> Failed:
