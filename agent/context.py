@@ -28,6 +28,9 @@ class RunContext:
     grant: Grant | None = None  # None: every tool (agent/grant.py)
     observe: ToolObserver | None = None  # told of every tool call (the service's audit)
     approvals: ApprovalPolicy | None = None  # None: no call waits for approval
+    # tool call ids a resumed approval decided: asked again whatever the policy now says, so a
+    # decision is never ignored (a denial never turns into a run)
+    deciding: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

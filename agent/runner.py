@@ -391,6 +391,7 @@ class AgentRunner(GraphApi):
             grant=turn.grant,
             observe=self.on_tool,
             approvals=turn.approvals,
+            deciding=tuple(str(c) for c in (turn.resume or {}).get("calls") or ()),
         )
 
     def _memory_model(self) -> Any:
@@ -409,7 +410,7 @@ def _input(turn: Turn, prepared: PreparedTurn) -> Any:
         return {"messages": [prepared.message]}
     from langgraph.types import Command
 
-    value = {k: v for k, v in turn.resume.items() if k != "interrupt_id"}
+    value = {k: v for k, v in turn.resume.items() if k not in ("interrupt_id", "calls")}
     return Command(resume={str(turn.resume["interrupt_id"]): value})
 
 

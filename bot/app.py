@@ -15,6 +15,7 @@ from agent.tools.schedules import schedule_tools
 from bot import texts
 from bot.access import AccessGate
 from bot.access.links import build_access
+from bot.approvals import Approvals
 from bot.bus import MessageBus
 from bot.channel_restarts import ChannelRestarts
 from bot.command_context import CommandService
@@ -142,6 +143,7 @@ class App:
             metrics=self.metrics,
             thread_for=self.schedules.thread_for,
             access=self.people,
+            approvals=Approvals(self.stores.choices, self.people, self.runner, self.metrics),
         )
         self.turns.settle.on_settled.append(self.schedules.scheduler.settled)
         command_service = CommandService(

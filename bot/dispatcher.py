@@ -19,6 +19,7 @@ from typing import Any, Protocol
 
 from bot import texts
 from bot.answer_again import AnswerAgain
+from bot.approvals import press_of
 from bot.command_context import CommandContext, CommandService
 from bot.command_registry import CommandRegistry
 from bot.commands import ParsedCommand, parse_command
@@ -119,6 +120,8 @@ class Dispatcher:
                 self._spawn(self._run_command(channel, msg, cmd.name, command.args))
         elif command is not None and not self.commands.is_skill(command.name):
             self._spawn(self._reply(channel, msg, self.commands.help_text()))
+        elif press_of(msg.text) is not None:  # waits its turn, never interrupts a run
+            self._enqueue(_Job(msg))
         else:
             await self._enqueue_chat(channel, msg)
 

@@ -18,7 +18,15 @@ from typing import Any
 from langchain.agents.middleware import AgentMiddleware
 from langchain_core.messages import AIMessage, ToolMessage
 
-from agent.approval import APPROVE, APPROVE_CONVERSATION, EXPIRED, KIND, ApprovalRule, tool_key
+from agent.approval import (
+    APPROVE,
+    APPROVE_CONVERSATION,
+    EXPIRED,
+    KIND,
+    ApprovalPolicy,
+    ApprovalRule,
+    tool_key,
+)
 from agent.context import RunContext
 
 SUBAGENT = "subagent"
@@ -42,7 +50,9 @@ class ApprovalGuard(AgentMiddleware):
 
     def after_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
         context = getattr(runtime, "context", None)
-        if not isinstance(context, RunContext) or context.approvals is None:
+        if not isinstance(context, RunContext):
+            return None
+        if context.approvals is None and not context.deciding:
             return None
         messages = state["messages"]
         last = messages[-1] if messages else None
@@ -70,8 +80,7 @@ class ApprovalGuard(AgentMiddleware):
     def _asked(
         self, context: RunContext, messages: list[Any], last: AIMessage
     ) -> list[tuple[dict[str, Any], str, ApprovalRule]]:
-        policy = context.approvals
-        assert policy is not None
+        policy = context.approvals or ApprovalPolicy()
         remembered = _remembered(messages)
         asked = []
         for call in last.tool_calls:
@@ -80,7 +89,9 @@ class ApprovalGuard(AgentMiddleware):
                 continue  # refused anyway, by the GrantGuard
             rule = policy.rule_for(tool, server)
             key = tool_key(tool, server)
-            if rule is None or (rule.mode == "first_use" and key in remembered):
+            if call.get("id") in context.deciding:
+                rule = rule or ApprovalRule(key, "always")
+            elif rule is None or (rule.mode == "first_use" and key in remembered):
                 continue
             asked.append((dict(call), key, rule))
         return asked
@@ -89,8 +100,7 @@ class ApprovalGuard(AgentMiddleware):
 def _request(
     context: RunContext, asked: list[tuple[dict[str, Any], str, ApprovalRule]]
 ) -> dict[str, Any]:
-    policy = context.approvals
-    assert policy is not None
+    policy = context.approvals or ApprovalPolicy()
     approvers = sorted({role for _, _, rule in asked for role in rule.approvers})
     return {
         "type": KIND,

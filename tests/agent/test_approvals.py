@@ -37,9 +37,16 @@ def policy(mode: str = "always") -> ApprovalPolicy:
     return ApprovalPolicy((ApprovalRule("dep*", mode, ("admin",)),), timeout_seconds=60)  # type: ignore[arg-type]
 
 
-async def resume(runner: AgentRunner, thread: str, interrupt_id: str, decision: str) -> list[Any]:
-    value = {"interrupt_id": interrupt_id, **decision_value(decision, "Ann")}
-    turn = Turn(text="", approvals=policy(), resume=value)
+async def resume(
+    runner: AgentRunner,
+    thread: str,
+    asked: ApprovalRequested,
+    decision: str,
+    approvals: ApprovalPolicy | None = None,
+) -> list[Any]:
+    calls = [c["id"] for c in asked.request["calls"]]
+    value = {"interrupt_id": asked.interrupt_id, "calls": calls, **decision_value(decision, "Ann")}
+    turn = Turn(text="", approvals=approvals, resume=value)
     return [e async for e in runner.stream(thread, turn, RunSettings())]
 
 
@@ -60,7 +67,7 @@ async def test_a_call_waits_survives_a_restart_and_runs_once_approved(
     again = await make_runner(**_providers())  # a restart: the pause is in the checkpoint
     assert list(await again.pending_interrupts("t")) == [asked.interrupt_id]
     fake_openai.script(Reply(text="Deployed."))
-    events = await resume(again, "t", asked.interrupt_id, "approve")
+    events = await resume(again, "t", asked, "approve", policy())
     assert RAN == [7]
     assert ToolFinished("c1", "deploy", True, "deployed 7") in events
     assert events[-1] == Final("Deployed.")
@@ -76,7 +83,8 @@ async def test_a_denied_call_never_runs_and_the_model_is_told(
     events = await collect(runner, "t", "ship it", approvals=policy())
     [asked] = [e for e in events if isinstance(e, ApprovalRequested)]
     fake_openai.script(Reply(text="Not deployed."))
-    events = await resume(runner, "t", asked.interrupt_id, "deny")
+    # the policy changed meanwhile (nothing asks now): the denial still stands
+    events = await resume(runner, "t", asked, "deny", approvals=None)
     assert RAN == []
     [finished] = [e for e in events if isinstance(e, ToolFinished)]
     assert not finished.ok
@@ -96,7 +104,7 @@ async def test_first_use_asks_once_per_conversation(
     [asked] = [e for e in events if isinstance(e, ApprovalRequested)]
     assert asked.request["first_use"] is True
     fake_openai.script(Reply(text="ok"))
-    await resume(runner, "t", asked.interrupt_id, "approve_conversation")
+    await resume(runner, "t", asked, "approve_conversation", policy("first_use"))
     fake_openai.script(Reply(tool_calls=[ToolCall("deploy", {"version": 2}, id="c4")]), Reply("ok"))
     events = await collect(runner, "t", "two", approvals=policy("first_use"))
     assert not [e for e in events if isinstance(e, ApprovalRequested)]

@@ -1,0 +1,209 @@
+"""Approvals in the service: the card a paused run shows, and the press that answers it.
+
+When a run pauses for approval (agent/middlewares/approval.py: an `ApprovalRequested` event, the
+interrupt kept in the thread's checkpoint), `requested` records the request in the durable
+choices store (channels/choices.py, SQLite or PostgreSQL: a press is honoured on any worker and
+after a restart) and the audit; `card` renders it into the reply with the Approve / Deny buttons
+(each channel's native buttons; the value `approval:<id>:<a|c|d>` comes back as a press).
+
+`decide` answers a press: someone who may not answer gets one line and nothing changes; the
+first decision is settled atomically in the store (two presses, a redelivery: one decision), a
+press past the deadline counts as expired; the run is resumed only while its interrupt is still
+pending in the checkpoint, so it resumes exactly once (a press after a crash mid-resume resumes
+it with the decision already recorded).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+from agent.approval import APPROVE, APPROVE_CONVERSATION, DECISIONS, DENY, EXPIRED
+from agent.events import ApprovalRequested, Turn
+from bot import texts
+from bot.access.approvals import may_decide
+from bot.access.audit import redact
+from bot.access.people import People, Who, chat_key
+from bot.access.store import AuditEntry
+from bot.metrics import Metrics
+from channels.base import Button, ChatRef, InboundMessage, ReplyDoc
+from channels.choices import ChoiceStore
+
+PREFIX = "approval"
+CODES = {"a": APPROVE, "c": APPROVE_CONVERSATION, "d": DENY}
+ID_LEN = 24
+
+
+class Pending(Protocol):
+    async def pending_interrupts(self, thread_id: str) -> dict[str, Any]: ...
+
+
+def press_of(text: str) -> tuple[str, str] | None:
+    """`(id, decision)` of an approval press (`approval:<id>:<a|c|d>`); None for other text."""
+    parts = text.strip().split(":")
+    if len(parts) != 3 or parts[0] != PREFIX or parts[2] not in CODES:
+        return None
+    if not parts[1].isalnum() or len(parts[1]) > ID_LEN:
+        return None
+    return parts[1], CODES[parts[2]]
+
+
+def short_id(interrupt_id: str) -> str:
+    return "".join(c for c in interrupt_id if c.isalnum())[:ID_LEN]
+
+
+def _key(short: str) -> str:
+    return f"{PREFIX}:{short}"
+
+
+def call_line(call: dict[str, Any]) -> str:
+    """One call as the card shows it: arguments with secrets redacted and long values cut."""
+    args = redact(dict(call.get("args") or {}))
+    shown = ", ".join(f"{k}={_cut(v)}" for k, v in args.items())
+    return f"{call.get('name', '')}({shown})"
+
+
+def _cut(value: Any, limit: int = 60) -> str:
+    text = value if isinstance(value, str) else repr(value)
+    text = repr(text) if isinstance(value, str) else text
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def card(doc: ReplyDoc, event: ApprovalRequested, has_buttons: bool) -> ReplyDoc:
+    """The reply with the approval card (its text after what the answer said so far)."""
+    request = event.request
+    code = f"{PREFIX}:{short_id(event.interrupt_id)}"
+    approvers = texts.approvers_line(list(request.get("approvers") or []), _dm(request))
+    expires = datetime.fromtimestamp(float(request.get("expires_at") or 0), UTC)
+    text = texts.approval_card(
+        [call_line(c) for c in request.get("calls") or []],
+        str(request.get("requester_name") or request.get("requester") or ""),
+        approvers,
+        expires.strftime("%H:%M UTC"),
+    )
+    body = f"{doc.text}\n\n{text}".strip()
+    asked = {str(c.get("id", "")) for c in request.get("calls") or []}
+    doc = replace(doc, progress=tuple(s for s in doc.progress if s.id not in asked))
+    if not has_buttons:
+        return replace(doc, text=f"{body}\n{texts.approval_typed(code)}")
+    buttons = [Button(label=texts.APPROVE, value=f"{code}:a")]
+    if request.get("first_use"):
+        buttons.append(Button(label=texts.APPROVE_CONVERSATION, value=f"{code}:c"))
+    buttons.append(Button(label=texts.DENY, value=f"{code}:d"))
+    return replace(doc, text=body, buttons=tuple(buttons))
+
+
+def _dm(request: dict[str, Any]) -> bool:
+    return request.get("chat_type") == "dm"
+
+
+@dataclass(frozen=True, slots=True)
+class Resume:
+    """A decided press: the run to resume, and the line the reply starts with."""
+
+    thread_id: str
+    turn: Turn
+    said: str
+
+
+class Approvals:
+    def __init__(
+        self,
+        choices: ChoiceStore,
+        people: People,
+        runner: Pending,
+        metrics: Metrics,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.choices = choices
+        self.people = people
+        self.runner = runner
+        self.metrics = metrics
+        self.clock = clock
+
+    async def requested(
+        self, msg: InboundMessage, thread_id: str, event: ApprovalRequested
+    ) -> None:
+        """Keep the request where any worker finds it (before its card can be pressed)."""
+        payload = {
+            "thread": thread_id,
+            "interrupt": event.interrupt_id,
+            "chat": chat_key(msg.chat),
+            "request": event.request,
+            "at": self.clock(),
+        }
+        await self.choices.put(_key(short_id(event.interrupt_id)), msg.chat.channel, payload)
+        self.metrics.approvals.labels(outcome="requested").inc()
+        await self._audit(event.request, "requested", str(event.request.get("requester", "")))
+
+    async def decide(self, msg: InboundMessage, short: str, decision: str) -> Resume | str:
+        """The press's outcome: the run to resume, or the one line to answer."""
+        choice = await self.choices.get(_key(short))
+        payload = choice.payload if choice is not None else {}
+        if choice is None or payload.get("chat") != chat_key(msg.chat):
+            return texts.APPROVAL_UNKNOWN
+        request: dict[str, Any] = dict(payload.get("request") or {})
+        presser = await self.people.who(msg)
+        if not await self._may(request, presser):
+            self.metrics.approvals.labels(outcome="refused").inc()
+            await self._audit(request, "refused", presser.person)
+            roles = list(request.get("approvers") or [])
+            return texts.approval_not_yours(texts.approvers_line(roles, _dm(request)))
+        if self.clock() > float(request.get("expires_at") or 0):
+            decision = EXPIRED
+        settled = await self.choices.choose(_key(short), DECISIONS.index(decision))
+        if settled is None or settled.chosen is None:
+            return texts.APPROVAL_UNKNOWN
+        decision = DECISIONS[settled.chosen]  # the first press's, whoever pressed first
+        thread, interrupt = str(payload["thread"]), str(payload["interrupt"])
+        if interrupt not in await self.runner.pending_interrupts(thread):
+            return texts.approval_already(decision)
+        by = msg.sender.name or presser.account
+        self.metrics.approvals.labels(outcome=decision).inc()
+        self.metrics.approval_wait.observe(max(0.0, self.clock() - float(payload.get("at") or 0)))
+        await self._audit(request, decision, presser.person)
+        turn = await self._turn(msg.chat, request, interrupt, decision, by)
+        return Resume(thread, turn, texts.approval_decided(decision, by))
+
+    async def _may(self, request: dict[str, Any], presser: Who) -> bool:
+        asker = str(request.get("requester", ""))
+        mine = presser.account == asker or presser.person == await self.people.person_of(asker)
+        return may_decide(request, presser.role, self.people.may_approve(presser.role), mine)
+
+    async def _turn(
+        self, chat: ChatRef, request: dict[str, Any], interrupt: str, decision: str, by: str
+    ) -> Turn:
+        """The resuming turn runs as the asker: their grant and policy, not the approver's."""
+        asker = await self.people.who_in(str(request.get("requester", "")), chat)
+        return Turn(
+            text="",
+            user_id=asker.account,
+            user_name=str(request.get("requester_name", "")),
+            chat=chat.key,
+            chat_type=chat.chat_type,
+            grant=asker.grant,
+            approvals=self.people.approvals(asker, chat),
+            resume={
+                "interrupt_id": interrupt,
+                "calls": [str(c.get("id", "")) for c in request.get("calls") or []],
+                "decision": decision,
+                "by": by,
+            },
+        )
+
+    async def _audit(self, request: dict[str, Any], outcome: str, actor: str) -> None:
+        calls = [str(c.get("name", "")) for c in request.get("calls") or []]
+        await self.people.audit.record(
+            AuditEntry(
+                kind="approval",
+                actor=actor,
+                person=str(request.get("requester", "")),
+                chat=str(request.get("chat", "")),
+                subject=", ".join(calls),
+                outcome=outcome,
+                detail={"calls": [call_line(c) for c in request.get("calls") or []]},
+            )
+        )
