@@ -62,3 +62,26 @@ def decision_value(decision: str, by: str = "") -> dict[str, Any]:
 
 def is_request(value: Any) -> bool:
     return isinstance(value, dict) and value.get("type") == KIND
+
+
+def resume_command(resume: dict[str, Any]) -> Any:
+    """The `Command` that resumes a pending approval (`resume`: a turn's `resume`)."""
+    from langgraph.types import Command
+
+    value = {k: v for k, v in resume.items() if k not in ("interrupt_id", "calls")}
+    return Command(resume={str(resume["interrupt_id"]): value})
+
+
+def api_resume(pending: dict[str, Any], value: Any) -> dict[str, Any]:
+    """A turn's `resume` from a LangGraph client's `command.resume`: a decision name, or
+    `{"decision": ..., "by": ...}`, for the thread's first pending interrupt (`pending`, by id).
+    ValueError when nothing waits or the value is not a decision."""
+    if not pending:
+        raise ValueError("the thread has no interrupt to resume")
+    interrupt_id, request = next(iter(pending.items()))
+    decision = value.get("decision") if isinstance(value, dict) else value
+    by = value.get("by") if isinstance(value, dict) else None
+    answer = decision_value(str(decision), str(by or "api"))
+    asked = request.get("calls") or [] if is_request(request) else []
+    calls = [str(c.get("id", "")) for c in asked]
+    return {"interrupt_id": interrupt_id, "calls": calls, **answer}

@@ -10,8 +10,10 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from agent.approval import ApprovalPolicy, api_resume, resume_command
 from agent.events import RunSettings, Turn
 from agent.paths import check_thread_id
 from agent.run_state import BUSY, CANCELLED, Run, RunCancelled, ThreadBusy, thread_config
@@ -108,15 +110,23 @@ class GraphApi:
         *,
         user_id: str = "",
         checkpoint_id: str | None = None,
+        approvals: ApprovalPolicy | None = None,
+        resume: Any = None,
     ) -> AsyncIterator[tuple[str, Any]]:
         """Run one turn yielding LangGraph's own `(mode, payload)` stream (the LangGraph API).
 
         With `checkpoint_id` the run continues from that checkpoint (an older one forks).
+        `approvals`: which calls wait for approval; `resume` (a client's `command.resume`, a
+        decision): the run resumes the thread's pending approval instead of taking `messages`.
 
         Raises ThreadBusy when the thread runs, ValueError on a bad thread id or model, and
         RunCancelled when `cancel(thread_id)` stops it; other graph errors propagate as is.
         """
         check_thread_id(thread_id)
+        turn = Turn(text="", user_id=user_id, approvals=approvals)
+        if resume is not None:
+            pending = await self.pending_interrupts(thread_id)
+            turn = replace(turn, resume=api_resume(pending, resume))
         graph = await self._graph(settings)
         if self._stopping:  # stopped while the graph was built: as if stopped running
             raise RunCancelled(CANCELLED)
@@ -125,10 +135,10 @@ class GraphApi:
         run = Run()
         self._runs[thread_id] = run
         queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
-        turn = Turn(text="", user_id=user_id)
         config = thread_config(thread_id, checkpoint_id)
+        graph_input = resume_command(turn.resume) if turn.resume else {"messages": messages}
         run.task = asyncio.create_task(
-            self._produce_raw(graph, config, messages, turn, settings, modes, queue),
+            self._produce_raw(graph, config, graph_input, turn, settings, modes, queue),
             name=f"agent-graph-run:{thread_id}",
         )
         try:
@@ -146,7 +156,7 @@ class GraphApi:
         self,
         graph: Any,
         config: dict[str, Any],
-        messages: list[Any],
+        graph_input: Any,
         turn: Turn,
         settings: RunSettings,
         modes: list[str],
@@ -155,7 +165,7 @@ class GraphApi:
         thread_id = config["configurable"]["thread_id"]
         try:
             async for mode, payload in graph.astream(
-                {"messages": messages},
+                graph_input,
                 config={**config, "recursion_limit": self.config.recursion_limit},
                 context=self._context(thread_id, turn, settings),
                 stream_mode=modes,

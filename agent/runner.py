@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from agent.after_answer import AfterAnswer
+from agent.approval import resume_command
 from agent.checkpoints import Checkpoints, SqliteCheckpoints
 from agent.config import AgentConfig, ModelConfig
 from agent.context import BuildContext, RunContext
@@ -408,10 +409,7 @@ def _input(turn: Turn, prepared: PreparedTurn) -> Any:
     """The graph's input: the user's message, or the decision that resumes a pending approval."""
     if turn.resume is None:
         return {"messages": [prepared.message]}
-    from langgraph.types import Command
-
-    value = {k: v for k, v in turn.resume.items() if k not in ("interrupt_id", "calls")}
-    return Command(resume={str(turn.resume["interrupt_id"]): value})
+    return resume_command(turn.resume)
 
 
 def _setup_failure(exc: Exception) -> Failed:

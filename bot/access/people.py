@@ -122,6 +122,13 @@ class People:
         settings = role.approvals if role is not None else {}
         return approval_policy(cfg.approvals, settings, chat_key(chat), chat.chat_type != "dm")
 
+    def api_approvals(self) -> ApprovalPolicy | None:
+        """The approval policy of Gateway API runs (their principal is an admin)."""
+        cfg = self.config()
+        role = cfg.roles.get("admin")
+        settings = role.approvals if role is not None else {}
+        return approval_policy(cfg.approvals, settings, "api", False)
+
     def may_approve(self, role: str) -> bool:
         found = self.config().roles.get(role)
         return found is not None and found.may_approve
