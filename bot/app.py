@@ -134,6 +134,7 @@ class App:
         self.supervisor = ChannelSupervisor(
             self.channels, self.contexts, self._build_channel, backoff, self.topology.connections
         )
+        self.approvals = Approvals(self.stores.choices, self.people, self.runner, self.metrics)
         self.turns = TurnRunner(
             runner=self.runner,
             conversations=self.conversations,
@@ -143,7 +144,7 @@ class App:
             metrics=self.metrics,
             thread_for=self.schedules.thread_for,
             access=self.people,
-            approvals=Approvals(self.stores.choices, self.people, self.runner, self.metrics),
+            approvals=self.approvals,
         )
         self.turns.settle.on_settled.append(self.schedules.scheduler.settled)
         command_service = CommandService(
@@ -171,6 +172,7 @@ class App:
         self.metrics.read_gauges(lambda: self.bus.depth, lambda: self.dispatcher.waiting)
         self.topology.wire(self.dispatcher, self._resume)
         self._scheduler: asyncio.Task[None] | None = None
+        self._expiry: asyncio.Task[None] | None = None  # approvals past their deadline
         self.gateway: HttpFront | None = None
         self.started_at = 0.0
         self._consumer: asyncio.Task[None] | None = None
@@ -263,6 +265,7 @@ class App:
         self.topology.listen()
         if self.settings.schedules.enabled:
             self._scheduler = asyncio.create_task(self.schedules.scheduler.run(), name="schedules")
+        self._expiry = asyncio.create_task(self.approvals.watch(self.bus.publish), name="expiry")
         if gateway:  # `antler serve`; `antler chat` runs on the file as it was
             self.live = live_config(self)
 
@@ -294,9 +297,10 @@ class App:
         """Stop intake, let running replies finish within the grace period, then shut down."""
         if self.live is not None:
             await self.live.stop()
-        if self._scheduler is not None:
-            self._scheduler.cancel()
-            await asyncio.gather(self._scheduler, return_exceptions=True)
+        for loop in (self._scheduler, self._expiry):
+            if loop is not None:
+                loop.cancel()
+                await asyncio.gather(loop, return_exceptions=True)
         self.bus.close()
         await self.dispatcher.shutdown(self.settings.channels.shutdown_grace_seconds)
         await self.restarts.close()  # instances replaced at run time and still draining

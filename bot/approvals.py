@@ -15,8 +15,10 @@ it with the decision already recorded).
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, Protocol
@@ -29,12 +31,18 @@ from bot.access.audit import redact
 from bot.access.people import People, Who, chat_key
 from bot.access.store import AuditEntry
 from bot.metrics import Metrics
-from channels.base import Button, ChatRef, InboundMessage, ReplyDoc
+from channels.base import Button, ChatRef, InboundMessage, ReplyDoc, UserRef
 from channels.choices import ChoiceStore
 
+log = logging.getLogger("bot.approvals")
+
 PREFIX = "approval"
-CODES = {"a": APPROVE, "c": APPROVE_CONVERSATION, "d": DENY}
+CODES = {"a": APPROVE, "c": APPROVE_CONVERSATION, "d": DENY, "x": EXPIRED}
+EXPIRY_POLL = 30.0  # how often requests past their deadline are looked for
 ID_LEN = 24
+
+
+Publish = Callable[[InboundMessage], Awaitable[Any]]
 
 
 class Pending(Protocol):
@@ -96,6 +104,16 @@ def card(doc: ReplyDoc, event: ApprovalRequested, has_buttons: bool) -> ReplyDoc
     return replace(doc, text=body, buttons=tuple(buttons))
 
 
+def _chat_fields(chat: ChatRef) -> dict[str, Any]:
+    return {
+        "channel": chat.channel,
+        "chat_id": chat.chat_id,
+        "chat_type": chat.chat_type,
+        "workspace": chat.workspace,
+        "topic_id": chat.topic_id,
+    }
+
+
 def _dm(request: dict[str, Any]) -> bool:
     return request.get("chat_type") == "dm"
 
@@ -132,6 +150,7 @@ class Approvals:
             "thread": thread_id,
             "interrupt": event.interrupt_id,
             "chat": chat_key(msg.chat),
+            "where": _chat_fields(msg.chat),
             "request": event.request,
             "at": self.clock(),
         }
@@ -146,13 +165,16 @@ class Approvals:
         if choice is None or payload.get("chat") != chat_key(msg.chat):
             return texts.APPROVAL_UNKNOWN
         request: dict[str, Any] = dict(payload.get("request") or {})
+        due = self.clock() > float(request.get("expires_at") or 0)
+        if decision == EXPIRED and not due:  # `:x` applies a deadline, never before it
+            return texts.APPROVAL_UNKNOWN
         presser = await self.people.who(msg)
-        if not await self._may(request, presser):
+        if decision != EXPIRED and not await self._may(request, presser):
             self.metrics.approvals.labels(outcome="refused").inc()
             await self._audit(request, "refused", presser.person)
             roles = list(request.get("approvers") or [])
             return texts.approval_not_yours(texts.approvers_line(roles, _dm(request)))
-        if self.clock() > float(request.get("expires_at") or 0):
+        if due:
             decision = EXPIRED
         settled = await self.choices.choose(_key(short), DECISIONS.index(decision))
         if settled is None or settled.chosen is None:
@@ -167,6 +189,41 @@ class Approvals:
         await self._audit(request, decision, presser.person)
         turn = await self._turn(msg.chat, request, interrupt, decision, by)
         return Resume(thread, turn, texts.approval_decided(decision, by))
+
+    async def expire_due(self, publish: Publish) -> int:
+        """Send the expiry of every request past its deadline through the bus, as a press
+        (`approval:<id>:x`) from the asker in its chat: its run is resumed, denied as expired,
+        in that conversation's turn. The event id is the request's, so however many workers
+        look, it is answered once. Returns how many were sent."""
+        sent = 0
+        for choice in await self.choices.pending(f"{PREFIX}:"):
+            request = dict(choice.payload.get("request") or {})
+            where = choice.payload.get("where")
+            if self.clock() <= float(request.get("expires_at") or 0) or not where:
+                continue
+            short = choice.key.removeprefix(f"{PREFIX}:")
+            asker = str(request.get("requester", "")).split(":", 1)[-1]
+            await publish(
+                InboundMessage(
+                    event_id=f"approval-expired:{short}",
+                    chat=ChatRef(**where),
+                    sender=UserRef(id=asker, name=str(request.get("requester_name", ""))),
+                    text=f"{PREFIX}:{short}:x",
+                    is_button=True,
+                    received_at=time.time(),
+                )
+            )
+            sent += 1
+        return sent
+
+    async def watch(self, publish: Publish, every: float = EXPIRY_POLL) -> None:
+        """`expire_due` every `every` seconds, until cancelled."""
+        while True:
+            await asyncio.sleep(every)
+            try:
+                await self.expire_due(publish)
+            except Exception as exc:  # the database is away: the next round tries again
+                log.warning("approval expiry check failed: %s", exc)
 
     async def _may(self, request: dict[str, Any], presser: Who) -> bool:
         asker = str(request.get("requester", ""))

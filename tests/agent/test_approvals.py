@@ -123,3 +123,35 @@ async def test_without_a_policy_nothing_waits(
     events = await collect(runner, "t", "go")
     assert RAN == [4]
     assert not [e for e in events if isinstance(e, ApprovalRequested)]
+
+
+async def test_a_new_message_instead_of_a_decision_abandons_the_request(
+    make_runner: MakeRunner, fake_openai: FakeOpenAI
+) -> None:
+    RAN.clear()
+    runner = await make_runner(**_providers())
+    fake_openai.script(Reply(tool_calls=[ToolCall("deploy", {"version": 5}, id="c7")]))
+    await collect(runner, "t", "ship it", approvals=policy())
+    fake_openai.script(Reply(text="Something else then."))
+    events = await collect(runner, "t", "never mind", approvals=policy())
+    assert events[-1] == Final("Something else then.")
+    assert RAN == []
+    assert await runner.pending_interrupts("t") == {}
+    tool = [m for m in fake_openai.requests[-1].messages if m.get("role") == "tool"]
+    assert len(tool) == 1  # the abandoned call answered (interrupted), never run
+
+
+async def test_a_subagent_call_that_needs_approval_is_refused(
+    make_runner: MakeRunner, fake_openai: FakeOpenAI
+) -> None:
+    RAN.clear()
+    guard = ApprovalGuard(can_ask=False)
+    runner = await make_runner(
+        tool_providers=[lambda ctx: [deploy]], middleware_providers=[lambda ctx: [guard]]
+    )
+    fake_openai.script(Reply(tool_calls=[ToolCall("deploy", {"version": 6}, id="c8")]), Reply("x"))
+    events = await collect(runner, "t", "ship it", approvals=policy())
+    assert RAN == []
+    assert not [e for e in events if isinstance(e, ApprovalRequested)]
+    tool = [m for m in fake_openai.requests[-1].messages if m.get("role") == "tool"]
+    assert "only the lead agent can ask" in tool[0]["content"]

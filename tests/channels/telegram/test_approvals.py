@@ -93,3 +93,27 @@ async def test_telegram_a_press_after_the_deadline_counts_as_expired(
     [result] = [m for m in fake_openai.requests[1].messages if m.get("role") == "tool"]
     assert "expired" in result["content"]
     assert fake.shown_texts(GROUP)[-1].startswith(texts.approval_decided("expired", ""))
+
+
+async def test_telegram_an_unanswered_request_expires_once(
+    tmp_path: Path, fake_openai: FakeOpenAI, fake: FakeTelegram
+) -> None:
+    fake_openai.script(WRITE, Reply(text="Nobody approved it in time."))
+    async with telegram(tmp_path, fake_openai, fake) as svc:
+        fake.push_message(GROUP, "@antler_bot deploy v7")
+        await shows(fake, svc, "Approval needed")
+        card, data = max(m for (chat, m) in fake.messages if chat == GROUP), buttons(fake)
+        approvals = svc.running.approvals
+        assert await approvals.expire_due(svc.running.bus.publish) == 0  # not due yet
+        approvals.clock = lambda: time.time() + 16 * 60
+        for _ in range(2):  # two workers looking at once: answered once
+            await approvals.expire_due(svc.running.bus.publish)
+        await shows(fake, svc, "Nobody approved it in time.")
+        assert await approvals.expire_due(svc.running.bus.publish) == 0
+        fake.push_callback(GROUP, card, data[texts.APPROVE], user_id=7)  # too late
+        await shows(fake, svc, "already answered")
+        assert svc.running.metrics.value("antler_approvals_total", outcome="expired") == 1
+    assert written(svc) == []
+    assert len(fake_openai.requests) == 2
+    expired = [t for t in fake.shown_texts(GROUP) if t.startswith("⌛")]
+    assert len(expired) == 1
