@@ -1,7 +1,7 @@
 """Approvals in a Telegram group, through python-telegram-bot against the fake Telegram: a press
 by someone who may not approve gets one line and changes nothing; the approver's press resumes
-the run after a restart between the request and the press; a press after the deadline counts
-as expired."""
+the run after a restart between the request and the press, once however often the press is
+delivered; a press after the deadline counts as expired; an unanswered request expires once."""
 
 from __future__ import annotations
 
@@ -67,13 +67,19 @@ async def test_telegram_a_non_approver_is_refused_and_the_approver_resumes_after
         assert fake.shown_texts(GROUP)[-1] == texts.approval_not_yours("An approver")
         assert written(svc) == []
         await svc.restart()  # the pause is in the checkpoint, the request in the database
-        fake.push_callback(GROUP, card, data[texts.APPROVE], user_id=7)  # an admin
+        press = fake.push_callback(GROUP, card, data[texts.APPROVE], user_id=7)  # an admin
         await shows(fake, svc, "Deployed v7.")
         assert written(svc) == ["v7"]
+        assert "Approved by" in fake.shown_texts(GROUP)[-1]
+        shown = len(fake.shown_texts(GROUP))
+        fake.push_update(dict(press))  # Telegram delivers the press again
+        fake_openai.script(Reply(text="Next."))
+        fake.push_message(GROUP, "@antler_bot next")
+        await shows(fake, svc, "Next.")
         metrics = svc.running.metrics
         assert metrics.value("antler_approvals_total", outcome="approve") == 1
-    assert len(fake_openai.requests) == 2
-    assert "Approved by" in fake.shown_texts(GROUP)[-1]
+    assert len(fake_openai.requests) == 3  # the redelivered press resumed nothing
+    assert len(fake.shown_texts(GROUP)) == shown + 1
 
 
 async def test_telegram_a_press_after_the_deadline_counts_as_expired(
