@@ -134,7 +134,9 @@ class App:
         self.supervisor = ChannelSupervisor(
             self.channels, self.contexts, self._build_channel, backoff, self.topology.connections
         )
-        self.approvals = Approvals(self.stores.choices, self.people, self.runner, self.metrics)
+        self.approvals = Approvals(
+            self.stores.choices, self.people, self.runner, self.metrics, self.bus.publish
+        )
         self.turns = TurnRunner(
             runner=self.runner,
             conversations=self.conversations,
@@ -265,7 +267,7 @@ class App:
         self.topology.listen()
         if self.settings.schedules.enabled:
             self._scheduler = asyncio.create_task(self.schedules.scheduler.run(), name="schedules")
-        self._expiry = asyncio.create_task(self.approvals.watch(self.bus.publish), name="expiry")
+        self._expiry = asyncio.create_task(self.approvals.watch(), name="expiry")
         if gateway:  # `antler serve`; `antler chat` runs on the file as it was
             self.live = live_config(self)
 
@@ -370,6 +372,7 @@ class App:
             run_events=self.topology.run_events,
             people=self.people,
             links=self.links,
+            approvals=self.approvals,
         )
 
     def health(self) -> dict[str, Any]:

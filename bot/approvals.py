@@ -38,6 +38,7 @@ log = logging.getLogger("bot.approvals")
 
 PREFIX = "approval"
 CODES = {"a": APPROVE, "c": APPROVE_CONVERSATION, "d": DENY, "x": EXPIRED}
+API_BY = "approval_by"  # `raw` key of a decision sent by the service for an operator
 EXPIRY_POLL = 30.0  # how often requests past their deadline are looked for
 ID_LEN = 24
 
@@ -104,6 +105,28 @@ def card(doc: ReplyDoc, event: ApprovalRequested, has_buttons: bool) -> ReplyDoc
     return replace(doc, text=body, buttons=tuple(buttons))
 
 
+def _press(
+    short: str,
+    code: str,
+    where: dict[str, Any],
+    request: dict[str, Any],
+    event_id: str,
+    raw: dict[str, Any],
+) -> InboundMessage:
+    """A press the service itself sends (an expiry, an operator's decision), from the asker
+    in the request's chat."""
+    asker = str(request.get("requester", "")).split(":", 1)[-1]
+    return InboundMessage(
+        event_id=event_id,
+        chat=ChatRef(**where),
+        sender=UserRef(id=asker, name=str(request.get("requester_name", ""))),
+        text=f"{PREFIX}:{short}:{code}",
+        is_button=True,
+        received_at=time.time(),
+        raw=raw,
+    )
+
+
 def _chat_fields(chat: ChatRef) -> dict[str, Any]:
     return {
         "channel": chat.channel,
@@ -134,6 +157,7 @@ class Approvals:
         people: People,
         runner: Pending,
         metrics: Metrics,
+        publish: Publish | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.choices = choices
@@ -141,6 +165,7 @@ class Approvals:
         self.runner = runner
         self.metrics = metrics
         self.clock = clock
+        self.publish = publish  # the bus: expiries and operators' decisions go through it
 
     async def requested(
         self, msg: InboundMessage, thread_id: str, event: ApprovalRequested
@@ -169,7 +194,8 @@ class Approvals:
         if decision == EXPIRED and not due:  # `:x` applies a deadline, never before it
             return texts.APPROVAL_UNKNOWN
         presser = await self.people.who(msg)
-        if decision != EXPIRED and not await self._may(request, presser):
+        api_by = str(msg.raw.get(API_BY) or "")  # set by the service only (send_decision)
+        if decision != EXPIRED and not api_by and not await self._may(request, presser):
             self.metrics.approvals.labels(outcome="refused").inc()
             await self._audit(request, "refused", presser.person)
             roles = list(request.get("approvers") or [])
@@ -183,45 +209,73 @@ class Approvals:
         thread, interrupt = str(payload["thread"]), str(payload["interrupt"])
         if interrupt not in await self.runner.pending_interrupts(thread):
             return texts.approval_already(decision)
-        by = msg.sender.name or presser.account
+        by = api_by or msg.sender.name or presser.account
         self.metrics.approvals.labels(outcome=decision).inc()
         self.metrics.approval_wait.observe(max(0.0, self.clock() - float(payload.get("at") or 0)))
-        await self._audit(request, decision, presser.person)
+        await self._audit(request, decision, api_by or presser.person)
         turn = await self._turn(msg.chat, request, interrupt, decision, by)
         return Resume(thread, turn, texts.approval_decided(decision, by))
 
-    async def expire_due(self, publish: Publish) -> int:
+    async def waiting(self, limit: int = 500) -> list[dict[str, Any]]:
+        """The requests no one has answered yet, oldest first (the API's list)."""
+        found = []
+        for choice in await self.choices.pending(f"{PREFIX}:", limit):
+            request = dict(choice.payload.get("request") or {})
+            found.append(
+                {
+                    "id": choice.key.removeprefix(f"{PREFIX}:"),
+                    "channel": choice.channel,
+                    "chat": choice.payload.get("chat", ""),
+                    "thread_id": choice.payload.get("thread", ""),
+                    "calls": [call_line(c) for c in request.get("calls") or []],
+                    "requester": request.get("requester", ""),
+                    "approvers": list(request.get("approvers") or []),
+                    "first_use": bool(request.get("first_use")),
+                    "requested_at": choice.payload.get("at"),
+                    "expires_at": request.get("expires_at"),
+                }
+            )
+        return found
+
+    async def send_decision(self, short: str, decision: str, by: str) -> bool:
+        """An operator's decision (the API, the console), sent through the bus as a press in
+        the request's chat, so the run resumes there like after any press. False when the
+        request is unknown or answered."""
+        choice = await self.choices.get(_key(short))
+        where = choice.payload.get("where") if choice is not None else None
+        if choice is None or choice.chosen is not None or not where or self.publish is None:
+            return False
+        code = next(c for c, d in CODES.items() if d == decision)
+        request = dict(choice.payload.get("request") or {})
+        await self.publish(
+            _press(short, code, where, request, f"approval-api:{short}:{code}", {API_BY: by})
+        )
+        return True
+
+    async def expire_due(self) -> int:
         """Send the expiry of every request past its deadline through the bus, as a press
         (`approval:<id>:x`) from the asker in its chat: its run is resumed, denied as expired,
         in that conversation's turn. The event id is the request's, so however many workers
         look, it is answered once. Returns how many were sent."""
         sent = 0
+        if self.publish is None:
+            return 0
         for choice in await self.choices.pending(f"{PREFIX}:"):
             request = dict(choice.payload.get("request") or {})
             where = choice.payload.get("where")
             if self.clock() <= float(request.get("expires_at") or 0) or not where:
                 continue
             short = choice.key.removeprefix(f"{PREFIX}:")
-            asker = str(request.get("requester", "")).split(":", 1)[-1]
-            await publish(
-                InboundMessage(
-                    event_id=f"approval-expired:{short}",
-                    chat=ChatRef(**where),
-                    sender=UserRef(id=asker, name=str(request.get("requester_name", ""))),
-                    text=f"{PREFIX}:{short}:x",
-                    is_button=True,
-                    received_at=time.time(),
-                )
-            )
+            await self.publish(_press(short, "x", where, request, f"approval-expired:{short}", {}))
             sent += 1
         return sent
 
-    async def watch(self, publish: Publish, every: float = EXPIRY_POLL) -> None:
+    async def watch(self, every: float = EXPIRY_POLL) -> None:
         """`expire_due` every `every` seconds, until cancelled."""
         while True:
             await asyncio.sleep(every)
             try:
-                await self.expire_due(publish)
+                await self.expire_due()
             except Exception as exc:  # the database is away: the next round tries again
                 log.warning("approval expiry check failed: %s", exc)
 

@@ -5,7 +5,7 @@ holds the platform connection).
 A channel records a choice when it shows the buttons (`put`: its chat, text and buttons as a JSON
 object) and settles it on the first press (`choose`): one atomic step from pending to chosen, so
 two presses (a redelivery, two people in a group) cannot both win. `pending` lists the choices
-not yet made under a key prefix (the approvals' expiry, bot/approvals.py). The service implements the
+not yet made under a key prefix (approvals, bot/approvals.py). The service implements the
 store on its database (SQLite or PostgreSQL, `bot/stores/choices/`); `MemoryChoices` is the
 in-process stand-in for contexts without one (tests, benchmarks).
 """

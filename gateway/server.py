@@ -29,6 +29,7 @@ def api_routes() -> list[Route]:
     """Every admin API route, in mount order."""
     from gateway import openapi
     from gateway.api import (
+        approvals,  # tool calls waiting for a person's yes (bot/approvals.py)
         artifacts,
         audit,  # the audit trail (bot/access/audit.py)
         channels,
@@ -63,6 +64,7 @@ def api_routes() -> list[Route]:
         config,
         people,
         audit,
+        approvals,
     )
     return [route for module in modules for route in module.api.routes]
 

@@ -1,7 +1,8 @@
 """Approvals through the official langgraph-sdk client: a run that calls a tool the policy
 names pauses (the thread `interrupted`, the request in `interrupts` and `__interrupt__` in the
 values) and is resumed with `command={"resume": ...}`: approved, the tool runs; denied, the
-model is told. A resume with nothing waiting is refused."""
+model is told. A resume with nothing waiting is refused. An operator answers a chat's request
+through `/api/approvals`."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import aiohttp
 import pytest
 from langgraph_sdk.errors import APIStatusError
 
+from tests.e2e.hands_helpers import chan
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.openai_wire import Reply, ToolCall
 from tests.gateway.conftest import Api, make_harness
@@ -88,3 +90,32 @@ async def test_deny_through_the_api_and_nothing_left_to_resume(
     assert (await sdk.runs.get(thread_id, run["run_id"]))["status"] == "error"
     with pytest.raises(APIStatusError):
         await sdk.runs.create(thread_id, "lead_agent", command={"goto": "model"})
+
+
+async def test_an_operator_approves_a_chat_request_through_the_api(
+    api: Api, fake_openai: FakeOpenAI
+) -> None:
+    fake_openai.script(WRITE, Reply(text="Deployed v7."))
+    ch = chan(api.svc)
+    await ch.inject("deploy v7", chat_id="ops", chat_type="group", mentions_bot=True)
+    await api.svc.idle()
+    status, body, _ = await api.call("GET", "/api/approvals")
+    assert status == 200
+    [waiting] = body["approvals"]
+    assert waiting["calls"] == [f"write_file(path='{TARGET}', content='v7')"]
+    assert waiting["requester"] == "test:u1"
+    status, _, _ = await api.call(
+        "POST", f"/api/approvals/{waiting['id']}", json={"decision": "approve"}
+    )
+    assert status == 202
+    await fake_openai.wait_requests(2, timeout=20)
+    await api.svc.idle()
+    assert written(api) == ["v7"]
+    assert ch.texts("ops")[-1].startswith("✅ Approved by admin")
+    assert (await api.call("GET", "/api/approvals"))[1] == {"approvals": []}
+    status, body, _ = await api.call(
+        "POST", f"/api/approvals/{waiting['id']}", json={"decision": "deny"}
+    )
+    assert status == 404
+    status, _, _ = await api.call("POST", "/api/approvals/x", json={"decision": "maybe"})
+    assert status == 422

@@ -110,12 +110,12 @@ async def test_telegram_an_unanswered_request_expires_once(
         await shows(fake, svc, "Approval needed")
         card, data = max(m for (chat, m) in fake.messages if chat == GROUP), buttons(fake)
         approvals = svc.running.approvals
-        assert await approvals.expire_due(svc.running.bus.publish) == 0  # not due yet
+        assert await approvals.expire_due() == 0  # not due yet
         approvals.clock = lambda: time.time() + 16 * 60
         for _ in range(2):  # two workers looking at once: answered once
-            await approvals.expire_due(svc.running.bus.publish)
+            await approvals.expire_due()
         await shows(fake, svc, "Nobody approved it in time.")
-        assert await approvals.expire_due(svc.running.bus.publish) == 0
+        assert await approvals.expire_due() == 0
         fake.push_callback(GROUP, card, data[texts.APPROVE], user_id=7)  # too late
         await shows(fake, svc, "already answered")
         assert svc.running.metrics.value("antler_approvals_total", outcome="expired") == 1
