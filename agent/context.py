@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from agent.approval import ApprovalPolicy
 from agent.config import AgentConfig, ModelConfig
 from agent.events import RunSettings
 from agent.grant import Grant, ToolObserver
@@ -26,6 +27,10 @@ class RunContext:
     chat: str = ""
     grant: Grant | None = None  # None: every tool (agent/grant.py)
     observe: ToolObserver | None = None  # told of every tool call (the service's audit)
+    approvals: ApprovalPolicy | None = None  # None: no call waits for approval
+    # tool call ids a resumed approval decided: asked again whatever the policy now says, so a
+    # decision is never ignored (a denial never turns into a run)
+    deciding: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

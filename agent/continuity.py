@@ -53,9 +53,9 @@ class Continuity:
         content = human_content(turn, files.block if turn.files else None)
         message = HumanMessage(content=content, additional_kwargs={"antler": meta})
         first = self.config.title.enabled and not await self._answered_before(thread_id)
-        return PreparedTurn(message, await self._memory_block(turn), first)
+        return PreparedTurn(message, await self.memory_block(turn), first)
 
-    async def _memory_block(self, turn: Turn) -> str:
+    async def memory_block(self, turn: Turn) -> str:
         name = turn.user_name if turn.chat_type != "dm" else ""
         try:
             return await self.memory.context_for(turn.user_id, turn.text, name)

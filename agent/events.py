@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from agent.approval import ApprovalPolicy
     from agent.grant import Grant
 
 
@@ -50,6 +51,15 @@ class Clarification:
 
 
 @dataclass(frozen=True, slots=True)
+class ApprovalRequested:
+    """The run paused: tool calls wait for a person's yes (agent/approval.py). The turn ends
+    here; the run is resumed by a turn whose `resume` carries the decision."""
+
+    interrupt_id: str
+    request: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
 class Artifact:
     """A file the agent presents to the user (host path)."""
 
@@ -72,7 +82,15 @@ class Failed:
 
 
 AgentEvent = (
-    TextDelta | ToolStarted | ToolFinished | Progress | Clarification | Artifact | Final | Failed
+    TextDelta
+    | ToolStarted
+    | ToolFinished
+    | Progress
+    | Clarification
+    | ApprovalRequested
+    | Artifact
+    | Final
+    | Failed
 )
 
 
@@ -95,6 +113,10 @@ class Turn:
     chat: str = ""  # the conversation's key, for the audit trail
     grant: Grant | None = None  # what the person may use here; None: everything
     run_id: str = ""  # whose model calls these are (agent/usage.py); "" → a new id
+    approvals: ApprovalPolicy | None = None  # which calls wait for a yes; None: none
+    # a decision for the thread's pending approval: {"interrupt_id": ..., "decision": ...,
+    # "by": ...}; the run resumes there instead of starting from `text`
+    resume: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -11,8 +11,10 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from agent.approval import api_resume, resume_command
 from agent.events import RunSettings, Turn
 from agent.paths import check_thread_id
 from agent.run_state import BUSY, CANCELLED, Run, RunCancelled, ThreadBusy, thread_config
@@ -20,7 +22,8 @@ from agent.run_state import BUSY, CANCELLED, Run, RunCancelled, ThreadBusy, thre
 if TYPE_CHECKING:
     from langchain_core.messages import BaseMessage
 
-    from agent.config import AgentConfig
+    from agent.after_answer import AfterAnswer
+    from agent.config import AgentConfig, ModelConfig
     from agent.context import RunContext
 
 log = logging.getLogger(__name__)
@@ -38,7 +41,16 @@ class GraphApi:
         _stopping: bool
 
         async def _graph(self, settings: RunSettings) -> Any: ...
-        def _require_saver(self) -> Any: ...
+
+        _saver: Any
+
+        def resolve_model(self, name: str | None) -> ModelConfig: ...
+        async def _title(
+            self, thread_id: str, turn: Turn, answer: str, model: ModelConfig
+        ) -> None: ...
+
+        _after: AfterAnswer
+
         async def _release(self, thread_id: str, run: Run) -> None: ...
         def _context(
             self, thread_id: str, turn: Turn, settings: RunSettings, memory: str = ""
@@ -82,6 +94,13 @@ class GraphApi:
         config = thread_config(thread_id, checkpoint_id)
         return await graph.aupdate_state(config, values, as_node=as_node)
 
+    async def pending_interrupts(self, thread_id: str) -> dict[str, Any]:
+        """The thread's interrupts waiting for a resume, by id (an approval's request)."""
+        check_thread_id(thread_id)
+        graph = await self._graph(RunSettings())
+        state = await graph.aget_state(thread_config(thread_id))
+        return {str(i.id): i.value for i in getattr(state, "interrupts", ()) or ()}
+
     async def keep_stopped(self, thread_id: str, shown: str) -> bool:
         """A reply stopped mid-answer: its thread ends with the user's turn (or a tool's
         result) and no answer, so add what the user was shown as the assistant's message,
@@ -103,18 +122,25 @@ class GraphApi:
         settings: RunSettings,
         modes: list[str],
         *,
-        user_id: str = "",
+        turn: Turn | None = None,
         checkpoint_id: str | None = None,
-        run_id: str = "",
+        resume: Any = None,
     ) -> AsyncIterator[tuple[str, Any]]:
         """Run one turn yielding LangGraph's own `(mode, payload)` stream (the LangGraph API).
 
         With `checkpoint_id` the run continues from that checkpoint (an older one forks).
+        `turn`: who runs it (`user_id`), its usage id (`run_id`) and which calls wait for
+        approval (`approvals`); its text is not used. `resume` (a client's `command.resume`, a
+        decision): the run resumes the thread's pending approval instead of taking `messages`.
 
         Raises ThreadBusy when the thread runs, ValueError on a bad thread id or model, and
         RunCancelled when `cancel(thread_id)` stops it; other graph errors propagate as is.
         """
         check_thread_id(thread_id)
+        turn = replace(turn or Turn(text=""), text="")
+        if resume is not None:
+            pending = await self.pending_interrupts(thread_id)
+            turn = replace(turn, resume=api_resume(pending, resume))
         graph = await self._graph(settings)
         if self._stopping:  # stopped while the graph was built: as if stopped running
             raise RunCancelled(CANCELLED)
@@ -123,10 +149,10 @@ class GraphApi:
         run = Run()
         self._runs[thread_id] = run
         queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
-        turn = Turn(text="", user_id=user_id, run_id=run_id)
         config = thread_config(thread_id, checkpoint_id)
+        graph_input = resume_command(turn.resume) if turn.resume else {"messages": messages}
         run.task = asyncio.create_task(
-            self._produce_raw(graph, config, messages, turn, settings, modes, queue),
+            self._produce_raw(graph, config, graph_input, turn, settings, modes, queue),
             name=f"agent-graph-run:{thread_id}",
         )
         try:
@@ -144,7 +170,7 @@ class GraphApi:
         self,
         graph: Any,
         config: dict[str, Any],
-        messages: list[Any],
+        graph_input: Any,
         turn: Turn,
         settings: RunSettings,
         modes: list[str],
@@ -152,13 +178,13 @@ class GraphApi:
     ) -> None:
         thread_id = config["configurable"]["thread_id"]
         with self.usage_scope(thread_id, turn):
-            await self._stream_raw(graph, config, messages, turn, settings, modes, queue)
+            await self._stream_raw(graph, config, graph_input, turn, settings, modes, queue)
 
     async def _stream_raw(
         self,
         graph: Any,
         config: dict[str, Any],
-        messages: list[Any],
+        graph_input: Any,
         turn: Turn,
         settings: RunSettings,
         modes: list[str],
@@ -167,7 +193,7 @@ class GraphApi:
         thread_id = config["configurable"]["thread_id"]
         try:
             async for mode, payload in graph.astream(
-                {"messages": messages},
+                graph_input,
                 config={**config, "recursion_limit": self.config.recursion_limit},
                 context=self._context(thread_id, turn, settings),
                 stream_mode=modes,
@@ -181,3 +207,15 @@ class GraphApi:
             queue.put_nowait((_END, exc))
             return
         queue.put_nowait((_END, None))
+
+    def title_later(self, thread_id: str, text: str, answer: str, model: str | None) -> None:
+        """A thread's first exchange run another way (the LangGraph API) gets the same title
+        step as a chat's, in the background, reported through `on_title`."""
+        if self.config.title.enabled and answer.strip():
+            turn = Turn(text=text)
+            self._after.spawn(self._title(thread_id, turn, answer, self.resolve_model(model)))
+
+    def _require_saver(self) -> Any:
+        if self._saver is None:
+            raise RuntimeError("AgentRunner.start() was not called")
+        return self._saver

@@ -66,10 +66,11 @@ class Hands:
         static = lead_static(
             bash=self.bash, subagent_types=types, limit=self.config.subagents.max_concurrent
         )
-        common = self._common(static)
+        common = self._common(static, lead=True)
         return [common[0], SubagentLimit(self.config.subagents.max_concurrent), *common[1:]]
 
-    def _common(self, static: str) -> list[Any]:
+    def _common(self, static: str, *, lead: bool = False) -> list[Any]:
+        from agent.middlewares.approval import ApprovalGuard
         from agent.middlewares.grant import GrantGuard
         from agent.middlewares.hands_prompt import HandsPrompt
         from agent.middlewares.loop_guard import LoopGuard
@@ -81,6 +82,7 @@ class Hands:
             LoopGuard(),
             McpToolsMiddleware(self.mcp),
             GrantGuard(self.mcp.qualify),
+            ApprovalGuard(self.mcp.qualify, can_ask=lead),
             ToolErrors(),
         ]
 

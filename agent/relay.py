@@ -2,7 +2,8 @@
 
 Text comes only from AI message chunks of the model node (never tool, human or hidden
 messages, never a model a tool calls internally). Tool steps come from node updates: the
-model node's tool calls start them, the tools node's `ToolMessage`s finish them.
+model node's tool calls start them, the tools node's `ToolMessage`s finish them. An approval
+interrupt (agent/middlewares/approval.py) becomes an `ApprovalRequested` event.
 The deltas, concatenated, always equal `Final.text`.
 """
 
@@ -13,8 +14,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from agent.approval import is_request
 from agent.events import (
     AgentEvent,
+    ApprovalRequested,
     Artifact,
     Clarification,
     Final,
@@ -28,6 +31,7 @@ MODEL_NODE = "model"
 TOOLS_NODE = "tools"
 SEPARATOR = "\n\n"
 CLARIFICATION = "ask_clarification"
+INTERRUPT = "__interrupt__"
 # Not shown as tool steps: todos become Progress lines, a clarification is the answer itself,
 # presented files arrive as files.
 HIDDEN_TOOLS = frozenset({"write_todos", "ask_clarification", "present_files"})
@@ -97,11 +101,14 @@ class EventRelay:
     def _updates(self, payload: dict[str, Any]) -> list[AgentEvent]:
         events: list[AgentEvent] = []
         for node, update in payload.items():
+            if node == INTERRUPT:
+                events.extend(_approvals(update))
+                continue
             messages = update.get("messages", []) if isinstance(update, dict) else []
             if node == MODEL_NODE:
                 events.extend(self._tool_starts(messages))
                 events.extend(self._tool_ends(messages))  # calls a middleware answered
-            elif node == TOOLS_NODE:
+            elif node == TOOLS_NODE or node.endswith(".after_model"):  # calls refused there
                 events.extend(self._tool_ends(messages))
             todos = update.get("todos") if isinstance(update, dict) else None
             if isinstance(todos, list):
@@ -163,6 +170,14 @@ def custom_event(payload: dict[str, Any]) -> list[AgentEvent]:
         state = str(payload.get("state") or "running")
         return [Progress(str(payload["id"]), str(payload.get("label", "")), state)]
     return []
+
+
+def _approvals(interrupts: Any) -> list[AgentEvent]:
+    return [
+        ApprovalRequested(str(getattr(i, "id", "")), dict(i.value))
+        for i in interrupts or ()
+        if is_request(getattr(i, "value", None))
+    ]
 
 
 def _clarification(artifact: dict[str, Any]) -> Clarification:

@@ -21,10 +21,11 @@ from pathlib import Path
 from typing import Any
 
 from agent.after_answer import AfterAnswer
+from agent.approval import resume_command
 from agent.checkpoints import Checkpoints, SqliteCheckpoints
 from agent.config import AgentConfig, ModelConfig
 from agent.context import BuildContext, RunContext
-from agent.continuity import Continuity
+from agent.continuity import Continuity, PreparedTurn
 from agent.errors import describe_failure, setup_failure
 from agent.events import AgentEvent, Failed, Final, RunSettings, Turn
 from agent.features import context_middlewares
@@ -283,9 +284,10 @@ class AgentRunner(GraphApi):
         model = self.resolve_model(settings.model)
         try:
             dirs = await self._made_thread_dirs(thread_id)
-            prepared = await self.continuity.before(thread_id, turn, model, dirs)
+            prepared = await self._prepare(thread_id, turn, model, dirs)
+            message = {"messages": [prepared.message]}
             async for mode, payload in graph.astream(
-                {"messages": [prepared.message]},
+                message if turn.resume is None else resume_command(turn.resume),
                 config={**thread_config(thread_id), "recursion_limit": self.config.recursion_limit},
                 context=self._context(thread_id, turn, settings, prepared.memory),
                 stream_mode=["messages", "updates", "custom"],
@@ -301,18 +303,20 @@ class AgentRunner(GraphApi):
             queue.put_nowait(describe_failure(exc))
             return
         queue.put_nowait(relay.final())
+        if turn.resume is not None:
+            return  # the exchange is remembered once, from the turn that asked
         # after the answer, not before; a task of its own, so the end of the stream (which
         # cancels this producer) does not cut the write short on a database server
         self._after.spawn(self.continuity.remember(thread_id, turn, relay.text), finish=True)
         if prepared.first_exchange and relay.text.strip():
             self._after.spawn(self._title(thread_id, turn, relay.text, model))
 
-    def title_later(self, thread_id: str, text: str, answer: str, model: str | None) -> None:
-        """A thread's first exchange run another way (the LangGraph API) gets the same title
-        step as a chat's, in the background, reported through `on_title`."""
-        if self.config.title.enabled and answer.strip():
-            turn = Turn(text=text)
-            self._after.spawn(self._title(thread_id, turn, answer, self.resolve_model(model)))
+    async def _prepare(
+        self, thread_id: str, turn: Turn, model: ModelConfig, dirs: ThreadDirs
+    ) -> PreparedTurn:
+        if turn.resume is None:
+            return await self.continuity.before(thread_id, turn, model, dirs)
+        return PreparedTurn(None, await self.continuity.memory_block(turn), False)
 
     async def _title(self, thread_id: str, turn: Turn, answer: str, model: ModelConfig) -> None:
         """Title the thread after its first answer went out; never on the answer's path."""
@@ -386,13 +390,10 @@ class AgentRunner(GraphApi):
             chat=turn.chat,
             grant=turn.grant,
             observe=self.on_tool,
+            approvals=turn.approvals,
+            deciding=tuple(str(c) for c in (turn.resume or {}).get("calls") or ()),
         )
 
     def _memory_model(self) -> Any:
         model = self.resolve_model(self.config.memory.model_name)
         return create_chat_model(model, self.config, thinking=False, purpose="memory")
-
-    def _require_saver(self) -> Any:
-        if self._saver is None:
-            raise RuntimeError("AgentRunner.start() was not called")
-        return self._saver

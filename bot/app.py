@@ -15,6 +15,7 @@ from agent.tools.schedules import schedule_tools
 from bot import texts
 from bot.access import AccessGate
 from bot.access.links import build_access
+from bot.approvals import Approvals
 from bot.bus import MessageBus
 from bot.channel_restarts import ChannelRestarts
 from bot.command_context import CommandService
@@ -90,6 +91,7 @@ class App:
         self.metrics.read_gauges(lambda: self.bus.depth, lambda: self.dispatcher.waiting)
         self.topology.wire(self.dispatcher, self._resume)
         self._scheduler: asyncio.Task[None] | None = None
+        self._expiry: asyncio.Task[None] | None = None  # approvals past their deadline
         self.gateway: HttpFront | None = None
         self.started_at = 0.0
         self._consumer: asyncio.Task[None] | None = None
@@ -145,6 +147,9 @@ class App:
         self.supervisor = ChannelSupervisor(
             self.channels, self.contexts, self._build_channel, backoff, self.topology.connections
         )
+        self.approvals = Approvals(
+            self.stores.choices, self.people, self.runner, self.metrics, self.bus.publish
+        )
 
     def _build_dispatch(self, settings: Settings) -> None:
         """The turn runner, the commands' service, the dispatcher and channel restarts."""
@@ -157,7 +162,7 @@ class App:
             commands=self.commands,
             metrics=self.metrics,
             thread_for=self.schedules.thread_for,
-            governed=Governed(self.people, self.usage),
+            governed=Governed(self.people, self.usage, self.approvals),
         )
         self.turns.settle.on_settled.append(self.schedules.scheduler.settled)
         command_service = CommandService(
@@ -207,11 +212,9 @@ class App:
         self._channel_specs[name] = (cfg, self._channel_specs[name][1])
         self.gate.configs[name] = cfg
 
-    # ------------------------------------------------ what a live configuration change may do
-
     def use_agent_settings(self, new: Settings, tools_changed: bool) -> None:
-        """Models, the default model and the agent's sections, from the next run on; the hands
-        (tools, sandbox, skills, MCP) are rebuilt when their keys changed."""
+        """A live configuration change (bot/config/apply.py): models and the agent's sections
+        from the next run on; the hands (tools, sandbox, skills, MCP) rebuilt when changed."""
         if tools_changed:
             old, hands = self.hands, Hands(new.agent)
             self.runner.replace_providers(
@@ -268,6 +271,7 @@ class App:
         self.topology.listen()
         if self.settings.schedules.enabled:
             self._scheduler = asyncio.create_task(self.schedules.scheduler.run(), name="schedules")
+        self._expiry = asyncio.create_task(self.approvals.watch(), name="expiry")
         if gateway:  # `antler serve`; `antler chat` runs on the file as it was
             self.live = live_config(self)
 
@@ -306,9 +310,10 @@ class App:
         """Stop intake, let running replies finish within the grace period, then shut down."""
         if self.live is not None:
             await self.live.stop()
-        if self._scheduler is not None:
-            self._scheduler.cancel()
-            await asyncio.gather(self._scheduler, return_exceptions=True)
+        for loop in (self._scheduler, self._expiry):
+            if loop is not None:
+                loop.cancel()
+                await asyncio.gather(loop, return_exceptions=True)
         self.bus.close()
         await self.dispatcher.shutdown(self.settings.channels.shutdown_grace_seconds)
         await self.restarts.close()  # instances replaced at run time and still draining
@@ -333,22 +338,20 @@ class App:
         await channel.send_text(chat, text)
 
     async def _tell_busy(self, msg: InboundMessage) -> None:
-        if msg.event_id.startswith(SCHEDULED_RUN):
-            return  # nobody sent it: the scheduler publishes the run again on its next tick
-        channel = self.channels.get(msg.chat.channel)
-        if channel is not None:
-            try:
-                await channel.send_text(msg.chat, texts.BUSY, reply_to=msg.message_id)
-            except Exception as exc:
-                log.warning("busy notice on %s failed: %s", msg.chat.channel, exc)
+        if not msg.event_id.startswith(SCHEDULED_RUN):  # a scheduled run is published again
+            await self._tell(msg, texts.BUSY, "busy")
 
     async def _tell_refused(self, msg: InboundMessage) -> None:
+        await self._tell(msg, texts.NOT_ALLOWED, "refusal")
+
+    async def _tell(self, msg: InboundMessage, text: str, what: str) -> None:
+        """A one-line notice in reply to `msg`; its failure is logged, never raised."""
         channel = self.channels.get(msg.chat.channel)
-        if channel is not None:
-            try:
-                await channel.send_text(msg.chat, texts.NOT_ALLOWED, reply_to=msg.message_id)
-            except Exception as exc:
-                log.warning("refusal notice on %s failed: %s", msg.chat.channel, exc)
+        try:
+            if channel is not None:
+                await channel.send_text(msg.chat, text, reply_to=msg.message_id)
+        except Exception as exc:
+            log.warning("%s notice on %s failed: %s", what, msg.chat.channel, exc)
 
     # ---------------------------------------------------------------- state
 
@@ -380,6 +383,7 @@ class App:
             people=self.people,
             links=self.links,
             usage=self.usage,
+            approvals=self.approvals,
         )
 
     def health(self) -> dict[str, Any]:

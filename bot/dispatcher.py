@@ -18,6 +18,7 @@ from typing import Any
 
 from bot import texts
 from bot.answer_again import AnswerAgain
+from bot.approvals import press_of
 from bot.command_context import CommandContext, CommandService
 from bot.command_registry import CommandRegistry
 from bot.commands import parse_command
@@ -83,6 +84,8 @@ class Dispatcher:
                 self._spawn(self._run_command(channel, msg, cmd.name, command.args))
         elif command is not None and not self.commands.is_skill(command.name):
             self._spawn(self._reply(channel, msg, self.commands.help_text()))
+        elif press_of(msg.text) is not None:  # waits its turn, never interrupts a run
+            self._enqueue(Job(msg))
         else:
             await self._enqueue_chat(channel, msg)
 

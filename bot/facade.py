@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from agent.skills.registry import SkillRegistry
     from bot.access.links import Links
     from bot.access.people import People
+    from bot.approvals import Approvals
     from bot.cluster.run_events import RunEvents
     from bot.config.live import LiveConfig
     from bot.context import ChannelState
@@ -73,6 +74,7 @@ class ServiceFacade:
     """API runs' live events shared with other workers (None: one process, no Redis bus)."""
     people: People | None = None  # people, roles, the audit trail (bot/access/)
     links: Links | None = None  # linking accounts to people
+    approvals: Approvals | None = None  # tool calls waiting for a person's yes
     usage: UsageGate | None = None  # tokens and cost of every model call (bot/usage/)
 
 

@@ -106,6 +106,19 @@ class Metrics:
             ("kind",),
             registry=reg,
         )
+        self.approvals = Counter(
+            "antler_approvals_total",
+            "Approval requests and decisions, by outcome (requested, approve, "
+            "approve_conversation, deny, expired, refused: a press by someone who may not).",
+            ("outcome",),
+            registry=reg,
+        )
+        self.approval_wait = Histogram(
+            "antler_approval_decision_seconds",
+            "Time from an approval request to its decision.",
+            buckets=(5, 30, 60, 300, 900, 3600, 86400),
+            registry=reg,
+        )
         self.link_events = Counter(
             "antler_link_events_total",
             "/link and /unlink, by outcome (code, linked, wrong_code, locked, unlinked).",

@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 from agent.events import (
     AgentEvent,
+    ApprovalRequested,
     Artifact,
     Clarification,
     Failed,
@@ -30,6 +31,7 @@ from agent.events import (
     ToolStarted,
 )
 from bot import texts
+from bot.approvals import card
 from bot.delivery import DeliveryTrack, FinalPlan
 from bot.metrics import Metrics
 from channels.backoff import Backoff, BackoffPolicy, describe
@@ -85,6 +87,7 @@ class ReplyStreamer:
         self._streaming = False  # open() is done: updates go out
         self._final_seen = False
         self._finished = False  # the final is out: nothing left to materialize
+        self._lead = ""  # text the answer follows (an approval's decision)
 
     async def open(self, note: str = "") -> None:
         """Show the placeholder (or turn the queued notice, or the reply a restart interrupted,
@@ -112,17 +115,25 @@ class ReplyStreamer:
         elif isinstance(event, Clarification):
             doc = _clarify(doc, event, self.channel.capabilities.buttons)
             self._final_seen = True
+        elif isinstance(event, ApprovalRequested):
+            doc = card(doc, event, self.channel.capabilities.buttons)
+            self._final_seen = True
         elif isinstance(event, Artifact):
             self.files.append(event.path)
         elif isinstance(event, Final):
             if not self._final_seen:
-                doc = replace(doc, text=event.text or doc.text)
+                doc = replace(doc, text=self._lead + event.text if event.text else doc.text)
         elif isinstance(event, Failed):
             doc = replace(doc, status="failed", note=event.message)
         if doc is not self.doc:
             self.doc = doc
             self._held.hold(doc)
             self._schedule()
+
+    def lead_with(self, text: str) -> None:
+        """Start the answer with `text` (kept before the final answer's text)."""
+        self._lead = f"{text}\n\n"
+        self.on_event(TextDelta(self._lead))
 
     async def finish(
         self, status: ReplyStatus | None = None, note: str = "", *, record: bool = True

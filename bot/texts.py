@@ -337,3 +337,52 @@ def usage_report(whose: str, lines: list[str]) -> str:
 USAGE_HELP = "/usage shows your usage today and this month (in a group, the chat's)."
 USAGE_OTHERS_ADMIN_ONLY = "Only an admin can see another person's usage."
 USAGE_NOT_COUNTED = "Usage is not counted here."
+
+# approvals (bot/approvals.py) ---------------------------------------------------------------
+
+APPROVE = "Approve"
+APPROVE_CONVERSATION = "Approve for this conversation"
+DENY = "Deny"
+APPROVAL_UNKNOWN = "This approval request is no longer known."
+
+
+def approval_card(calls: list[str], asker: str, approvers: str, expires: str) -> str:
+    """The card: what waits, who asked, who may answer, until when."""
+    shown = "\n".join(f"• {c}" for c in calls)
+    return (
+        f"⏸ Approval needed before running:\n{shown}\n"
+        f"Asked by {asker}. {approvers} may approve, until {expires}."
+    )
+
+
+def approvers_line(roles: list[str], dm: bool) -> str:
+    if roles:
+        return ("The roles " if len(roles) > 1 else "The role ") + ", ".join(roles)
+    return "You or an approver" if dm else "An approver"
+
+
+def approval_typed(code: str) -> str:
+    """Where buttons cannot be shown: what to send instead."""
+    return f"Send {code}:a to approve or {code}:d to deny."
+
+
+def approval_not_yours(approvers: str) -> str:
+    return f"You cannot answer this approval request. {approvers} may."
+
+
+def approval_decided(decision: str, by: str) -> str:
+    if decision in ("approve", "approve_conversation"):
+        scope = " for this conversation" if decision == "approve_conversation" else ""
+        return f"✅ Approved{scope} by {by}."
+    if decision == "expired":
+        return "⌛ The approval request expired: not run."
+    return f"🚫 Denied by {by}: not run."
+
+
+def approval_already(decision: str) -> str:
+    return "This request was already answered: " + {
+        "approve": "approved.",
+        "approve_conversation": "approved.",
+        "deny": "denied.",
+        "expired": "it expired.",
+    }.get(decision, "answered.")

@@ -15,13 +15,14 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from pathlib import Path
 
-from agent.events import Failed, RunSettings, Turn
+from agent.approval import ApprovalPolicy
+from agent.events import ApprovalRequested, Failed, RunSettings, Turn
 from agent.grant import EVERYTHING, Grant
 from agent.runner import AgentRunner
 from bot import texts
 from bot.access.people import People
+from bot.approvals import Approvals, press_of
 from bot.command_registry import CommandRegistry
 from bot.commands import parse_command
 from bot.delivery import DeliveryTrack, FinalPlan
@@ -31,12 +32,12 @@ from bot.replies import ReplyStreamer
 from bot.settle import Settle
 from bot.stores.conversations import Conversation, ConversationStore
 from bot.stores.journal import Entry, Journal
+from bot.turn_input import fetch_files, message_turn
 from bot.usage.gate import UsageGate
 from channels.base import (
     Button,
     Channel,
     ChannelError,
-    FileTooLarge,
     InboundMessage,
     ReplyDoc,
     ReplyHandle,
@@ -44,7 +45,6 @@ from channels.base import (
 
 log = logging.getLogger("bot.turns")
 
-AGENT_UPLOADS = "/mnt/user-data/uploads"
 MAX_ATTEMPTS = 2
 
 
@@ -55,10 +55,12 @@ class InstanceReplaced(Exception):
 
 @dataclass(frozen=True)
 class Governed:
-    """What governs a turn: the sender's grant (people and roles) and usage (budgets)."""
+    """What governs a turn: the sender's grant (people and roles), usage (budgets) and
+    approvals (calls that wait for a yes)."""
 
     access: People | None = None
     usage: UsageGate | None = None
+    approvals: Approvals | None = None
 
 
 class TurnRunner:
@@ -90,6 +92,7 @@ class TurnRunner:
         governed = governed or Governed()
         self.access = governed.access  # the sender's grant shapes the run (None: everything)
         self.usage = governed.usage  # counted, budgeted, a footer (None: not counted)
+        self.approvals = governed.approvals  # approval cards and presses (None: none)
 
     def keep_pending(self, task: asyncio.Task[None]) -> None:
         """The run in `task` is cancelled by shutdown: leave its message `running` for restart."""
@@ -120,13 +123,14 @@ class TurnRunner:
             return
         conv = self.thread_for(msg, await self.conversations.get_or_create(msg.chat))
         try:
-            grant = await self._grant(channel, msg)
+            prepared = await self._prepare(channel, msg, conv)
         except Exception:  # no grant, no run: said in plain words, never run with everything
             log.exception("could not tell what %s may use", msg.chat.key)
             await self.give_up(channel, msg, handle)
             return
-        if grant is None:  # refused (a skill the sender may not use): answered already
+        if prepared is None:  # refused or answered in one line: answered already
             return
+        conv, turn, said = prepared
         streamer = self._streamer(channel, msg, handle)
         try:
             await streamer.open(texts.ANSWERING_AGAIN if resumed or attempts > 1 else "")
@@ -134,12 +138,8 @@ class TurnRunner:
                 running.opened(streamer)
             if handle is None:  # otherwise a queued notice or the restored reply showed it
                 self._sign_of_life(msg)
-            files, notes = await self._fetch_files(channel, msg, conv, grant.upload_bytes)
-            for note in notes:
-                await streamer.say(note)
-            await self._stream(
-                streamer, conv, self._turn(msg, files, grant), msg.chat.with_topic(None).key
-            )
+            turn = await self._begin(streamer, conv, turn, said)
+            await self._stream(streamer, conv, turn, msg.chat.with_topic(None).key)
             status = await streamer.finish()
         except asyncio.CancelledError:
             await self._finish_cancelled(streamer, msg, stop_reason(), conv.thread_id)
@@ -216,10 +216,38 @@ class TurnRunner:
         track = DeliveryTrack(self.journal, msg, channel)
         return ReplyStreamer(channel, msg, handle=handle, metrics=self.metrics, track=track)
 
-    async def _grant(self, channel: Channel, msg: InboundMessage) -> Grant | None:
-        """The sender's grant here; None when the message was refused by it (and told so)."""
+    async def _begin(
+        self, streamer: ReplyStreamer, conv: Conversation, turn: Turn, said: str
+    ) -> Turn:
+        """The reply's start: an approval's decision, or the message's files fetched."""
+        if said:  # the answer continues after it
+            streamer.lead_with(said)
+            return turn
+        if not streamer.msg.attachments:
+            return turn
+        channel, msg = streamer.channel, streamer.msg
+        uploads = self.runner.thread_dirs(conv.thread_id).uploads
+        limit = min(self.max_upload_bytes, channel.capabilities.max_file_in)
+        files, notes = await fetch_files(channel, msg, uploads, limit, turn.grant)
+        for note in notes:
+            await streamer.say(note)
+        return replace(turn, files=tuple(files))
+
+    async def _prepare(
+        self, channel: Channel, msg: InboundMessage, conv: Conversation
+    ) -> tuple[Conversation, Turn, str] | None:
+        """The conversation and turn to run, and a line the reply starts with; None when the
+        message was answered in one line (a refused skill, an approval press that resumes
+        nothing)."""
+        press = press_of(msg.text) if self.approvals is not None else None
+        if press is not None and self.approvals is not None:
+            outcome = await self.approvals.decide(msg, *press)
+            if isinstance(outcome, str):
+                await self.send_command_reply(channel, msg, outcome, ())
+                return None
+            return replace(conv, thread_id=outcome.thread_id), outcome.turn, outcome.said
         if self.access is None:
-            return EVERYTHING
+            return conv, self._turn(msg, [], EVERYTHING, None), ""
         who = await self.access.who(msg)
         command = parse_command(msg.text)
         if command is not None and self.commands.is_skill(command.name):
@@ -227,7 +255,7 @@ class TurnRunner:
             if denial is not None:
                 await self.send_command_reply(channel, msg, denial, ())
                 return None
-        return who.grant
+        return conv, self._turn(msg, [], who.grant, self.access.approvals(who, msg.chat)), ""
 
     def _model(self, conv: Conversation, grant: Grant | None) -> str | None:
         """The conversation's model, or the first the grant allows when it is not allowed."""
@@ -263,6 +291,8 @@ class TurnRunner:
         self.metrics.runs_started.labels(channel=channel).inc()
         try:
             async for event in self.runner.stream(conv.thread_id, turn, settings):
+                if isinstance(event, ApprovalRequested) and self.approvals is not None:
+                    await self.approvals.requested(streamer.msg, conv.thread_id, event)
                 streamer.on_event(event)
                 if isinstance(event, Failed):
                     outcome = "cancelled" if event.code == "cancelled" else "failed"
@@ -327,62 +357,22 @@ class TurnRunner:
             return
         await self.settle.answered(msg, "done")
 
-    async def _fetch_files(
-        self, channel: Channel, msg: InboundMessage, conv: Conversation, role_limit: int | None
-    ) -> tuple[list[str], list[str]]:
-        if not msg.attachments:
-            return [], []
-        uploads = self.runner.thread_dirs(conv.thread_id).uploads
-        limit = min(self.max_upload_bytes, channel.capabilities.max_file_in)
-        limit = min(limit, role_limit) if role_limit is not None else limit
-        files, notes = [], []
-        for att in msg.attachments:
-            try:
-                if att.size is not None and att.size > limit:
-                    raise FileTooLarge(att.name, att.size, limit)
-                path = await channel.fetch_file(msg, att, uploads, limit=limit)
-                files.append(_agent_path(path, uploads))
-            except FileTooLarge as exc:
-                notes.append(texts.file_not_read(att.name, exc))
-            except ChannelError as exc:
-                notes.append(texts.file_not_downloaded(att.name, exc))
-        return files, notes
-
-    def _turn(self, msg: InboundMessage, files: list[str], grant: Grant) -> Turn:
+    def _turn(
+        self,
+        msg: InboundMessage,
+        files: list[str],
+        grant: Grant,
+        approvals: ApprovalPolicy | None,
+    ) -> Turn:
         """The agent's view of the message; `/<skill> task` becomes Turn(skill=..., text=task)."""
         command = parse_command(msg.text)
         limited = grant if self.access is not None else None
         if command is not None and self.commands.is_skill(command.name):
-            return _turn(msg, files, limited, text=command.args, skill=command.name)
-        return _turn(msg, files, limited)
+            turn = message_turn(msg, files, limited, text=command.args, skill=command.name)
+        else:
+            turn = message_turn(msg, files, limited)
+        return replace(turn, approvals=approvals)
 
 
 def _same_thread(msg: InboundMessage, conv: Conversation) -> Conversation:
     return conv
-
-
-def _turn(
-    msg: InboundMessage,
-    files: list[str],
-    grant: Grant | None,
-    text: str | None = None,
-    skill: str | None = None,
-) -> Turn:
-    return Turn(
-        chat=msg.chat.key,
-        grant=grant,
-        text=msg.text if text is None else text,
-        skill=skill,
-        user_id=f"{msg.chat.channel}:{msg.sender.id}",
-        user_name=msg.sender.name,
-        files=tuple(files),
-        context=msg.quoted_text or "",
-        chat_type=msg.chat.chat_type,
-    )
-
-
-def _agent_path(path: Path, uploads: Path) -> str:
-    try:
-        return f"{AGENT_UPLOADS}/{path.relative_to(uploads).as_posix()}"
-    except ValueError:
-        return str(path)

@@ -4,7 +4,8 @@ holds the platform connection).
 
 A channel records a choice when it shows the buttons (`put`: its chat, text and buttons as a JSON
 object) and settles it on the first press (`choose`): one atomic step from pending to chosen, so
-two presses (a redelivery, two people in a group) cannot both win. The service implements the
+two presses (a redelivery, two people in a group) cannot both win. `pending` lists the choices
+not yet made under a key prefix (approvals, bot/approvals.py). The service implements the
 store on its database (SQLite or PostgreSQL, `bot/stores/choices/`); `MemoryChoices` is the
 in-process stand-in for contexts without one (tests, benchmarks).
 """
@@ -41,6 +42,10 @@ class ChoiceStore(Protocol):
         as it is afterwards (its `chosen` says which press won); None for an unknown key."""
         ...
 
+    async def pending(self, prefix: str, limit: int = 100) -> list[Choice]:
+        """Choices still pending whose key starts with `prefix`, oldest first."""
+        ...
+
 
 class MemoryChoices:
     """A `ChoiceStore` in this process only (lost on restart)."""
@@ -66,3 +71,8 @@ class MemoryChoices:
             choice = Choice(choice.key, choice.channel, choice.payload, index)
             self._rows[key] = (choice, at)
         return choice
+
+    async def pending(self, prefix: str, limit: int = 100) -> list[Choice]:
+        rows = sorted(self._rows.values(), key=lambda row: row[1])
+        found = [c for c, _ in rows if c.chosen is None and c.key.startswith(prefix)]
+        return found[:limit]

@@ -29,6 +29,7 @@ def api_routes() -> list[Route]:
     """Every admin API route, in mount order."""
     from gateway import openapi
     from gateway.api import (
+        approvals,  # tool calls waiting for a person's yes (bot/approvals.py)
         artifacts,
         audit,  # the audit trail (bot/access/audit.py)
         budgets,  # usage.budgets and their use
@@ -72,6 +73,7 @@ def api_routes() -> list[Route]:
         config,
         people,
         audit,
+        approvals,
         budgets,
     )
     return [route for module in modules for route in module.api.routes]

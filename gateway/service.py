@@ -8,6 +8,7 @@ from bot.facade import ServiceFacade
 from bot.stores.gateway import UNFINISHED
 from gateway.errors import ApiError
 from gateway.langgraph.run_manager import CALLER_PERSON, RunManager
+from gateway.langgraph.serialize import interrupts_of
 from gateway.langgraph.thread_store import ThreadRow, ThreadStore
 
 __all__ = ["CALLER_PERSON", "Gateway", "chat_is_replying"]
@@ -49,6 +50,8 @@ class Gateway:
             return "busy"
         if runs and runs[0].status == "error":
             return "error"
+        if interrupts_of(await self.service.runner.checkpoint(thread_id)):
+            return "interrupted"  # an approval waits (agent/approval.py)
         return "idle"
 
 

@@ -14,10 +14,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from agent.approval import ApprovalPolicy
 from agent.grant import Grant, ToolUse
 from agent.memory import MemoryService
 from agent.memory.store import MemoryStore
 from bot import texts
+from bot.access.approvals import approval_policy
 from bot.access.audit import Audit
 from bot.access.roles import AccessConfig, effective_grant, roles_allowing
 from bot.access.store import AccessStore
@@ -105,6 +107,31 @@ class People:
         role = await self.role_of(person, msg.chat.channel)
         grant = effective_grant(self.config().roles, role, self.ceiling(msg.chat))
         return Who(account, person, role, grant)
+
+    async def who_in(self, account: str, chat: ChatRef) -> Who:
+        """`who` for an account that is not the message's sender (the asker of an approval)."""
+        person = await self.person_of(account)
+        role = await self.role_of(person, chat.channel)
+        grant = effective_grant(self.config().roles, role, self.ceiling(chat))
+        return Who(account, person, role, grant)
+
+    def approvals(self, who: Who, chat: ChatRef) -> ApprovalPolicy | None:
+        """The approval policy of `who`'s turns in `chat` (bot/access/approvals.py)."""
+        cfg = self.config()
+        role = cfg.roles.get(who.role)
+        settings = role.approvals if role is not None else {}
+        return approval_policy(cfg.approvals, settings, chat_key(chat), chat.chat_type != "dm")
+
+    def api_approvals(self) -> ApprovalPolicy | None:
+        """The approval policy of Gateway API runs (their principal is an admin)."""
+        cfg = self.config()
+        role = cfg.roles.get("admin")
+        settings = role.approvals if role is not None else {}
+        return approval_policy(cfg.approvals, settings, "api", False)
+
+    def may_approve(self, role: str) -> bool:
+        found = self.config().roles.get(role)
+        return found is not None and found.may_approve
 
     async def grant_for(self, msg: InboundMessage) -> Grant:
         return (await self.who(msg)).grant

@@ -13,6 +13,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from agent.grant import Grant, Layer, matches
+from bot.access.approvals import ApprovalsConfig, Settings, problems
 
 
 class RoleConfig(BaseModel):
@@ -24,6 +25,7 @@ class RoleConfig(BaseModel):
     commands: list[str] = Field(default_factory=lambda: ["*"])
     upload_mb: float | None = Field(default=None, gt=0)
     may_approve: bool = False
+    approvals: Settings = Field(default_factory=dict)  # tool pattern → approval (approvals.py)
 
     def layer(self, name: str) -> Layer:
         upload = int(self.upload_mb * 1024 * 1024) if self.upload_mb is not None else None
@@ -81,6 +83,7 @@ class AccessConfig(BaseModel):
     channels: dict[str, str] = Field(default_factory=dict)  # channel → its people's default
     chats: dict[str, str] = Field(default_factory=dict)  # `channel:chat_id` → ceiling
     audit: AuditConfig = Field(default_factory=AuditConfig)
+    approvals: ApprovalsConfig = Field(default_factory=ApprovalsConfig)
 
     @field_validator("roles")
     @classmethod
@@ -107,7 +110,8 @@ class AccessConfig(BaseModel):
             for key, role in getattr(self, section).items():
                 if role not in self.roles:
                     found.append(_unknown(f"access.{section}.{key}", role, self))
-        return found
+        approvals = {name: role.approvals for name, role in self.roles.items() if role.approvals}
+        return found + problems(self.approvals, set(self.roles), approvals)
 
     def warnings(self, tools: set[str], skills: set[str], models: set[str]) -> list[str]:
         """Grants naming a tool, skill or model that is not configured (MCP tools appear only

@@ -29,7 +29,9 @@ class AuditParams(BaseModel):
     subject: str | None = Field(default=None, max_length=256)
     since: float | None = Field(default=None, ge=0, description="epoch seconds")
     until: float | None = Field(default=None, ge=0)
-    before_id: int | None = Field(default=None, ge=1, description="paging: older than this id")
+    before_id: int | None = Field(
+        default=None, ge=1, le=2**63 - 1, description="paging: older than this id"
+    )
     limit: int = Field(default=50, ge=1, le=500)
 
 

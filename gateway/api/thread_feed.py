@@ -23,7 +23,7 @@ CALLER = "lead_agent"
 
 class PageQuery(Strict):
     limit: int = Field(default=50, ge=1, le=200)
-    before_seq: int | None = Field(default=None, ge=1)
+    before_seq: int | None = Field(default=None, ge=1, le=2**63 - 1)
 
 
 class MessagesPage(BaseModel):

@@ -39,7 +39,7 @@ class AssistantSearch(Strict):
     name: str | None = None
     metadata: dict[str, Any] | None = None
     limit: int = Field(default=10, ge=1, le=1000)
-    offset: int = Field(default=0, ge=0)
+    offset: int = Field(default=0, ge=0, le=2**63 - 1)
     sort_by: str | None = None
     sort_order: str | None = None
     select: list[str] | None = None

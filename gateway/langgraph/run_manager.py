@@ -23,14 +23,21 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from agent.approval import ApprovalPolicy
 from agent.errors import describe_failure
-from agent.events import RunSettings
+from agent.events import RunSettings, Turn
 from agent.runner import AgentRunner, RunCancelled, ThreadBusy
 from bot.metrics import Metrics
 from bot.stores.gateway import KEEP_RUNS, GatewayRecords
 from gateway.langgraph.run_record import RunRecord
 from gateway.langgraph.run_title import first_exchange
-from gateway.langgraph.serialize import jsonable, message_chunk, state_values
+from gateway.langgraph.serialize import (
+    INTERRUPT,
+    interrupts_json,
+    jsonable,
+    message_chunk,
+    state_values,
+)
 
 if TYPE_CHECKING:
     from bot.cluster.run_events import RunEvents
@@ -68,6 +75,8 @@ class RunRequest:
     multitask_strategy: str
     on_disconnect: str
     checkpoint_id: str | None = None  # fork from this checkpoint (None: the thread's head)
+    resume: Any = None  # `command.resume`: a decision for the thread's pending approval
+    approvals: ApprovalPolicy | None = None  # which calls wait for approval
 
 
 async def _no_chat_running(thread_id: str) -> bool:
@@ -325,11 +334,16 @@ class RunManager:
             req.messages,
             req.settings,
             graph_modes,
-            user_id=CALLER_PERSON,
+            turn=Turn(text="", user_id=CALLER_PERSON, run_id=rec.run_id, approvals=req.approvals),
             checkpoint_id=req.checkpoint_id,
-            run_id=rec.run_id,
+            resume=req.resume,
         ):
-            if mode == "values":
+            if mode == "values" and INTERRUPT in payload:  # paused: the state and the interrupt
+                paused = interrupts_json(payload[INTERRUPT])
+                rec.final_values = {**rec.final_values, INTERRUPT: paused}
+                if "values" in req.modes:
+                    rec.publish("values", rec.final_values)
+            elif mode == "values":
                 rec.final_values = state_values(payload)
                 if "values" in req.modes:
                     rec.publish("values", rec.final_values)

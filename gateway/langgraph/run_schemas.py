@@ -87,7 +87,7 @@ class RunResponse(BaseModel):
 
 class RunListQuery(Strict):
     limit: int = Field(default=10, ge=1, le=1000)
-    offset: int = Field(default=0, ge=0)
+    offset: int = Field(default=0, ge=0, le=2**63 - 1)
     status: RunStatus | None = None
     select: list[str] | str | None = None
 

@@ -16,6 +16,7 @@ from typing import Any
 
 from aiohttp import web
 
+from agent.approval import ApprovalPolicy
 from agent.events import RunSettings
 from gateway.errors import ApiError
 from gateway.langgraph.run_input import convert, fork_point, with_files
@@ -74,9 +75,8 @@ def _thread_of(body: RunCreate) -> str:
 async def _request(gw: Gateway, thread_id: str, body: RunCreate) -> RunRequest:
     if body.assistant_id != ASSISTANT_ID:
         raise ApiError(404, f"assistant {body.assistant_id!r} not found; use {ASSISTANT_ID!r}")
-    if body.command is not None:
-        raise ApiError(501, "command (resuming an interrupt) is not supported")
-    if body.input is None:
+    resume = _resume(body.command)
+    if body.input is None and resume is None:
         raise ApiError(
             422,
             [
@@ -94,18 +94,39 @@ async def _request(gw: Gateway, thread_id: str, body: RunCreate) -> RunRequest:
     return RunRequest(
         thread_id=thread_id,
         assistant_id=body.assistant_id,
-        messages=convert(body.input.messages),
+        messages=convert(body.input.messages) if body.input is not None else [],
+        resume=resume,
+        approvals=_approvals(gw),
         settings=await _settings(gw, thread_id, body),
         modes=body.modes(),
         metadata=body.metadata,
         kwargs={
-            "input": body.input.model_dump(),
+            "input": body.input.model_dump() if body.input is not None else None,
+            "command": body.command,
             "stream_mode": body.modes(),
             "config": body.config.model_dump() if body.config else {},
         },
         multitask_strategy=body.multitask_strategy,
         on_disconnect=body.on_disconnect,
     )
+
+
+def _resume(command: dict[str, Any] | None) -> Any:
+    """`command: {"resume": DECISION}` (a LangGraph `Command`): the decision for the thread's
+    pending approval (`approve`, `deny`, or `{"decision": ..., "by": ...}`)."""
+    if command is None:
+        return None
+    other = sorted(set(command) - {"resume"})
+    if other:
+        raise ApiError(501, f"command {', '.join(other)} is not supported; use resume")
+    if command.get("resume") is None:
+        raise ApiError(422, "command.resume is required (a decision: approve or deny)")
+    return command["resume"]
+
+
+def _approvals(gw: Gateway) -> ApprovalPolicy | None:
+    people = gw.service.people
+    return people.api_approvals() if people is not None else None
 
 
 async def _settings(gw: Gateway, thread_id: str, body: RunCreate) -> RunSettings:

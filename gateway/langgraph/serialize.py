@@ -42,6 +42,26 @@ def state_values(values: Any) -> dict[str, Any]:
     return out if isinstance(out, dict) else {}
 
 
+INTERRUPT = "__interrupt__"
+
+
+def interrupts_json(items: Any) -> list[dict[str, Any]]:
+    """LangGraph `Interrupt`s as clients see them: `{"value": ..., "id": ...}`."""
+    return [
+        {"value": jsonable(getattr(i, "value", None)), "id": str(getattr(i, "id", ""))}
+        for i in items or ()
+    ]
+
+
+def interrupts_of(tup: Any) -> list[dict[str, Any]]:
+    """The interrupts a checkpoint waits on (its pending `__interrupt__` writes)."""
+    found: list[Any] = []
+    for write in getattr(tup, "pending_writes", None) or ():
+        if len(write) == 3 and write[1] == INTERRUPT:
+            found.extend(write[2] if isinstance(write[2], list | tuple) else [write[2]])
+    return interrupts_json(found)
+
+
 def message_chunk(payload: Any) -> list[Any]:
     """A `messages` stream item `(chunk, metadata)` as the `[chunk_dict, metadata]` pair."""
     chunk, metadata = payload
@@ -86,6 +106,9 @@ def state_from_checkpoint(
         values = {k: v for k, v in values.items() if k != "messages"}
     current = checkpoint_ref(tup.config)
     parent = checkpoint_ref(tup.parent_config)
+    interrupts = interrupts_of(tup)
+    if interrupts:
+        values[INTERRUPT] = interrupts
     return {
         "values": values,
         "next": [],
@@ -96,5 +119,5 @@ def state_from_checkpoint(
         "parent_checkpoint": parent,
         "checkpoint_id": current["checkpoint_id"] if current else None,
         "parent_checkpoint_id": parent["checkpoint_id"] if parent else None,
-        "interrupts": [],
+        "interrupts": interrupts,
     }

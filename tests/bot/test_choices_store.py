@@ -75,3 +75,15 @@ async def test_two_processes_pressing_at_once_settle_one_choice(
     )
     assert len({r.chosen for r in results if r is not None}) == 1
     assert all(r is not None for r in results)
+
+
+async def test_pending_lists_the_unanswered_choices_of_a_prefix(
+    tmp_path: Path, storage: dict[str, Any], opened: list[Stores]
+) -> None:
+    stores = await _open(tmp_path, storage, opened)
+    for key in ("approval:a", "approval:b", "card-1", "approval:c"):
+        await stores.choices.put(key, "telegram", PAYLOAD)
+    await stores.choices.choose("approval:b", 0)
+    pending = await stores.choices.pending("approval:")
+    assert [c.key for c in pending] == ["approval:a", "approval:c"]
+    assert [c.key for c in await stores.choices.pending("approval:", limit=1)] == ["approval:a"]

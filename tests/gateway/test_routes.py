@@ -26,6 +26,7 @@ SAMPLE = {
     "task_id": "1",
     "account": "slack:U1",
     "role": "eng",
+    "approval_id": "a1",
 }
 
 

@@ -57,3 +57,11 @@ class SqlChoiceStore:
             f"UPDATE {self.table} SET chosen = ? WHERE key = ? AND chosen IS NULL", (index, key)
         )
         return await self.get(key)
+
+    async def pending(self, prefix: str, limit: int = 100) -> list[Choice]:
+        rows = await self.sql.all(
+            f"SELECT key, channel, payload, chosen FROM {self.table}"
+            " WHERE chosen IS NULL AND key LIKE ? ORDER BY created_at LIMIT ?",
+            (prefix + "%", limit),  # prefixes are the service's own constants
+        )
+        return [choice_from_row(row) for row in rows]

@@ -1,0 +1,149 @@
+"""The approval policy, enforced: before a tool call the policy names runs, the run pauses with
+a LangGraph interrupt (kept in the checkpoint) carrying an approval request; it is resumed with
+a decision (agent/approval.py). Approved calls run; denied or expired ones get a tool error the
+model answers from, and never run. `first_use` asks once per conversation: a call approved "for
+this conversation" is remembered in the thread (the AI message's metadata) and not asked again.
+
+One interrupt covers every call of one model answer that needs approval (one card, one
+decision). It sits in `after_model`, before the tools node, like LangChain's human-in-the-loop
+middleware; calls the grant refuses are left to the GrantGuard (they never ask).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from langchain.agents.middleware import AgentMiddleware
+from langchain_core.messages import AIMessage, ToolMessage
+
+from agent.approval import (
+    APPROVE,
+    APPROVE_CONVERSATION,
+    EXPIRED,
+    KIND,
+    ApprovalPolicy,
+    ApprovalRule,
+    tool_key,
+)
+from agent.context import RunContext
+
+SUBAGENT = "subagent"
+APPROVED = "antler_approved"  # AI message metadata: keys approved for the conversation
+
+Qualify = Callable[[str], tuple[str, str | None]]
+
+
+def _plain(name: str) -> tuple[str, str | None]:
+    return name, None
+
+
+class ApprovalGuard(AgentMiddleware):
+    """`can_ask=False` (a subagent, whose run cannot pause): a call that needs approval is
+    refused with a tool error instead."""
+
+    def __init__(self, qualify: Qualify = _plain, *, can_ask: bool = True) -> None:
+        super().__init__()
+        self.qualify = qualify
+        self.can_ask = can_ask
+
+    def after_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        context = getattr(runtime, "context", None)
+        if not isinstance(context, RunContext):
+            return None
+        if context.approvals is None and not context.deciding:
+            return None
+        messages = state["messages"]
+        last = messages[-1] if messages else None
+        if not isinstance(last, AIMessage) or not last.tool_calls:
+            return None
+        asked = self._asked(context, messages, last)
+        if not asked:
+            return None
+        if not self.can_ask:
+            return {"messages": [_refusal(call, SUBAGENT, "") for call, _, _ in asked]}
+        from langgraph.types import interrupt
+
+        answer = interrupt(_request(context, asked))
+        decision = str(answer.get("decision", "")) if isinstance(answer, dict) else ""
+        by = str(answer.get("by", "")) if isinstance(answer, dict) else ""
+        if decision in (APPROVE, APPROVE_CONVERSATION):
+            if decision == APPROVE_CONVERSATION:
+                return {"messages": [_remember(last, [key for _, key, _ in asked])]}
+            return None
+        return {"messages": [_refusal(call, decision, by) for call, _, _ in asked]}
+
+    async def aafter_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        return self.after_model(state, runtime)
+
+    def _asked(
+        self, context: RunContext, messages: list[Any], last: AIMessage
+    ) -> list[tuple[dict[str, Any], str, ApprovalRule]]:
+        policy = context.approvals or ApprovalPolicy()
+        remembered = _remembered(messages)
+        asked = []
+        for call in last.tool_calls:
+            tool, server = self.qualify(call["name"])
+            if context.grant is not None and not context.grant.allows_tool(tool, server):
+                continue  # refused anyway, by the GrantGuard
+            rule = policy.rule_for(tool, server)
+            key = tool_key(tool, server)
+            if call.get("id") in context.deciding:
+                rule = rule or ApprovalRule(key, "always")
+            elif rule is None or (rule.mode == "first_use" and key in remembered):
+                continue
+            asked.append((dict(call), key, rule))
+        return asked
+
+
+def _request(
+    context: RunContext, asked: list[tuple[dict[str, Any], str, ApprovalRule]]
+) -> dict[str, Any]:
+    policy = context.approvals or ApprovalPolicy()
+    approvers = sorted({role for _, _, rule in asked for role in rule.approvers})
+    return {
+        "type": KIND,
+        "calls": [
+            {"id": call.get("id") or "", "name": key, "args": call.get("args") or {}}
+            for call, key, _ in asked
+        ],
+        "first_use": any(rule.mode == "first_use" for _, _, rule in asked),
+        "approvers": approvers,
+        "requester": context.user_id,
+        "requester_name": context.user_name,
+        "chat": context.chat,
+        "chat_type": context.chat_type,
+        "expires_at": time.time() + policy.timeout_seconds,
+    }
+
+
+def _remembered(messages: list[Any]) -> set[str]:
+    keys: set[str] = set()
+    for message in messages:
+        if isinstance(message, AIMessage):
+            keys.update(message.response_metadata.get(APPROVED) or ())
+    return keys
+
+
+def _remember(message: AIMessage, keys: list[str]) -> AIMessage:
+    metadata = {**message.response_metadata}
+    metadata[APPROVED] = sorted({*(metadata.get(APPROVED) or ()), *keys})
+    return message.model_copy(update={"response_metadata": metadata})
+
+
+def _refusal(call: dict[str, Any], decision: str, by: str) -> ToolMessage:
+    name = call["name"]
+    if decision == SUBAGENT:
+        why = "it needs a person's approval, which only the lead agent can ask for"
+    elif decision == EXPIRED:
+        why = "the approval request expired without an answer"
+    else:
+        why = f"it was denied by {by}" if by else "it was denied"
+    return ToolMessage(
+        content=f"Error: the call to {name!r} did not run: {why}. Do not call it again unless "
+        "the user asks you to; tell the user it was not approved.",
+        tool_call_id=call.get("id") or "",
+        name=name,
+        status="error",
+    )

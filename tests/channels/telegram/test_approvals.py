@@ -1,0 +1,125 @@
+"""Approvals in a Telegram group, through python-telegram-bot against the fake Telegram: a press
+by someone who may not approve gets one line and changes nothing; the approver's press resumes
+the run after a restart between the request and the press, once however often the press is
+delivered; a press after the deadline counts as expired; an unanswered request expires once."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from bot import texts
+from tests.channels.telegram.test_e2e import OUTPUTS
+from tests.fakes.clock import VirtualClock
+from tests.fakes.openai_server import FakeOpenAI
+from tests.fakes.openai_wire import Reply, ToolCall
+from tests.fakes.telegram_server import TOKEN, FakeTelegram
+from tests.harness import ServiceHarness
+
+GROUP = -100
+TARGET = f"{OUTPUTS}/deploy.txt"
+WRITE = Reply(tool_calls=[ToolCall("write_file", {"path": TARGET, "content": "v7"}, id="w1")])
+
+
+def written(svc: ServiceHarness) -> list[str]:
+    return [p.read_text() for p in svc.data_dir.rglob("deploy.txt") if "outputs" in p.parts]
+
+
+def telegram(tmp_path: Path, fake_openai: FakeOpenAI, fake: FakeTelegram) -> ServiceHarness:
+    cfg = {"enabled": True, "bot_token": TOKEN, "api_base": fake.api_base, "poll_timeout": 1}
+    access = {
+        "people": {"telegram:7": "admin"},  # 42, the asker, is a member: it may not approve
+        "approvals": {"groups": {"write_file": "always"}},
+    }
+    clock = fake.clock
+    assert isinstance(clock, VirtualClock)
+    return ServiceHarness(
+        tmp_path, fake_openai, {"telegram": cfg}, pacer_clock=clock, access=access
+    )
+
+
+def buttons(fake: FakeTelegram) -> dict[str, str]:
+    markup = next(
+        c.body["reply_markup"]
+        for c in reversed(fake.calls_of("sendMessage", "editMessageText"))
+        if c.body.get("reply_markup")
+    )
+    return {b["text"]: b["callback_data"] for row in markup["inline_keyboard"] for b in row}
+
+
+async def shows(fake: FakeTelegram, svc: ServiceHarness, text: str) -> None:
+    await fake.wait_for(lambda: any(text in t for t in fake.shown_texts(GROUP)), timeout=20)
+    await svc.idle()
+
+
+async def test_telegram_a_non_approver_is_refused_and_the_approver_resumes_after_a_restart(
+    tmp_path: Path, fake_openai: FakeOpenAI, fake: FakeTelegram
+) -> None:
+    fake_openai.script(WRITE, Reply(text="Deployed v7."))
+    async with telegram(tmp_path, fake_openai, fake) as svc:
+        fake.push_message(GROUP, "@antler_bot deploy v7")
+        await shows(fake, svc, "Approval needed")
+        card = max(m for (chat, m) in fake.messages if chat == GROUP)
+        data = buttons(fake)
+        assert list(data) == [texts.APPROVE, texts.DENY]
+        fake.push_callback(GROUP, card, data[texts.APPROVE], user_id=42)  # the asker: a member
+        await shows(fake, svc, "You cannot answer")
+        assert fake.shown_texts(GROUP)[-1] == texts.approval_not_yours("An approver")
+        assert written(svc) == []
+        await svc.restart()  # the pause is in the checkpoint, the request in the database
+        press = fake.push_callback(GROUP, card, data[texts.APPROVE], user_id=7)  # an admin
+        await shows(fake, svc, "Deployed v7.")
+        assert written(svc) == ["v7"]
+        assert "Approved by" in fake.shown_texts(GROUP)[-1]
+        shown = len(fake.shown_texts(GROUP))
+        fake.push_update(dict(press))  # Telegram delivers the press again
+        fake_openai.script(Reply(text="Next."))
+        fake.push_message(GROUP, "@antler_bot next")
+        await shows(fake, svc, "Next.")
+        metrics = svc.running.metrics
+        assert metrics.value("antler_approvals_total", outcome="approve") == 1
+    assert len(fake_openai.requests) == 3  # the redelivered press resumed nothing
+    assert len(fake.shown_texts(GROUP)) == shown + 1
+
+
+async def test_telegram_a_press_after_the_deadline_counts_as_expired(
+    tmp_path: Path, fake_openai: FakeOpenAI, fake: FakeTelegram
+) -> None:
+    fake_openai.script(WRITE, Reply(text="It was not approved in time."))
+    async with telegram(tmp_path, fake_openai, fake) as svc:
+        fake.push_message(GROUP, "@antler_bot deploy v7")
+        await shows(fake, svc, "Approval needed")
+        card = max(m for (chat, m) in fake.messages if chat == GROUP)
+        approvals = svc.running.turns.approvals
+        assert approvals is not None
+        approvals.clock = lambda: time.time() + 16 * 60  # the default 15 minutes are over
+        fake.push_callback(GROUP, card, buttons(fake)[texts.APPROVE], user_id=7)
+        await shows(fake, svc, "not approved in time")
+    assert written(svc) == []
+    [result] = [m for m in fake_openai.requests[1].messages if m.get("role") == "tool"]
+    assert "expired" in result["content"]
+    assert fake.shown_texts(GROUP)[-1].startswith(texts.approval_decided("expired", ""))
+
+
+async def test_telegram_an_unanswered_request_expires_once(
+    tmp_path: Path, fake_openai: FakeOpenAI, fake: FakeTelegram
+) -> None:
+    fake_openai.script(WRITE, Reply(text="Nobody approved it in time."))
+    async with telegram(tmp_path, fake_openai, fake) as svc:
+        fake.push_message(GROUP, "@antler_bot deploy v7")
+        await shows(fake, svc, "Approval needed")
+        card, data = max(m for (chat, m) in fake.messages if chat == GROUP), buttons(fake)
+        approvals = svc.running.approvals
+        assert await approvals.expire_due() == 0  # not due yet
+        approvals.clock = lambda: time.time() + 16 * 60
+        for _ in range(2):  # two workers looking at once: answered once
+            await approvals.expire_due()
+        await shows(fake, svc, "Nobody approved it in time.")
+        assert await approvals.expire_due() == 0
+        fake.push_callback(GROUP, card, data[texts.APPROVE], user_id=7)  # too late
+        await shows(fake, svc, "already answered")
+        assert svc.running.metrics.value("antler_approvals_total", outcome="expired") == 1
+    assert written(svc) == []
+    assert len(fake_openai.requests) == 2
+    expired = [t for t in fake.shown_texts(GROUP) if t.startswith("⌛")]
+    assert len(expired) == 1
