@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 from functools import lru_cache
 from typing import Any, Literal, Protocol, TypeVar
 
+from psycopg import OperationalError
 from psycopg.rows import tuple_row
 
 T = TypeVar("T")
@@ -140,8 +141,14 @@ class PostgresSql:
 
     async def _on_connection(self, step: Callable[[_Connection], Awaitable[T]]) -> T:
         async def op() -> T:
-            async with self.pool.connection() as conn:
-                return await step(_Connection(conn))
+            try:
+                async with self.pool.connection() as conn:
+                    return await step(_Connection(conn))
+            except OperationalError:
+                # one connection lost means the pool's others may be too (a database restart, a
+                # network cut): they are checked now, so the retry does not take another dead one
+                await self.pool.check()
+                raise
 
         found: T = await (self.retry(self.what, op) if self.retry else op())
         return found

@@ -39,3 +39,30 @@ async def test_a_connection_lost_on_every_attempt_is_raised() -> None:
     with pytest.raises(psycopg.OperationalError):
         await retrying("journal", op)
     assert calls == RETRIES
+
+
+async def test_every_connection_of_the_pool_lost_at_once_costs_one_retry(pg_dsn: str) -> None:
+    """A database restart or a network cut kills every pooled connection: more of them than
+    the retries. The first loss has the pool check the rest, so the retry gets a live one."""
+    from psycopg_pool import AsyncConnectionPool
+
+    from agent.sql import PostgresSql
+
+    app = "antler-lost-" + str(id(pg_dsn))
+    kwargs = {"autocommit": True, "application_name": app}
+    pool = AsyncConnectionPool(pg_dsn, min_size=RETRIES + 2, kwargs=kwargs, open=False)
+    await pool.open(wait=True)
+    try:
+        sql = PostgresSql(pool, "journal", retrying)
+        assert await sql.one("SELECT 1") == (1,)
+        with psycopg.connect(pg_dsn, autocommit=True) as killer:
+            row = killer.execute(
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+                " WHERE application_name = %s",
+                (app,),
+            ).fetchone()
+        assert row is not None
+        assert row[0] == RETRIES + 2
+        assert await sql.one("SELECT 2") == (2,)
+    finally:
+        await pool.close()
