@@ -17,7 +17,7 @@ from bot.logs import LEVELS, route_sdk_loggers, secrets_of, setup_logging
 from bot.runtime import freeze_startup_objects, run, tune_gc
 
 if TYPE_CHECKING:
-    from bot.app import App
+    from bot.app import App, FrontFactory
 
 # The agent stack (bot.app, agent.runner) is imported only once the config is valid: a command
 # that stops at a config error answers without paying for LangChain's import.
@@ -27,7 +27,9 @@ log = logging.getLogger("antler")
 EXIT_CONFIG = 2
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, front: FrontFactory | None = None) -> int:
+    """The `antler` command; `front` is the HTTP face `serve` puts on the service (the entry
+    point in gateway/__main__.py passes it: bot never imports gateway)."""
     args = _parser().parse_args(argv)
     if args.version:
         print(f"antler {_version()}")
@@ -50,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
         tune_gc()
         if args.command == "chat":
             return run(_chat(settings, warnings))
-        return run(_serve(settings, warnings))
+        return run(_serve(settings, warnings, front))
     except ConfigError as exc:  # e.g. the database in storage.postgres.dsn cannot be used
         for line in exc.problems:
             print(f"config error: {line}", file=sys.stderr)
@@ -155,13 +157,12 @@ def _check(settings: Settings, warnings: list[str]) -> int:
     return 0
 
 
-async def _serve(settings: Settings, warnings: list[str]) -> int:
+async def _serve(settings: Settings, warnings: list[str], front: FrontFactory | None) -> int:
     from bot.app import App
-    from gateway.server import serve  # the entry point puts the HTTP face on the service
 
     for warning in warnings:
         log.warning("%s", warning)
-    app = App(settings, front=serve)
+    app = App(settings, front=front)
     route_sdk_loggers()
     stop = _stop_event()
     try:
@@ -234,7 +235,3 @@ def _version() -> str:
         return version("antler")
     except PackageNotFoundError:
         return "0.0.0+local"
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -103,7 +103,7 @@ def test_example_config_is_valid() -> None:
 
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "bot.cli", *args],
+        [sys.executable, "-m", "gateway", *args],
         capture_output=True,
         text=True,
         timeout=60,
@@ -242,7 +242,7 @@ def test_chat_shows_a_model_failure_in_plain_words(
         "agent:\n  title:\n    enabled: false\n"
     )
     result = subprocess.run(
-        [sys.executable, "-m", "bot.cli", "chat", "--config", str(cfg)],
+        [sys.executable, "-m", "gateway", "chat", "--config", str(cfg)],
         input="hello\n",
         capture_output=True,
         text=True,

@@ -125,7 +125,7 @@ def test_debug_log_of_a_running_service_holds_no_secret(
             [
                 sys.executable,
                 "-m",
-                "bot.cli",
+                "gateway",
                 "serve",
                 "--config",
                 str(cfg),

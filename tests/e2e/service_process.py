@@ -60,7 +60,7 @@ class ServiceProcess:
         self.logs.append(log)
         with log.open("w") as out:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "bot.cli", "serve", "--config", str(self.config)],
+                [sys.executable, "-m", "gateway", "serve", "--config", str(self.config)],
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 text=True,

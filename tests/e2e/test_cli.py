@@ -42,7 +42,7 @@ def env() -> dict[str, str]:
 def test_piped_chat_prints_replies_in_order(tmp_path: Path, fake_openai: FakeOpenAI) -> None:
     cfg = write_config(tmp_path, fake_openai)
     result = subprocess.run(
-        [sys.executable, "-m", "bot.cli", "chat", "--config", str(cfg)],
+        [sys.executable, "-m", "gateway", "chat", "--config", str(cfg)],
         input="hello\n/new\n/models\n",
         capture_output=True,
         text=True,
@@ -74,7 +74,7 @@ def serving(cfg: Path, port: int, environ: dict[str, str], start_up: float = 30)
     """`antler serve --config cfg` until the block ends: yields its first `/health` answer;
     at the end SIGTERM stops it cleanly (exit 0) and it printed no traceback."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "bot.cli", "serve", "--config", str(cfg)],
+        [sys.executable, "-m", "gateway", "serve", "--config", str(cfg)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

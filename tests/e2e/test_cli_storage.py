@@ -28,7 +28,7 @@ def pg_config(tmp_path: Path, fake: FakeOpenAI, port: int = 0) -> Path:
 
 def antler(*args: str, dsn: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "bot.cli", *args],
+        [sys.executable, "-m", "gateway", *args],
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -77,7 +77,7 @@ def test_unusable_database_stops_check_and_serve_with_one_line(
 def test_unset_dsn_variable_is_a_config_error(tmp_path: Path, fake_openai: FakeOpenAI) -> None:
     cfg = str(pg_config(tmp_path, fake_openai))
     result = subprocess.run(
-        [sys.executable, "-m", "bot.cli", "check", "--config", cfg],
+        [sys.executable, "-m", "gateway", "check", "--config", cfg],
         capture_output=True,
         text=True,
         timeout=60,

@@ -65,7 +65,7 @@ def test_check_warns_about_tools_and_models_no_one_has(tmp_path: Path) -> None:
         "      models: [a, gpt-*]\n"
     )
     result = subprocess.run(
-        [sys.executable, "-m", "bot.cli", "check", "--config", str(cfg)],
+        [sys.executable, "-m", "gateway", "check", "--config", str(cfg)],
         capture_output=True,
         text=True,
         timeout=60,
