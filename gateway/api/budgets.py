@@ -1,19 +1,33 @@
-"""`GET /api/budgets`: the configured budgets (usage.budgets, edited in config.yaml or through
-`PUT /api/config`) with what is used of each in its current period. A role's budget is each of
-its people's own: its use is per person (`/api/usage?person=`)."""
+"""`/api/budgets`: the configured budgets (usage.budgets) with what is used of each in its
+current period, and their edits.
+
+`POST` adds a budget, `PUT /api/budgets` replaces the list, `PUT /api/budgets/{index}` one of
+it, `DELETE /api/budgets/{index}` removes one (`index` as `GET` lists them). Every edit goes
+the one way every configuration change goes (bot/config/live.py through `/api/config`'s
+`_edit`): validated against the whole file (a 422 naming the field or YAML path, nothing
+written), written to config.yaml with its comments, applied live (budgets are read per run),
+recorded as a `config` change; and the budget itself, before and after, as a `budget` entry
+of the audit trail. A role's budget is each of its people's own: its use is per person
+(`/api/usage?person=`).
+"""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict, Field
 
+from bot.access.store import AuditEntry
 from bot.usage.budgets import Payer, resets_at
+from bot.usage.config import Budget
+from gateway.api.config import ConfigChange, _edit, _live, _who
 from gateway.api.usage import store_of
-from gateway.registry import Call, Registry
+from gateway.errors import ApiError
+from gateway.registry import PATH_PARAMS, Call, Registry
 
 api = Registry()
 TAG = "usage"
+PATH_PARAMS.setdefault("index", r"^[0-9]{1,4}$")
 
 
 class BudgetState(BaseModel):
@@ -33,6 +47,15 @@ class Budgets(BaseModel):
     warn_at: float
     fallback_model: str | None
     budgets: list[BudgetState]
+
+
+class BudgetsChanged(Budgets):
+    change: ConfigChange = Field(description="the configuration change the edit made")
+
+
+class BudgetList(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    budgets: list[Budget]
 
 
 @api.route(
@@ -76,3 +99,79 @@ async def list_budgets(call: Call) -> Budgets:
         fallback_model=cfg.fallback_model,
         budgets=states,
     )
+
+
+def _plain(budget: Budget) -> dict[str, Any]:
+    return budget.model_dump(mode="json", exclude_none=True)
+
+
+def _current(call: Call) -> list[dict[str, Any]]:
+    return [_plain(b) for b in _live(call).settings.usage.budgets]
+
+
+def _at(listed: list[dict[str, Any]], call: Call) -> int:
+    index = int(call.path["index"])
+    if index >= len(listed):
+        raise ApiError(404, f"index: no budget {index} (there are {len(listed)})")
+    return index
+
+
+async def _write(
+    call: Call, action: str, budgets: list[dict[str, Any]], before: Any, after: Any
+) -> BudgetsChanged:
+    """The new list through the one configuration path, then the audit's `budget` entry."""
+    store_of(call)
+    change = await _edit(call, ("usage",), {"budgets": budgets}, replace=False)
+    people = call.gw.service.people
+    if people is not None:
+        one = after if isinstance(after, dict) else before
+        subject = f"{one['scope']}:{one['name']}" if isinstance(one, dict) else "all budgets"
+        await people.audit.record(
+            AuditEntry(
+                kind="budget",
+                actor=_who(call),
+                subject=subject,
+                detail={"action": action, "before": before, "after": after},
+            )
+        )
+    listed = await list_budgets(call)
+    return BudgetsChanged(**listed.model_dump(), change=change)
+
+
+@api.route(
+    "POST", "/api/budgets", summary="Add a budget (validated, live, audited)", tag=TAG,
+    body=Budget, response=BudgetsChanged, errors=(409, 422),
+)  # fmt: skip
+async def add_budget(call: Call) -> BudgetsChanged:
+    new = _plain(call.body)
+    return await _write(call, "add", [*_current(call), new], None, new)
+
+
+@api.route(
+    "PUT", "/api/budgets", summary="Replace every budget (validated, live, audited)", tag=TAG,
+    body=BudgetList, response=BudgetsChanged, errors=(409, 422),
+)  # fmt: skip
+async def replace_budgets(call: Call) -> BudgetsChanged:
+    before, new = _current(call), [_plain(b) for b in call.body.budgets]
+    return await _write(call, "replace all", new, before, new)
+
+
+@api.route(
+    "PUT", "/api/budgets/{index}", summary="Replace one budget (validated, live, audited)",
+    tag=TAG, body=Budget, response=BudgetsChanged, errors=(404, 409, 422),
+)  # fmt: skip
+async def replace_budget(call: Call) -> BudgetsChanged:
+    listed = _current(call)
+    index, new = _at(listed, call), _plain(call.body)
+    before, listed[index] = listed[index], new
+    return await _write(call, "replace", listed, before, new)
+
+
+@api.route(
+    "DELETE", "/api/budgets/{index}", summary="Remove a budget (live, audited)", tag=TAG,
+    response=BudgetsChanged, errors=(404, 409, 422),
+)  # fmt: skip
+async def delete_budget(call: Call) -> BudgetsChanged:
+    listed = _current(call)
+    before = listed.pop(_at(listed, call))
+    return await _write(call, "delete", listed, before, None)

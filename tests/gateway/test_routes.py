@@ -27,6 +27,7 @@ SAMPLE = {
     "account": "slack:U1",
     "role": "eng",
     "approval_id": "a1",
+    "index": "0",
 }
 
 
