@@ -24,6 +24,7 @@ from gateway.console import (
     memory_page,
     metrics_page,
     schedules_page,
+    usage_page,
 )
 from gateway.console.services import ConsoleServices
 from gateway.console.session import Sessions
@@ -40,6 +41,7 @@ PAGE_MODULES = (
     memory_page,
     metrics_page,
     schedules_page,
+    usage_page,
     access_page,
 )
 

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from bot.schedules.admin import ScheduleAdmin
     from bot.schedules.service import Schedules as ScheduleService
     from bot.stores.schedules import ScheduleStore
+    from bot.usage.gate import UsageGate
 
 
 @dataclass(frozen=True)
@@ -115,6 +116,7 @@ class ConsoleServices:
     schedules: Schedules
     people: People | None = None  # roles, linked accounts, the audit trail
     links: Links | None = None  # linking and unlinking accounts
+    usage: UsageGate | None = None  # tokens and cost of every model call (bot/usage/)
 
     @classmethod
     def for_service(cls, service: ServiceFacade) -> ConsoleServices:
@@ -148,4 +150,5 @@ class ConsoleServices:
             ),
             people=service.people,
             links=service.links,
+            usage=service.usage,
         )

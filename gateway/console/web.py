@@ -38,6 +38,7 @@ NAV = (
     ("mcp", "MCP servers"),
     ("memory", "Memory"),
     ("metrics", "Metrics"),
+    ("usage", "Usage"),
     ("schedules", "Schedules"),
     ("people", "People"),
     ("audit", "Audit"),

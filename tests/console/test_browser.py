@@ -39,6 +39,7 @@ PAGES = (
     "memory",
     "metrics",
     "schedules",
+    "usage",
 )
 
 
