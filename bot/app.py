@@ -129,6 +129,7 @@ class App:
         self.people, self.links = access  # roles, /link, the audit (tool calls go into it)
         self.audit = self.people.audit
         self.usage = build_usage(now, self.stores.usage, self.runner, self.people, self.metrics)
+        self.usage.pool(self.topology.spend_holds)  # calls in flight, held across workers
 
     def _build_channels(
         self,

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from bot.cluster.connections import ConnectionLeases
     from bot.cluster.control import ClusterRuns
     from bot.cluster.run_events import RunEvents
+    from bot.cluster.spend_holds import SpendHolds
     from bot.dispatcher import Dispatcher
     from channels.pacing import Pacer
 
@@ -43,6 +44,10 @@ class Topology(Protocol):
     def run_events(self) -> RunEvents | None:
         """A Gateway run's events, for a stream on any worker."""
 
+    @property
+    def spend_holds(self) -> SpendHolds | None:
+        """Model calls in flight against a budget, held across workers."""
+
     def attach_pacer(self, channel: str, pacer: Pacer) -> None: ...
     def wire(self, dispatcher: Dispatcher, resume: Resume) -> None: ...
     async def orphans(self, entries: list[Entry]) -> None: ...
@@ -59,6 +64,7 @@ class Embedded:
     connections = None
     run_cancels = None
     run_events = None
+    spend_holds = None
 
     def __init__(self, journal: Journal, maxsize: int, busy: OverflowHandler, metrics: Metrics):
         self.journal = journal

@@ -2,7 +2,8 @@
 
 The bus on partitioned streams and the journal that tells it when a message settled; one live
 connection per bot account (leases); platform budgets and 429 blocks shared by all workers;
-/stop, the API's cancel and a Gateway run's events across workers. The unsettled messages of a
+model calls in flight against a usage budget held (spend_holds.py); /stop, the API's cancel
+and a Gateway run's events across workers. The unsettled messages of a
 process that died go back into the streams, where each partition's owner takes them up.
 """
 
@@ -16,6 +17,7 @@ from bot.cluster.control import ClusterRuns
 from bot.cluster.run_events import RunEvents
 from bot.cluster.settling import SettleNotifyingJournal
 from bot.cluster.shared_budgets import SharedPacing
+from bot.cluster.spend_holds import SpendHolds
 from bot.cluster.stream_bus import RedisBus
 
 if TYPE_CHECKING:
@@ -49,6 +51,7 @@ class RedisWorkers:
             lambda: bus.client, cfg.key_prefix, cfg.lease_seconds, lambda: bus.worker
         )
         self.run_events = RunEvents(lambda: bus.client, cfg.key_prefix)
+        self.spend_holds = SpendHolds(lambda: bus.client, cfg.key_prefix)
         self.run_cancels: ClusterRuns | None = None  # once the dispatcher exists (wire)
 
     def attach_pacer(self, channel: str, pacer: Pacer) -> None:

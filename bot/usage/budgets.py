@@ -19,16 +19,30 @@ one budget overshoot it by at most N model calls (each call's tokens), never mor
 
 from __future__ import annotations
 
+import asyncio
 import calendar
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 from agent.usage import UsageRefused, UsageScope
 from bot import texts
-from bot.stores.usage import UsageStore
+from bot.stores.usage import UsageRow, UsageStore
 from bot.usage.config import Budget, UsageConfig
 from bot.usage.meter import Meter
+
+POLL = 0.05  # seconds between asks while the calls in flight leave no room
+
+
+class Holds(Protocol):
+    """Room held for model calls in flight, across workers (bot/cluster/spend_holds.py)."""
+
+    async def written(self, name: str) -> int: ...
+    async def admit(
+        self, name: str, limit: float, spent: float, hold: str, written: int
+    ) -> str: ...
+    async def release(self, name: str, hold: str, amount: float | None) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +89,11 @@ class Budgets:
         self.meter = meter
         self.clock = clock
         self._runs: dict[str, Payer] = {}  # running runs' payers, for the in-run check
+        self.holds: Holds | None = None  # calls in flight on every worker (Redis), else None
+        self._held: dict[str, dict[str, Budget]] = {}  # a run's holds: name -> budget
+        self._tasks: set[asyncio.Task[None]] = set()
+        self.sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
+        self.poll = POLL
 
     def applying(self, payer: Payer) -> list[Budget]:
         wanted = {
@@ -121,9 +140,7 @@ class Budgets:
         return Verdict(model, notes=tuple(notes))
 
     async def _first_warning(self, budget: Budget, payer: Payer, now: float) -> bool:
-        subject = payer.person if budget.scope in ("person", "role") else budget.name
-        mark = f"{budget.key}:{subject}:{period_start(budget.period, now)}"
-        return await self.store.warn_once(mark, now)
+        return await self.store.warn_once(self.hold_name(budget, payer, now), now)
 
     def _unit(self, budget: Budget) -> str:
         return "tokens" if budget.tokens is not None else self.config().currency
@@ -135,20 +152,65 @@ class Budgets:
 
     def end(self, run_id: str) -> None:
         self._runs.pop(run_id, None)
+        if self._held.get(run_id):
+            task = asyncio.get_running_loop().create_task(self._unhold(run_id), name="usage-unhold")
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
+    async def _unhold(self, run_id: str) -> None:
+        """A run ended: its calls' rows go in first (releasing their holds), then what is still
+        held (a call that failed, never counted) is let go."""
+        await self.meter.flush()
+        for name in self._held.pop(run_id, {}):
+            if self.holds is not None:
+                await self.holds.release(name, run_id, None)
 
     async def check(self, scope: UsageScope) -> None:
-        """Before each model call of a run: a `refuse` budget at 100 % stops it (UsageRefused)."""
+        """Before each model call of a run: a `refuse` budget at 100 % stops it (UsageRefused);
+        with pooled holds (Redis), the call also waits for room beside the calls in flight."""
         payer = self._runs.get(scope.run_id)
         if payer is None:
             return
         refusing = [b for b in self.applying(payer) if b.at_limit == "refuse"]
         if not refusing:
             return
-        await self.meter.flush()
         now = self.clock()
         for budget in refusing:
-            if await self.spent(budget, payer) >= budget.limit:
+            while (answer := await self._admit(budget, payer, scope.run_id, now)) == "wait":
+                await self.sleep(self.poll)
+            if answer == "full":
                 whose = texts.budget_whose(budget.scope, budget.name)
                 limit = texts.amount(budget.limit, self._unit(budget))
                 resets = resets_at(budget.period, now)
                 raise UsageRefused(texts.budget_refused(whose, budget.period, limit, resets))
+
+    async def _admit(self, budget: Budget, payer: Payer, run_id: str, now: float) -> str:
+        """`ok`, `wait` or `full`: the store's sum (this worker's calls written first), and on
+        Redis the calls in flight on every worker (bot/cluster/spend_holds.py)."""
+        await self.meter.flush()
+        if self.holds is None:
+            return "full" if await self.spent(budget, payer) >= budget.limit else "ok"
+        name = self.hold_name(budget, payer, now)
+        answer = "again"
+        while answer == "again":  # a call was written between the sum and the ask
+            written = await self.holds.written(name)
+            spent = await self.spent(budget, payer)
+            answer = await self.holds.admit(name, budget.limit, spent, run_id, written)
+        if answer == "ok":
+            self._held.setdefault(run_id, {})[name] = budget
+        return answer
+
+    @staticmethod
+    def hold_name(budget: Budget, payer: Payer, now: float) -> str:
+        subject = payer.person if budget.scope in ("person", "role") else budget.name
+        return f"{budget.key}:{subject}:{period_start(budget.period, now)}"
+
+    async def written(self, rows: list[UsageRow]) -> None:
+        """The meter wrote these rows: their runs' holds are released (each call's size kept
+        as the budget's largest when it is)."""
+        if self.holds is None:
+            return
+        for row in rows:
+            for name, budget in self._held.get(row.run_id, {}).items():
+                amount = row.prompt + row.completion if budget.tokens is not None else row.cost
+                await self.holds.release(name, row.run_id, float(amount))

@@ -14,7 +14,7 @@ from bot import texts
 from bot.access.people import People
 from bot.metrics import Metrics
 from bot.stores.usage import Totals, UsageStore
-from bot.usage.budgets import Budgets, Payer, Verdict
+from bot.usage.budgets import Budgets, Holds, Payer, Verdict
 from bot.usage.config import UsageConfig
 from bot.usage.meter import Meter
 
@@ -51,6 +51,12 @@ class UsageGate:
             self.budgets.begin(turn.run_id, payer)
         return turn, verdict
 
+    def pool(self, holds: Holds | None) -> None:
+        """Hold the model calls in flight against a budget across workers (Redis), or not
+        (one process: None)."""
+        if self.budgets is not None:
+            self.budgets.holds = holds
+
     def after(self, run_id: str, channel: str) -> str:
         """The footer under the answer (`show_usage`), "" when off; forgets the run."""
         if self.budgets is not None:
@@ -85,6 +91,7 @@ def build_usage(
     runner.on_usage = meter.record
     if budgets is not None:
         runner.usage_check = budgets.check
+        meter.on_written = budgets.written
     return UsageGate(meter, budgets, config, people)
 
 

@@ -63,6 +63,8 @@ class Meter:
         self._runs: dict[str, Totals] = {}
         self._writer: asyncio.Task[None] | None = None
         self._lock = asyncio.Lock()
+        # told of the rows once they are in the store (budgets release their calls' holds)
+        self.on_written: Callable[[list[UsageRow]], Awaitable[None]] | None = None
 
     # the sink ------------------------------------------------------------------------------
 
@@ -114,9 +116,13 @@ class Meter:
             while self.pending:
                 batch, self.pending = self.pending, []
                 try:
-                    await self.store.add([await self._row(*item) for item in batch])
+                    rows = [await self._row(*item) for item in batch]
+                    await self.store.add(rows)
                 except Exception as exc:
                     log.warning("usage: %d rows not written: %s", len(batch), exc)
+                    continue
+                if self.on_written is not None:
+                    await self.on_written(rows)
 
     async def _row(self, record: UsageRecord, cost: float, at: float) -> UsageRow:
         account = record.user_id
