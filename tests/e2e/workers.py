@@ -48,7 +48,9 @@ def workers(
     pg_dsn: str,
     bus: dict[str, Any],
     count: int,
+    **extra: Any,
 ) -> list[Worker]:
+    """`count` workers; `extra` adds config sections (e.g. `usage`)."""
     tg = {
         "enabled": True,
         "bot_token": TOKEN,
@@ -74,6 +76,7 @@ def workers(
                 storage=storage,
                 bus=bus,
                 agent={"title": {"enabled": False}, "memory": {"enabled": False}},
+                **extra,
             )
         )
     return found
