@@ -12,9 +12,11 @@ The rule, checked twice:
   step, a summary): the `refuse` budgets are summed again; at 100 % the call is not made and the
   run ends with the refusal. A model call already under way always finishes.
 
-Exactness: this worker's calls are written before each sum (`Meter.flush`). Calls of runs that
-passed their check at the same moment are not yet counted by each other, so N runs racing on
-one budget overshoot it by at most N model calls (each call's tokens), never more.
+Exactness: this worker's calls are written before each sum (`Meter.flush`). In one process,
+calls of runs that passed their check at the same moment are not yet counted by each other, so
+N runs racing on one budget overshoot it by at most N model calls, never more. With workers on
+Redis (`holds`, bot/cluster/spend_holds.py) each call is also held there until its row is
+written, so racing runs on any number of workers overshoot by less than one call (docs/usage.md).
 """
 
 from __future__ import annotations

@@ -14,18 +14,16 @@ from typing import Any
 import pytest
 import redis.asyncio as aioredis
 
-from agent.config import ModelConfig
-from agent.usage import UsageRecord, UsageRefused, UsageScope
 from bot.cluster.redis_client import done
 from bot.cluster.spend_holds import SpendHolds
-from bot.metrics import Metrics
 from bot.stores.build import Stores, build_stores
 from bot.usage.budgets import Budgets, Payer
 from bot.usage.config import UsageConfig
 from bot.usage.meter import Meter
 from tests.bot.stores_support import store_settings
+from tests.bot.test_usage_store import CALL, LIMIT, one_run, worker
 
-LIMIT, CALL, NOW = 1_000, 100, 1_790_000_000.0
+NOW = 1_790_000_000.0
 PAYER = Payer("telegram:1", "member", "telegram:c1", "telegram")
 CONFIG = UsageConfig.model_validate(
     {"budgets": [{"scope": "person", "name": "telegram:1", "tokens": LIMIT}]}
@@ -60,49 +58,17 @@ def fixed(client: aioredis.Redis) -> Callable[[], aioredis.Redis | None]:
     return lambda: client
 
 
-def worker(stores: Stores, holds: SpendHolds | None) -> tuple[Meter, Budgets]:
-    model = ModelConfig(name="fast", model="fake")
-
-    async def same(account: str) -> str:
-        return account
-
-    assert stores.usage is not None
-    meter = Meter(stores.usage, lambda: [model], same, Metrics(), clock=lambda: NOW)
-    budgets = Budgets(lambda: CONFIG, stores.usage, meter, clock=meter.clock)
+def pooled(stores: Stores, holds: SpendHolds | None) -> tuple[Meter, Budgets]:
+    """A worker of test_usage_store's, its calls in flight held in Redis (or not: None)."""
+    meter, budgets = worker(stores, CONFIG)
     budgets.holds = holds
     meter.on_written = budgets.written
     budgets.poll = 0.005
     return meter, budgets
 
 
-async def one_run(meter: Meter, budgets: Budgets, run_id: str) -> int:
-    """A run of up to five model calls, checked as the agent checks them; its calls made."""
-    if (await budgets.verdict(PAYER, "fast")).refusal:
-        return 0
-    budgets.begin(run_id, PAYER)
-    scope = UsageScope(run_id=run_id, user_id=PAYER.person, chat=PAYER.chat)
-    made = 0
-    try:
-        for _ in range(5):
-            await budgets.check(scope)
-            for _ in range(3):  # the model call: the other runs go on meanwhile
-                await asyncio.sleep(0)
-            meter.record(
-                UsageRecord(
-                    "fast", "answer", CALL // 2, CALL // 2, run_id=run_id,
-                    user_id=PAYER.person, chat=PAYER.chat,
-                )
-            )  # fmt: skip
-            made += 1
-    except UsageRefused:
-        pass
-    finally:
-        budgets.end(run_id)
-    return made
-
-
 async def race(workers: list[tuple[Meter, Budgets]]) -> int:
-    runs = [one_run(m, b, f"w{w}r{r}") for w, (m, b) in enumerate(workers) for r in range(4)]
+    runs = [one_run(m, b, f"w{w}r{r}", PAYER) for w, (m, b) in enumerate(workers) for r in range(4)]
     made = sum(await asyncio.gather(*runs))
     for meter, _ in workers:
         await meter.flush()
@@ -118,10 +84,10 @@ async def test_three_workers_racing_overshoot_by_less_than_one_call(
 ) -> None:
     prefix = str(redis_bus["redis"]["key_prefix"])
     pairs = zip(pg_stores, clients, strict=True)
-    workers = [worker(s, SpendHolds(fixed(c), prefix)) for s, c in pairs]
+    workers = [pooled(s, SpendHolds(fixed(c), prefix)) for s, c in pairs]
     spent = await race(workers)
     assert LIMIT <= spent < LIMIT + CALL  # the bound: less than one call
-    assert await one_run(*workers[1], "late") == 0  # refused before any call
+    assert await one_run(*workers[1], "late", PAYER) == 0  # refused before any call
     [key] = await done(clients[0].keys(f"{prefix}:spend:*"))
     left = await done(clients[0].hgetall(key))
     assert left == {"largest": str(CALL), "written": str(spent // CALL)}  # no hold left
@@ -132,7 +98,7 @@ async def test_without_holds_the_store_alone_lets_racing_runs_overshoot_more(
 ) -> None:
     """What the holds buy: the same race on the store's sums alone (SQLite's and embedded's
     rule) goes past the limit by more than one call (at most one per racing run)."""
-    spent = await race([worker(s, None) for s in pg_stores])
+    spent = await race([pooled(s, None) for s in pg_stores])
     assert LIMIT + CALL <= spent <= LIMIT + 12 * CALL
 
 
@@ -141,12 +107,12 @@ async def test_a_dead_workers_hold_expires_and_redis_away_lets_calls_go(
 ) -> None:
     prefix = str(redis_bus["redis"]["key_prefix"])
     holds = SpendHolds(lambda: clients[0], prefix, ttl=0.2)
-    meter, budgets = worker(pg_stores[0], holds)
+    meter, budgets = pooled(pg_stores[0], holds)
     name = budgets.hold_name(CONFIG.budgets[0], PAYER, NOW)
     assert await holds.admit(name, LIMIT, 0, "dead-run", 0) == "ok"  # its worker then died
     assert await holds.admit(name, LIMIT, 0, "other", 0) == "wait"  # size unknown: one at a time
     assert await holds.admit(name, LIMIT, 0, "other", 7) == "again"  # the sum read was stale
-    made = await one_run(meter, budgets, "after")  # waits until the dead hold expires
+    made = await one_run(meter, budgets, "after", PAYER)  # waits until the dead hold expires
     assert made == 5
     dead = aioredis.Redis.from_url("redis://127.0.0.1:1/0", socket_connect_timeout=0.5)
     away = SpendHolds(lambda: dead, prefix)
