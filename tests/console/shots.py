@@ -107,7 +107,15 @@ async def shoot(st: Stage) -> list[Path]:
         st.openai.script(Reply(text="Here is the summary you asked for " * 30, stall_after=3))
         st.telegram.push_message(4242, "Summarise the incident thread", user_id=42)
         await asyncio.sleep(1.5)
-        for slug in ("conversations", "deliveries", "extensions", "mcp", "memory", "schedules"):
+        for slug in (
+            "conversations",
+            "deliveries",
+            "extensions",
+            "mcp",
+            "memory",
+            "schedules",
+            "usage",
+        ):
             await page.goto(f"{st.url}/console/{slug}")
             shots.append(await save(page, slug))
         await page.goto(st.url + "/console/memory/telegram:42")
