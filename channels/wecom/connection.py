@@ -21,6 +21,7 @@ import asyncio
 import contextlib
 import logging
 import re
+import ssl
 from collections.abc import Callable
 from typing import Any
 
@@ -45,9 +46,16 @@ FrameHandler = Callable[[dict[str, Any]], None]
 
 def trust(config: WeComConfig) -> None:
     """Add `ca_file` to the SDK's TLS contexts (module-wide: every client of the process)."""
-    if config.ca_file is not None:
+    if config.ca_file is None:
+        return
+    try:
         for context in (sdk_ws._SSL_CONTEXT, sdk_api._SSL_CONTEXT):
             context.load_verify_locations(cafile=str(config.ca_file))
+    except (OSError, ssl.SSLError) as exc:
+        raise ChannelError(
+            f"channels.wecom.ca_file: {config.ca_file} is not a readable PEM file of CA "
+            f"certificates ({exc.strerror if isinstance(exc, OSError) else exc})"
+        ) from exc
 
 
 class WeComRefused(ChannelError):
@@ -99,6 +107,7 @@ class Connection:
         self._failure: BaseException | None = None
         self._watch: asyncio.Task[None] | None = None
         self.restarts = 0
+        self.watch_every = min(WATCH_EVERY, config.heartbeat_seconds)
 
     @property
     def connected(self) -> bool:
@@ -156,6 +165,9 @@ class Connection:
         return client
 
     def _on_error(self, error: BaseException) -> None:
+        if "Max reconnect attempts" in str(error):  # its reconnects are off: only "closed"
+            self._lost.set()
+            return
         if self._failure is None or error_code(error) is not None:
             self._failure = error  # the first, or one that names a code (40001 over "give up")
         self._lost.set()
@@ -164,7 +176,7 @@ class Connection:
         """Restart the client whenever it is not connected (the SDK's silent stops)."""
         while True:
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._lost.wait(), WATCH_EVERY)
+                await asyncio.wait_for(self._lost.wait(), self.watch_every)
             if self.connected:
                 self._lost.clear()
                 continue

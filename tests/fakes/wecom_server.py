@@ -260,8 +260,9 @@ class FakeWeCom:
         return str(stream["chatid"]) if stream else ""
 
     def _command(self, cmd: str, req_id: str, body: dict[str, Any]) -> tuple[int, Any]:
-        if len(json.dumps(body, ensure_ascii=False).encode()) > MAX_BYTES + 2048:
-            self.violations.append(f"{cmd}: more than {MAX_BYTES} bytes")
+        content = (body.get("stream") or body.get("markdown") or {}).get("content") or ""
+        if len(str(content).encode()) > MAX_BYTES:
+            self.violations.append(f"{cmd}: more than {MAX_BYTES} bytes of content")
         if cmd == "aibot_respond_msg":
             return self._respond(req_id, body), None
         if cmd == "aibot_send_msg":
