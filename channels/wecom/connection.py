@@ -73,22 +73,27 @@ def error_code(exc: BaseException) -> int | None:
 
 
 class SdkLog:
-    """The SDK's logger interface on Python logging (it prints to stderr by default)."""
+    """The SDK's logger interface on Python logging (it prints to stderr by default). Its
+    errors are about what this module handles and logs itself (a failed connect, a closed
+    socket, a refused command), so they stay at info."""
 
     def __init__(self) -> None:
         self.log = logging.getLogger("channels.wecom.sdk")
 
+    def _line(self, level: int, message: str, args: tuple[Any, ...]) -> None:
+        self.log.log(level, "%s", " ".join(map(str, (message, *args))))
+
     def debug(self, message: str, *args: Any) -> None:
-        self.log.debug("%s", " ".join(map(str, (message, *args))))
+        self._line(logging.DEBUG, message, args)
 
     def info(self, message: str, *args: Any) -> None:
-        self.log.debug("%s", " ".join(map(str, (message, *args))))
+        self._line(logging.DEBUG, message, args)
 
     def warn(self, message: str, *args: Any) -> None:
-        self.log.info("%s", " ".join(map(str, (message, *args))))
+        self._line(logging.INFO, message, args)
 
     def error(self, message: str, *args: Any) -> None:
-        self.log.warning("%s", " ".join(map(str, (message, *args))))
+        self._line(logging.INFO, message, args)
 
 
 class Connection:

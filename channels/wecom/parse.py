@@ -47,8 +47,8 @@ def media(kind: str, part: dict[str, Any], index: int) -> Attachment | None:
 def _parts(body: dict[str, Any]) -> tuple[str, list[Attachment], str]:
     """The text, the media and what cannot be read, of one message body."""
     kind = str(body.get("msgtype") or "")
-    part = body.get(kind) if isinstance(body.get(kind), dict) else {}
-    assert isinstance(part, dict)
+    found = body.get(kind)
+    part: dict[str, Any] = found if isinstance(found, dict) else {}
     if kind == "text":
         return str(part.get("content") or ""), [], ""
     if kind == "voice":
@@ -77,8 +77,30 @@ def quoted(body: dict[str, Any]) -> str | None:
     return text or None
 
 
+class MalformedCallback(ValueError):
+    """A callback body of the wrong shape (the channel logs it and drops it)."""
+
+
+_SHAPE_ERRORS = (AttributeError, KeyError, TypeError, ValueError, IndexError)
+
+
 def parse_message(body: dict[str, Any], req_id: str) -> InboundMessage | None:
-    """None for a body that is not a person's message."""
+    """None for a body that is not a person's message; MalformedCallback for a wrong shape."""
+    try:
+        return _message(body, req_id)
+    except _SHAPE_ERRORS as exc:
+        raise MalformedCallback(f"wecom callback: {exc!r}") from exc
+
+
+def parse_press(body: dict[str, Any], req_id: str, value: str) -> InboundMessage | None:
+    """A button press on a template card, as the button's value typed by the presser."""
+    try:
+        return _press(body, req_id, value)
+    except _SHAPE_ERRORS as exc:
+        raise MalformedCallback(f"wecom card event: {exc!r}") from exc
+
+
+def _message(body: dict[str, Any], req_id: str) -> InboundMessage | None:
     user = (body.get("from") or {}).get("userid")
     msgid = body.get("msgid")
     if not user or not msgid:
@@ -102,8 +124,7 @@ def parse_message(body: dict[str, Any], req_id: str) -> InboundMessage | None:
     )
 
 
-def parse_press(body: dict[str, Any], req_id: str, value: str) -> InboundMessage | None:
-    """A button press on a template card, as the button's value typed by the presser."""
+def _press(body: dict[str, Any], req_id: str, value: str) -> InboundMessage | None:
     user = (body.get("from") or {}).get("userid")
     if not user:
         return None
