@@ -14,12 +14,11 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from bench.support import cpu_seconds
+from bench.support import cpu_seconds, run_phases
 from bench.telegram_bench import answer, pct
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.openai_wire import Reply
@@ -101,16 +100,7 @@ async def load(fake: FakeWeCom, openai: FakeOpenAI, data_dir: Path) -> dict[str,
 
 
 async def run() -> dict[str, Any]:
-    results: dict[str, Any] = {"model_tokens_per_second": TPS}
-    for phase in (latency, load):
-        fake, openai = FakeWeCom().start(), FakeOpenAI().start()
-        try:
-            with tempfile.TemporaryDirectory() as tmp:
-                results.update(await phase(fake, openai, Path(tmp)))
-        finally:
-            fake.stop()
-            openai.stop()
-    return results
+    return await run_phases(FakeWeCom, (latency, load), TPS)
 
 
 if __name__ == "__main__":

@@ -7,30 +7,17 @@ longer than a message shows its end, so the newest text is what the person sees.
 
 from __future__ import annotations
 
-from channels.base import ReplyDoc, ToolStep
-from channels.text import split_text
+from channels.base import ReplyDoc
+from channels.text import reply_markdown, split_text
 
 MAX_BYTES = 20480
 MAX_TEXT_LEN = 5000
 QUEUED = "⏳ Queued: I'll answer after the current reply."
-_NOTE = {"failed": "⚠️", "cancelled": "🚫", "queued": "⏳"}
 
 
 def body(doc: ReplyDoc, *, preview: bool = False) -> str:
     """The visible markdown of a reply: tool steps while working, text, note."""
-    chunks = []
-    if doc.progress and not doc.final:
-        chunks.append("\n".join(_step_line(s) for s in doc.progress))
-    text = doc.text.strip()
-    if not text and doc.status == "queued":
-        text = QUEUED
-    elif not text and doc.status == "working" and not doc.progress:
-        text = "…"
-    if text:
-        chunks.append(text)
-    if doc.note:
-        chunks.append(f"{_NOTE.get(doc.status, '')} *{doc.note}*".strip())
-    return fit("\n\n".join(chunks) or "…", tail=preview)
+    return fit(reply_markdown(doc, QUEUED, emphasis="*"), tail=preview)
 
 
 def fit(content: str, *, tail: bool = False) -> str:
@@ -47,8 +34,3 @@ def fit(content: str, *, tail: bool = False) -> str:
 def split(text: str) -> list[str]:
     """Plain text (a command's answer) in messages that fit."""
     return [fit(p) for p in split_text(text, MAX_TEXT_LEN)] if text.strip() else ["…"]
-
-
-def _step_line(step: ToolStep) -> str:
-    mark = {"running": "⏳", "done": "✅", "failed": "❌"}[step.state]
-    return f"{mark} {step.label}"
