@@ -36,6 +36,7 @@ from channels.wecom.config import WeComConfig
 log = logging.getLogger("channels.wecom")
 AUTH_TIMEOUT = 15.0
 WATCH_EVERY = 1.0
+CLOSE_WAIT = 2.0
 RATE_WAIT = 2.0
 """WeCom names no retry-after: a frequency refusal blocks the conversation this long."""
 _RATE_CODES = {45009, 45033, 45047}  # frequency limits (api freq, concurrency, per-chat)
@@ -222,9 +223,13 @@ class Connection:
             watch.cancel()
             await asyncio.gather(watch, return_exceptions=True)
         client, self.client = self.client, None
-        if client is not None:
-            self._drop(client)
-            await asyncio.sleep(0)  # the SDK closes the socket in a task of its own
+        if client is None:
+            return
+        self._drop(client)  # the SDK closes the socket in a task of its own: wait for it
+        loop = asyncio.get_running_loop()
+        until = loop.time() + CLOSE_WAIT
+        while client.is_connected and loop.time() < until:
+            await asyncio.sleep(0.01)
 
     # ------------------------------------------------------------------ commands
 
