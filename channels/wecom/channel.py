@@ -82,6 +82,12 @@ class WeComChannel(Channel):
         trust(self.config)
         if self.receiving:
             await self.start_receiving()
+        else:
+            self.log.warning(
+                "wecom: another worker holds bot %s's connection; replies this worker writes "
+                "cannot be sent to WeCom (run WeCom on one worker)",
+                self.config.bot_id,
+            )
 
     def exclusive_connection(self) -> str | None:
         """One connection per bot across the workers (named by the bot's id, not secret)."""

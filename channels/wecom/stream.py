@@ -72,7 +72,7 @@ class Replies:
         req_id = None if msg.is_button else msg.raw.get("req_id")
         handle = WeComReply(chat=msg.chat, req_id=str(req_id) if req_id else None)
         if handle.req_id is not None:
-            await self._frame(handle, render.body(doc, preview=True))
+            await self._preview(handle, doc)
         elif doc.status == "queued":
             await self.push(handle.chat, render.body(doc))
         return handle
@@ -80,11 +80,24 @@ class Replies:
     async def update(self, handle: WeComReply, doc: ReplyDoc) -> None:
         if handle.finished or not self._streaming(handle):
             return
-        await self._frame(handle, render.body(doc, preview=True))
+        await self._preview(handle, doc)
 
     async def materialize(self, handle: WeComReply, doc: ReplyDoc) -> None:
         if handle.shown is None and self._streaming(handle):
+            await self._preview(handle, doc)
+
+    async def _preview(self, handle: WeComReply, doc: ReplyDoc) -> None:
+        """A frame of the stream; a stream WeCom refuses (ended, expired, unknown after a
+        restart) is given up: the reply goes on without updates and its final is pushed."""
+        try:
             await self._frame(handle, render.body(doc, preview=True))
+        except RateLimited:
+            raise
+        except ChannelError as exc:
+            if exc.retryable:
+                raise
+            log.info("stream of a reply refused (%s); its final will be pushed", exc)
+            handle.req_id = None
 
     async def finish(self, handle: WeComReply, doc: ReplyDoc) -> None:
         """The final text (the stream's last frame, else a push), then the buttons' cards; a
@@ -154,7 +167,10 @@ class Replies:
 
 
 def reply_state(handle: WeComReply) -> dict[str, Any]:
-    return {"req_id": handle.req_id, "stream_id": handle.stream_id, "shown": handle.shown}
+    """A stream whose final frame went out (e.g. the notice of a restart) takes no more: the
+    restored reply is pushed."""
+    req_id = None if handle.text_done else handle.req_id
+    return {"req_id": req_id, "stream_id": handle.stream_id, "shown": handle.shown}
 
 
 def restore_reply(msg: InboundMessage, state: Mapping[str, Any]) -> WeComReply | None:

@@ -102,3 +102,28 @@ async def test_a_start_outage_is_retried_until_it_connects(
         await svc.idle()
     assert fake_wecom.refused_upgrades == 2
     assert shown_text(fake_wecom.chat_messages(USER)[-1]) == "echo: are you there"
+
+
+async def test_a_restart_ends_the_stream_with_its_notice_and_answers_below_it(
+    tmp_path: Path, fake_openai: FakeOpenAI, fake_wecom: FakeWeCom
+) -> None:
+    full = "The whole answer, streamed again after the restart: " + "tok " * 40
+    fake_openai.script(
+        Reply(text="A first try " * 20, tokens_per_second=100, stall_after=4), Reply(text=full)
+    )
+    svc = service(tmp_path, fake_openai, fake_wecom)
+    svc.raw["channels"]["shutdown_grace_seconds"] = 0.3  # the restart cuts the reply short
+    async with svc:
+        fake_wecom.push_message(text_body("hello"))
+        await until(lambda: fake_wecom.chat_messages(USER))
+        await fake_openai.wait_requests(1)
+        await svc.restart()
+        await fake_openai.wait_requests(2, timeout=15)
+        await svc.idle()
+    stream, answer = fake_wecom.chat_messages(USER)
+    # a finished stream takes no more frames: the notice stays, the answer is pushed below it
+    assert stream["frames"][-1]["finish"] is True
+    assert texts.RESTARTING in stream["frames"][-1]["content"]
+    assert (answer["kind"], answer["content"]) == ("markdown", full.strip())
+    assert fake_wecom.subscribes == 2
+    assert fake_wecom.violations == []
