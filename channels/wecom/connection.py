@@ -11,8 +11,10 @@ wecom-aibot-python-sdk 1.0.2 has traps this module handles:
 - it always connects with its own TLS context (certifi's bundle): `ca_file` is added to it
   (and to the media download's), a `ws://` URL is refused by the config.
 
-Every command goes through `command` (the SDK's `reply` with a request id): the SDK sends one
-frame per request id at a time and waits for its acknowledgement; errors become the contract's.
+Every call goes through the SDK's own methods (`reply_stream`, `send_message`,
+`update_template_card`, and `reply` for the upload commands it has no helper for): the SDK sends
+one frame per request id at a time and waits for its acknowledgement; errors become the
+contract's (a frequency limit RateLimited, another errcode WeComRefused, no answer retryable).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import contextlib
 import logging
 import re
 import ssl
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import aibot
@@ -235,18 +237,40 @@ class Connection:
 
     async def command(self, cmd: str, body: dict[str, Any], req_id: str | None = None) -> Any:
         """Send one command frame and return WeCom's acknowledgement (a frame)."""
+        frame = {"headers": {"req_id": req_id or aibot.generate_req_id(cmd)}}
+        return await self._call(cmd, lambda client: client.reply(frame, body, cmd))
+
+    async def stream(self, req_id: str, stream_id: str, content: str, *, finish: bool) -> Any:
+        """One frame of a stream reply to the message with request id `req_id`."""
+        frame = {"headers": {"req_id": req_id}}
+        return await self._call(
+            "stream frame", lambda client: client.reply_stream(frame, stream_id, content, finish)
+        )
+
+    async def push(self, chatid: str, body: dict[str, Any]) -> Any:
+        """A message to a chat (the person's userid or the group's chatid)."""
+        return await self._call("push", lambda client: client.send_message(chatid, body))
+
+    async def update_card(self, req_id: str, card: dict[str, Any]) -> Any:
+        """Replace the card a press (request id `req_id`) came from."""
+        frame = {"headers": {"req_id": req_id}}
+        return await self._call(
+            "card update", lambda client: client.update_template_card(frame, card)
+        )
+
+    async def _call(self, what: str, call: Callable[[Any], Awaitable[Any]]) -> Any:
+        """One SDK call (it waits for WeCom's acknowledgement); errors become the contract's."""
         client = self.client
         if client is None or not self.connected:
             raise ChannelError("wecom connection is down", retryable=True)
-        rid = req_id or aibot.generate_req_id(cmd)
         try:
-            return await client.reply({"headers": {"req_id": rid}}, body, cmd)
+            return await call(client)
         except TimeoutError as exc:
-            raise ChannelError(f"wecom {cmd}: no acknowledgement", retryable=True) from exc
+            raise ChannelError(f"wecom {what}: no acknowledgement", retryable=True) from exc
         except RuntimeError as exc:
             code = error_code(exc)
             if code is None:  # not connected, or the connection closed while waiting
-                raise ChannelError(f"wecom {cmd}: {exc}", retryable=True) from exc
+                raise ChannelError(f"wecom {what}: {exc}", retryable=True) from exc
             if code in _RATE_CODES:
                 raise RateLimited(RATE_WAIT, scope="chat") from exc
-            raise WeComRefused(cmd, code, str(exc)) from exc
+            raise WeComRefused(what, code, str(exc)) from exc

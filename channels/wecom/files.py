@@ -9,8 +9,8 @@ SDK's reads the whole body). The file's name comes from the download's Content-D
 Out: wecom-aibot-python-sdk 1.0.2 has no upload helper. WeCom's documented long-connection
 upload is three commands on the same socket (`aibot_upload_media_init` with the size, chunk
 count and MD5; `aibot_upload_media_chunk` with each 512 KB chunk in base64;
-`aibot_upload_media_finish`, answered with a `media_id`), sent through the SDK's `reply`; the
-file then goes to the chat as an `image` or `file` message (`aibot_send_msg`).
+`aibot_upload_media_finish`, answered with a `media_id`), sent through the SDK's generic
+`reply`; the file then goes to the chat as an `image` or `file` message (`send_message`).
 """
 
 from __future__ import annotations
@@ -107,8 +107,7 @@ async def upload(conn: Connection, chat: ChatRef, path: Path, limit: int) -> Non
         )
     done = await conn.command("aibot_upload_media_finish", {"upload_id": upload_id})
     media_id = _field(done, "media_id")
-    body = {"chatid": chat.chat_id, "msgtype": kind, kind: {"media_id": media_id}}
-    await conn.command("aibot_send_msg", body)
+    await conn.push(chat.chat_id, {"msgtype": kind, kind: {"media_id": media_id}})
 
 
 def _b64(chunk: bytes) -> str:

@@ -79,9 +79,8 @@ class Inbound:
         await self._publish(msg)
 
     async def _update_card(self, card: dict[str, Any], req_id: str) -> None:
-        body = {"response_type": "update_template_card", "template_card": card}
         try:
-            await self.conn().command("aibot_respond_update_msg", body, req_id)
+            await self.conn().update_card(req_id, card)
         except ChannelError as exc:
             log.info("updating the pressed card failed: %s", exc)
 

@@ -140,12 +140,8 @@ class Replies:
         await self.pacer.wait_unblocked(handle.chat)
         started = handle.started is None
         handle.started = self.clock() if started else handle.started
-        body = {
-            "msgtype": "stream",
-            "stream": {"id": handle.stream_id, "finish": finish, "content": content},
-        }
         try:
-            await self.conn().command("aibot_respond_msg", body, handle.req_id)
+            await self.conn().stream(handle.req_id, handle.stream_id, content, finish=finish)
         except ChannelError:
             handle.started = None if started else handle.started
             raise
@@ -160,7 +156,7 @@ class Replies:
             b for b in self._budgets if b.method == SEND and b.chat_type in (None, chat.chat_type)
         )
         async with self.pacer.slot(chat, budgets):
-            await self.conn().command("aibot_send_msg", {"chatid": chat.chat_id, **body})
+            await self.conn().push(chat.chat_id, body)
 
 
 # ---------------------------------------------------------------------- surviving a restart
