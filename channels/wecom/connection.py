@@ -39,6 +39,13 @@ log = logging.getLogger("channels.wecom")
 AUTH_TIMEOUT = 15.0
 WATCH_EVERY = 1.0
 CLOSE_WAIT = 2.0
+TAKEOVER_WAIT = 60.0
+"""After WeCom's `disconnected_event` (a newer connection with the same Bot ID took over), the
+least wait before connecting again: two programs on one bot take turns slowly, not in a loop."""
+TAKEN_OVER = (
+    "another connection with this Bot ID took over (a second Antler or another program "
+    "using the same bot; WeCom keeps one connection per bot)"
+)
 RATE_WAIT = 2.0
 """WeCom names no retry-after: a frequency refusal blocks the conversation this long."""
 _RATE_CODES = {45009, 45033, 45047}  # frequency limits (api freq, concurrency, per-chat)
@@ -115,6 +122,8 @@ class Connection:
         self._failure: BaseException | None = None
         self._watch: asyncio.Task[None] | None = None
         self.restarts = 0
+        self.takeover_wait = TAKEOVER_WAIT
+        self._taken_over = False
         self.watch_every = min(WATCH_EVERY, config.heartbeat_seconds)
 
     @property
@@ -172,6 +181,11 @@ class Connection:
         client.on("event", self.on_frame)
         return client
 
+    def taken_over(self) -> None:
+        """WeCom's `disconnected_event`: it is about to close this connection for a newer one."""
+        log.warning("wecom: %s", TAKEN_OVER)
+        self._taken_over = True
+
     def _on_error(self, error: BaseException) -> None:
         if "Max reconnect attempts" in str(error):  # its reconnects are off: only "closed"
             self._lost.set()
@@ -197,7 +211,10 @@ class Connection:
             self._drop(self.client)
         while True:
             why = describe(self._failure) if self._failure else "connection closed"
-            retry = self.backoff.failure(why)
+            wait = 0.0
+            if self._taken_over:  # WeCom said another connection with this Bot ID took over
+                why, wait, self._taken_over = TAKEN_OVER, self.takeover_wait, False
+            retry = self.backoff.failure(why, at_least=wait)
             self.ctx.report(connected=False, error=f"wecom: {why}", retry=retry)
             await self.backoff.wait()
             try:

@@ -20,6 +20,7 @@ from channels.wecom.connection import Connection
 
 log = logging.getLogger("channels.wecom")
 CARD_EVENT = "template_card_event"
+TAKEN_OVER = "disconnected_event"
 
 
 class Inbound:
@@ -60,6 +61,9 @@ class Inbound:
 
     async def _event(self, body: dict[str, Any], req_id: str) -> None:
         event = body.get("event") or {}
+        if event.get("eventtype") == TAKEN_OVER:
+            self.conn().taken_over()
+            return
         if event.get("eventtype") != CARD_EVENT:
             log.debug("wecom event %s not handled", event.get("eventtype"))
             return

@@ -2,8 +2,9 @@
 
 wecom-aibot-python-sdk talks to it unchanged over TLS (`ws_url` here, `ca_file` the test CA of
 tests/fakes/tls.py). WebSocket: `aibot_subscribe` (bot id + secret, 40001 when wrong; a second
-subscription closes the first socket normally), `ping` acks, callbacks pushed with
-`push_message` / `push_press` (each a fresh request id), and the bot's commands acknowledged:
+subscription sends the first socket a `disconnected_event` and closes it normally), `ping`
+acks, callbacks pushed with `push_message` / `push_press` (each a fresh request id), and the
+bot's commands acknowledged:
 stream replies (`aibot_respond_msg`), pushes (`aibot_send_msg`), card updates
 (`aibot_respond_update_msg`) and the three upload commands. Media: `add_media` encrypts a file
 as WeCom does and serves it under /media/<id> with its name in Content-Disposition.
@@ -235,6 +236,10 @@ class FakeWeCom:
         old, self._socket = self._socket, ws
         await self._ack(ws, req_id)
         if old is not None and old is not ws and not old.closed:
+            event: dict[str, Any] = {"msgid": f"ev-{self.subscribes}", "msgtype": "event"}
+            event["event"] = {"eventtype": "disconnected_event"}
+            frame = {"cmd": "aibot_event_callback", "headers": {"req_id": "ev"}, "body": event}
+            await old.send_str(json.dumps(frame))
             await old.close(code=1000, message=b"kicked by a new subscription")
 
     # ------------------------------------------------------------------ commands

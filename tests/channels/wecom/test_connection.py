@@ -4,12 +4,17 @@ and a worker whose hold lapsed publishes nothing."""
 
 from __future__ import annotations
 
+import aibot
 import pytest
 
+from channels.backoff import RetryState
 from channels.base import ChannelError, ChatRef
+from channels.wecom.connection import TAKEN_OVER, SdkLog
 from tests.channels.wecom.conftest import Make, until
-from tests.fakes.wecom_payloads import text_body
+from tests.fakes.wecom_payloads import BOT_ID, SECRET, text_body
 from tests.fakes.wecom_server import FakeWeCom
+
+_NO = RetryState(0, "", 0.0, 0.0)
 
 
 async def reaches(fake: FakeWeCom, ctx: object, text: str) -> None:
@@ -127,3 +132,28 @@ async def test_a_standby_worker_does_not_connect_and_cannot_send(
     assert raised.value.retryable is True
     await channel.start_receiving()  # the lease is taken over
     await reaches(fake_wecom, ctx, "now mine")
+
+
+async def test_a_second_connection_for_the_bot_takes_over_and_is_waited_out(
+    fake_wecom: FakeWeCom, make_channel: Make
+) -> None:
+    channel, ctx = await make_channel()
+    channel.connection.takeover_wait = 0.3
+    other = aibot.WSClient(
+        aibot.WSClientOptions(
+            bot_id=BOT_ID,
+            secret=SECRET,
+            ws_url=fake_wecom.ws_url,
+            max_reconnect_attempts=0,
+            logger=SdkLog(),
+        )
+    )
+    other.on("error", lambda _error: None)
+    await other.connect()  # another program on the same bot: WeCom ends Antler's connection
+    await until(lambda: fake_wecom.subscribes == 2)
+    await until(lambda: any((r.get("retry") or _NO).last_error == TAKEN_OVER for r in ctx.reports))
+    retry = next(r["retry"] for r in ctx.reports if r.get("retry"))
+    assert round(retry.next_retry_at - retry.failing_since, 3) >= 0.3  # no tug of war
+    await until(lambda: fake_wecom.subscribes == 3 and channel.connection.connected)
+    other.disconnect()
+    await reaches(fake_wecom, ctx, "mine again")
