@@ -15,7 +15,7 @@ from bot import texts
 from tests.channels.wecom.conftest import FAST, until, wecom_config
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.openai_wire import Reply
-from tests.fakes.wecom_payloads import USER, shown_text, text_body
+from tests.fakes.wecom_payloads import GROUP, USER, shown_text, text_body
 from tests.fakes.wecom_server import FakeWeCom
 from tests.harness import ServiceHarness
 
@@ -127,3 +127,19 @@ async def test_a_restart_ends_the_stream_with_its_notice_and_answers_below_it(
     assert (answer["kind"], answer["content"]) == ("markdown", full.strip())
     assert fake_wecom.subscribes == 2
     assert fake_wecom.violations == []
+
+
+async def test_the_allowlists_refuse_in_one_line_and_admit_the_listed(
+    tmp_path: Path, fake_openai: FakeOpenAI, fake_wecom: FakeWeCom
+) -> None:
+    channels = {"wecom": wecom_config(fake_wecom, allowed_users=["lisi"], allowed_chats=[GROUP])}
+    async with ServiceHarness(tmp_path, fake_openai, channels, only=["wecom"]) as svc:
+        fake_wecom.push_message(text_body("let me in"))  # zhangsan's DM: not on either list
+        await until(lambda: fake_wecom.chat_messages(USER))
+        fake_wecom.push_message(text_body("hi", user="lisi", chatid=GROUP))
+        await fake_openai.wait_requests(1, timeout=30)
+        await svc.idle()
+    (refusal,) = fake_wecom.chat_messages(USER)
+    assert refusal["content"] == texts.NOT_ALLOWED
+    assert shown_text(fake_wecom.chat_messages(GROUP)[-1]) == "echo: hi"
+    assert len(fake_openai.requests) == 1
