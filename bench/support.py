@@ -8,7 +8,7 @@ import os
 import resource
 import statistics
 import tempfile
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +31,28 @@ def summary(prefix: str, values: list[float], scale: float = 1000.0) -> dict[str
         f"{prefix}_p99_ms": round(pct(values, 99) * scale, 3),
         f"{prefix}_mean_ms": round(statistics.fmean(values) * scale, 3) if values else 0.0,
     }
+
+
+Phase = Callable[[Any, Any, Path], Awaitable[dict[str, Any]]]
+
+
+async def run_phases(
+    make_fake: Callable[[], Any], phases: tuple[Phase, ...], tokens_per_second: float
+) -> dict[str, Any]:
+    """Each phase against a fresh fake platform and fake model server (started, stopped) in a
+    temporary data folder; the figures of all of them."""
+    from tests.fakes.openai_server import FakeOpenAI
+
+    results: dict[str, Any] = {"model_tokens_per_second": tokens_per_second}
+    for phase in phases:
+        fake, openai = make_fake().start(), FakeOpenAI().start()
+        try:
+            with tempfile.TemporaryDirectory() as tmp:
+                results.update(await phase(fake, openai, Path(tmp)))
+        finally:
+            fake.stop()
+            openai.stop()
+    return results
 
 
 def rss_bytes() -> int:

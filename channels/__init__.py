@@ -27,6 +27,7 @@ REGISTRY: dict[str, tuple[str, str]] = {
         "channels.telegram.config:TelegramConfig",
         "channels.telegram.channel:TelegramChannel",
     ),
+    "wecom": ("channels.wecom.config:WeComConfig", "channels.wecom.channel:WeComChannel"),
 }
 
 

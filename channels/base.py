@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from channels.pacing import Pacer
 
 __all__ = [
+    "SETTLED",
     "Attachment",
     "BusyPolicy",
     "Button",
@@ -152,6 +153,11 @@ class PublishResult(enum.StrEnum):
     ignored = "ignored"
     closed = "closed"
 
+
+SETTLED = frozenset(
+    {PublishResult.accepted, PublishResult.duplicate, PublishResult.ignored, PublishResult.refused}
+)
+"""Results after which the channel is done with an event; `busy` and `closed` are not."""
 
 Handler = Callable[..., Awaitable[Any]]
 

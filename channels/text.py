@@ -1,5 +1,5 @@
 """Text helpers every channel may use: splitting long markdown on its tree; cleaning what people
-send of characters nothing downstream can encode.
+send of characters nothing downstream can encode; a reply as one markdown text.
 
 The text is parsed once (channels/markdown.py) into its top-level blocks; parts are whole blocks
 up to the limit, kept as written. Only a block longer than the limit is cut inside: a code block
@@ -13,10 +13,37 @@ from __future__ import annotations
 import re
 
 from channels.markdown import plain, spans, top_level_blocks
+from channels.types import ReplyDoc, ToolStep
 
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _TRIES = 40  # cut candidates tried inside one oversized block before cutting anyway
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+STEP_MARKS = {"running": "⏳", "done": "✅", "failed": "❌"}
+_NOTE_MARKS = {"failed": "⚠️", "cancelled": "🚫", "queued": "⏳"}
+
+
+def reply_markdown(doc: ReplyDoc, queued: str, *, emphasis: str = "_") -> str:
+    """A reply as one markdown text (platforms that show a reply as a message): the tool steps
+    while it works, its text (`queued` while it waits, "…" before the first word), the note in
+    `emphasis` with its status mark. Not cut to any length."""
+    chunks = []
+    if doc.progress and not doc.final:
+        chunks.append("\n".join(step_line(s) for s in doc.progress))
+    text = doc.text.strip()
+    if not text and doc.status == "queued":
+        text = queued
+    elif not text and doc.status == "working" and not doc.progress:
+        text = "…"
+    if text:
+        chunks.append(text)
+    if doc.note:
+        mark = _NOTE_MARKS.get(doc.status, "")
+        chunks.append(f"{mark} {emphasis}{doc.note}{emphasis}".strip())
+    return "\n\n".join(chunks) or "…"
+
+
+def step_line(step: ToolStep) -> str:
+    return f"{STEP_MARKS[step.state]} {step.label}"
 
 
 def clean_input(text: str) -> str:

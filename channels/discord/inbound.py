@@ -20,11 +20,11 @@ from typing import Any
 import discord
 
 from channels.base import (
+    SETTLED,
     ChannelContext,
     ChannelError,
     InboundMessage,
     MenuCommand,
-    PublishResult,
 )
 from channels.discord import buttons, parse
 from channels.discord.api import guarded
@@ -110,12 +110,7 @@ class Inbound:
 
     async def _publish(self, msg: InboundMessage) -> None:
         result = await self.ctx.publish(msg)
-        if result not in (
-            PublishResult.accepted,
-            PublishResult.duplicate,
-            PublishResult.ignored,
-            PublishResult.refused,
-        ):
+        if result not in SETTLED:
             log.info("discord message %s not accepted: %s", msg.event_id, result.value)
 
 

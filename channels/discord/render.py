@@ -9,15 +9,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from channels.base import Button, ReplyDoc, ToolStep
-from channels.text import truncate
+from channels.base import Button, ReplyDoc
+from channels.text import reply_markdown, truncate
 
 MAX_MESSAGE = 2000
 MAX_TEXT_LEN = 1900
 MAX_BUTTONS = 25  # 5 rows of 5
 LABEL_LIMIT = 80
 QUEUED = "_Queued: I'll answer after the current reply._"
-_NOTE = {"failed": "⚠️", "cancelled": "🚫", "queued": "⏳"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,19 +29,7 @@ class Shown:
 
 def body(doc: ReplyDoc, *, preview: bool = False) -> str:
     """The visible markdown of a reply: tool steps while working, text, note."""
-    chunks = []
-    if doc.progress and not doc.final:
-        chunks.append("\n".join(_step_line(s) for s in doc.progress))
-    text = doc.text.strip()
-    if not text and doc.status == "queued":
-        text = QUEUED
-    elif not text and doc.status == "working" and not doc.progress:
-        text = "…"
-    if text:
-        chunks.append(text)
-    if doc.note:
-        chunks.append(f"{_NOTE.get(doc.status, '')} _{doc.note}_".strip())
-    content = "\n\n".join(chunks) or "…"
+    content = reply_markdown(doc, QUEUED)
     if len(content) <= MAX_MESSAGE:
         return content
     if preview:  # the newest text, as the stream goes on
@@ -63,8 +50,3 @@ def split(text: str) -> list[str]:
 
 def label(button: Button) -> str:
     return truncate(button.label, LABEL_LIMIT) or "?"
-
-
-def _step_line(step: ToolStep) -> str:
-    mark = {"running": "⏳", "done": "✅", "failed": "❌"}[step.state]
-    return f"{mark} {step.label}"

@@ -17,6 +17,8 @@ DISPLAY = {
     "telegram": "Telegram",
     "feishu": "Feishu/Lark",
     "dingtalk": "DingTalk",
+    "discord": "Discord",
+    "wecom": "WeCom",
 }
 NOT_HERE = "Antler's own {name} bot, configured in config.yaml; people talk to it in {name}"
 

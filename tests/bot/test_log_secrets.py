@@ -26,6 +26,11 @@ from tests.fakes.feishu_server import FakeFeishu
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.slack_server import APP_TOKEN, BOT_TOKEN, FakeSlack
 from tests.fakes.telegram_server import TOKEN, FakeTelegram
+from tests.fakes.wecom_payloads import BOT_ID as WECOM_BOT
+from tests.fakes.wecom_payloads import SECRET as WECOM_SECRET
+from tests.fakes.wecom_payloads import USER as WECOM_USER
+from tests.fakes.wecom_payloads import text_body as wecom_text
+from tests.fakes.wecom_server import FakeWeCom
 
 ROOT = Path(__file__).resolve().parents[2]
 SECRETS = {
@@ -38,6 +43,7 @@ SECRETS = {
     "slack_app": APP_TOKEN,
     "dingtalk": "dingtalk-client-secret-4242",
     "discord": DISCORD_TOKEN,
+    "wecom": WECOM_SECRET,
 }
 
 
@@ -47,7 +53,7 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-Fakes = tuple[FakeTelegram, FakeFeishu, FakeSlack, FakeDingTalk, FakeDiscord]
+Fakes = tuple[FakeTelegram, FakeFeishu, FakeSlack, FakeDingTalk, FakeDiscord, FakeWeCom]
 
 
 @pytest.fixture
@@ -58,6 +64,7 @@ def fakes() -> Iterator[Fakes]:
         FakeSlack().start(),
         FakeDingTalk().start(),
         FakeDiscord().start(),
+        FakeWeCom().start(),
     )
     yield started
     for fake in started:
@@ -66,7 +73,7 @@ def fakes() -> Iterator[Fakes]:
 
 def _config(tmp_path: Path, fake_openai: FakeOpenAI, fakes: Fakes, port: int) -> dict[str, Any]:
     """Every channel enabled against its fake, every secret of SECRETS in its place."""
-    tg, feishu, slack, dingtalk, discord = fakes
+    tg, feishu, slack, dingtalk, discord, wecom = fakes
     return {
         "storage": {"data_dir": str(tmp_path / "data")},
         "gateway": {"host": "127.0.0.1", "port": port, "auth_token": SECRETS["admin"]},
@@ -107,6 +114,13 @@ def _config(tmp_path: Path, fake_openai: FakeOpenAI, fakes: Fakes, port: int) ->
                 "bot_token": DISCORD_TOKEN,
                 "api_base": discord.api_base,
             },
+            "wecom": {
+                "enabled": True,
+                "bot_id": WECOM_BOT,
+                "secret": WECOM_SECRET,
+                "ws_url": wecom.ws_url,
+                "ca_file": wecom.ca_file,
+            },
         },
     }
 
@@ -114,7 +128,7 @@ def _config(tmp_path: Path, fake_openai: FakeOpenAI, fakes: Fakes, port: int) ->
 def test_debug_log_of_a_running_service_holds_no_secret(
     tmp_path: Path, fake_openai: FakeOpenAI, fakes: Fakes
 ) -> None:
-    tg, discord = fakes[0], fakes[4]
+    tg, discord, wecom = fakes[0], fakes[4], fakes[5]
     port = free_port()
     config = _config(tmp_path, fake_openai, fakes, port)
     cfg = tmp_path / "config.yaml"
@@ -144,6 +158,9 @@ def test_debug_log_of_a_running_service_holds_no_secret(
             _wait(lambda: discord.open_sockets, proc)
             discord.push_message(discord.message_payload(5555, "hello"))
             _wait(lambda: discord.bot_messages(5555), proc)
+            _wait(lambda: wecom.connected, proc)
+            wecom.push_message(wecom_text("hello"))
+            _wait(lambda: wecom.chat_messages(WECOM_USER), proc)
             _admin_call(port)
         finally:
             proc.send_signal(signal.SIGTERM)

@@ -19,6 +19,7 @@ from channels.dingtalk import parse as dingtalk
 from channels.feishu import parse as feishu
 from channels.slack import parse as slack
 from channels.telegram import parse as telegram
+from channels.wecom import parse as wecom
 
 EXAMPLES = 200
 PROPERTY = settings(
@@ -185,6 +186,29 @@ DINGTALK = {
     "sessionWebhookExpiredTime": IDS,
 }
 
+WECOM_MEDIA = {"url": TEXT, "aeskey": TEXT, "filename": TEXT}
+WECOM = {
+    "msgid": IDS,
+    "chattype": ("single", "group", "other"),
+    "chatid": IDS,
+    "from": {"userid": IDS},
+    "msgtype": ("text", "image", "file", "voice", "mixed", "video", "event"),
+    "text": {"content": TEXT},
+    "voice": {"content": TEXT},
+    "image": WECOM_MEDIA,
+    "file": WECOM_MEDIA,
+    "mixed": {
+        "msg_item": [
+            {"msgtype": ("text", "image", "file"), "text": {"content": TEXT}, "image": WECOM_MEDIA}
+        ]
+    },
+    "quote": {"msgtype": ("text", "image"), "text": {"content": TEXT}},
+    "event": {
+        "eventtype": ("template_card_event", "enter_chat"),
+        "template_card_event": {"event_key": TEXT, "task_id": TEXT},
+    },
+}
+
 
 def never_raises(
     parse: Callable[[Any], Any], skip: type[Exception] | None = None
@@ -264,3 +288,10 @@ def test_dingtalk_webhook_expiry_of_any_number() -> None:
         url, expires = dingtalk.webhook_of(data)
         assert url == "u"
         assert isinstance(expires, int)
+
+
+@PROPERTY
+@given(payloads(WECOM))
+def test_wecom_callbacks(body: Any) -> None:
+    never_raises(lambda b: wecom.parse_message(b, "req-1"), wecom.MalformedCallback)(body)
+    never_raises(lambda b: wecom.parse_press(b, "req-2", "/new"), wecom.MalformedCallback)(body)

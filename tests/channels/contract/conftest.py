@@ -13,6 +13,7 @@ from tests.channels.contract.driver import Driver
 from tests.channels.contract.feishu import FeishuDriver
 from tests.channels.contract.slack import SlackDriver
 from tests.channels.contract.telegram import TelegramDriver
+from tests.channels.contract.wecom import WeComDriver
 from tests.fakes.openai_server import FakeOpenAI
 from tests.harness import ServiceHarness
 
@@ -22,6 +23,7 @@ DRIVERS: dict[str, Callable[[], Driver]] = {
     "feishu": FeishuDriver,
     "slack": SlackDriver,
     "telegram": TelegramDriver,
+    "wecom": WeComDriver,
 }
 
 

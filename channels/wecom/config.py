@@ -1,0 +1,60 @@
+"""The `channels.wecom` config section."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field, SecretStr, field_validator, model_validator
+
+from channels.base import ChannelConfig
+
+PUBLIC_WS = "wss://openws.work.weixin.qq.com"
+
+
+class WeComConfig(ChannelConfig):
+    """The intelligent robot's Bot ID and Secret, where its long connection goes, limits.
+
+    The SDK's only endpoint option is its WebSocket URL (`ws_url`) and it always connects with
+    its own TLS context, so a `ws://` URL cannot work: a self-hosted or test server is reached
+    over `wss://`, its CA certificate named by `ca_file` (added to the SDK's TLS contexts,
+    the connection's and the media downloads'). `allowed_chats` holds group chat ids and, for a
+    DM, the person's userid.
+    """
+
+    bot_id: str = ""
+    secret: SecretStr | None = None
+    ws_url: str = PUBLIC_WS
+    ca_file: Path | None = None
+    """A PEM file of CA certificates to trust besides the public ones (relative: to the config
+    file's folder); checked when the channel starts."""
+    heartbeat_seconds: float = Field(default=30.0, gt=0)
+    """The SDK's ping interval; two pings without an answer end the connection (restarted)."""
+    stream_interval: float = Field(default=0.5, gt=0)
+    """The least time between two frames of a streaming reply."""
+    max_file_mb: float = Field(default=20.0, gt=0)
+
+    @field_validator("ws_url")
+    @classmethod
+    def _wss_only(cls, value: str) -> str:
+        if not value.startswith("wss://"):
+            raise ValueError(
+                "must start with wss:// (the WeCom SDK always connects with TLS; for a private "
+                "server name its CA certificate in channels.wecom.ca_file)"
+            )
+        return value
+
+    @model_validator(mode="after")
+    def _check(self) -> WeComConfig:
+        if self.enabled and (not self.bot_id or self.secret is None):
+            raise ValueError("bot_id and secret: required when channels.wecom.enabled is true")
+        return self
+
+    @property
+    def secret_text(self) -> str:
+        if self.secret is None:
+            raise ValueError("channels.wecom.secret is not set")
+        return self.secret.get_secret_value()
+
+    @property
+    def max_file_bytes(self) -> int:
+        return int(self.max_file_mb * 1024 * 1024)

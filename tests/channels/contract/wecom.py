@@ -1,0 +1,79 @@
+"""The contract driver for WeCom: wecom-aibot-python-sdk against tests/fakes/wecom_server.py
+(over TLS: the fake's CA is the channel's `ca_file`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.channels.contract.driver import Driver
+from tests.fakes.wecom_payloads import BOT_ID, SECRET, USER, media_body, press_body, shown_text
+from tests.fakes.wecom_payloads import text_body as text
+from tests.fakes.wecom_server import FakeWeCom
+
+RATE = 45009  # WeCom's frequency limit
+
+
+class WeComDriver(Driver[FakeWeCom]):
+    name = "wecom"
+    max_part = 5000
+    fake_type = FakeWeCom
+
+    def config(self) -> dict[str, Any]:
+        return {
+            "enabled": True,
+            "bot_id": BOT_ID,
+            "secret": SECRET,
+            "ws_url": self.fake.ws_url,
+            "ca_file": self.fake.ca_file,
+            "stream_interval": 0.1,
+        }
+
+    def send(self, text_: str, event: str) -> None:
+        self.events[event] = text(text_)
+        self.fake.push_message(self.events[event])
+
+    def redeliver(self, event: str) -> None:
+        self.fake.push_message(dict(self.events[event]))
+
+    def send_file(self, text_: str, name: str, data: bytes) -> None:
+        url, key = self.fake.add_media(name, data)
+        self.fake.push_message(media_body("file", url, key))
+
+    def shown(self) -> list[str]:
+        texts = [shown_text(m) for m in self.fake.chat_messages(USER)]
+        return [t for t in texts if t is not None]
+
+    def updates(self) -> int:
+        streams = [m for m in self.fake.chat_messages(USER) if m["kind"] == "stream"]
+        return sum(len([f for f in s["frames"] if not f["finish"]]) for s in streams)
+
+    def _card(self) -> dict[str, Any]:
+        return self.fake.cards(USER)[-1]
+
+    def buttons(self) -> list[str]:
+        return [str(b["text"]) for b in self._card()["button_list"]]
+
+    def press(self, label: str) -> None:
+        card = self._card()
+        button = next(b for b in card["button_list"] if b["text"] == label)
+        self.fake.push_press(press_body(card["task_id"], button["key"]))
+
+    def files_out(self) -> dict[str, bytes]:
+        return {u["name"]: u["data"] for u in self.fake.uploads}
+
+    def rate_limit_final(self) -> None:
+        self.fake.fail("aibot_respond_msg", RATE, lambda body: body["stream"]["finish"])
+
+    def rate_limit_text(self, times: int) -> None:
+        self.fake.fail("aibot_send_msg", RATE, lambda body: body["msgtype"] == "markdown", times)
+
+    def rate_limits_served(self) -> int:
+        return self.fake.served.get(RATE, 0)
+
+    def saw_queued(self) -> bool:
+        frames = [f for m in self.fake.streams.values() for f in m["frames"]]
+        pushed = [m.get("content", "") for m in self.fake.messages if m["kind"] == "markdown"]
+        return any("Queued" in text_ for text_ in [f["content"] for f in frames] + pushed)
+
+    def violations(self) -> list[str]:
+        return list(self.fake.violations)
