@@ -14,6 +14,7 @@ from aiohttp.web import Request, Response
 
 from gateway.console import (
     access_page,
+    approvals_page,
     channels_page,
     conversations_page,
     deliveries_page,
@@ -41,6 +42,7 @@ PAGE_MODULES = (
     metrics_page,
     schedules_page,
     access_page,
+    approvals_page,
 )
 
 

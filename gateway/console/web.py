@@ -40,6 +40,7 @@ NAV = (
     ("metrics", "Metrics"),
     ("schedules", "Schedules"),
     ("people", "People"),
+    ("approvals", "Approvals"),
     ("audit", "Audit"),
 )
 HEADERS = {
