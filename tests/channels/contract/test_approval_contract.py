@@ -125,3 +125,26 @@ async def test_first_use_asks_once_per_conversation(
     assert written(service) == ["v8"]
     assert driver.shown()[-1].endswith("Deployed v8.")
     assert "Approval needed" not in driver.shown()[-1]  # not asked again
+
+
+async def test_a_subagents_call_pauses_for_approval_and_resumes_inside_the_subagent(
+    driver: Driver, service: ServiceHarness, fake_openai: FakeOpenAI
+) -> None:
+    delegate = {"description": "deploy v7", "prompt": f"Write v7 to {TARGET}."}
+    fake_openai.script(
+        Reply(tool_calls=[ToolCall("task", delegate, id="t1")]),  # the lead delegates
+        WRITE,  # the subagent calls write_file: it waits for approval
+        Reply(text="Wrote v7."),  # the subagent, resumed after the approval
+        Reply(text="The subagent deployed v7."),  # the lead, with the task's result
+    )
+    driver.send("deploy v7 with a subagent", "e1")
+    await answered(service, fake_openai, 2)
+    before = driver.shown()
+    assert "write_file(" in before[-1]
+    assert written(service) == []
+    driver.press(texts.APPROVE)
+    await answered(service, fake_openai, 4)
+    assert written(service) == ["v7"]
+    assert "Wrote v7." in str(fake_openai.requests[3].messages)  # the task's result
+    assert len(fake_openai.requests) == 4  # the subagent resumed, never started again
+    updated_in_place(driver, before, "✅ Approved by", "The subagent deployed v7.")
