@@ -127,7 +127,7 @@ async def test_first_use_asks_once_per_conversation(
     assert "Approval needed" not in driver.shown()[-1]  # not asked again
 
 
-async def test_a_subagents_call_pauses_for_approval_and_resumes_inside_the_subagent(
+async def test_a_subagents_call_pauses_and_resumes_inside_the_subagent_after_a_restart(
     driver: Driver, service: ServiceHarness, fake_openai: FakeOpenAI
 ) -> None:
     delegate = {"description": "deploy v7", "prompt": f"Write v7 to {TARGET}."}
@@ -142,6 +142,7 @@ async def test_a_subagents_call_pauses_for_approval_and_resumes_inside_the_subag
     before = driver.shown()
     assert "write_file(" in before[-1]
     assert written(service) == []
+    await service.restart()  # both pauses are in the checkpoints, the request in the database
     driver.press(texts.APPROVE)
     await answered(service, fake_openai, 4)
     assert written(service) == ["v7"]
