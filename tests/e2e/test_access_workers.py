@@ -21,13 +21,6 @@ from tests.fakes.telegram_server import FakeTelegram
 
 
 @pytest.fixture
-def telegram() -> Iterator[FakeTelegram]:
-    server = FakeTelegram().start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture
 def group(
     tmp_path: Path,
     fake_openai: FakeOpenAI,

@@ -23,13 +23,6 @@ ACCESS = {"default_role": "admin", "approvals": {"tools": {"write_file": "always
 
 
 @pytest.fixture
-def telegram() -> Iterator[FakeTelegram]:
-    server = FakeTelegram().start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture
 def group(
     tmp_path: Path,
     fake_openai: FakeOpenAI,
