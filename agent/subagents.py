@@ -146,14 +146,14 @@ class Subagents:
         pid: str,
     ) -> str | dict[str, Any]:
         """The subagent's answer, or the approval request it paused with."""
-        answer = ""
+        answer: str | dict[str, Any] = ""
         labels: dict[str, str] = {}
         async for update in graph.astream(
             start, config=config, context=context, stream_mode="updates", durability=DURABILITY
-        ):
+        ):  # read to its end: the pause is written as the run stops
             for paused in update.get(INTERRUPT) or () if isinstance(update, dict) else ():
                 if is_request(paused.value):
-                    return dict(paused.value)
+                    answer = dict(paused.value)
             for message in _messages(update):
                 if isinstance(message, AIMessage):
                     for call in message.tool_calls:
