@@ -7,6 +7,7 @@ travels here, read through `runtime.context` (tools take a `ToolRuntime` argumen
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from agent.approval import ApprovalPolicy
 from agent.config import AgentConfig, ModelConfig
@@ -31,6 +32,9 @@ class RunContext:
     # tool call ids a resumed approval decided: asked again whatever the policy now says, so a
     # decision is never ignored (a denial never turns into a run)
     deciding: tuple[str, ...] = ()
+    # False in a subagent resumed after its approval: a further call that needs one is refused
+    # (one pause per `task` call; the lead may delegate again)
+    may_ask: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +45,7 @@ class BuildContext:
     agent: AgentConfig
     settings: RunSettings
     models: tuple[ModelConfig, ...] = ()  # every configured model (for `model_name` settings)
+    checkpointer: Any = None  # the lead's saver: subagents keep their pauses in it too
 
     def model_named(self, name: str | None) -> ModelConfig:
         """The configured model called `name`; this graph's model when unset or unknown."""

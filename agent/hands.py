@@ -66,10 +66,10 @@ class Hands:
         static = lead_static(
             bash=self.bash, subagent_types=types, limit=self.config.subagents.max_concurrent
         )
-        common = self._common(static, lead=True)
+        common = self._common(static)
         return [common[0], SubagentLimit(self.config.subagents.max_concurrent), *common[1:]]
 
-    def _common(self, static: str, *, lead: bool = False) -> list[Any]:
+    def _common(self, static: str, *, can_ask: bool = True) -> list[Any]:
         from agent.middlewares.approval import ApprovalGuard
         from agent.middlewares.grant import GrantGuard
         from agent.middlewares.hands_prompt import HandsPrompt
@@ -82,7 +82,7 @@ class Hands:
             LoopGuard(),
             McpToolsMiddleware(self.mcp),
             GrantGuard(self.mcp.qualify),
-            ApprovalGuard(self.mcp.qualify, can_ask=lead),
+            ApprovalGuard(self.mcp.qualify, can_ask=can_ask),
             ToolErrors(),
         ]
 
@@ -95,8 +95,12 @@ class Hands:
             model=create_chat_model(ctx.model, ctx.agent, thinking=False, purpose="subagent"),
             tools=tools,
             system_prompt=prompt,
-            middleware=self._common(subagent_static(bash=self.bash)),
+            # a pause for approval is kept in the lead's saver (agent/subagents.py)
+            middleware=self._common(
+                subagent_static(bash=self.bash), can_ask=ctx.checkpointer is not None
+            ),
             context_schema=RunContext,
+            checkpointer=ctx.checkpointer,
         )
 
     # state -----------------------------------------------------------------------------------

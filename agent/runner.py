@@ -347,6 +347,7 @@ class AgentRunner(GraphApi):
                     model=model.name, thinking=thinking, plan_mode=settings.plan_mode
                 ),
                 models=tuple(self.models),
+                checkpointer=self._require_saver(),
             )
             build = asyncio.ensure_future(self._build(key, ctx))
             self._builds[key] = build

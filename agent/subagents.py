@@ -1,10 +1,17 @@
 """The `task` tool: delegate a self-contained job to a subagent with a fresh context.
 
 `general-purpose` gets every tool except `task`, `ask_clarification` and `present_files`;
-`bash` (only when bash is enabled) gets bash and the file tools. A subagent runs without a
-checkpointer, in a fresh context (its model tokens never mix into the lead's reply), under a
-timeout; its tool steps are written to the custom stream as progress lines, and its final
-answer becomes the `task` tool result.
+`bash` (only when bash is enabled) gets bash and the file tools. A subagent runs in a fresh
+context (its model tokens never mix into the lead's reply), under a timeout; its tool steps are
+written to the custom stream as progress lines, and its final answer becomes the `task` tool
+result.
+
+A call of the subagent's that needs approval pauses it the way it pauses the lead: the subagent's
+run is kept in the lead's saver (thread `<lead thread>:task:<call id>`) and the `task` tool
+interrupts the lead with the same request, so the card, the decision and the resume are the
+lead's. Resumed, the `task` call runs again, finds its subagent waiting and resumes it with the
+decision. A subagent pauses once per `task` call; a further call that needs approval is refused
+(the lead may delegate again).
 """
 
 from __future__ import annotations
@@ -13,18 +20,23 @@ import asyncio
 import contextvars
 import logging
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from langchain.tools import ToolRuntime
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import BaseTool
+from langgraph.types import Command, interrupt
 
+from agent.approval import is_request
 from agent.config import SubagentsConfig
 from agent.context import BuildContext, RunContext
 from agent.relay import content_text, tool_label
 from agent.tools.closure_tool import closure_tool
 
 log = logging.getLogger(__name__)
+INTERRUPT = "__interrupt__"
+DURABILITY = "exit"  # as the lead's runs (agent/runner.py): a pause is written when it happens
 
 GENERAL = "general-purpose"
 BASH = "bash"
@@ -91,9 +103,19 @@ class Subagents:
         pid = f"task:{runtime.tool_call_id}"
         write = runtime.stream_writer
         write(progress(pid, f"Subagent: {description}"))
+        config: dict[str, Any] = {"recursion_limit": self.cfg.recursion_limit}
+        start: Any = {"messages": [HumanMessage(prompt)]}
+        context = runtime.context
+        if graph.checkpointer is not None and context is not None:
+            thread = f"{context.thread_id}:task:{runtime.tool_call_id}"
+            config["configurable"] = {"thread_id": thread}
+            waiting = await _waiting(graph, config)
+            if waiting is not None:  # the lead was resumed with the decision: pass it on
+                start = Command(resume=interrupt(waiting))
+                context = replace(context, may_ask=False)
         lines: asyncio.Queue[dict[str, str]] = asyncio.Queue()
         job = asyncio.create_task(
-            self._drive(graph, prompt, runtime.context, lines.put_nowait, pid),
+            self._drive(graph, start, config, context, lines.put_nowait, pid),
             context=contextvars.Context(),
         )
         try:
@@ -107,25 +129,31 @@ class Subagents:
             return f"Error: the subagent failed: {type(exc).__name__}: {exc}"
         finally:
             job.cancel()
+        if isinstance(result, dict):  # paused for approval: the lead pauses with the request
+            write(progress(pid, f"Subagent: {description} (waiting for approval)"))
+            interrupt(result)  # raises (GraphInterrupt); resumed, this call runs again
+            return "Error: the subagent's approval was not answered."
         write(progress(pid, f"Subagent: {description}", "done"))
         return result or "(the subagent returned no text)"
 
     async def _drive(
         self,
         graph: Any,
-        prompt: str,
+        start: Any,
+        config: dict[str, Any],
         context: RunContext | None,
         write: Callable[[Any], None],
         pid: str,
-    ) -> str:
-        answer = ""
+    ) -> str | dict[str, Any]:
+        """The subagent's answer, or the approval request it paused with."""
+        answer: str | dict[str, Any] = ""
         labels: dict[str, str] = {}
         async for update in graph.astream(
-            {"messages": [HumanMessage(prompt)]},
-            config={"recursion_limit": self.cfg.recursion_limit},
-            context=context,
-            stream_mode="updates",
-        ):
+            start, config=config, context=context, stream_mode="updates", durability=DURABILITY
+        ):  # read to its end: the pause is written as the run stops
+            for paused in update.get(INTERRUPT) or () if isinstance(update, dict) else ():
+                if is_request(paused.value):
+                    answer = dict(paused.value)
             for message in _messages(update):
                 if isinstance(message, AIMessage):
                     for call in message.tool_calls:
@@ -141,8 +169,10 @@ class Subagents:
 
 
 async def _relay(
-    job: asyncio.Task[str], lines: asyncio.Queue[dict[str, str]], write: Callable[[Any], None]
-) -> str:
+    job: asyncio.Task[str | dict[str, Any]],
+    lines: asyncio.Queue[dict[str, str]],
+    write: Callable[[Any], None],
+) -> str | dict[str, Any]:
     """Write the subagent's progress lines (from the lead's context) until it finishes."""
     while True:
         getter = asyncio.ensure_future(lines.get())
@@ -154,6 +184,13 @@ async def _relay(
         while not lines.empty():
             write(lines.get_nowait())
         return job.result()
+
+
+async def _waiting(graph: Any, config: dict[str, Any]) -> dict[str, Any] | None:
+    """The approval request the subagent of this `task` call waits on (in the saver), if any."""
+    state = await graph.aget_state(config)
+    found = [i.value for i in state.interrupts if is_request(i.value)]
+    return dict(found[0]) if found else None
 
 
 def _messages(update: Any) -> list[Any]:

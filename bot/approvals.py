@@ -81,6 +81,11 @@ def _cut(value: Any, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def card_text(doc: ReplyDoc, event: ApprovalRequested) -> str:
+    """The card's text as it stays once answered (its buttons gone, the decision after it)."""
+    return card(doc, event, has_buttons=True).text
+
+
 def card(doc: ReplyDoc, event: ApprovalRequested, has_buttons: bool) -> ReplyDoc:
     """The reply with the approval card (its text after what the answer said so far)."""
     request = event.request
@@ -148,6 +153,8 @@ class Resume:
     thread_id: str
     turn: Turn
     said: str
+    card: str = ""  # the event id of the message the card answered (its reply is the card)
+    shown: str = ""  # the card's text, kept above the decision when the card is updated
 
 
 class Approvals:
@@ -168,10 +175,13 @@ class Approvals:
         self.publish = publish  # the bus: expiries and operators' decisions go through it
 
     async def requested(
-        self, msg: InboundMessage, thread_id: str, event: ApprovalRequested
+        self, msg: InboundMessage, thread_id: str, event: ApprovalRequested, shown: str = ""
     ) -> None:
-        """Keep the request where any worker finds it (before its card can be pressed)."""
+        """Keep the request where any worker finds it (before its card can be pressed), with
+        the card's message (`msg`'s reply) and text, so a decision updates the card in place."""
         payload = {
+            "event": msg.event_id,
+            "shown": shown,
             "thread": thread_id,
             "interrupt": event.interrupt_id,
             "chat": chat_key(msg.chat),
@@ -214,7 +224,9 @@ class Approvals:
         self.metrics.approval_wait.observe(max(0.0, self.clock() - float(payload.get("at") or 0)))
         await self._audit(request, decision, api_by or presser.person)
         turn = await self._turn(msg.chat, request, interrupt, decision, by)
-        return Resume(thread, turn, texts.approval_decided(decision, by))
+        said = texts.approval_decided(decision, by)
+        card_event, shown = str(payload.get("event") or ""), str(payload.get("shown") or "")
+        return Resume(thread, turn, said, card_event, shown)
 
     async def waiting(self, limit: int = 500) -> list[dict[str, Any]]:
         """The requests no one has answered yet, oldest first (the API's list)."""

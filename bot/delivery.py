@@ -7,6 +7,7 @@ out. `FinalPlan` is the final in a form the journal can store and a new process 
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -14,6 +15,8 @@ from typing import Any
 
 from bot.stores.journal import Journal
 from channels.base import Button, Channel, InboundMessage, ReplyDoc, ReplyHandle, ToolStep
+
+log = logging.getLogger("bot.delivery")
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,3 +104,16 @@ class DeliveryTrack:
             return self.channel.handle_state(handle)
         except Exception:  # a handle the channel cannot describe is simply not kept
             return None
+
+
+async def card_reply(
+    journal: Journal, channel: Channel, msg: InboundMessage, event_id: str
+) -> ReplyHandle | None:
+    """The reply to the message `event_id` of `msg`'s channel (an approval card a press in the
+    same chat answers), rebuilt from the ids the journal kept; None when they are unknown."""
+    try:
+        entry = await journal.entry(replace(msg, event_id=event_id))
+        return channel.restore_handle(msg, entry.handle) if entry and entry.handle else None
+    except Exception as exc:  # an unreadable old handle: the answer gets a reply of its own
+        log.warning("the reply to %s:%s is not found again: %s", msg.chat.key, event_id, exc)
+        return None

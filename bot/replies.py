@@ -95,7 +95,8 @@ class ReplyStreamer:
         working = ReplyDoc(status="working", note=note)
         if self.handle is None:
             self.handle = await self._deliver(self.channel.open_reply, self.msg, working)
-        else:
+        else:  # what it shows already (an approval card) stays, with what leads the answer
+            working = replace(self.doc, status="working", note=note)
             await self._deliver(self.channel.update_reply, self.handle, working)
         await self.track.seen(self.handle)
         self._streaming = True

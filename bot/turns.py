@@ -22,10 +22,10 @@ from agent.grant import EVERYTHING, Grant
 from agent.runner import AgentRunner
 from bot import texts
 from bot.access.people import People
-from bot.approvals import Approvals, press_of
+from bot.approvals import Approvals, Resume, card_text, press_of
 from bot.command_registry import CommandRegistry
 from bot.commands import parse_command
-from bot.delivery import DeliveryTrack, FinalPlan
+from bot.delivery import DeliveryTrack, FinalPlan, card_reply
 from bot.metrics import Metrics
 from bot.notices import RunningReply
 from bot.replies import ReplyStreamer
@@ -130,15 +130,16 @@ class TurnRunner:
             return
         if prepared is None:  # refused or answered in one line: answered already
             return
-        conv, turn, said = prepared
-        streamer = self._streamer(channel, msg, handle)
+        conv, turn, decided = prepared
+        streamer = await self._reply_for(channel, msg, decided, handle)
         try:
             await streamer.open(texts.ANSWERING_AGAIN if resumed or attempts > 1 else "")
             if running is not None:
                 running.opened(streamer)
             if handle is None:  # otherwise a queued notice or the restored reply showed it
                 self._sign_of_life(msg)
-            turn = await self._begin(streamer, conv, turn, said)
+            if decided is None:
+                turn = await self._with_files(streamer, conv, turn)
             await self._stream(streamer, conv, turn, msg.chat.with_topic(None).key)
             status = await streamer.finish()
         except asyncio.CancelledError:
@@ -216,13 +217,28 @@ class TurnRunner:
         track = DeliveryTrack(self.journal, msg, channel)
         return ReplyStreamer(channel, msg, handle=handle, metrics=self.metrics, track=track)
 
-    async def _begin(
-        self, streamer: ReplyStreamer, conv: Conversation, turn: Turn, said: str
-    ) -> Turn:
-        """The reply's start: an approval's decision, or the message's files fetched."""
+    async def _reply_for(
+        self,
+        channel: Channel,
+        msg: InboundMessage,
+        decided: Resume | None,
+        handle: ReplyHandle | None,
+    ) -> ReplyStreamer:
+        """The reply; for a decision, the one showing its approval card (found again through
+        the journal, on any worker, after a restart): the card is updated in place (its text,
+        the decision, no buttons) and the answer continues in it."""
+        said = decided.said if decided is not None else ""
+        if decided is not None and handle is None and decided.card:
+            card = await card_reply(self.journal, channel, msg, decided.card)
+            if card is not None:
+                handle, said = card, f"{decided.shown}\n\n{said}".lstrip()
+        streamer = self._streamer(channel, msg, handle)
         if said:  # the answer continues after it
             streamer.lead_with(said)
-            return turn
+        return streamer
+
+    async def _with_files(self, streamer: ReplyStreamer, conv: Conversation, turn: Turn) -> Turn:
+        """The message's files fetched into the thread's uploads (notes say what was not)."""
         if not streamer.msg.attachments:
             return turn
         channel, msg = streamer.channel, streamer.msg
@@ -235,9 +251,9 @@ class TurnRunner:
 
     async def _prepare(
         self, channel: Channel, msg: InboundMessage, conv: Conversation
-    ) -> tuple[Conversation, Turn, str] | None:
-        """The conversation and turn to run, and a line the reply starts with; None when the
-        message was answered in one line (a refused skill, an approval press that resumes
+    ) -> tuple[Conversation, Turn, Resume | None] | None:
+        """The conversation and turn to run, and the approval decision it resumes; None when
+        the message was answered in one line (a refused skill, an approval press that resumes
         nothing)."""
         press = press_of(msg.text) if self.approvals is not None else None
         if press is not None and self.approvals is not None:
@@ -245,9 +261,9 @@ class TurnRunner:
             if isinstance(outcome, str):
                 await self.send_command_reply(channel, msg, outcome, ())
                 return None
-            return replace(conv, thread_id=outcome.thread_id), outcome.turn, outcome.said
+            return replace(conv, thread_id=outcome.thread_id), outcome.turn, outcome
         if self.access is None:
-            return conv, self._turn(msg, [], EVERYTHING, None), ""
+            return conv, self._turn(msg, [], EVERYTHING, None), None
         who = await self.access.who(msg)
         command = parse_command(msg.text)
         if command is not None and self.commands.is_skill(command.name):
@@ -255,7 +271,7 @@ class TurnRunner:
             if denial is not None:
                 await self.send_command_reply(channel, msg, denial, ())
                 return None
-        return conv, self._turn(msg, [], who.grant, self.access.approvals(who, msg.chat)), ""
+        return conv, self._turn(msg, [], who.grant, self.access.approvals(who, msg.chat)), None
 
     def _model(self, conv: Conversation, grant: Grant | None) -> str | None:
         """The conversation's model, or the first the grant allows when it is not allowed."""
@@ -292,7 +308,8 @@ class TurnRunner:
         try:
             async for event in self.runner.stream(conv.thread_id, turn, settings):
                 if isinstance(event, ApprovalRequested) and self.approvals is not None:
-                    await self.approvals.requested(streamer.msg, conv.thread_id, event)
+                    shown = card_text(streamer.doc, event)
+                    await self.approvals.requested(streamer.msg, conv.thread_id, event, shown)
                 streamer.on_event(event)
                 if isinstance(event, Failed):
                     outcome = "cancelled" if event.code == "cancelled" else "failed"

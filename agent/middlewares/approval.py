@@ -40,7 +40,8 @@ def _plain(name: str) -> tuple[str, str | None]:
 
 
 class ApprovalGuard(AgentMiddleware):
-    """`can_ask=False` (a subagent, whose run cannot pause): a call that needs approval is
+    """`can_ask=False` (a run that cannot pause: a subagent without a saver), or a context that
+    `may_ask` no more (a subagent that paused once in its task): a call that needs approval is
     refused with a tool error instead."""
 
     def __init__(self, qualify: Qualify = _plain, *, can_ask: bool = True) -> None:
@@ -61,7 +62,8 @@ class ApprovalGuard(AgentMiddleware):
         asked = self._asked(context, messages, last)
         if not asked:
             return None
-        if not self.can_ask:
+        deciding = any(call.get("id") in context.deciding for call, _, _ in asked)
+        if not self.can_ask or not (context.may_ask or deciding):
             return {"messages": [_refusal(call, SUBAGENT, "") for call, _, _ in asked]}
         from langgraph.types import interrupt
 
@@ -135,7 +137,7 @@ def _remember(message: AIMessage, keys: list[str]) -> AIMessage:
 def _refusal(call: dict[str, Any], decision: str, by: str) -> ToolMessage:
     name = call["name"]
     if decision == SUBAGENT:
-        why = "it needs a person's approval, which only the lead agent can ask for"
+        why = "it needs a person's approval, which a subagent cannot ask for here (once per task)"
     elif decision == EXPIRED:
         why = "the approval request expired without an answer"
     else:

@@ -13,9 +13,12 @@ the button's id in `cardPrivateData.actionIds`).
 
 The card's choice is kept in the service's store (`ctx.choices`: SQLite or PostgreSQL), so a press
 is honoured after a restart and on whichever worker holds the connection. The first press settles
-it (atomically); the card then shows "✓ choice" in place of its buttons. A press DingTalk delivers
-again, a second press, a press naming no button of the card, or one on a card Antler does not
-know (forged, or older than the store keeps) changes nothing: one log line, no card update.
+it (atomically); the card then shows "✓ choice" in place of its buttons. When the reply the card
+belongs to goes on (an approval decided anywhere: a press, the console, its expiry) the card is
+closed: its buttons go, and where the card is the reply (no AI card) it shows the reply's text.
+A press DingTalk delivers again, a second press, a press naming no button of the card, or one on
+a card Antler does not know (forged, or older than the store keeps) changes nothing: one log
+line, no card update.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from __future__ import annotations
 import json
 import logging
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from dingtalk_stream.card_callback import CardCallbackMessage
@@ -41,6 +44,7 @@ CARD_PREFIX = "antler-btn-"
 ACTION_PREFIX = "antler_btn_"
 FULL_JSON_KEY = "sys_full_json_obj"  # the template's structured part (order, msgButtons)
 TEXT_KEY = "staticMsgContent"  # the template's markdown shown without streaming
+CLOSED = "Closed"  # a card whose choice is no longer open (answered elsewhere, or expired)
 ORDER = ("msgTitle", "msgContent", "staticMsgContent", "msgTextList", "msgImages", "msgButtons")
 
 
@@ -104,8 +108,9 @@ class ButtonCards:
 
     async def send(
         self, chat: ChatRef, sender_id: str, text: str, buttons: tuple[Button, ...]
-    ) -> None:
-        """Create and deliver a card with `buttons`; raise ChannelError when DingTalk refuses."""
+    ) -> str:
+        """Create and deliver a card with `buttons` (returns its id); raise ChannelError when
+        DingTalk refuses."""
         card = ButtonCard(f"{CARD_PREFIX}{uuid.uuid4().hex}", chat, sender_id, text, buttons)
         async with self.pacer.slot(chat, (), card.card_id):
             await self.api.call("POST", "/v1.0/card/instances", {
@@ -124,6 +129,22 @@ class ButtonCards:
                 "/v1.0/card/instances/deliver",
                 deliver_body(card.card_id, chat, sender_id, self.config),
             )
+        return card.card_id
+
+    async def close(self, card_id: str, text: str | None = None) -> None:
+        """The card's buttons go (the reply it belongs to went on: its choice was made or is no
+        longer open). It shows `text` (the reply now, where the card is the reply), else its own
+        text with the choice pressed on it, or `CLOSED`."""
+        found = await self._card(card_id)
+        if found is None:
+            return
+        card, choice = found
+        if text is not None:
+            await self._show(replace(card, text=text), None)
+            return
+        pressed = choice.chosen if choice.chosen is not None else len(card.buttons)
+        label = card.buttons[pressed].label if pressed < len(card.buttons) else ""
+        await self._show(card, f"✓ {label}" if label else CLOSED)
 
     async def press(self, data: dict[str, Any], *, received_at: float) -> InboundMessage | None:
         """The message a press stands for (None: nothing to act on). A redelivered press stands
@@ -172,7 +193,7 @@ class ButtonCards:
             log.warning("dingtalk: the stored choice of card %s is unreadable; ignored", card_id)
             return None
 
-    async def _show(self, card: ButtonCard, chosen: str) -> None:
+    async def _show(self, card: ButtonCard, chosen: str | None) -> None:
         """The card shows the choice in place of its buttons (a failure is logged: the choice
         is made either way)."""
         body = {

@@ -45,6 +45,7 @@ class DingTalkReply:
     chat: ChatRef
     msg: InboundMessage
     card: CardState | None = None
+    buttons_card: str | None = None  # the button card showing the reply's buttons
 
 
 class DingTalkChannel(Channel):
@@ -148,10 +149,15 @@ class DingTalkChannel(Channel):
         return reply
 
     async def update_reply(self, handle: DingTalkReply, doc: ReplyDoc) -> None:
+        await self._close_buttons(handle, doc)
         if handle.card is not None:
             await self.cards.update(handle.card, card_text(doc))
 
     async def finish_reply(self, handle: DingTalkReply, doc: ReplyDoc) -> None:
+        await self._close_buttons(handle, doc)
+        if handle.buttons_card is not None:  # the button card is the reply: the final edits it
+            await self.buttons.close(handle.buttons_card, card_text(doc) or " ")
+            return
         if handle.card is not None:
             try:
                 await self.cards.finish(handle.card, card_text(doc), failed=doc.status == "failed")
@@ -174,10 +180,12 @@ class DingTalkChannel(Channel):
 
     def handle_state(self, handle: DingTalkReply) -> dict[str, Any]:
         card = handle.card
-        return {"card_id": card.card_id, "sender_id": card.sender_id} if card else {}
+        state = {"card_id": card.card_id, "sender_id": card.sender_id} if card else {}
+        return state | ({"buttons_card": handle.buttons_card} if handle.buttons_card else {})
 
     def restore_handle(self, msg: InboundMessage, state: Mapping[str, Any]) -> DingTalkReply:
         reply = DingTalkReply(chat=msg.chat, msg=msg)
+        reply.buttons_card = str(state.get("buttons_card") or "") or None
         if state.get("card_id"):
             reply.card = CardState(
                 chat=msg.chat,
@@ -192,12 +200,23 @@ class DingTalkChannel(Channel):
     async def _button_card(self, handle: DingTalkReply, doc: ReplyDoc, text: str) -> None:
         """The buttons on an interactive card; if DingTalk refuses it, markdown with links."""
         try:
-            await self.buttons.send(handle.chat, handle.msg.sender.id, text, doc.buttons)
+            sent = await self.buttons.send(handle.chat, handle.msg.sender.id, text, doc.buttons)
+            handle.buttons_card = sent
         except RateLimited:
             raise
         except ChannelError as exc:
             self.log.warning("dingtalk: button card refused (%s); buttons as links", exc)
             await self.outbox.send_markdown(handle.chat, markdown_text(doc, links=True))
+
+    async def _close_buttons(self, handle: DingTalkReply, doc: ReplyDoc) -> None:
+        """A reply shown with a button card goes on (restored after the choice, e.g. an
+        approval's decision): the card's buttons go. Where the card is the reply itself (no AI
+        card) and the reply now has no buttons, the final shows in it instead (`finish_reply`)."""
+        card_id = handle.buttons_card
+        if card_id is None or (handle.card is None and not doc.buttons):
+            return
+        handle.buttons_card = None
+        await self.buttons.close(card_id)
 
     async def send_continuation(self, handle: DingTalkReply, doc: ReplyDoc) -> None:
         await self.outbox.send_markdown(handle.chat, markdown_text(doc))

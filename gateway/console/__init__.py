@@ -14,6 +14,7 @@ from aiohttp.web import Request, Response
 
 from gateway.console import (
     access_page,
+    approvals_page,
     channels_page,
     conversations_page,
     deliveries_page,
@@ -43,6 +44,7 @@ PAGE_MODULES = (
     schedules_page,
     usage_page,
     access_page,
+    approvals_page,
 )
 
 

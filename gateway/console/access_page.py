@@ -19,7 +19,7 @@ from gateway.registry import PATH_PARAMS
 pages = Pages()
 PEOPLE = "/console/people"
 AUDIT = "/console/audit"
-KINDS = ("tool", "denied", "link", "unlink", "role", "config", "budget", "console")
+KINDS = ("tool", "denied", "approval", "link", "unlink", "role", "config", "budget", "console")
 
 
 def _people(ctx: Ctx) -> People:

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from agent.skills.registry import SkillRegistry
     from bot.access.links import Links
     from bot.access.people import People
+    from bot.approvals import Approvals
     from bot.facade import ServiceFacade
     from bot.schedules.admin import ScheduleAdmin
     from bot.schedules.service import Schedules as ScheduleService
@@ -117,6 +118,7 @@ class ConsoleServices:
     people: People | None = None  # roles, linked accounts, the audit trail
     links: Links | None = None  # linking and unlinking accounts
     usage: UsageGate | None = None  # tokens and cost of every model call (bot/usage/)
+    approvals: Approvals | None = None  # tool calls waiting for a person's yes
 
     @classmethod
     def for_service(cls, service: ServiceFacade) -> ConsoleServices:
@@ -151,4 +153,5 @@ class ConsoleServices:
             people=service.people,
             links=service.links,
             usage=service.usage,
+            approvals=service.approvals,
         )

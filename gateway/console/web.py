@@ -41,6 +41,7 @@ NAV = (
     ("usage", "Usage"),
     ("schedules", "Schedules"),
     ("people", "People"),
+    ("approvals", "Approvals"),
     ("audit", "Audit"),
 )
 HEADERS = {

@@ -141,7 +141,7 @@ async def test_a_new_message_instead_of_a_decision_abandons_the_request(
     assert len(tool) == 1  # the abandoned call answered (interrupted), never run
 
 
-async def test_a_subagent_call_that_needs_approval_is_refused(
+async def test_a_run_that_cannot_pause_refuses_a_call_that_needs_approval(
     make_runner: MakeRunner, fake_openai: FakeOpenAI
 ) -> None:
     RAN.clear()
@@ -154,4 +154,4 @@ async def test_a_subagent_call_that_needs_approval_is_refused(
     assert RAN == []
     assert not [e for e in events if isinstance(e, ApprovalRequested)]
     tool = [m for m in fake_openai.requests[-1].messages if m.get("role") == "tool"]
-    assert "only the lead agent can ask" in tool[0]["content"]
+    assert "a subagent cannot ask for here" in tool[0]["content"]

@@ -315,6 +315,7 @@ async def test_pages_answer_for_every_nav_entry(admin: Console) -> None:
         "metrics",
         "schedules",
         "people",
+        "approvals",
         "audit",
     ):
         status, page, _ = await admin.get(f"/console/{slug}")

@@ -15,16 +15,9 @@ import pytest
 
 from bot import texts
 from tests.e2e.service_process import wait_until
-from tests.e2e.workers import PARTITIONS, Worker, chat_owned_by, own_database, start_all
+from tests.e2e.workers import Worker, chat_owned_by, three_workers
 from tests.fakes.openai_server import FakeOpenAI
-from tests.fakes.telegram_server import TOKEN, FakeTelegram
-
-
-@pytest.fixture
-def telegram() -> Iterator[FakeTelegram]:
-    server = FakeTelegram().start()
-    yield server
-    server.stop()
+from tests.fakes.telegram_server import FakeTelegram
 
 
 @pytest.fixture
@@ -35,31 +28,12 @@ def group(
     pg_server: str,
     redis_bus: dict[str, Any],
 ) -> Iterator[list[Worker]]:
-    tg = {"enabled": True, "bot_token": TOKEN, "api_base": telegram.api_base, "poll_timeout": 1}
-    bus = {**redis_bus, "redis": {**redis_bus["redis"], "partitions": PARTITIONS}}
-    with own_database(pg_server) as dsn:
-        storage = {"data_dir": str(tmp_path / "data"), "backend": "postgres"}
-        found = []
-        for i in range(3):
-            home = tmp_path / f"w{i}"
-            home.mkdir()
-            found.append(
-                Worker(
-                    home,
-                    fake_openai.base_url,
-                    {"telegram": tg},
-                    storage={**storage, "postgres": {"dsn": dsn}},
-                    bus=bus,
-                    agent={"title": {"enabled": False}, "memory": {"debounce_seconds": 300}},
-                    access={"default_role": "guest"},
-                )
-            )
-        try:
-            start_all(found)
-            yield found
-        finally:
-            for w in found:
-                w.stop()
+    agent = {"title": {"enabled": False}, "memory": {"debounce_seconds": 300}}
+    access = {"default_role": "guest"}
+    with three_workers(
+        tmp_path, fake_openai.base_url, telegram, pg_server, redis_bus, agent=agent, access=access
+    ) as found:
+        yield found
 
 
 def api(worker: Worker, method: str, path: str, body: object) -> dict[str, Any]:

@@ -120,3 +120,40 @@ def own_database(server: str) -> Iterator[str]:
     finally:
         with psycopg.connect(server, autocommit=True) as conn:
             conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+@contextlib.contextmanager
+def three_workers(
+    tmp_path: Path,
+    openai_base: str,
+    telegram: FakeTelegram,
+    pg_server: str,
+    redis_bus: dict[str, Any],
+    **extra: Any,
+) -> Iterator[list[Worker]]:
+    """Three started workers on a database of their own, Redis and the fake Telegram (`extra`:
+    more config sections, e.g. `access`); stopped after."""
+    tg = {"enabled": True, "bot_token": TOKEN, "api_base": telegram.api_base, "poll_timeout": 1}
+    bus = {**redis_bus, "redis": {**redis_bus["redis"], "partitions": PARTITIONS}}
+    with own_database(pg_server) as dsn:
+        storage = {"data_dir": str(tmp_path / "data"), "backend": "postgres"}
+        found = []
+        for i in range(3):
+            home = tmp_path / f"w{i}"
+            home.mkdir()
+            found.append(
+                Worker(
+                    home,
+                    openai_base,
+                    {"telegram": tg},
+                    storage={**storage, "postgres": {"dsn": dsn}},
+                    bus=bus,
+                    **extra,
+                )
+            )
+        try:
+            start_all(found)
+            yield found
+        finally:
+            for w in found:
+                w.stop()

@@ -227,8 +227,9 @@ class FakeSlack(SocketMode, Running):
 
     def _m_chat_update(self, body: dict[str, Any]) -> dict[str, Any]:
         msg = self.messages.get(str(body.get("ts")))
-        if msg is not None:
+        if msg is not None:  # the message's blocks are replaced, a stream's last ones too
             msg.update(text=body.get("text", ""), blocks=body.get("blocks"))
+            msg.pop("stop_blocks", None)
         return {"channel": body.get("channel"), "ts": body.get("ts"), "text": body.get("text")}
 
     def _m_chat_startStream(self, body: dict[str, Any]) -> dict[str, Any]:

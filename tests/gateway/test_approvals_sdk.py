@@ -111,7 +111,8 @@ async def test_an_operator_approves_a_chat_request_through_the_api(
     await fake_openai.wait_requests(2, timeout=20)
     await api.svc.idle()
     assert written(api) == ["v7"]
-    assert ch.texts("ops")[-1].startswith("✅ Approved by admin")
+    assert "Approval needed" in ch.texts("ops")[-1]  # the card, updated
+    assert "✅ Approved by admin" in ch.texts("ops")[-1]
     assert (await api.call("GET", "/api/approvals"))[1] == {"approvals": []}
     status, body, _ = await api.call(
         "POST", f"/api/approvals/{waiting['id']}", json={"decision": "deny"}

@@ -141,3 +141,28 @@ async def test_a_forged_card_id_is_one_warning_without_a_traceback(
     assert fake_dingtalk.requests("PUT", "/v1.0/card/instances") == []
     assert ctx.published == []
     assert [a["code"] for a in fake_dingtalk.acks] == [200] * 3  # each acked at once
+
+
+async def test_a_reply_that_goes_on_after_its_choice_shows_in_its_button_card(
+    make_channel: MakeChannel, fake_dingtalk: FakeDingTalk
+) -> None:
+    """Without an AI card the button card is the reply: restored (an approval decided on any
+    worker), its final shows in the card, the buttons gone, and no message is added."""
+    channel, ctx = await make_channel()
+    fake_dingtalk.push_message(fake_dingtalk.chatbot_data(text="deploy"))
+    [msg] = await ctx.wait_published(1)
+    reply = await channel.open_reply(msg, ReplyDoc())
+    await channel.finish_reply(reply, ReplyDoc(text="Pick a model", buttons=CHOICES))
+    [card_id] = fake_dingtalk.button_cards()
+    state = channel.handle_state(reply)
+    assert state == {"buttons_card": card_id}  # kept in the journal with the reply
+    restored = channel.restore_handle(msg, state)
+    sent = len(fake_dingtalk.calls)
+    await channel.update_reply(restored, ReplyDoc(text="Pick a model\n\n✅ Approved"))
+    await channel.finish_reply(restored, ReplyDoc(text="Pick a model\n\n✅ Approved\n\nDone."))
+    params = fake_dingtalk.card_params(card_id)
+    assert params["staticMsgContent"] == "Pick a model\n\n✅ Approved\n\nDone."
+    assert fake_dingtalk.card_buttons(card_id) == {}
+    added = [c for c in fake_dingtalk.calls[sent:] if c.method == "POST"]
+    assert added == []
+    assert channel.handle_state(restored) == {"buttons_card": card_id}
