@@ -22,7 +22,9 @@ TAG = "access"
 class AuditParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
     kind: str | None = Field(
-        default=None, max_length=32, description="tool, denied, link, unlink, role, config, budget, console"
+        default=None,
+        max_length=32,
+        description="tool, denied, approval, link, unlink, role, config, budget, console",
     )
     person: str | None = Field(default=None, max_length=256)
     chat: str | None = Field(default=None, max_length=512)
