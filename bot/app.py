@@ -41,14 +41,7 @@ from bot.usage.gate import build_usage
 from bot.webhooks import DynamicRoutes
 from channels import channel_class, config_model
 from channels.backoff import BackoffPolicy
-from channels.base import (
-    BusyPolicy,
-    Channel,
-    ChannelConfig,
-    ChannelError,
-    ChatRef,
-    InboundMessage,
-)
+from channels.base import BusyPolicy, Channel, ChannelConfig, ChannelError, ChatRef, InboundMessage
 from channels.pacing import Pacer
 
 log = logging.getLogger("bot.app")
@@ -124,6 +117,7 @@ class App:
             checkpoints=self.stores.checkpoints,
             memory_store=self.stores.memory,
         )
+        self.runner.use_profiles(settings.agents)
         now = lambda: self.settings  # noqa: E731 (replaced when config.yaml changes)
         access = build_access(now, self.stores.access, self.runner, self.metrics)
         self.people, self.links = access  # roles, /link, the audit (tool calls go into it)
@@ -224,6 +218,7 @@ class App:
         self.runner.reconfigure(
             models=new.models, default_model=new.default_model, config=new.agent
         )
+        self.runner.use_profiles(new.agents)
 
     def use_upload_limit(self, max_bytes: int) -> None:
         self.turns.max_upload_bytes = max_bytes

@@ -135,13 +135,15 @@ async def _status(ctx: CommandContext, args: str) -> CommandReply:
     service, lanes, conv = ctx.service, ctx.lanes, ctx.conversation
     if ctx.msg.in_main_chat:  # the chat-level settings, and the sender's replies in the chat
         conv = await service.conversations.get_or_create(ctx.msg.chat.with_topic(None))
-    model = service.agent.resolve_model(conv.model)
+    profile = service.agent.profile(conv.agent or service.bound_agent(conv.channel))
+    model = service.agent.resolve_model(conv.model or profile.model)
     running = "yes" if lanes.is_running(conv.key) else "no"
     if ctx.msg.in_main_chat:
         running = str(len(await lanes.runs_in_chat_anywhere(ctx.msg.chat, ctx.msg.sender.id)))
     lines = [
         f"Thread: {conv.thread_id}",
         f"Title: {conv.title or '(none yet)'}",
+        f"Agent: {profile.label} ({profile.name})",
         f"Model: {model.label} ({model.name})",
         f"Thinking: {_on(conv.thinking)} · Plan mode: {_on(conv.plan_mode)}",
         f"Reply running: {running} · Queued messages: {lanes.queued(conv.key)}",
@@ -208,6 +210,18 @@ def _model_list(
             )
         )
     return CommandReply("\n".join(lines), tuple(buttons))
+
+
+@COMMANDS.register(
+    "agent",
+    "list agents, or switch this conversation's agent",
+    "/agent [NAME]",
+    permission=lambda args: "/agent NAME" if args.strip() else "/agent",
+)
+async def _agent(ctx: CommandContext, args: str) -> CommandReply:
+    from bot.agent_choice import agent_command
+
+    return await agent_command(ctx, args.strip())
 
 
 @COMMANDS.register(

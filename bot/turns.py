@@ -93,6 +93,7 @@ class TurnRunner:
         self.access = governed.access  # the sender's grant shapes the run (None: everything)
         self.usage = governed.usage  # counted, budgeted, a footer (None: not counted)
         self.approvals = governed.approvals  # approval cards and presses (None: none)
+        self.bound_agent: Callable[[str], str | None] = lambda channel: None  # a bot's agent
 
     def keep_pending(self, task: asyncio.Task[None]) -> None:
         """The run in `task` is cancelled by shutdown: leave its message `running` for restart."""
@@ -257,17 +258,29 @@ class TurnRunner:
                 return None
         return conv, self._turn(msg, [], who.grant, self.access.approvals(who, msg.chat)), ""
 
-    def _model(self, conv: Conversation, grant: Grant | None) -> str | None:
-        """The conversation's model, or the first the grant allows when it is not allowed."""
-        if grant is None or grant.allows_model(self.runner.resolve_model(conv.model).name):
-            return conv.model
+    def _agent(self, conv: Conversation, grant: Grant | None) -> str:
+        """The conversation's agent (its /agent choice, else its bot's), or the first the
+        grant allows when it is not allowed."""
+        current = self.runner.profile(conv.agent or self.bound_agent(conv.channel)).name
+        if grant is None or grant.allows_agent(current):
+            return current
+        allowed = [n for n in self.runner.agent_names() if grant.allows_agent(n)]
+        return allowed[0] if allowed else current
+
+    def _model(self, conv: Conversation, grant: Grant | None, agent: str) -> str | None:
+        """The conversation's model (else its agent's), or the first the grant allows when it
+        is not allowed."""
+        chosen = conv.model or self.runner.profile(agent).model
+        if grant is None or grant.allows_model(self.runner.resolve_model(chosen).name):
+            return chosen
         allowed = [n for n in self.runner.model_names() if grant.allows_model(n)]
-        return allowed[0] if allowed else conv.model
+        return allowed[0] if allowed else chosen
 
     async def _stream(
         self, streamer: ReplyStreamer, conv: Conversation, turn: Turn, chat: str
     ) -> None:
-        model = self._model(conv, turn.grant)
+        agent = self._agent(conv, turn.grant)
+        model = self._model(conv, turn.grant, agent)
         notes: tuple[str, ...] = ()
         if self.usage is not None:  # budgets: a refusal, or the fallback model, and warnings
             turn, verdict = await self.usage.before(turn, chat, conv.channel, model)
@@ -276,16 +289,17 @@ class TurnRunner:
                 return
             model, notes = verdict.model, verdict.notes
         try:
-            await self._run_agent(streamer, conv, turn, model)
+            await self._run_agent(streamer, conv, turn, RunSettings(
+                agent=agent, model=model, thinking=conv.thinking, plan_mode=conv.plan_mode
+            ))  # fmt: skip
         finally:
             footer = self.usage.after(turn.run_id, conv.channel) if self.usage else ""
             note = " · ".join(n for n in (streamer.doc.note, *notes, footer) if n)
             streamer.doc = replace(streamer.doc, note=note)
 
     async def _run_agent(
-        self, streamer: ReplyStreamer, conv: Conversation, turn: Turn, model: str | None
+        self, streamer: ReplyStreamer, conv: Conversation, turn: Turn, settings: RunSettings
     ) -> None:
-        settings = RunSettings(model=model, thinking=conv.thinking, plan_mode=conv.plan_mode)
         channel, started = conv.channel, time.monotonic()
         outcome = "cancelled"
         self.metrics.runs_started.labels(channel=channel).inc()

@@ -119,6 +119,7 @@ LIVE_APPLIERS: dict[str, Applier] = {
     "models": _agent,
     "default_model": _agent,
     "agent": _agent,
+    "agents": _agent,  # agent profiles: the next run of each chat uses the new ones
     "logging": _logging,
     "gateway.auth_token": _admin_token,
     "gateway.tokens": _read_when_used,  # asked per request by the API's auth

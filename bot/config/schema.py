@@ -19,6 +19,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, create_model
 
 from agent.config import AgentConfig, ModelConfig
+from agent.profiles import AgentProfile, profile_problems, soul_problems
 from bot.access.roles import AccessConfig
 from bot.config.env import substitute
 from bot.config.secrets import read_secrets, secrets_path
@@ -162,6 +163,7 @@ class Settings(BaseModel):
     models: list[ModelConfig] = Field(default_factory=list, json_schema_extra=LIVE)
     default_model: str | None = Field(default=None, json_schema_extra=LIVE)
     agent: AgentConfig = Field(default_factory=AgentConfig, json_schema_extra=LIVE)
+    agents: list[AgentProfile] = Field(default_factory=list, json_schema_extra=LIVE)
     channels: ChannelsShared = Field(default_factory=ChannelsShared, json_schema_extra=LIVE)
     schedules: SchedulesConfig = Field(default_factory=SchedulesConfig, json_schema_extra=LIVE)
     access: AccessConfig = Field(default_factory=AccessConfig, json_schema_extra=LIVE)
@@ -182,6 +184,8 @@ def settings_from_file(
     settings = settings_from_dict(raw, env=config_env(path) if env is None else env)
     settings.config_path = path
     resolve_paths(settings, path.absolute().parent)
+    if problems := soul_problems(settings.agents):
+        raise ConfigError(problems)
     return settings
 
 
@@ -219,6 +223,9 @@ def resolve_paths(model: BaseModel, base: Path) -> None:
             model.__dict__[name] = value if value.is_absolute() else base / value
         elif isinstance(value, BaseModel):
             resolve_paths(value, base)
+        elif isinstance(value, list):  # `agents[].soul_file`
+            for item in (v for v in value if isinstance(v, BaseModel)):
+                resolve_paths(item, base)
 
 
 def path_warnings(settings: Settings) -> list[str]:
@@ -302,6 +309,7 @@ def _cross_checks(settings: Settings) -> list[str]:
             problems.append(f"models[{i}].name: duplicate model name {name!r}")
     if settings.default_model and settings.default_model not in names:
         problems.append(f"default_model: {settings.default_model!r} is not one of models[].name")
+    problems += profile_problems(settings.agents, set(names))
     problems += _storage_checks(settings.storage)
     problems += settings.access.problems({m.name for m in settings.models})
     problems += settings.usage.problems(
