@@ -102,6 +102,18 @@ def profile_problems(profiles: list[AgentProfile], models: set[str]) -> list[str
     return problems
 
 
+def bound_problems(bound: dict[str, str | None], profiles: list[AgentProfile]) -> list[str]:
+    """Bots bound to an agent no profile names (`bound`: channel → its `agent`)."""
+    names = {p.name for p in profiles} | {LEAD_AGENT}
+    problems = []
+    for channel, agent in bound.items():
+        if agent is not None and agent not in names:
+            platform, _, bot = channel.partition(".")
+            where = f"channels.{platform}" + (f".bots[{bot}]" if bot else "")
+            problems.append(f"{where}.agent: {agent!r} is not one of agents[].name")
+    return problems
+
+
 def soul_problems(profiles: list[AgentProfile]) -> list[str]:
     """SOUL files that are missing (checked once paths are resolved against the config's
     folder)."""

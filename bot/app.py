@@ -42,6 +42,7 @@ from bot.webhooks import DynamicRoutes
 from channels import channel_class, config_model
 from channels.backoff import BackoffPolicy
 from channels.base import BusyPolicy, Channel, ChannelConfig, ChannelError, ChatRef, InboundMessage
+from channels.bots import platform_of
 from channels.pacing import Pacer
 
 log = logging.getLogger("bot.app")
@@ -77,6 +78,7 @@ class App:
         self.routes = DynamicRoutes()
         self.pacer = Pacer()
         self.gate = AccessGate({}, self.pacer, self._tell_refused)
+        self._bound_agent = lambda name: self.settings.channels.agent_of(name)  # read live
         self._build_agent(settings, schedule_clock)
         self._build_channels(only, channel_kwargs or {}, backoff)
         self._build_dispatch(settings)
@@ -136,7 +138,8 @@ class App:
         self._channel_specs: dict[str, tuple[ChannelConfig, dict[str, Any]]] = {}
         enabled = ch.enabled()
         for name in only if only is not None else list(enabled):
-            cfg = enabled.get(name) or ch.platform(name) or config_model(name)(enabled=True)
+            found = enabled.get(name) or ch.platform(name)
+            cfg = found or config_model(platform_of(name))(enabled=True)
             self._add_channel(name, cfg, channel_kwargs.get(name, {}))
         self.supervisor = ChannelSupervisor(
             self.channels, self.contexts, self._build_channel, backoff, self.topology.connections
@@ -159,6 +162,7 @@ class App:
             governed=Governed(self.people, self.usage, self.approvals),
         )
         self.turns.settle.on_settled.append(self.schedules.scheduler.settled)
+        self.turns.bound_agent = self._bound_agent
         command_service = CommandService(
             conversations=self.conversations,
             agent=self.runner,
@@ -168,6 +172,7 @@ class App:
             access=self.people,
             links=self.links,
             usage=self.usage,
+            bound_agent=self._bound_agent,
         )
         self.dispatcher = Dispatcher(
             channels=self.channels,
@@ -237,7 +242,7 @@ class App:
 
     def _build_channel(self, name: str) -> Channel:
         cfg, kwargs = self._channel_specs[name]
-        channel = channel_class(name)(cfg, self.contexts[name], **kwargs)
+        channel = channel_class(platform_of(name))(cfg, self.contexts[name], **kwargs)
         self.topology.attach_pacer(name, channel.pacer)
         return channel
 
@@ -379,6 +384,7 @@ class App:
             links=self.links,
             usage=self.usage,
             approvals=self.approvals,
+            bound_agent=self._bound_agent,
         )
 
     def health(self) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from bot import texts
+from bot.access.people import account_of
 from bot.command_context import CommandContext, CommandReply
 from channels.base import Button
 
@@ -241,7 +242,7 @@ async def _memory(ctx: CommandContext, args: str) -> CommandReply:
             "Long-term memory is not enabled on this service, so nothing is "
             "remembered about you between conversations."
         )
-    user_id = f"{ctx.msg.chat.channel}:{ctx.msg.sender.id}"
+    user_id = account_of(ctx.msg)
     words = args.split()
     if words[:1] == ["clear"]:
         removed = await memory.clear(user_id)

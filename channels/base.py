@@ -12,9 +12,9 @@ import enum
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 from channels.backoff import RetryState
 from channels.choices import ChoiceStore
@@ -99,6 +99,24 @@ class ChannelConfig(BaseModel):
     group_trigger_chats: dict[str, GroupTrigger] = Field(
         default_factory=dict, json_schema_extra=_LIVE
     )
+    # the agent profile this bot talks as (`agents:`; None: lead_agent), read per message
+    agent: str | None = Field(default=None, json_schema_extra=_LIVE)
+    # more bots of this platform: `name`, `agent` and the keys of this section each changes
+    # (channels/bots.py); a change of the section restarts its bots with it
+    bots: list[dict[str, Any]] = Field(default_factory=list)
+    named_bots: ClassVar[bool] = False  # the platform's channel runs as its bot's name
+    _bots: dict[str, ChannelConfig] = PrivateAttr(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _named_bots(self) -> ChannelConfig:
+        from channels.bots import bot_configs
+
+        self._bots = bot_configs(self)
+        return self
+
+    def bot_configs(self) -> dict[str, ChannelConfig]:
+        """The section's named bots (`bots:`), each the section with its own keys on top."""
+        return dict(self._bots)
 
     @property
     def role_allowlist(self) -> list[str]:
@@ -212,6 +230,9 @@ class Channel(abc.ABC):
     def __init__(self, config: ChannelConfig, ctx: ChannelContext) -> None:
         self.config = config
         self.ctx = ctx
+        named = getattr(ctx, "name", "")
+        if named.startswith(f"{self.name}."):  # one of the platform's bots (channels/bots.py)
+            self.name = named
         self.log = logging.getLogger(f"channels.{self.name}")
         from channels.pacing import Pacer  # pacing builds on the types above
 

@@ -19,7 +19,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, create_model
 
 from agent.config import AgentConfig, ModelConfig
-from agent.profiles import AgentProfile, profile_problems, soul_problems
+from agent.profiles import AgentProfile, bound_problems, profile_problems, soul_problems
 from bot.access.roles import AccessConfig
 from bot.config.env import substitute
 from bot.config.secrets import read_secrets, secrets_path
@@ -27,6 +27,7 @@ from bot.schedules.config import SchedulesConfig
 from bot.usage.config import UsageConfig
 from channels import REGISTRY, config_model
 from channels.base import BusyPolicy, ChannelConfig
+from channels.bots import bot_channel
 
 # The reload boundary, declared on each field (bot/config/boundary.py reads it): `live` applies
 # to the next turn or message, `channel` restarts only that channel, `restart` waits for a
@@ -129,12 +130,26 @@ class ChannelsShared(BaseModel):
     max_upload_mb: float = Field(default=20, gt=0, json_schema_extra=LIVE)
 
     def platform(self, name: str) -> ChannelConfig | None:
-        section = getattr(self, name, None)
-        return section if isinstance(section, ChannelConfig) else None
+        """A channel's config: a platform's section, or one of its bots (`telegram.support`)."""
+        platform, _, bot = name.partition(".")
+        section = getattr(self, platform, None) if platform in REGISTRY else None
+        if not isinstance(section, ChannelConfig):
+            return None
+        return section.bot_configs().get(bot) if bot else section
 
     def enabled(self) -> dict[str, ChannelConfig]:
-        found = {name: self.platform(name) for name in REGISTRY}
+        """Every enabled channel: platforms' sections and their named bots."""
+        found: dict[str, ChannelConfig | None] = {}
+        for name in REGISTRY:
+            section = found[name] = self.platform(name)
+            bots = section.bot_configs() if section is not None else {}
+            found |= {bot_channel(name, bot): cfg for bot, cfg in bots.items()}
         return {name: cfg for name, cfg in found.items() if cfg is not None and cfg.enabled}
+
+    def agent_of(self, channel: str) -> str | None:
+        """The agent profile a channel's bot talks as (`agent:`; None: lead_agent)."""
+        cfg = self.platform(channel)
+        return cfg.agent if cfg is not None else None
 
     def busy_policy_for(self, name: str) -> BusyPolicy:
         cfg = self.platform(name)
@@ -263,7 +278,7 @@ def settings_from_dict(raw: dict[str, Any], env: Mapping[str, str] | None = None
     return settings
 
 
-_FIELD_MESSAGE = re.compile(r"^(\w+): (.+)$", re.DOTALL)
+_FIELD_MESSAGE = re.compile(r"^(\w+(?:\[\d+\](?:\.\w+)*)?): (.+)$", re.DOTALL)
 
 
 def _problems(exc: ValidationError, unset: dict[str, str], prefix: str) -> list[str]:
@@ -310,6 +325,8 @@ def _cross_checks(settings: Settings) -> list[str]:
     if settings.default_model and settings.default_model not in names:
         problems.append(f"default_model: {settings.default_model!r} is not one of models[].name")
     problems += profile_problems(settings.agents, set(names))
+    bound = {name: cfg.agent for name, cfg in settings.channels.enabled().items()}
+    problems += bound_problems(bound, settings.agents)
     problems += _storage_checks(settings.storage)
     problems += settings.access.problems({m.name for m in settings.models})
     problems += settings.usage.problems(
