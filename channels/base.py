@@ -14,9 +14,18 @@ from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from channels.backoff import RetryState
+from channels.bots import BOT_NAME
 from channels.choices import ChoiceStore
 from channels.errors import ChannelError, DeliveryRefused, FileTooLarge, RateLimited
 from channels.types import (
@@ -109,9 +118,7 @@ class ChannelConfig(BaseModel):
 
     @model_validator(mode="after")
     def _named_bots(self) -> ChannelConfig:
-        from channels.bots import bot_configs
-
-        self._bots = bot_configs(self)
+        self._bots = _bot_configs(self)
         return self
 
     def bot_configs(self) -> dict[str, ChannelConfig]:
@@ -144,6 +151,34 @@ class ChannelConfig(BaseModel):
         if isinstance(value, dict):
             return {_id_text(k): v for k, v in value.items()}
         return value
+
+
+def _bot_configs(section: ChannelConfig) -> dict[str, ChannelConfig]:
+    """`section.bots` as configs of the section's own model; ValueError naming the bad key
+    (`bots[1].bot_token: field required`)."""
+    if section.bots and not section.named_bots:
+        raise ValueError("bots: not supported on this platform yet (Telegram has them)")
+    base = {k: getattr(section, k) for k in type(section).model_fields if k != "bots"}
+    found: dict[str, ChannelConfig] = {}
+    for i, entry in enumerate(section.bots):
+        name = entry.get("name")
+        if not isinstance(name, str) or not BOT_NAME.fullmatch(name):
+            raise ValueError(
+                f"bots[{i}].name: required, lower-case letters, digits, - and _ (32 at most)"
+            )
+        if name in found:
+            raise ValueError(f"bots[{i}].name: duplicate bot name {name!r}")
+        own = {k: v for k, v in entry.items() if k != "name"}
+        if "bots" in own:
+            raise ValueError(f"bots[{i}].bots: a bot has no bots of its own")
+        try:
+            found[name] = type(section).model_validate({**base, **own})
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            where = ".".join(str(part) for part in err["loc"])
+            message = "unknown key" if err["type"] == "extra_forbidden" else err["msg"]
+            raise ValueError(f"bots[{i}].{where}: {message}") from None
+    return found
 
 
 def _id_text(value: object) -> object:
