@@ -10,16 +10,14 @@ from __future__ import annotations
 
 from bot import texts
 from bot.command_context import CommandContext, CommandReply
+from bot.setting_choice import switched
+from bot.setting_choice import target as target_of
 from channels.base import Button
 
 
 async def agent_command(ctx: CommandContext, args: str) -> CommandReply:
     service, main = ctx.service, ctx.msg.in_main_chat
-    target = (
-        await service.conversations.get_or_create(ctx.msg.chat.with_topic(None))
-        if main
-        else ctx.conversation
-    )
+    target = await target_of(ctx)
     current = target.agent or service.bound_agent(ctx.msg.chat.channel)
     if not args:
         return _listing(ctx, None, current, main)
@@ -32,15 +30,12 @@ async def agent_command(ctx: CommandContext, args: str) -> CommandReply:
         return CommandReply(texts.agent_denied(name, ctx.grant.role))
     await service.conversations.update(target.key, agent=name)
     label = service.agent.profile(name).label
-    if main:
-        running = len(await ctx.lanes.runs_in_chat_anywhere(ctx.msg.chat, ctx.msg.sender.id))
-        text = texts.chat_default_agent(label, running)
-    else:
-        text = texts.agent_switched(label)
-    if not ctx.msg.is_button:
-        return CommandReply(text)
-    listing = _listing(ctx, None, name, main)  # the pressed keyboard, its ✓ moved
-    return CommandReply(f"{text}\n\n{listing.text}", listing.buttons)
+    return await switched(
+        ctx,
+        texts.agent_switched(label),
+        lambda running: texts.chat_default_agent(label, running),
+        lambda: _listing(ctx, None, name, main),
+    )
 
 
 def _named(ctx: CommandContext, args: str) -> str | None:

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING
 from bot import texts
 from bot.access.people import account_of
 from bot.command_context import CommandContext, CommandReply
+from bot.setting_choice import switched
+from bot.setting_choice import target as target_of
 from channels.base import Button
 
 if TYPE_CHECKING:
@@ -169,11 +171,7 @@ def _on(flag: bool) -> str:
 async def _models(ctx: CommandContext, args: str) -> CommandReply:
     """In a main chat the chat-level setting: the model new conversations there start with."""
     service, main = ctx.service, ctx.msg.in_main_chat
-    target = (
-        await service.conversations.get_or_create(ctx.msg.chat.with_topic(None))
-        if main
-        else (ctx.conversation)
-    )
+    target = await target_of(ctx)
     if not args:
         return _model_list(ctx, None, target.model, main)
     if args not in service.agent.model_names():
@@ -184,15 +182,12 @@ async def _models(ctx: CommandContext, args: str) -> CommandReply:
         return CommandReply(texts.model_denied(args, ctx.grant.role))
     await service.conversations.update(target.key, model=args)
     label = service.agent.resolve_model(args).label
-    if main:
-        running = len(await ctx.lanes.runs_in_chat_anywhere(ctx.msg.chat, ctx.msg.sender.id))
-        text = texts.chat_default_model(label, running)
-    else:
-        text = texts.model_switched(label)
-    if not ctx.msg.is_button:
-        return CommandReply(text)
-    listing = _model_list(ctx, None, args, main)  # the pressed keyboard, its ✓ moved
-    return CommandReply(f"{text}\n\n{listing.text}", listing.buttons)
+    return await switched(
+        ctx,
+        texts.model_switched(label),
+        lambda running: texts.chat_default_model(label, running),
+        lambda: _model_list(ctx, None, args, main),
+    )
 
 
 def _model_list(
