@@ -190,9 +190,8 @@ class FakeTelegram(UserSide, Running):
     # ------------------------------------------------------------------ the API
 
     async def _api(self, request: web.Request) -> web.Response:
-        token = request.match_info["token"]
-        bot = self if token == self.token else self._others.get(token)
-        if bot is None:
+        bot = self._others.get(request.match_info["token"], self)  # the bot of that token
+        if request.match_info["token"] != bot.token:
             return answer_error(401, "Unauthorized")
         return await bot._serve(request)
 
@@ -385,11 +384,12 @@ class FakeTelegram(UserSide, Running):
         return answer_ok(result)
 
     async def _download(self, request: web.Request) -> web.Response:
-        self.calls.append(Recorded("download", request.path, {}, at=self.clock()))
+        bot = self._others.get(request.match_info["token"], self)  # the bot of that token
+        bot.calls.append(Recorded("download", request.path, {}, at=self.clock()))
         file_id = request.match_info["path"].removeprefix("files/")
-        if request.match_info["token"] != self.token or file_id not in self.files:
+        if request.match_info["token"] != bot.token or file_id not in bot.files:
             return web.Response(status=404)
-        return web.Response(body=self.files[file_id][0])
+        return web.Response(body=bot.files[file_id][0])
 
     async def _m_sendChatAction(self, body: dict, now: float) -> web.Response:
         return answer_ok(True)
