@@ -14,6 +14,7 @@ from agent.config import AgentConfig, ModelConfig
 from agent.events import RunSettings
 from agent.grant import Grant, ToolObserver
 from agent.paths import ThreadDirs
+from agent.profiles import LEAD_AGENT, AgentProfile
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,13 +40,25 @@ class RunContext:
 
 @dataclass(frozen=True, slots=True)
 class BuildContext:
-    """What providers see when a graph is built (once per model and thinking/plan choice)."""
+    """What providers see when a graph is built (once per agent profile, model and
+    thinking/plan choice)."""
 
     model: ModelConfig
     agent: AgentConfig
     settings: RunSettings
     models: tuple[ModelConfig, ...] = ()  # every configured model (for `model_name` settings)
     checkpointer: Any = None  # the lead's saver: subagents keep their pauses in it too
+    profile: AgentProfile | None = None  # None: the implied lead_agent
+
+    @property
+    def profile_name(self) -> str:
+        return self.profile.name if self.profile is not None else LEAD_AGENT
+
+    @property
+    def prompt(self) -> str:
+        """The system prompt's configured part: the profile's, else `agent.system_prompt`."""
+        fallback = self.agent.system_prompt
+        return self.profile.prompt(fallback) if self.profile is not None else fallback
 
     def model_named(self, name: str | None) -> ModelConfig:
         """The configured model called `name`; this graph's model when unset or unknown."""

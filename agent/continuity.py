@@ -58,7 +58,7 @@ class Continuity:
     async def memory_block(self, turn: Turn) -> str:
         name = turn.user_name if turn.chat_type != "dm" else ""
         try:
-            return await self.memory.context_for(turn.user_id, turn.text, name)
+            return await self.memory.context_for(turn.memory_id or turn.user_id, turn.text, name)
         except Exception:  # memory is a help, never a reason to fail the turn
             log.exception("memory lookup for %s failed", turn.user_id)
             return ""
@@ -66,7 +66,7 @@ class Continuity:
     async def remember(self, thread_id: str, turn: Turn, answer: str) -> None:
         """Queue the exchange for the memory pass (which runs later, off the reply path)."""
         try:
-            await self.memory.record(turn.user_id, thread_id, turn.text, answer)
+            await self.memory.record(turn.memory_id or turn.user_id, thread_id, turn.text, answer)
         except Exception:
             log.exception("could not queue the exchange of %s for memory", turn.user_id)
 

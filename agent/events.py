@@ -117,13 +117,15 @@ class Turn:
     # a decision for the thread's pending approval: {"interrupt_id": ..., "decision": ...,
     # "by": ...}; the run resumes there instead of starting from `text`
     resume: dict[str, Any] | None = None
+    memory_id: str = ""  # whose memory the run reads and writes; "" → user_id (agent/profiles.py)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RunSettings:
     """Per-conversation choices that shape a run."""
 
-    model: str | None = None
+    agent: str | None = None  # the agent profile (agent/profiles.py); None: lead_agent
+    model: str | None = None  # None: the profile's model, else the default
     thinking: bool = False
     plan_mode: bool = False
     extra: dict[str, object] = field(default_factory=dict)

@@ -29,6 +29,7 @@ class Layer:
     mcp_servers: tuple[str, ...] = ("*",)
     skills: tuple[str, ...] = ("*",)
     models: tuple[str, ...] = ("*",)
+    agents: tuple[str, ...] = ("*",)  # agent profiles (agent/profiles.py)
     commands: tuple[str, ...] = ("*",)
     upload_bytes: int | None = None
     may_approve: bool = False
@@ -64,6 +65,9 @@ class Grant:
 
     def allows_model(self, name: str) -> bool:
         return all(matches(layer.models, name) for layer in self.layers)
+
+    def allows_agent(self, name: str) -> bool:
+        return all(matches(layer.agents, name) for layer in self.layers)
 
     def allows_command(self, key: str) -> bool:
         """`key` is a command's permission key: `/status`, `/models NAME`, `/memory clear`."""

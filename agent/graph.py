@@ -17,14 +17,15 @@ def build_agent(
     tool_providers: Sequence[ToolProvider],
     middleware_providers: Sequence[MiddlewareProvider],
 ) -> Any:
-    """A compiled graph for one model and thinking/plan choice, checkpointed per thread."""
+    """A compiled graph for one agent profile, model and thinking/plan choice, checkpointed
+    per thread."""
     from langchain.agents import create_agent
 
     from agent.middlewares import ChatPrompt, DanglingToolCalls
 
     model = create_chat_model(ctx.model, ctx.agent, thinking=ctx.settings.thinking)
     middleware = [
-        ChatPrompt(ctx.agent.system_prompt),
+        ChatPrompt(ctx.prompt),
         DanglingToolCalls(),
         *collect(middleware_providers, ctx),
     ]

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import inspect
 import logging
 import shutil
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -31,10 +31,12 @@ from agent.events import AgentEvent, Failed, Final, RunSettings, Turn
 from agent.features import context_middlewares
 from agent.grant import ToolObserver
 from agent.graph_api import GraphApi
-from agent.http import hold_pools, off_loop, release_pools
+from agent.graph_cache import GraphCache
+from agent.http import hold_pools, release_pools
 from agent.memory import MemoryService, MemoryStore
 from agent.models import create_chat_model, model_warnings, warm_imports
 from agent.paths import ThreadDirs, check_thread_id, thread_dirs
+from agent.profiles import AgentProfile, with_lead
 from agent.relay import EventRelay, coalesce_deltas
 from agent.run_state import BUSY, CANCELLED, Run, RunCancelled, ThreadBusy, settle, thread_config
 from agent.tools import DEFAULT_TOOL_PROVIDERS, MiddlewareProvider, ToolProvider
@@ -68,6 +70,7 @@ class AgentRunner(GraphApi):
         self.models = list(models)
         self.default_model = default_model
         self.config = config
+        self.profiles = with_lead([])  # use_profiles: the `agents:` section
         self.data_dir = Path(data_dir)
         self.tool_providers = list(tool_providers)
         self.middleware_providers = [context_middlewares, *middleware_providers]
@@ -77,10 +80,8 @@ class AgentRunner(GraphApi):
         )
         self.memory.usage_sink = lambda: self.on_usage
         self.continuity = Continuity(config, self.memory, self.history)
-        self._graphs: dict[tuple[str, bool, bool], Any] = {}
-        self._builds: dict[tuple[str, bool, bool], asyncio.Future[Any]] = {}
+        self.graphs = GraphCache()
         self._stopping = False
-        self._generation = 0  # one more at each reconfigure: a graph built before is not kept
         self._runs: dict[str, Run] = {}
         self._dirs_made: set[str] = set()
         self._saver: Any = None
@@ -108,9 +109,12 @@ class AgentRunner(GraphApi):
         self.models, self.default_model, self.config = list(models), default_model, config
         self.continuity.config = config
         self.memory.config = config.memory
-        self._graphs.clear()  # built again, with the new settings, by the next run
-        self._builds.clear()
-        self._generation += 1
+        self.graphs.clear()  # built again, with the new settings, by the next run
+
+    def use_profiles(self, profiles: Sequence[AgentProfile]) -> None:
+        """The agent profiles for the next runs (`agents:`; `lead_agent` implied)."""
+        self.profiles = with_lead(list(profiles))
+        self.graphs.clear()
 
     # lifecycle -------------------------------------------------------------------------------
 
@@ -133,11 +137,8 @@ class AgentRunner(GraphApi):
         for task in tasks:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
-        for build in list(self._builds.values()):  # a build on its thread ends soon
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await build
+        await self.graphs.drain()
         await self._after.close()
-        self._graphs.clear()
         await self.memory.stop()
         await release_pools()
         if self._saver is not None:
@@ -158,6 +159,21 @@ class AgentRunner(GraphApi):
         if name is not None:
             log.warning("model %r is not configured; using the default", name)
         return self.models[0]
+
+    def agent_names(self) -> list[str]:
+        """Every agent profile, `lead_agent` first."""
+        return list(self.profiles)
+
+    def profile(self, name: str | None) -> AgentProfile:
+        """The named profile; None or an unconfigured name → `lead_agent`."""
+        found = self.profiles.get(name or "")
+        if found is None and name is not None:
+            log.warning("agent %r is not configured; using lead_agent", name)
+        return found or next(iter(self.profiles.values()))
+
+    def model_for(self, settings: RunSettings) -> ModelConfig:
+        """The run's model: the chat's choice, else its agent's, else the default."""
+        return self.resolve_model(settings.model or self.profile(settings.agent).model)
 
     def model_warnings(self) -> list[str]:
         warnings = model_warnings(self.models)
@@ -281,7 +297,8 @@ class AgentRunner(GraphApi):
         queue: asyncio.Queue[AgentEvent],
     ) -> None:
         relay = EventRelay()
-        model = self.resolve_model(settings.model)
+        model = self.model_for(settings)
+        turn = replace(turn, memory_id=self.profile(settings.agent).memory_key(turn.user_id))
         try:
             dirs = await self._made_thread_dirs(thread_id)
             prepared = await self._prepare(thread_id, turn, model, dirs)
@@ -328,54 +345,33 @@ class AgentRunner(GraphApi):
                 await done
 
     async def _graph(self, settings: RunSettings) -> Any:
-        """The compiled graph for these settings, built once (on a worker thread: a build is
-        a fraction of a second of CPU the loop would otherwise stall for). Runs asking for
-        the same graph meanwhile wait for the one build; a run cancelled while it waits
-        leaves the build to finish for the others."""
-        model = self.resolve_model(settings.model)
-        thinking = settings.thinking and model.supports_thinking
-        key = (model.name, thinking, settings.plan_mode)
-        graph = self._graphs.get(key)
-        if graph is not None:
-            return graph
-        build = self._builds.get(key)
-        if build is None:
-            ctx = BuildContext(
-                model=model,
-                agent=self.config,
-                settings=RunSettings(
-                    model=model.name, thinking=thinking, plan_mode=settings.plan_mode
-                ),
-                models=tuple(self.models),
-                checkpointer=self._require_saver(),
-            )
-            build = asyncio.ensure_future(self._build(key, ctx))
-            self._builds[key] = build
-            build.add_done_callback(functools.partial(self._built, key))
-        return await asyncio.shield(build)
-
-    async def _build(self, key: tuple[str, bool, bool], ctx: BuildContext) -> Any:
+        """The compiled graph for these settings (agent/graph_cache.py)."""
         from agent.graph import build_agent
 
-        generation = self._generation
-        graph = await off_loop(
-            functools.partial(
-                build_agent,
-                ctx,
-                checkpointer=self._require_saver(),
-                tool_providers=self.tool_providers,
-                middleware_providers=self.middleware_providers,
-            )
+        model = self.model_for(settings)
+        thinking = settings.thinking and model.supports_thinking
+        profile = self.profile(settings.agent)
+        ctx = BuildContext(
+            model=model,
+            agent=self.config,
+            settings=RunSettings(
+                agent=profile.name,
+                model=model.name,
+                thinking=thinking,
+                plan_mode=settings.plan_mode,
+            ),
+            models=tuple(self.models),
+            profile=profile,
+            checkpointer=self._require_saver(),
         )
-        if generation == self._generation:  # not reconfigured meanwhile
-            self._graphs[key] = graph
-        return graph
-
-    def _built(self, key: tuple[str, bool, bool], build: asyncio.Future[Any]) -> None:
-        if self._builds.get(key) is build:
-            del self._builds[key]
-        if not build.cancelled():
-            build.exception()  # retrieved: the runs that asked were told
+        saver, tools, middlewares = (self._require_saver(), self.tool_providers,
+                                     self.middleware_providers)  # fmt: skip
+        return await self.graphs.get(
+            ctx,
+            lambda c: build_agent(
+                c, checkpointer=saver, tool_providers=tools, middleware_providers=middlewares
+            ),
+        )
 
     def _context(
         self, thread_id: str, turn: Turn, settings: RunSettings, memory: str = ""
@@ -389,7 +385,7 @@ class AgentRunner(GraphApi):
             settings=settings,
             memory=memory,
             chat=turn.chat,
-            grant=turn.grant,
+            grant=self.profile(settings.agent).narrow(turn.grant),
             observe=self.on_tool,
             approvals=turn.approvals,
             deciding=tuple(str(c) for c in (turn.resume or {}).get("calls") or ()),

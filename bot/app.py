@@ -41,14 +41,8 @@ from bot.usage.gate import build_usage
 from bot.webhooks import DynamicRoutes
 from channels import channel_class, config_model
 from channels.backoff import BackoffPolicy
-from channels.base import (
-    BusyPolicy,
-    Channel,
-    ChannelConfig,
-    ChannelError,
-    ChatRef,
-    InboundMessage,
-)
+from channels.base import BusyPolicy, Channel, ChannelConfig, ChannelError, ChatRef, InboundMessage
+from channels.bots import platform_of
 from channels.pacing import Pacer
 
 log = logging.getLogger("bot.app")
@@ -84,6 +78,7 @@ class App:
         self.routes = DynamicRoutes()
         self.pacer = Pacer()
         self.gate = AccessGate({}, self.pacer, self._tell_refused)
+        self._bound_agent = lambda name: self.settings.channels.agent_of(name)  # read live
         self._build_agent(settings, schedule_clock)
         self._build_channels(only, channel_kwargs or {}, backoff)
         self._build_dispatch(settings)
@@ -124,6 +119,7 @@ class App:
             checkpoints=self.stores.checkpoints,
             memory_store=self.stores.memory,
         )
+        self.runner.use_profiles(settings.agents)
         now = lambda: self.settings  # noqa: E731 (replaced when config.yaml changes)
         access = build_access(now, self.stores.access, self.runner, self.metrics)
         self.people, self.links = access  # roles, /link, the audit (tool calls go into it)
@@ -143,7 +139,8 @@ class App:
         self._channel_specs: dict[str, tuple[ChannelConfig, dict[str, Any]]] = {}
         enabled = ch.enabled()
         for name in only if only is not None else list(enabled):
-            cfg = enabled.get(name) or ch.platform(name) or config_model(name)(enabled=True)
+            found = enabled.get(name) or ch.platform(name)
+            cfg = found or config_model(platform_of(name))(enabled=True)
             self._add_channel(name, cfg, channel_kwargs.get(name, {}))
         self.supervisor = ChannelSupervisor(
             self.channels, self.contexts, self._build_channel, backoff, self.topology.connections
@@ -166,6 +163,7 @@ class App:
             governed=Governed(self.people, self.usage, self.approvals),
         )
         self.turns.settle.on_settled.append(self.schedules.scheduler.settled)
+        self.turns.bound_agent = self._bound_agent
         command_service = CommandService(
             conversations=self.conversations,
             agent=self.runner,
@@ -175,6 +173,7 @@ class App:
             access=self.people,
             links=self.links,
             usage=self.usage,
+            bound_agent=self._bound_agent,
         )
         self.dispatcher = Dispatcher(
             channels=self.channels,
@@ -225,6 +224,7 @@ class App:
         self.runner.reconfigure(
             models=new.models, default_model=new.default_model, config=new.agent
         )
+        self.runner.use_profiles(new.agents)
 
     def use_upload_limit(self, max_bytes: int) -> None:
         self.turns.max_upload_bytes = max_bytes
@@ -243,7 +243,7 @@ class App:
 
     def _build_channel(self, name: str) -> Channel:
         cfg, kwargs = self._channel_specs[name]
-        channel = channel_class(name)(cfg, self.contexts[name], **kwargs)
+        channel = channel_class(platform_of(name))(cfg, self.contexts[name], **kwargs)
         self.topology.attach_pacer(name, channel.pacer)
         return channel
 
@@ -288,8 +288,7 @@ class App:
         )
 
     async def _set_title(self, thread_id: str, title: str) -> None:
-        """A chat's conversation takes the title; a Gateway thread keeps it in its metadata
-        (unless someone named it meanwhile)."""
+        """A chat's conversation takes the title; a Gateway thread keeps it unless renamed."""
         conv = await self.conversations.by_thread(thread_id)
         if conv is not None:
             await self.conversations.update(conv.key, title=title[:60])
@@ -385,6 +384,7 @@ class App:
             links=self.links,
             usage=self.usage,
             approvals=self.approvals,
+            bound_agent=self._bound_agent,
         )
 
     def health(self) -> dict[str, Any]:

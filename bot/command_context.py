@@ -16,6 +16,7 @@ from channels.base import Button, ChatRef, InboundMessage
 if TYPE_CHECKING:
     from agent.config import ModelConfig
     from agent.memory import MemoryService
+    from agent.profiles import AgentProfile
     from bot.access.links import Links
     from bot.access.people import People
     from bot.schedules.service import Schedules
@@ -38,13 +39,17 @@ class Lanes(Protocol):
 
 
 class AgentFacade(Protocol):
-    """The agent runner's models and memory (agent.runner.AgentRunner is one)."""
+    """The agent runner's models, agent profiles and memory (agent.runner.AgentRunner is one)."""
 
     memory: MemoryService
 
     def model_names(self) -> list[str]: ...
 
     def resolve_model(self, name: str | None) -> ModelConfig: ...
+
+    def agent_names(self) -> list[str]: ...
+
+    def profile(self, name: str | None) -> AgentProfile: ...
 
 
 class HelpText(Protocol):
@@ -67,6 +72,7 @@ class CommandService:
     access: People | None = None  # people, roles and grants (None: everyone may do anything)
     links: Links | None = None  # /link and /unlink
     usage: UsageGate | None = None  # /usage (None: not counted)
+    bound_agent: Callable[[str], str | None] = lambda channel: None  # a bot's agent, by channel
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,7 +12,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from bot import texts
+from bot.access.people import account_of
 from bot.command_context import CommandContext, CommandReply
+from bot.setting_choice import switched
+from bot.setting_choice import target as target_of
 from channels.base import Button
 
 if TYPE_CHECKING:
@@ -135,13 +138,15 @@ async def _status(ctx: CommandContext, args: str) -> CommandReply:
     service, lanes, conv = ctx.service, ctx.lanes, ctx.conversation
     if ctx.msg.in_main_chat:  # the chat-level settings, and the sender's replies in the chat
         conv = await service.conversations.get_or_create(ctx.msg.chat.with_topic(None))
-    model = service.agent.resolve_model(conv.model)
+    profile = service.agent.profile(conv.agent or service.bound_agent(conv.channel))
+    model = service.agent.resolve_model(conv.model or profile.model)
     running = "yes" if lanes.is_running(conv.key) else "no"
     if ctx.msg.in_main_chat:
         running = str(len(await lanes.runs_in_chat_anywhere(ctx.msg.chat, ctx.msg.sender.id)))
     lines = [
         f"Thread: {conv.thread_id}",
         f"Title: {conv.title or '(none yet)'}",
+        f"Agent: {profile.label} ({profile.name})",
         f"Model: {model.label} ({model.name})",
         f"Thinking: {_on(conv.thinking)} · Plan mode: {_on(conv.plan_mode)}",
         f"Reply running: {running} · Queued messages: {lanes.queued(conv.key)}",
@@ -166,11 +171,7 @@ def _on(flag: bool) -> str:
 async def _models(ctx: CommandContext, args: str) -> CommandReply:
     """In a main chat the chat-level setting: the model new conversations there start with."""
     service, main = ctx.service, ctx.msg.in_main_chat
-    target = (
-        await service.conversations.get_or_create(ctx.msg.chat.with_topic(None))
-        if main
-        else (ctx.conversation)
-    )
+    target = await target_of(ctx)
     if not args:
         return _model_list(ctx, None, target.model, main)
     if args not in service.agent.model_names():
@@ -181,15 +182,12 @@ async def _models(ctx: CommandContext, args: str) -> CommandReply:
         return CommandReply(texts.model_denied(args, ctx.grant.role))
     await service.conversations.update(target.key, model=args)
     label = service.agent.resolve_model(args).label
-    if main:
-        running = len(await ctx.lanes.runs_in_chat_anywhere(ctx.msg.chat, ctx.msg.sender.id))
-        text = texts.chat_default_model(label, running)
-    else:
-        text = texts.model_switched(label)
-    if not ctx.msg.is_button:
-        return CommandReply(text)
-    listing = _model_list(ctx, None, args, main)  # the pressed keyboard, its ✓ moved
-    return CommandReply(f"{text}\n\n{listing.text}", listing.buttons)
+    return await switched(
+        ctx,
+        texts.model_switched(label),
+        lambda running: texts.chat_default_model(label, running),
+        lambda: _model_list(ctx, None, args, main),
+    )
 
 
 def _model_list(
@@ -211,6 +209,18 @@ def _model_list(
 
 
 @COMMANDS.register(
+    "agent",
+    "list agents, or switch this conversation's agent",
+    "/agent [NAME]",
+    permission=lambda args: "/agent NAME" if args.strip() else "/agent",
+)
+async def _agent(ctx: CommandContext, args: str) -> CommandReply:
+    from bot.agent_choice import agent_command
+
+    return await agent_command(ctx, args.strip())
+
+
+@COMMANDS.register(
     "memory",
     "show what the agent remembers about you; forget one fact or all",
     "/memory [forget N | clear]",
@@ -227,7 +237,7 @@ async def _memory(ctx: CommandContext, args: str) -> CommandReply:
             "Long-term memory is not enabled on this service, so nothing is "
             "remembered about you between conversations."
         )
-    user_id = f"{ctx.msg.chat.channel}:{ctx.msg.sender.id}"
+    user_id = account_of(ctx.msg)
     words = args.split()
     if words[:1] == ["clear"]:
         removed = await memory.clear(user_id)

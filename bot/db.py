@@ -114,7 +114,18 @@ CREATE TABLE usage_warned ({columns(usage.WARNED_TABLE, SQLITE)}
 {usage.INDEXES.format(t="usage")};
 """
 
-MIGRATIONS = (V1_BASE, V2_JOURNAL, V3_SCHEDULES, V4_GATEWAY, V5_CHOICES, V6_ACCESS, V7_USAGE)
+V8_AGENTS = conversations.ADD_AGENT.format(table="conversations")
+
+MIGRATIONS = (
+    V1_BASE,
+    V2_JOURNAL,
+    V3_SCHEDULES,
+    V4_GATEWAY,
+    V5_CHOICES,
+    V6_ACCESS,
+    V7_USAGE,
+    V8_AGENTS,
+)
 
 
 def open_db(data_dir: Path) -> sqlite3.Connection:

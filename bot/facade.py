@@ -76,6 +76,8 @@ class ServiceFacade:
     links: Links | None = None  # linking accounts to people
     approvals: Approvals | None = None  # tool calls waiting for a person's yes
     usage: UsageGate | None = None  # tokens and cost of every model call (bot/usage/)
+    bound_agent: Callable[[str], str | None] = lambda channel: None
+    """The agent profile a channel's bot is bound to (`channels.<platform>.bots[].agent`)."""
 
 
 class HttpFront(Protocol):

@@ -227,6 +227,41 @@ def chat_default_model(label: str, running: int) -> str:
     return text + " To switch a conversation already started, send /models in its thread."
 
 
+# ---------------------------------------------------------------- /agent (agent profiles)
+
+
+def agent_list(current_label: str, *, chat_default: bool) -> str:
+    where = "new conversations in this chat" if chat_default else "this conversation"
+    return f"Agents for {where} (current: **{current_label}**):"
+
+
+def unknown_agent(name: str) -> str:
+    return f"Unknown agent `{name}`. Choose one of:"
+
+
+def agent_line(name: str, label: str, description: str, current: bool) -> str:
+    about = f": {description}" if description else ""
+    return f"- `{name}` — {label}{about}" + (" ✓" if current else "")
+
+
+def agent_switched(label: str) -> str:
+    return f"Agent for this conversation: {label}. It keeps the conversation so far."
+
+
+def chat_default_agent(label: str, running: int) -> str:
+    text = f"New conversations in this chat will talk to {label}."
+    if running:
+        text += (
+            f" Your {running} running {'reply keeps' if running == 1 else 'replies keep'}"
+            " the agent it started with."
+        )
+    return text + " To switch a conversation already started, send /agent in its thread."
+
+
+def agent_denied(name: str, role: str) -> str:
+    return f"The agent {name} is not available to you here (your role: {role}); /agent lists yours."
+
+
 # ---------------------------------------------------------------- roles and /link (bot/access/)
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from agent.events import Turn
 from agent.grant import Grant
 from bot import texts
+from bot.access.people import account_of
 from channels.base import Channel, ChannelError, FileTooLarge, InboundMessage
 
 AGENT_UPLOADS = "/mnt/user-data/uploads"
@@ -45,7 +46,7 @@ def message_turn(
         grant=grant,
         text=msg.text if text is None else text,
         skill=skill,
-        user_id=f"{msg.chat.channel}:{msg.sender.id}",
+        user_id=account_of(msg),  # the platform's account, whichever of its bots
         user_name=msg.sender.name,
         files=tuple(files),
         context=msg.quoted_text or "",

@@ -29,6 +29,7 @@ from bot.delivery import DeliveryTrack, FinalPlan, card_reply
 from bot.metrics import Metrics
 from bot.notices import RunningReply
 from bot.replies import ReplyStreamer
+from bot.run_choice import agent_for, model_for
 from bot.settle import Settle
 from bot.stores.conversations import Conversation, ConversationStore
 from bot.stores.journal import Entry, Journal
@@ -93,6 +94,7 @@ class TurnRunner:
         self.access = governed.access  # the sender's grant shapes the run (None: everything)
         self.usage = governed.usage  # counted, budgeted, a footer (None: not counted)
         self.approvals = governed.approvals  # approval cards and presses (None: none)
+        self.bound_agent: Callable[[str], str | None] = lambda channel: None  # a bot's agent
 
     def keep_pending(self, task: asyncio.Task[None]) -> None:
         """The run in `task` is cancelled by shutdown: leave its message `running` for restart."""
@@ -273,17 +275,11 @@ class TurnRunner:
                 return None
         return conv, self._turn(msg, [], who.grant, self.access.approvals(who, msg.chat)), None
 
-    def _model(self, conv: Conversation, grant: Grant | None) -> str | None:
-        """The conversation's model, or the first the grant allows when it is not allowed."""
-        if grant is None or grant.allows_model(self.runner.resolve_model(conv.model).name):
-            return conv.model
-        allowed = [n for n in self.runner.model_names() if grant.allows_model(n)]
-        return allowed[0] if allowed else conv.model
-
     async def _stream(
         self, streamer: ReplyStreamer, conv: Conversation, turn: Turn, chat: str
     ) -> None:
-        model = self._model(conv, turn.grant)
+        agent = agent_for(self.runner, conv.agent or self.bound_agent(conv.channel), turn.grant)
+        model = model_for(self.runner, conv.model, turn.grant, agent)
         notes: tuple[str, ...] = ()
         if self.usage is not None:  # budgets: a refusal, or the fallback model, and warnings
             turn, verdict = await self.usage.before(turn, chat, conv.channel, model)
@@ -292,16 +288,17 @@ class TurnRunner:
                 return
             model, notes = verdict.model, verdict.notes
         try:
-            await self._run_agent(streamer, conv, turn, model)
+            await self._run_agent(streamer, conv, turn, RunSettings(
+                agent=agent, model=model, thinking=conv.thinking, plan_mode=conv.plan_mode
+            ))  # fmt: skip
         finally:
             footer = self.usage.after(turn.run_id, conv.channel) if self.usage else ""
             note = " · ".join(n for n in (streamer.doc.note, *notes, footer) if n)
             streamer.doc = replace(streamer.doc, note=note)
 
     async def _run_agent(
-        self, streamer: ReplyStreamer, conv: Conversation, turn: Turn, model: str | None
+        self, streamer: ReplyStreamer, conv: Conversation, turn: Turn, settings: RunSettings
     ) -> None:
-        settings = RunSettings(model=model, thinking=conv.thinking, plan_mode=conv.plan_mode)
         channel, started = conv.channel, time.monotonic()
         outcome = "cancelled"
         self.metrics.runs_started.labels(channel=channel).inc()

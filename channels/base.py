@@ -12,11 +12,20 @@ import enum
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from channels.backoff import RetryState
+from channels.bots import BOT_NAME
 from channels.choices import ChoiceStore
 from channels.errors import ChannelError, DeliveryRefused, FileTooLarge, RateLimited
 from channels.types import (
@@ -100,6 +109,22 @@ class ChannelConfig(BaseModel):
     group_trigger_chats: dict[str, GroupTrigger] = Field(
         default_factory=dict, json_schema_extra=_LIVE
     )
+    # the agent profile this bot talks as (`agents:`; None: lead_agent), read per message
+    agent: str | None = Field(default=None, json_schema_extra=_LIVE)
+    # more bots of this platform: `name`, `agent` and the keys of this section each changes
+    # (channels/bots.py); a change of the section restarts its bots with it
+    bots: list[dict[str, Any]] = Field(default_factory=list)
+    named_bots: ClassVar[bool] = False  # the platform's channel runs as its bot's name
+    _bots: dict[str, ChannelConfig] = PrivateAttr(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _named_bots(self) -> ChannelConfig:
+        self._bots = _bot_configs(self)
+        return self
+
+    def bot_configs(self) -> dict[str, ChannelConfig]:
+        """The section's named bots (`bots:`), each the section with its own keys on top."""
+        return dict(self._bots)
 
     @property
     def role_allowlist(self) -> list[str]:
@@ -127,6 +152,34 @@ class ChannelConfig(BaseModel):
         if isinstance(value, dict):
             return {_id_text(k): v for k, v in value.items()}
         return value
+
+
+def _bot_configs(section: ChannelConfig) -> dict[str, ChannelConfig]:
+    """`section.bots` as configs of the section's own model; ValueError naming the bad key
+    (`bots[1].bot_token: field required`)."""
+    if section.bots and not section.named_bots:
+        raise ValueError("bots: not supported on this platform yet (Telegram has them)")
+    base = {k: getattr(section, k) for k in type(section).model_fields if k != "bots"}
+    found: dict[str, ChannelConfig] = {}
+    for i, entry in enumerate(section.bots):
+        name = entry.get("name")
+        if not isinstance(name, str) or not BOT_NAME.fullmatch(name):
+            raise ValueError(
+                f"bots[{i}].name: required, lower-case letters, digits, - and _ (32 at most)"
+            )
+        if name in found:
+            raise ValueError(f"bots[{i}].name: duplicate bot name {name!r}")
+        own = {k: v for k, v in entry.items() if k != "name"}
+        if "bots" in own:
+            raise ValueError(f"bots[{i}].bots: a bot has no bots of its own")
+        try:
+            found[name] = type(section).model_validate({**base, **own})
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            where = ".".join(str(part) for part in err["loc"])
+            message = "unknown key" if err["type"] == "extra_forbidden" else err["msg"]
+            raise ValueError(f"bots[{i}].{where}: {message}") from None
+    return found
 
 
 def _id_text(value: object) -> object:
@@ -218,6 +271,9 @@ class Channel(abc.ABC):
     def __init__(self, config: ChannelConfig, ctx: ChannelContext) -> None:
         self.config = config
         self.ctx = ctx
+        named = getattr(ctx, "name", "")
+        if named.startswith(f"{self.name}."):  # one of the platform's bots (channels/bots.py)
+            self.name = named
         self.log = logging.getLogger(f"channels.{self.name}")
         from channels.pacing import Pacer  # pacing builds on the types above
 

@@ -29,6 +29,7 @@ def api_routes() -> list[Route]:
     """Every admin API route, in mount order."""
     from gateway import openapi
     from gateway.api import (
+        agents,  # DeerFlow's custom agents over the agent profiles (agent/profiles.py)
         approvals,  # tool calls waiting for a person's yes (bot/approvals.py)
         artifacts,
         audit,  # the audit trail (bot/access/audit.py)
@@ -70,6 +71,7 @@ def api_routes() -> list[Route]:
         memory_people,
         schedules,
         features,
+        agents,
         config,
         people,
         audit,

@@ -26,17 +26,19 @@ from bot.access.store import AccessStore
 from bot.logs import RedactSecrets, secrets_of
 from bot.metrics import Metrics
 from channels.base import ChatRef, InboundMessage
+from channels.bots import platform_of
 
 if TYPE_CHECKING:
     from bot.config.schema import Settings
 
 
 def account_of(msg: InboundMessage) -> str:
-    return f"{msg.chat.channel}:{msg.sender.id}"
+    """`platform:user`: the same account whichever of the platform's bots it writes to."""
+    return f"{platform_of(msg.chat.channel)}:{msg.sender.id}"
 
 
 def chat_key(chat: ChatRef) -> str:
-    return f"{chat.channel}:{chat.chat_id}"
+    return f"{platform_of(chat.channel)}:{chat.chat_id}"
 
 
 class LinkingOff(Exception):
@@ -95,8 +97,8 @@ class People:
         for account in await self.accounts_of(person):
             if account in cfg.people:
                 return cfg.people[account]
-        channel = channel or person.split(":", 1)[0]
-        return cfg.channels.get(channel, cfg.default_role)
+        channel = channel or person.split(":", 1)[0]  # a bot's own default, else its platform's
+        return cfg.channels.get(channel) or cfg.channels.get(platform_of(channel), cfg.default_role)
 
     def ceiling(self, chat: ChatRef) -> str | None:
         return self.config().chats.get(chat_key(chat))

@@ -1,6 +1,6 @@
 """Roles (`access` in config.yaml) and the one function that computes a person's grant.
 
-A role grants tools, MCP servers, skills, models and commands (names and globs), an upload
+A role grants tools, MCP servers, skills, models, agents and commands (names and globs), an upload
 limit and whether it may approve. A person's role comes from the admin API, else
 `access.people`, else their channel's default (`access.channels`), else `access.default_role`;
 a chat may set a ceiling (`access.chats`): the effective grant is the person's role capped by the
@@ -22,6 +22,7 @@ class RoleConfig(BaseModel):
     mcp_servers: list[str] = Field(default_factory=lambda: ["*"])
     skills: list[str] = Field(default_factory=lambda: ["*"])
     models: list[str] = Field(default_factory=lambda: ["*"])
+    agents: list[str] = Field(default_factory=lambda: ["*"])  # agent profiles (`agents:`)
     commands: list[str] = Field(default_factory=lambda: ["*"])
     upload_mb: float | None = Field(default=None, gt=0)
     may_approve: bool = False
@@ -35,6 +36,7 @@ class RoleConfig(BaseModel):
             mcp_servers=tuple(self.mcp_servers),
             skills=tuple(self.skills),
             models=tuple(self.models),
+            agents=tuple(self.agents),
             commands=tuple(self.commands),
             upload_bytes=upload,
             may_approve=self.may_approve,
@@ -48,6 +50,7 @@ GUEST_COMMANDS = [
     "/stop",
     "/status",
     "/models",
+    "/agent",
     "/memory*",
     "/link",
     "/unlink",
@@ -156,7 +159,7 @@ def effective_grant(roles: dict[str, RoleConfig], person_role: str, ceiling: str
     return Grant(tuple(layers))
 
 
-_NOTHING = RoleConfig(tools=[], mcp_servers=[], skills=[], models=[], commands=[])
+_NOTHING = RoleConfig(tools=[], mcp_servers=[], skills=[], models=[], agents=[], commands=[])
 
 
 def _layer(roles: dict[str, RoleConfig], name: str) -> Layer:

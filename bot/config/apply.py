@@ -19,6 +19,7 @@ from bot.config.changes import ChangeLog
 from bot.config.live import Applied, LiveConfig
 from bot.config.schema import Settings, is_loopback
 from bot.logs import RedactSecrets, secrets_of
+from channels.bots import bot_channel
 
 if TYPE_CHECKING:
     from bot.access.store import AccessStore
@@ -107,8 +108,10 @@ def _access(app: Service, new: Settings, keys: list[str]) -> None:
     """A channel's allowlists, group trigger and busy policy: the gate reads them per message."""
     for name in {k.split(".")[1] for k in keys if k.count(".") >= 2}:
         cfg = new.channels.platform(name)
-        if cfg is not None and name in app.contexts:
-            app.use_access(name, cfg)
+        bots = cfg.bot_configs() if cfg is not None else {}  # the section's bots inherit it
+        for channel, each in [(name, cfg), *((bot_channel(name, b), c) for b, c in bots.items())]:
+            if each is not None and channel in app.contexts:
+                app.use_access(channel, each)
 
 
 def _schedules(app: Service, new: Settings, keys: list[str]) -> None:
@@ -119,6 +122,7 @@ LIVE_APPLIERS: dict[str, Applier] = {
     "models": _agent,
     "default_model": _agent,
     "agent": _agent,
+    "agents": _agent,  # agent profiles: the next run of each chat uses the new ones
     "logging": _logging,
     "gateway.auth_token": _admin_token,
     "gateway.tokens": _read_when_used,  # asked per request by the API's auth
@@ -174,6 +178,8 @@ class ConfigApplier:
         for name in sorted({k.split(".")[1] for k in channel_keys}):
             mine = [k for k in channel_keys if k.split(".")[1] == name]
             await self._channel(name, new, mine, done)
+            for bot in _bots(old, name) | _bots(new, name):  # the section's bots go with it
+                await self._channel(bot, new, [], done)
         return done
 
     async def _channel(self, name: str, new: Settings, keys: list[str], done: Applied) -> None:
@@ -198,6 +204,11 @@ class ConfigApplier:
         if not ok:
             error = app.contexts[name].state.last_error
             done.errors.append(f"channels.{name}: start failed ({error}); retrying with backoff")
+
+
+def _bots(settings: Settings, platform: str) -> set[str]:
+    section = settings.channels.platform(platform)
+    return {bot_channel(platform, b) for b in (section.bot_configs() if section else {})}
 
 
 def _mask_new_secrets(settings: Settings) -> None:

@@ -19,6 +19,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, create_model
 
 from agent.config import AgentConfig, ModelConfig
+from agent.profiles import AgentProfile, bound_problems, profile_problems, soul_problems
 from bot.access.roles import AccessConfig
 from bot.config.env import substitute
 from bot.config.secrets import read_secrets, secrets_path
@@ -26,6 +27,7 @@ from bot.schedules.config import SchedulesConfig
 from bot.usage.config import UsageConfig
 from channels import REGISTRY, config_model
 from channels.base import BusyPolicy, ChannelConfig
+from channels.bots import bot_channel
 
 # The reload boundary, declared on each field (bot/config/boundary.py reads it): `live` applies
 # to the next turn or message, `channel` restarts only that channel, `restart` waits for a
@@ -128,12 +130,26 @@ class ChannelsShared(BaseModel):
     max_upload_mb: float = Field(default=20, gt=0, json_schema_extra=LIVE)
 
     def platform(self, name: str) -> ChannelConfig | None:
-        section = getattr(self, name, None)
-        return section if isinstance(section, ChannelConfig) else None
+        """A channel's config: a platform's section, or one of its bots (`telegram.support`)."""
+        platform, _, bot = name.partition(".")
+        section = getattr(self, platform, None) if platform in REGISTRY else None
+        if not isinstance(section, ChannelConfig):
+            return None
+        return section.bot_configs().get(bot) if bot else section
 
     def enabled(self) -> dict[str, ChannelConfig]:
-        found = {name: self.platform(name) for name in REGISTRY}
+        """Every enabled channel: platforms' sections and their named bots."""
+        found: dict[str, ChannelConfig | None] = {}
+        for name in REGISTRY:
+            section = found[name] = self.platform(name)
+            bots = section.bot_configs() if section is not None else {}
+            found |= {bot_channel(name, bot): cfg for bot, cfg in bots.items()}
         return {name: cfg for name, cfg in found.items() if cfg is not None and cfg.enabled}
+
+    def agent_of(self, channel: str) -> str | None:
+        """The agent profile a channel's bot talks as (`agent:`; None: lead_agent)."""
+        cfg = self.platform(channel)
+        return cfg.agent if cfg is not None else None
 
     def busy_policy_for(self, name: str) -> BusyPolicy:
         cfg = self.platform(name)
@@ -162,6 +178,7 @@ class Settings(BaseModel):
     models: list[ModelConfig] = Field(default_factory=list, json_schema_extra=LIVE)
     default_model: str | None = Field(default=None, json_schema_extra=LIVE)
     agent: AgentConfig = Field(default_factory=AgentConfig, json_schema_extra=LIVE)
+    agents: list[AgentProfile] = Field(default_factory=list, json_schema_extra=LIVE)
     channels: ChannelsShared = Field(default_factory=ChannelsShared, json_schema_extra=LIVE)
     schedules: SchedulesConfig = Field(default_factory=SchedulesConfig, json_schema_extra=LIVE)
     access: AccessConfig = Field(default_factory=AccessConfig, json_schema_extra=LIVE)
@@ -182,6 +199,8 @@ def settings_from_file(
     settings = settings_from_dict(raw, env=config_env(path) if env is None else env)
     settings.config_path = path
     resolve_paths(settings, path.absolute().parent)
+    if problems := soul_problems(settings.agents):
+        raise ConfigError(problems)
     return settings
 
 
@@ -219,6 +238,9 @@ def resolve_paths(model: BaseModel, base: Path) -> None:
             model.__dict__[name] = value if value.is_absolute() else base / value
         elif isinstance(value, BaseModel):
             resolve_paths(value, base)
+        elif isinstance(value, list):  # `agents[].soul_file`
+            for item in (v for v in value if isinstance(v, BaseModel)):
+                resolve_paths(item, base)
 
 
 def path_warnings(settings: Settings) -> list[str]:
@@ -256,7 +278,7 @@ def settings_from_dict(raw: dict[str, Any], env: Mapping[str, str] | None = None
     return settings
 
 
-_FIELD_MESSAGE = re.compile(r"^(\w+): (.+)$", re.DOTALL)
+_FIELD_MESSAGE = re.compile(r"^(\w+(?:\[\d+\](?:\.\w+)*)?): (.+)$", re.DOTALL)
 
 
 def _problems(exc: ValidationError, unset: dict[str, str], prefix: str) -> list[str]:
@@ -302,6 +324,9 @@ def _cross_checks(settings: Settings) -> list[str]:
             problems.append(f"models[{i}].name: duplicate model name {name!r}")
     if settings.default_model and settings.default_model not in names:
         problems.append(f"default_model: {settings.default_model!r} is not one of models[].name")
+    problems += profile_problems(settings.agents, set(names))
+    bound = {name: cfg.agent for name, cfg in settings.channels.enabled().items()}
+    problems += bound_problems(bound, settings.agents)
     problems += _storage_checks(settings.storage)
     problems += settings.access.problems({m.name for m in settings.models})
     problems += settings.usage.problems(

@@ -4,6 +4,7 @@ may name any person (`/usage telegram:42`)."""
 from __future__ import annotations
 
 from bot import texts
+from bot.access.people import account_of
 from bot.command_context import CommandContext
 from bot.stores.usage import Totals
 from bot.usage.budgets import period_start
@@ -14,7 +15,7 @@ async def usage_command(ctx: CommandContext, args: str) -> str:
     gate, msg = ctx.service.usage, ctx.msg
     if gate is None or gate.meter.store is None:
         return texts.USAGE_NOT_COUNTED
-    person = ctx.person or f"{msg.chat.channel}:{msg.sender.id}"
+    person = ctx.person or account_of(msg)
     scope, value, whose = "person", person, f"you ({person})"
     if args:
         if not await _is_admin(ctx, person):

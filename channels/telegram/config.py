@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import secrets
-from typing import Literal
+from typing import ClassVar, Literal
 from urllib.parse import urlparse
 
 from pydantic import Field, PrivateAttr, SecretStr, field_validator, model_validator
@@ -16,6 +16,8 @@ DEFAULT_WEBHOOK_PATH = "/telegram/webhook"
 
 class TelegramConfig(ChannelConfig):
     """Telegram bot settings. `api_base` points the SDK at a self-hosted Bot API server."""
+
+    named_bots: ClassVar[bool] = True  # `bots:` (channels/bots.py)
 
     bot_token: SecretStr = SecretStr("")
     api_base: str = DEFAULT_API_BASE

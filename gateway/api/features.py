@@ -1,7 +1,8 @@
 """What DeerFlow's web UI asks before it draws a page, answered with what Antler supports:
-`GET /api/features` (its optional features: all off here), `GET /api/suggestions/config`
-(follow-up suggestions: off) and `GET /api/integrations/lark/status` (DeerFlow's lark-cli
-integration is not part of Antler; Feishu/Lark is one of Antler's own channels)."""
+`GET /api/features` (its optional features: custom agents on, the others off),
+`GET /api/suggestions/config` (follow-up suggestions: off) and
+`GET /api/integrations/lark/status` (DeerFlow's lark-cli integration is not part of Antler;
+Feishu/Lark is one of Antler's own channels)."""
 
 from __future__ import annotations
 
@@ -73,8 +74,9 @@ class LarkStatus(BaseModel):
     response=FeaturesResponse,
 )
 async def features(call: Call) -> FeaturesResponse:
-    off = Feature(enabled=False)  # custom agents, browser control, MCP tasks: DeerFlow's own
-    return FeaturesResponse(agents_api=off, browser_control=off, mcp_tasks=off)
+    off = Feature(enabled=False)  # browser control, MCP tasks: DeerFlow's own
+    agents = Feature(enabled=True)  # /api/agents over the agent profiles (gateway/api/agents.py)
+    return FeaturesResponse(agents_api=agents, browser_control=off, mcp_tasks=off)
 
 
 @api.route(

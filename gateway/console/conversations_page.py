@@ -1,4 +1,4 @@
-"""Conversations: every chat (title, model, last activity, running/queued), a transcript from
+"""Conversations: every chat (title, agent, model, last activity, running/queued), a transcript from
 the thread's checkpoint, stop a running reply, switch the model."""
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ ROLES = {"human": "user", "ai": "assistant", "tool": "tool", "system": "system"}
 class Row:
     conv: Conversation
     model: str
+    agent: str  # the agent profile's label (the profile its next run uses)
     last_activity: str
     running: bool
     queued: int
@@ -49,6 +50,7 @@ async def row(service: Conversations, conv: Conversation) -> Row:
     return Row(
         conv,
         service.resolve_model(conv.model).label,
+        service.agent_of(conv).label,
         _short_ts(ts),
         service.is_running(conv.key),
         service.queued(conv.key),

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agent.config import ModelConfig
+from agent.profiles import AgentProfile
 from bot.context import ChannelState
 from bot.stores.conversations import Conversation, ConversationStore
 from bot.stores.journal import Entry, Journal
@@ -49,6 +50,7 @@ class Conversations:
     checkpoint: Callable[[str], Awaitable[Any]]
     models: Callable[[], list[ModelConfig]]
     resolve_model: Callable[[str | None], ModelConfig]
+    agent_of: Callable[[Conversation], AgentProfile]  # the profile its next run uses
     live: Callable[[str], ReplyDoc | None] = lambda key: None  # the reply being written
 
     async def by_thread(self, thread_id: str) -> Conversation | None:
@@ -136,6 +138,7 @@ class ConsoleServices:
                 checkpoint=runner.checkpoint,
                 models=models,
                 resolve_model=runner.resolve_model,
+                agent_of=lambda c: runner.profile(c.agent or service.bound_agent(c.channel)),
                 live=service.live_reply,
             ),
             deliveries=Deliveries(service.journal),

@@ -1,7 +1,9 @@
-"""LangGraph's assistants API for the one graph, `lead_agent`: search, get, graph, schemas.
+"""LangGraph's assistants API: search, get, graph, schemas. Each agent profile
+(agent/profiles.py) is an assistant of the one graph, `lead_agent`, as in DeerFlow: its
+`assistant_id` is the profile's name, and a run with that `assistant_id` uses the profile.
 
 DeerFlow's web UI (`useStream`) and LangGraph clients look the assistant up before a run.
-There is one assistant; its graph and schemas are answered empty, as DeerFlow does.
+Graphs and schemas are answered empty, as DeerFlow does.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from agent.profiles import LEAD_AGENT, AgentProfile
 from gateway.errors import ApiError
 from gateway.langgraph.run_schemas import ASSISTANT_ID
 from gateway.langgraph.schemas import Strict
@@ -18,7 +21,7 @@ from gateway.registry import Call, Registry
 api = Registry()
 TAG = "assistants"
 ONE = "/api/assistants/{assistant_id}"
-CREATED = "2025-01-01T00:00:00+00:00"  # fixed: the assistant is part of the code
+CREATED = "2025-01-01T00:00:00+00:00"  # fixed: assistants are part of the configuration
 
 
 class Assistant(BaseModel):
@@ -64,30 +67,38 @@ class AssistantSchemas(BaseModel):
     context_schema: dict[str, Any]
 
 
-LEAD = Assistant(
-    assistant_id=ASSISTANT_ID,
-    graph_id=ASSISTANT_ID,
-    name=ASSISTANT_ID,
-    metadata={"created_by": "system"},
-    description="Antler's lead agent",
-    created_at=CREATED,
-    updated_at=CREATED,
-)
+def assistant(profile: AgentProfile) -> Assistant:
+    lead = profile.name == LEAD_AGENT
+    return Assistant(
+        assistant_id=profile.name,
+        graph_id=ASSISTANT_ID,
+        name=profile.name,
+        metadata={"created_by": "system", "display_name": profile.label},
+        description=profile.description or ("Antler's lead agent" if lead else None),
+        created_at=CREATED,
+        updated_at=CREATED,
+    )
+
+
+def assistants(call: Call) -> list[Assistant]:
+    """Every agent profile, `lead_agent` first."""
+    return [assistant(p) for p in call.gw.service.runner.profiles.values()]
 
 
 def _found(call: Call) -> Assistant:
     assistant_id = call.request.match_info["assistant_id"]
-    if assistant_id != ASSISTANT_ID:
+    found = next((a for a in assistants(call) if a.assistant_id == assistant_id), None)
+    if found is None:
         raise ApiError(
-            404, f"assistant {assistant_id} not found; the one assistant is {ASSISTANT_ID!r}"
+            404, f"assistant {assistant_id} not found; POST /api/assistants/search lists them"
         )
-    return LEAD
+    return found
 
 
 @api.route(
     "POST",
     "/api/assistants/search",
-    summary="Search assistants (lead_agent)",
+    summary="Search assistants (one per agent profile)",
     tag=TAG,
     body=AssistantSearch,
     response=list[Assistant],
@@ -95,7 +106,7 @@ def _found(call: Call) -> Assistant:
 )
 async def search_assistants(call: Call) -> list[dict[str, Any]]:
     body: AssistantSearch = call.body
-    found = [LEAD]
+    found = assistants(call)
     if body.graph_id is not None:
         found = [a for a in found if a.graph_id == body.graph_id]
     if body.name is not None:

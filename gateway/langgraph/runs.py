@@ -73,8 +73,11 @@ def _thread_of(body: RunCreate) -> str:
 
 
 async def _request(gw: Gateway, thread_id: str, body: RunCreate) -> RunRequest:
-    if body.assistant_id != ASSISTANT_ID:
-        raise ApiError(404, f"assistant {body.assistant_id!r} not found; use {ASSISTANT_ID!r}")
+    if body.assistant_id not in gw.service.runner.agent_names():
+        raise ApiError(
+            404,
+            f"assistant {body.assistant_id!r} not found; POST /api/assistants/search lists them",
+        )
     resume = _resume(body.command)
     if body.input is None and resume is None:
         raise ApiError(
@@ -140,10 +143,24 @@ async def _settings(gw: Gateway, thread_id: str, body: RunCreate) -> RunSettings
     thinking = ctx.thinking_enabled if ctx and ctx.thinking_enabled is not None else None
     plan = ctx.is_plan_mode if ctx and ctx.is_plan_mode is not None else None
     return RunSettings(
+        agent=_agent(gw, body, conv.agent if conv else None),
         model=model or (conv.model if conv else None),
         thinking=thinking if thinking is not None else bool(conv and conv.thinking),
         plan_mode=plan if plan is not None else bool(conv and conv.plan_mode),
     )
+
+
+def _agent(gw: Gateway, body: RunCreate, chosen: str | None) -> str | None:
+    """The run's agent profile: DeerFlow's `agent_name` (context or configurable), else a
+    custom `assistant_id`, else the conversation's; 400 for an unknown name."""
+    configurable = body.config.configurable if body.config else {}
+    named = (body.context.agent_name if body.context else None) or configurable.get("agent_name")
+    if named is not None:
+        match = [n for n in gw.service.runner.agent_names() if n.lower() == str(named).lower()]
+        if not match:
+            raise ApiError(400, f"agent {named!r} is not configured; see GET /api/agents")
+        return match[0]
+    return body.assistant_id if body.assistant_id != ASSISTANT_ID else chosen
 
 
 def _on_disconnect(gw: Gateway, rec: RunRecord) -> Any:

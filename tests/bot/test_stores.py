@@ -195,6 +195,7 @@ async def test_postgres_schema_is_migrated_once(tmp_path: Path, pg_dsn: str) -> 
         ("access", 1),
         ("choices", 1),
         ("conversations", 1),
+        ("conversations", 2),  # the agent column
         ("gateway", 1),
         ("journal", 1),
         ("memory", 1),

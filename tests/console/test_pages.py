@@ -67,7 +67,9 @@ async def test_deliveries_show_recent_and_failed_entries_with_the_reason(
     assert "still waiting for an answer" in recent_part  # unsettled: the text is still kept
 
 
-async def test_conversation_page_and_model_switch(admin: Console, svc: ServiceHarness) -> None:
+async def test_conversation_page_agent_and_model_switch(
+    admin: Console, svc: ServiceHarness
+) -> None:
     chat = ChatRef(channel="test", chat_id="c7", chat_type="group")
     conv = await app(svc).conversations.get_or_create(chat)
     await app(svc).conversations.update(conv.key, title="Quarterly numbers")
@@ -83,6 +85,9 @@ async def test_conversation_page_and_model_switch(admin: Console, svc: ServiceHa
     assert status == 200
     assert "Nothing saved yet." in page
     assert "Stop the running reply" not in page
+    assert "<dt>Agent</dt><dd>Lead agent</dd>" in page  # no /agent choice: lead_agent
+    await app(svc).conversations.update(conv.key, agent="nobody-now")  # a profile since removed
+    assert "<dt>Agent</dt><dd>Lead agent</dd>" in (await admin.get(here))[1]
     status, _, resp = await admin.post(here + "/model", {"model": "smart"})
     assert "Model switched to smart" in await admin.follow(resp)
     assert (await app(svc).conversations.get(conv.key)).model == "smart"

@@ -15,6 +15,7 @@ every call with its time, and checks Telegram's limits on what it sees:
   announcement) is only counted in `in_flight`.
 `storm(seconds)`: for that long every send/edit/draft/chat action answers 429 with a
 retry_after of 1-3 s, blocking the whole bot, like Telegram under flood control.
+`add_bot(token, ...)`: another bot (its own updates, calls, limits) at the same address.
 It also checks messages like Telegram does: HTML must follow Telegram's rules
 (telegram_html.py), text must be 1-4096 characters after entity parsing, an edit to the same
 text is "message is not modified".
@@ -92,6 +93,7 @@ class FakeTelegram(UserSide, Running):
         self._sent_at: dict[int, deque[float]] = defaultdict(deque)
         self._draft_at: dict[int, float] = {}
         self._new_update: asyncio.Event | None = None
+        self._others: dict[str, FakeTelegram] = {}  # more bots on this server, by token
         app = web.Application(client_max_size=80 * 1024 * 1024)
         app.router.add_route("*", "/bot{token}/{method}", self._api)
         app.router.add_get("/file/bot{token}/{path:.*}", self._download)
@@ -113,6 +115,13 @@ class FakeTelegram(UserSide, Running):
         if self._new_update is not None:
             self.server.call_soon(self._new_update.set)
         self.server.stop()
+
+    def add_bot(self, token: str, *, bot_id: int, username: str) -> FakeTelegram:
+        """Another bot served by this (started) server for `token`, at the same `api_base`."""
+        other = FakeTelegram(token, bot_id=bot_id, username=username, clock=self.clock)
+        other.server, other._new_update = self.server, self.server.call(other._make_event())
+        self._others[token] = other
+        return other
 
     @property
     def api_base(self) -> str:
@@ -181,11 +190,15 @@ class FakeTelegram(UserSide, Running):
     # ------------------------------------------------------------------ the API
 
     async def _api(self, request: web.Request) -> web.Response:
+        bot = self._others.get(request.match_info["token"], self)  # the bot of that token
+        if request.match_info["token"] != bot.token:
+            return answer_error(401, "Unauthorized")
+        return await bot._serve(request)
+
+    async def _serve(self, request: web.Request) -> web.Response:
         method = self._canonical.get(
             request.match_info["method"].lower(), request.match_info["method"]
         )
-        if request.match_info["token"] != self.token:
-            return answer_error(401, "Unauthorized")
         arrived = self.clock()  # before the body: what was sent before a 429 is not late
         body = await read_body(request)
         now = self.clock()
@@ -371,11 +384,12 @@ class FakeTelegram(UserSide, Running):
         return answer_ok(result)
 
     async def _download(self, request: web.Request) -> web.Response:
-        self.calls.append(Recorded("download", request.path, {}, at=self.clock()))
+        bot = self._others.get(request.match_info["token"], self)  # the bot of that token
+        bot.calls.append(Recorded("download", request.path, {}, at=self.clock()))
         file_id = request.match_info["path"].removeprefix("files/")
-        if request.match_info["token"] != self.token or file_id not in self.files:
+        if request.match_info["token"] != bot.token or file_id not in bot.files:
             return web.Response(status=404)
-        return web.Response(body=self.files[file_id][0])
+        return web.Response(body=bot.files[file_id][0])
 
     async def _m_sendChatAction(self, body: dict, now: float) -> web.Response:
         return answer_ok(True)

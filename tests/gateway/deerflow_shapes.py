@@ -148,6 +148,28 @@ class UploadLimits(Shape):
     max_total_size: StrictInt
 
 
+# ---------------------------------------------------------------- custom agents (§1.2)
+
+
+class AgentResponse(Shape):
+    name: StrictStr
+    display_name: StrictStr | None
+    description: StrictStr
+    model: StrictStr | None
+    tool_groups: list[StrictStr] | None
+    skills: list[StrictStr] | None
+    soul: StrictStr | None
+
+
+class AgentsListResponse(Shape):
+    agents: list[AgentResponse]
+
+
+class AgentNameCheck(Shape):
+    available: StrictBool
+    name: StrictStr
+
+
 # ---------------------------------------------------------------- LangGraph-compatible
 
 

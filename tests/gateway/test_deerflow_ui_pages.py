@@ -236,7 +236,7 @@ async def test_memory_page_edits_the_callers_own_memory(api: Api) -> None:
 
 async def test_pages_that_load_first(api: Api, fake_openai: FakeOpenAI) -> None:
     features = await ok(api, "GET", "/api/features", df.FeaturesResponse)
-    assert features["agents_api"] == {"enabled": False}
+    assert features["agents_api"] == {"enabled": True}  # custom agents: the agent profiles
     suggestions = await ok(api, "GET", "/api/suggestions/config", df.SuggestionsConfig)
     assert suggestions["enabled"] is False
     providers = await ok(api, "GET", "/api/channels/providers", df.ChannelProvidersResponse)

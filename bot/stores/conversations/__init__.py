@@ -28,7 +28,9 @@ TABLE = """
     title TEXT NOT NULL DEFAULT '',
     created_at $real NOT NULL,
     updated_at $real NOT NULL"""  # the conversations' columns (bot/stores/schema.py)
-_COLUMNS = "key, thread_id, channel, chat_id, model, thinking, plan_mode, title, created_at"
+# added later by each backend's migration: the agent profile a conversation talks to
+ADD_AGENT = "ALTER TABLE {table} ADD COLUMN agent TEXT"
+_COLUMNS = "key, thread_id, channel, chat_id, model, thinking, plan_mode, title, created_at, agent"
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,18 +44,19 @@ class Conversation:
     plan_mode: bool = False
     title: str = ""
     created_at: float = 0.0
+    agent: str | None = None  # the agent profile; None: lead_agent (agent/profiles.py)
 
 
 SETTABLE = {f.name for f in fields(Conversation)} - {"key", "channel", "chat_id", "created_at"}
 
 
-async def chat_default_model(store: ConversationStore, chat: ChatRef) -> str | None:
-    """The model a new thread or topic of `chat` starts with: the chat-level setting (what
-    /models set in the main chat, docs/channels/README.md "Scope")."""
+async def chat_defaults(store: ConversationStore, chat: ChatRef) -> tuple[str | None, str | None]:
+    """The model and agent a new thread or topic of `chat` starts with: the chat-level
+    settings (what /models and /agent set in the main chat, docs/channels/README.md "Scope")."""
     if chat.topic_id is None:
-        return None
+        return None, None
     parent = await store.get(chat.with_topic(None).key)
-    return parent.model if parent else None
+    return (parent.model, parent.agent) if parent else (None, None)
 
 
 def check_settable(changes: dict[str, object]) -> None:
@@ -88,12 +91,12 @@ class ConversationStore:
         if found is not None:
             return found
         now = time.time()
-        model = await chat_default_model(self, chat)
+        model, agent = await chat_defaults(self, chat)
         row = await self.sql.one(
-            f"INSERT INTO {self.table}(key, thread_id, channel, chat_id, model, created_at,"
-            " updated_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO NOTHING"
-            f" RETURNING {_COLUMNS}",
-            (chat.key, new_thread_id(), chat.channel, chat.chat_id, model, now, now),
+            f"INSERT INTO {self.table}(key, thread_id, channel, chat_id, model, agent,"
+            " created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key)"
+            f" DO NOTHING RETURNING {_COLUMNS}",
+            (chat.key, new_thread_id(), chat.channel, chat.chat_id, model, agent, now, now),
         )
         if row is not None:
             return self._remember(conversation_from_row(row))
@@ -149,7 +152,7 @@ class ConversationStore:
 
 
 def conversation_from_row(row: tuple[object, ...]) -> Conversation:
-    key, thread_id, channel, chat_id, model, thinking, plan_mode, title, created = row
+    key, thread_id, channel, chat_id, model, thinking, plan_mode, title, created, agent = row
     return Conversation(
         key=str(key),
         thread_id=str(thread_id),
@@ -160,6 +163,7 @@ def conversation_from_row(row: tuple[object, ...]) -> Conversation:
         plan_mode=bool(plan_mode),
         title=str(title or ""),
         created_at=float(created),  # type: ignore[arg-type]
+        agent=str(agent) if agent else None,
     )
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from psycopg_pool import AsyncConnectionPool
 
 from agent.sql import PostgresSql
-from bot.stores.conversations import TABLE, ConversationStore
+from bot.stores.conversations import ADD_AGENT, TABLE, ConversationStore
 from bot.stores.pg import retrying
 from bot.stores.schema import POSTGRES, columns
 
@@ -22,6 +22,7 @@ MIGRATIONS = (
     CREATE INDEX antler_conversations_thread ON antler_conversations(thread_id);
     CREATE INDEX antler_conversations_updated ON antler_conversations(updated_at)
     """,
+    ADD_AGENT.format(table="antler_conversations"),
 )
 
 

@@ -29,6 +29,12 @@ class Driver(abc.ABC, Generic[F]):
     """The longest text one message may show (a longer answer is split)."""
     fake_type: type[F]
     """The platform's fake server, started by `start()`."""
+    edits_finished_replies = True
+    """False where a reply cannot change once finished (WeCom's stream): what follows a pause
+    (an approval's decision and the answer) comes as one new message below it."""
+    updates_unpressed_cards = True
+    """False where a card can change only in answer to a press on it (WeCom): an expired
+    approval's card keeps its buttons (a later press is told it expired)."""
 
     def __init__(self) -> None:
         self.fake: F = self.fake_type()

@@ -17,6 +17,8 @@ class WeComDriver(Driver[FakeWeCom]):
     name = "wecom"
     max_part = 5000
     fake_type = FakeWeCom
+    edits_finished_replies = False  # no frame after a stream's finish
+    updates_unpressed_cards = False  # a card changes only in answer to its press (5 s)
 
     def config(self) -> dict[str, Any]:
         return {
@@ -48,10 +50,15 @@ class WeComDriver(Driver[FakeWeCom]):
         return sum(len([f for f in s["frames"] if not f["finish"]]) for s in streams)
 
     def _card(self) -> dict[str, Any]:
-        return self.fake.cards(USER)[-1]
+        card = self.fake.cards(USER)[-1]
+        updates = [u for u in self.fake.card_updates if u.get("task_id") == card["task_id"]]
+        return updates[-1] if updates else card
 
     def buttons(self) -> list[str]:
-        return [str(b["text"]) for b in self._card()["button_list"]]
+        card = self._card()
+        if card.get("replace_text"):  # pressed: WeCom shows this text in the buttons' place
+            return []
+        return [str(b["text"]) for b in card["button_list"]]
 
     def press(self, label: str) -> None:
         card = self._card()

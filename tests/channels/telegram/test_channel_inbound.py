@@ -243,6 +243,7 @@ async def test_the_menu_is_the_command_registry(
         "stop",
         "status",
         "models",
+        "agent",
         "memory",
         "plan",
         "think",
