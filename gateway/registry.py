@@ -87,13 +87,23 @@ class Route:
 
 @dataclass
 class Registry:
+    """One resource module's routes; `tag` (the OpenAPI tag) is said once, for all of them."""
+
     routes: list[Route] = field(default_factory=list)
+    tag: str = ""
 
     def route(
-        self, method: str, path: str, *, summary: str, tag: str, **options: Any
+        self, method: str, path: str, summary: str = "", **options: Any
     ) -> Callable[[RouteFn], RouteFn]:
+        """Declare `method path`, `Route`'s other fields as keywords; the OpenAPI summary is
+        the handler's docstring (white space folded) unless `summary` is given."""
+        options.setdefault("tag", self.tag)
+
         def register(fn: RouteFn) -> RouteFn:
-            self.routes.append(Route(method, path, fn, summary, tag, **options))
+            text = summary or " ".join((fn.__doc__ or "").split())
+            if not text:
+                raise ValueError(f"route {method} {path}: no summary and no docstring")
+            self.routes.append(Route(method, path, fn, text, **options))
             return fn
 
         return register

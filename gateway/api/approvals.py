@@ -13,8 +13,8 @@ from gateway.api.config import _who
 from gateway.errors import ApiError
 from gateway.registry import Call, Registry
 
-api = Registry()
 TAG = "access"
+api = Registry(tag=TAG)
 
 
 class PendingApproval(BaseModel):
@@ -52,20 +52,23 @@ def approvals_of(call: Call) -> Approvals:
     return approvals
 
 
-@api.route(
-    "GET", "/api/approvals", summary="Tool calls waiting for approval, oldest first", tag=TAG,
-    response=ApprovalList, errors=(409,),
-)  # fmt: skip
+@api.route("GET", "/api/approvals", response=ApprovalList, errors=(409,))
 async def list_approvals(call: Call) -> ApprovalList:
+    """Tool calls waiting for approval, oldest first"""
     waiting: list[dict[str, Any]] = await approvals_of(call).waiting()
     return ApprovalList(approvals=[PendingApproval.model_validate(w) for w in waiting])
 
 
 @api.route(
-    "POST", "/api/approvals/{approval_id}", summary="Approve or deny a waiting tool call", tag=TAG,
-    body=Decision, response=DecisionSent, status=202, errors=(404, 409, 422),
-)  # fmt: skip
+    "POST",
+    "/api/approvals/{approval_id}",
+    body=Decision,
+    response=DecisionSent,
+    status=202,
+    errors=(404, 409, 422),
+)
 async def decide(call: Call) -> DecisionSent:
+    """Approve or deny a waiting tool call"""
     body: Decision = call.body
     short = call.path["approval_id"]
     if not await approvals_of(call).send_decision(short, body.decision, _who(call)):

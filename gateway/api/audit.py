@@ -15,8 +15,8 @@ from bot.access.store import AuditQuery
 from gateway.errors import ApiError
 from gateway.registry import Call, Registry
 
-api = Registry()
 TAG = "access"
+api = Registry(tag=TAG)
 
 
 class AuditParams(BaseModel):
@@ -60,16 +60,9 @@ def people_of(call: Call) -> People:
     return people
 
 
-@api.route(
-    "GET",
-    "/api/audit",
-    summary="The audit trail, newest first",
-    tag=TAG,
-    query=AuditParams,
-    response=AuditPage,
-    errors=(409, 422),
-)
+@api.route("GET", "/api/audit", query=AuditParams, response=AuditPage, errors=(409, 422))
 async def list_audit(call: Call) -> AuditPage:
+    """The audit trail, newest first"""
     q: AuditParams = call.query
     entries = await people_of(call).store.audit(AuditQuery(**q.model_dump()))
     more = len(entries) == q.limit

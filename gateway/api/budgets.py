@@ -12,8 +12,8 @@ from bot.usage.budgets import Payer, resets_at
 from gateway.api.usage import store_of
 from gateway.registry import Call, Registry
 
-api = Registry()
 TAG = "usage"
+api = Registry(tag=TAG)
 
 
 class BudgetState(BaseModel):
@@ -35,15 +35,9 @@ class Budgets(BaseModel):
     budgets: list[BudgetState]
 
 
-@api.route(
-    "GET",
-    "/api/budgets",
-    summary="The configured budgets and what is used of each this period",
-    tag=TAG,
-    response=Budgets,
-    errors=(409,),
-)
+@api.route("GET", "/api/budgets", response=Budgets, errors=(409,))
 async def list_budgets(call: Call) -> Budgets:
+    """The configured budgets and what is used of each this period"""
     store_of(call)  # 409 when usage is not counted
     gate = call.gw.service.usage
     assert gate is not None

@@ -8,8 +8,8 @@ from gateway.langgraph.schemas import ChannelInfo, ChannelRestart, ChannelsRespo
 from gateway.registry import Call, Registry
 from gateway.service import Gateway
 
-api = Registry()
 TAG = "channels"
+api = Registry(tag=TAG)
 
 
 def channel_info(name: str, state: ChannelState) -> ChannelInfo:
@@ -34,14 +34,9 @@ def channel_info(name: str, state: ChannelState) -> ChannelInfo:
     )
 
 
-@api.route(
-    "GET",
-    "/api/channels",
-    summary="Every channel's state and counters",
-    tag=TAG,
-    response=ChannelsResponse,
-)
+@api.route("GET", "/api/channels", response=ChannelsResponse)
 async def list_channels(call: Call) -> ChannelsResponse:
+    """Every channel's state and counters"""
     gw: Gateway = call.gw
     states = gw.service.channel_states()
     return ChannelsResponse(
@@ -50,15 +45,9 @@ async def list_channels(call: Call) -> ChannelsResponse:
     )
 
 
-@api.route(
-    "POST",
-    "/api/channels/{name}/restart",
-    summary="Stop and start a channel",
-    tag=TAG,
-    response=ChannelRestart,
-    errors=(404, 409, 422),
-)
+@api.route("POST", "/api/channels/{name}/restart", response=ChannelRestart, errors=(404, 409, 422))
 async def restart_channel(call: Call) -> ChannelRestart:
+    """Stop and start a channel"""
     gw: Gateway = call.gw
     name = call.path["name"]
     if name not in gw.service.channel_states():
