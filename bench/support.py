@@ -8,7 +8,8 @@ import os
 import resource
 import statistics
 import tempfile
-from collections.abc import Callable
+import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,24 @@ def summary(prefix: str, values: list[float], scale: float = 1000.0) -> dict[str
         f"{prefix}_p99_ms": round(pct(values, 99) * scale, 3),
         f"{prefix}_mean_ms": round(statistics.fmean(values) * scale, 3) if values else 0.0,
     }
+
+
+def per_call_us(fn: Callable[[], object], n: int = 20_000) -> float:
+    """Microseconds per call of `fn`, over `n` calls in a row."""
+    start = time.perf_counter()
+    for _ in range(n):
+        fn()
+    return round((time.perf_counter() - start) / n * 1e6, 2)
+
+
+async def median_us(fn: Callable[[], Awaitable[object]], n: int = 2_000) -> float:
+    """The median of `n` awaited calls of `fn`, in microseconds."""
+    times = []
+    for _ in range(n):
+        start = time.perf_counter()
+        await fn()
+        times.append(time.perf_counter() - start)
+    return round(statistics.median(times) * 1e6, 1)
 
 
 def rss_bytes() -> int:
