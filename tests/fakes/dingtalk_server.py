@@ -21,7 +21,7 @@ from typing import Any
 from aiohttp import WSMsgType, web
 
 from tests.fakes.dingtalk_payloads import chatbot_data
-from tests.fakes.threaded import Recorded, Running, ThreadedServer
+from tests.fakes.threaded import Recorded, Served, ThreadedServer
 
 CHATBOT_TOPIC = "/v1.0/im/bot/messages/get"
 CARD_CALLBACK_TOPIC = "/v1.0/card/instances/callback"
@@ -45,7 +45,7 @@ class Injected:
     times: int = 1
 
 
-class FakeDingTalk(Running):
+class FakeDingTalk(Served):
     """Construct, `start()`, point the channel's `api_base` at `.base`, `stop()`."""
 
     def __init__(self, *, expire_in: int = 7200) -> None:
@@ -71,17 +71,6 @@ class FakeDingTalk(Running):
         self.server = ThreadedServer(app)
 
     # ------------------------------------------------------------------ lifecycle
-
-    def start(self) -> FakeDingTalk:
-        self.server.start()
-        return self
-
-    def stop(self) -> None:
-        self.server.stop()
-
-    @property
-    def base(self) -> str:
-        return self.server.base
 
     # ------------------------------------------------------------------ scripting
 

@@ -41,7 +41,7 @@ class Payloads:
 
     @property
     def base(self) -> str:
-        """The fake's http://127.0.0.1:port (attachment URLs)."""
+        """The fake's http://127.0.0.1:port (attachment URLs); `Served`'s comes first."""
         raise NotImplementedError
 
     def _application(self) -> dict[str, Any]:

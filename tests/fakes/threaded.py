@@ -11,7 +11,7 @@ import threading
 import time
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, Self, TypeVar
 
 from aiohttp import web
 
@@ -55,6 +55,52 @@ class Running:
 
 
 R = TypeVar("R", bound=Running)
+
+
+class Served(Running):
+    """A fake platform: its aiohttp app on a `ThreadedServer`, started and stopped with it."""
+
+    server: ThreadedServer
+
+    def start(self) -> Self:
+        self.server.start()
+        return self
+
+    def stop(self) -> None:
+        self.server.stop()
+
+    @property
+    def base(self) -> str:
+        return self.server.base
+
+
+class Awaited:
+    """A fake whose threads notify `_cond` on every change to the calls it records: tests wait
+    on a predicate of the fake (`until` from async code, `wait_for` from a thread)."""
+
+    name = "fake"
+    wait_seconds = 5.0  # `until`'s default
+    calls: list[Recorded]
+    _cond: threading.Condition
+
+    def methods(self) -> list[str]:
+        return [c.method for c in self.calls]
+
+    def wait_for(self, predicate: Any, timeout: float = 5.0) -> bool:
+        """Block (in a worker thread) until `predicate(self)` holds; tests use `to_thread`."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while not predicate(self):
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._cond.wait(min(left, 0.05))
+        return True
+
+    async def until(self, predicate: Any, timeout: float | None = None) -> None:
+        seconds = self.wait_seconds if timeout is None else timeout
+        if not await asyncio.to_thread(self.wait_for, predicate, seconds):
+            raise AssertionError(f"{self.name}: condition not met; calls={self.methods()}")
 
 
 class ThreadedServer:
