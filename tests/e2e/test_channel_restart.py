@@ -13,10 +13,10 @@ import pytest
 
 from bot import texts
 from bot.stores.journal import State
-from tests.e2e.config.service import NEW_TOKEN, Service, start_service
+from tests.e2e.config.service import NEW_TOKEN, Service, telegram_service
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.openai_wire import Reply
-from tests.fakes.telegram_server import TOKEN, FakeTelegram, visible_text
+from tests.fakes.telegram_server import FakeTelegram, visible_text
 
 ANSWER = "The whole answer, every word of it, from the first to the very last one."
 CHAT = 42
@@ -34,15 +34,7 @@ def tg() -> Any:
 async def svc(
     tmp_path: Path, fake_openai: FakeOpenAI, tg: FakeTelegram, monkeypatch: pytest.MonkeyPatch
 ) -> AsyncIterator[Service]:
-    monkeypatch.setenv("TG_TOKEN", TOKEN)
-    telegram = {
-        "enabled": True,
-        "bot_token": "$TG_TOKEN",
-        "api_base": tg.api_base,
-        "poll_timeout": 1,
-        "allowed_users": [CHAT],
-    }
-    service = await start_service(tmp_path, fake_openai, {"telegram": telegram})
+    service = await telegram_service(tmp_path, fake_openai, tg, monkeypatch)
     try:
         yield service
     finally:

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.config.service import Service, start_service
+from tests.e2e.config.service import Service, telegram_service
 from tests.fakes.openai_server import FakeOpenAI
-from tests.fakes.telegram_server import TOKEN, FakeTelegram
+from tests.fakes.telegram_server import FakeTelegram
 
 
 @pytest.fixture
@@ -24,15 +24,7 @@ def fake() -> Any:
 async def svc(
     tmp_path: Path, fake_openai: FakeOpenAI, fake: FakeTelegram, monkeypatch: pytest.MonkeyPatch
 ) -> AsyncIterator[Service]:
-    monkeypatch.setenv("TG_TOKEN", TOKEN)
-    telegram = {
-        "enabled": True,
-        "bot_token": "$TG_TOKEN",
-        "api_base": fake.api_base,
-        "poll_timeout": 1,
-        "allowed_users": [42],
-    }
-    service = await start_service(tmp_path, fake_openai, {"telegram": telegram})
+    service = await telegram_service(tmp_path, fake_openai, fake, monkeypatch)
     try:
         yield service
     finally:
