@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
+
 from bot.context import ChannelState
 from gateway.errors import ApiError
 from gateway.langgraph.schemas import ChannelInfo, ChannelRestart, ChannelsResponse
@@ -19,19 +21,8 @@ def channel_info(name: str, state: ChannelState) -> ChannelInfo:
         "reconnects": state.reconnects,
         **state.counters,
     }
-    return ChannelInfo(
-        name=name,
-        enabled=state.enabled,
-        running=state.running,
-        connected=state.connected,
-        status=state.status,
-        attempts=state.attempts,
-        next_retry_at=state.next_retry_at,
-        connected_since=state.connected_since,
-        last_event_at=state.last_event_at,
-        last_error=state.last_error,
-        counters=counters,
-    )
+    # the state's fields by name (ChannelInfo ignores those it does not show)
+    return ChannelInfo.model_validate({**asdict(state), "name": name, "counters": counters})
 
 
 @api.route("GET", "/api/channels", response=ChannelsResponse)

@@ -86,13 +86,7 @@ async def task_response(call: Call, s: Schedule) -> TaskResponse:
     runs = await call.gw.service.schedules.store.runs_of(s.id, 50)
     return TaskResponse(
         **deerflow_task(s, runs),
-        chat=ChatSpec(
-            channel=chat.channel,
-            chat_id=chat.chat_id,
-            chat_type=chat.chat_type,
-            workspace=chat.workspace,
-            topic_id=chat.topic_id,
-        ),
+        chat=ChatSpec.model_validate(chat, from_attributes=True),
         conversation_key=chat.key,
         creator=Creator(id=s.creator.id, name=s.creator.name),
         prompt=s.prompt,
