@@ -28,4 +28,5 @@ async def svc(
     try:
         yield service
     finally:
+        fake_openai.release()  # a stalled reply ends instead of holding the drain
         await service.app.stop()
