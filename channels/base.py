@@ -12,7 +12,7 @@ import enum
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypedDict, Unpack
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -61,6 +61,7 @@ __all__ = [
     "ReplyDoc",
     "ReplyHandle",
     "ReplyStatus",
+    "Report",
     "Scope",
     "ToolStep",
     "UserRef",
@@ -152,8 +153,22 @@ class PublishResult(enum.StrEnum):
     ignored = "ignored"
     closed = "closed"
 
+    @property
+    def done(self) -> bool:
+        """The channel is done with the event (not `busy` or `closed`)."""
+        return self not in (PublishResult.busy, PublishResult.closed)
+
 
 Handler = Callable[..., Awaitable[Any]]
+
+
+class Report(TypedDict, total=False):
+    """What a channel reports about its connection (`ChannelContext.report`); None or left out:
+    unchanged."""
+
+    connected: bool | None
+    error: str | None
+    retry: RetryState | None
 
 
 class ChannelContext(Protocol):
@@ -183,13 +198,7 @@ class ChannelContext(Protocol):
         """Serve a webhook route on the service's HTTP server (aiohttp handler)."""
         ...
 
-    def report(
-        self,
-        *,
-        connected: bool | None = None,
-        error: str | None = None,
-        retry: RetryState | None = None,
-    ) -> None:
+    def report(self, **state: Unpack[Report]) -> None:
         """Report connection state and errors for /health and the admin API; `retry` while a
         connection is failing (attempts, last error, next retry)."""
         ...

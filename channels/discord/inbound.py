@@ -24,7 +24,6 @@ from channels.base import (
     ChannelError,
     InboundMessage,
     MenuCommand,
-    PublishResult,
 )
 from channels.discord import buttons, parse
 from channels.discord.api import guarded
@@ -110,12 +109,7 @@ class Inbound:
 
     async def _publish(self, msg: InboundMessage) -> None:
         result = await self.ctx.publish(msg)
-        if result not in (
-            PublishResult.accepted,
-            PublishResult.duplicate,
-            PublishResult.ignored,
-            PublishResult.refused,
-        ):
+        if not result.done:
             log.info("discord message %s not accepted: %s", msg.event_id, result.value)
 
 

@@ -16,7 +16,7 @@ from typing import Any
 from slack_bolt.async_app import AsyncApp
 from slack_sdk.errors import SlackApiError
 
-from channels.base import ChannelContext, InboundMessage, PublishResult
+from channels.base import ChannelContext, InboundMessage
 from channels.slack import parse
 from channels.slack.config import SlackConfig
 from channels.slack.follow import FollowedThreads
@@ -121,10 +121,5 @@ class Inbound:
 
     async def _publish(self, msg: InboundMessage) -> None:
         result = await self.ctx.publish(msg)
-        if result not in (
-            PublishResult.accepted,
-            PublishResult.duplicate,
-            PublishResult.ignored,
-            PublishResult.refused,
-        ):
+        if not result.done:
             log.info("slack message %s not accepted: %s", msg.event_id, result.value)
