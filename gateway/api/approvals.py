@@ -52,7 +52,7 @@ def approvals_of(call: Call) -> Approvals:
     return approvals
 
 
-@api.route("GET", "/api/approvals", response=ApprovalList, errors=(409,))
+@api.route("GET", "/api/approvals", errors=(409,))
 async def list_approvals(call: Call) -> ApprovalList:
     """Tool calls waiting for approval, oldest first"""
     waiting: list[dict[str, Any]] = await approvals_of(call).waiting()
@@ -60,12 +60,7 @@ async def list_approvals(call: Call) -> ApprovalList:
 
 
 @api.route(
-    "POST",
-    "/api/approvals/{approval_id}",
-    body=Decision,
-    response=DecisionSent,
-    status=202,
-    errors=(404, 409, 422),
+    "POST", "/api/approvals/{approval_id}", body=Decision, status=202, errors=(404, 409, 422)
 )
 async def decide(call: Call) -> DecisionSent:
     """Approve or deny a waiting tool call"""

@@ -60,7 +60,7 @@ def people_of(call: Call) -> People:
     return people
 
 
-@api.route("GET", "/api/audit", query=AuditParams, response=AuditPage, errors=(409, 422))
+@api.route("GET", "/api/audit", query=AuditParams, errors=(409, 422))
 async def list_audit(call: Call) -> AuditPage:
     """The audit trail, newest first"""
     q: AuditParams = call.query

@@ -35,7 +35,7 @@ class Budgets(BaseModel):
     budgets: list[BudgetState]
 
 
-@api.route("GET", "/api/budgets", response=Budgets, errors=(409,))
+@api.route("GET", "/api/budgets", errors=(409,))
 async def list_budgets(call: Call) -> Budgets:
     """The configured budgets and what is used of each this period"""
     store_of(call)  # 409 when usage is not counted

@@ -42,7 +42,7 @@ class ConnectionsResponse(BaseModel):
     connections: list[dict[str, object]]
 
 
-@api.route("GET", "/api/channels/providers", response=ProvidersResponse)
+@api.route("GET", "/api/channels/providers")
 async def providers(call: Call) -> ProvidersResponse:
     """Antler's channels as DeerFlow's channel providers"""
     gw: Gateway = call.gw
@@ -64,7 +64,7 @@ async def providers(call: Call) -> ProvidersResponse:
     return ProvidersResponse(enabled=bool(found), providers=found)
 
 
-@api.route("GET", "/api/channels/connections", response=ConnectionsResponse)
+@api.route("GET", "/api/channels/connections")
 async def connections(call: Call) -> ConnectionsResponse:
     """A person's channel links (none are made from the web page)"""
     return ConnectionsResponse(connections=[])

@@ -25,7 +25,7 @@ def channel_info(name: str, state: ChannelState) -> ChannelInfo:
     return ChannelInfo.model_validate({**asdict(state), "name": name, "counters": counters})
 
 
-@api.route("GET", "/api/channels", response=ChannelsResponse)
+@api.route("GET", "/api/channels")
 async def list_channels(call: Call) -> ChannelsResponse:
     """Every channel's state and counters"""
     gw: Gateway = call.gw
@@ -36,7 +36,7 @@ async def list_channels(call: Call) -> ChannelsResponse:
     )
 
 
-@api.route("POST", "/api/channels/{name}/restart", response=ChannelRestart, errors=(404, 409, 422))
+@api.route("POST", "/api/channels/{name}/restart", errors=(404, 409, 422))
 async def restart_channel(call: Call) -> ChannelRestart:
     """Stop and start a channel"""
     gw: Gateway = call.gw

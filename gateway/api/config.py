@@ -122,7 +122,7 @@ async def _raw_body(call: Call) -> dict[str, Any]:
     return body
 
 
-@api.route("GET", "/api/config", response=ConfigResponse, errors=(409,))
+@api.route("GET", "/api/config", errors=(409,))
 async def get_config(call: Call) -> ConfigResponse:
     """The effective configuration (secrets masked)"""
     live = _live(call)
@@ -132,21 +132,19 @@ async def get_config(call: Call) -> ConfigResponse:
     )
 
 
-@api.route("GET", "/api/config/boundary", response=BoundaryResponse)
+@api.route("GET", "/api/config/boundary")
 async def get_boundary(call: Call) -> BoundaryResponse:
     """Which keys apply live, restart a channel, or wait for a restart"""
     return BoundaryResponse(keys=reload_boundary(), restart_only=restart_only())
 
 
-@api.route("POST", "/api/config/reload", response=ConfigChange, errors=(409, 422))
+@api.route("POST", "/api/config/reload", errors=(409, 422))
 async def reload_config(call: Call) -> ConfigChange:
     """Read config.yaml again and apply it"""
     return _answer(await _live(call).reload(source="reload", who=_who(call)))
 
 
-@api.route(
-    "GET", "/api/config/changes", query=ChangesQuery, response=ConfigChanges, errors=(409, 422)
-)
+@api.route("GET", "/api/config/changes", query=ChangesQuery, errors=(409, 422))
 async def list_changes(call: Call) -> ConfigChanges:
     """Recorded configuration changes, newest first"""
     live = _live(call)
@@ -154,7 +152,7 @@ async def list_changes(call: Call) -> ConfigChanges:
     return ConfigChanges(changes=[ConfigChange.model_validate(r) for r in rows])
 
 
-@api.route("PUT", "/api/config/models", body=ModelsUpdate, response=ConfigChange, errors=(409, 422))
+@api.route("PUT", "/api/config/models", body=ModelsUpdate, errors=(409, 422))
 async def put_models(call: Call) -> ConfigChange:
     """Replace the models list (and the default)"""
     raw = await _raw_body(call)
@@ -169,13 +167,7 @@ class ChannelsSharedPatch(RootModel[dict[str, Any]]):
     section has its own route."""
 
 
-@api.route(
-    "PATCH",
-    "/api/config/channels",
-    body=ChannelsSharedPatch,
-    response=ConfigChange,
-    errors=(409, 422),
-)
+@api.route("PATCH", "/api/config/channels", body=ChannelsSharedPatch, errors=(409, 422))
 async def patch_channels_shared(call: Call) -> ConfigChange:
     """Change keys shared by every channel"""
     body = await _raw_body(call)

@@ -65,20 +65,20 @@ class LarkStatus(BaseModel):
     sandbox_runtime_detail: str | None = None
 
 
-@api.route("GET", "/api/features", response=FeaturesResponse)
+@api.route("GET", "/api/features")
 async def features(call: Call) -> FeaturesResponse:
     """DeerFlow's optional features"""
     off = Feature(enabled=False)  # custom agents, browser control, MCP tasks: DeerFlow's own
     return FeaturesResponse(agents_api=off, browser_control=off, mcp_tasks=off)
 
 
-@api.route("GET", "/api/suggestions/config", response=SuggestionsConfig)
+@api.route("GET", "/api/suggestions/config")
 async def suggestions_config(call: Call) -> SuggestionsConfig:
     """Follow-up suggestions (not offered)"""
     return SuggestionsConfig(enabled=False, max_suggestions=0)
 
 
-@api.route("GET", "/api/integrations/lark/status", response=LarkStatus)
+@api.route("GET", "/api/integrations/lark/status")
 async def lark_status(call: Call) -> LarkStatus:
     """DeerFlow's lark-cli integration (not part of Antler)"""
     gw: Gateway = call.gw

@@ -181,7 +181,7 @@ async def delete_fact(call: Call) -> dict[str, Any]:
     return await document(call)
 
 
-@api.route("GET", BASE + "/config", response=MemoryConfigResponse)
+@api.route("GET", BASE + "/config")
 async def get_memory_config(call: Call) -> MemoryConfigResponse:
     """The memory settings (DeerFlow's shape)"""
     return config_response(service(call))

@@ -45,7 +45,7 @@ def fact_info(fact: Fact, number: int) -> FactInfo:
     )
 
 
-@api.route("GET", PEOPLE, response=PersonFacts, errors=(422,))
+@api.route("GET", PEOPLE, errors=(422,))
 async def get_person_facts(call: Call) -> PersonFacts:
     """What is remembered about a person"""
     memory = service(call)
@@ -58,7 +58,7 @@ async def get_person_facts(call: Call) -> PersonFacts:
     )
 
 
-@api.route("DELETE", PEOPLE + "/{fact_id}", response=FactInfo, errors=(404, 422))
+@api.route("DELETE", PEOPLE + "/{fact_id}", errors=(404, 422))
 async def delete_person_fact(call: Call) -> FactInfo:
     """Forget one fact"""
     memory = service(call)

@@ -31,7 +31,7 @@ def _default(gw: Gateway) -> str:
     return gw.service.runner.resolve_model(None).name
 
 
-@api.route("GET", "/api/models", response=ModelsResponse)
+@api.route("GET", "/api/models")
 async def list_models(call: Call) -> ModelsResponse:
     """List the configured models"""
     gw: Gateway = call.gw
@@ -42,7 +42,7 @@ async def list_models(call: Call) -> ModelsResponse:
     )
 
 
-@api.route("GET", "/api/models/{name}", response=ModelResponse, errors=(404, 422))
+@api.route("GET", "/api/models/{name}", errors=(404, 422))
 async def get_model(call: Call) -> ModelResponse:
     """Get one model"""
     gw: Gateway = call.gw

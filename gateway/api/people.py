@@ -71,7 +71,7 @@ async def person_response(call: Call, person: str) -> PersonResponse:
     )
 
 
-@api.route("GET", "/api/people", query=PeopleQuery, response=PeopleResponse, errors=(409, 422))
+@api.route("GET", "/api/people", query=PeopleQuery, errors=(409, 422))
 async def list_people(call: Call) -> PeopleResponse:
     """Search people"""
     q: PeopleQuery = call.query
@@ -84,15 +84,13 @@ async def list_people(call: Call) -> PeopleResponse:
     return PeopleResponse(people=[await person_response(call, p) for p in ordered])
 
 
-@api.route("GET", "/api/people/{person}", response=PersonResponse, errors=(409, 422))
+@api.route("GET", "/api/people/{person}", errors=(409, 422))
 async def get_person(call: Call) -> PersonResponse:
     """A person: accounts and role"""
     return await person_response(call, await people_of(call).person_of(call.path["person"]))
 
 
-@api.route(
-    "PUT", "/api/people/{person}/role", body=RoleUpdate, response=PersonResponse, errors=(409, 422)
-)
+@api.route("PUT", "/api/people/{person}/role", body=RoleUpdate, errors=(409, 422))
 async def put_role(call: Call) -> PersonResponse:
     """Give a person a role"""
     people = people_of(call)
@@ -120,13 +118,7 @@ def links_of(call: Call) -> Links:
     return links
 
 
-@api.route(
-    "POST",
-    "/api/people/{person}/accounts",
-    body=AccountLink,
-    response=PersonResponse,
-    errors=(409, 422),
-)
+@api.route("POST", "/api/people/{person}/accounts", body=AccountLink, errors=(409, 422))
 async def link_account(call: Call) -> PersonResponse:
     """Link an account to a person"""
     body: AccountLink = call.body
@@ -139,12 +131,7 @@ async def link_account(call: Call) -> PersonResponse:
     return await person_response(call, person)
 
 
-@api.route(
-    "DELETE",
-    "/api/people/{person}/accounts/{account}",
-    response=PersonResponse,
-    errors=(404, 409, 422),
-)
+@api.route("DELETE", "/api/people/{person}/accounts/{account}", errors=(404, 409, 422))
 async def unlink_account(call: Call) -> PersonResponse:
     """Unlink an account"""
     people = people_of(call)
@@ -158,7 +145,7 @@ async def unlink_account(call: Call) -> PersonResponse:
     return await person_response(call, person)
 
 
-@api.route("GET", "/api/roles", response=RolesResponse, errors=(409,))
+@api.route("GET", "/api/roles", errors=(409,))
 async def list_roles(call: Call) -> RolesResponse:
     """The roles and what each grants"""
     cfg = people_of(call).config()
@@ -169,7 +156,7 @@ async def list_roles(call: Call) -> RolesResponse:
     )
 
 
-@api.route("PUT", "/api/roles/{role}", body=RoleConfig, response=ConfigChange, errors=(409, 422))
+@api.route("PUT", "/api/roles/{role}", body=RoleConfig, errors=(409, 422))
 async def put_role_config(call: Call) -> ConfigChange:
     """Define or replace a role (validated, live)"""
     body = await _raw_body(call)

@@ -149,7 +149,7 @@ async def list_tasks(call: Call) -> list[dict[str, Any]]:
     return await tasks_response(call, await call.gw.service.schedules.store.all(500))
 
 
-@api.route("POST", BASE, body=TaskCreate, response=TaskResponse, status=201, errors=(409, 422))
+@api.route("POST", BASE, body=TaskCreate, status=201, errors=(409, 422))
 async def create_task(call: Call) -> TaskResponse:
     """Create a scheduled task"""
     body: TaskCreate = call.body
@@ -200,15 +200,13 @@ async def _create_in_thread(call: Call, body: TaskCreate) -> TaskResponse:
     return await task_response(call, schedule)
 
 
-@api.route("GET", BASE + "/{task_id}", response=TaskResponse, errors=(404, 422))
+@api.route("GET", BASE + "/{task_id}", errors=(404, 422))
 async def get_task(call: Call) -> TaskResponse:
     """Get a scheduled task"""
     return await task_response(call, await _do(admin(call).get(task_id(call))))
 
 
-@api.route(
-    "PATCH", BASE + "/{task_id}", body=TaskPatch, response=TaskResponse, errors=(404, 409, 422)
-)
+@api.route("PATCH", BASE + "/{task_id}", body=TaskPatch, errors=(404, 409, 422))
 async def patch_task(call: Call) -> TaskResponse:
     """Change a scheduled task"""
     body: TaskPatch = call.body
@@ -230,7 +228,7 @@ async def patch_task(call: Call) -> TaskResponse:
     return await task_response(call, schedule)
 
 
-@api.route("DELETE", BASE + "/{task_id}", response=Deleted, errors=(404, 409, 422))
+@api.route("DELETE", BASE + "/{task_id}", errors=(404, 409, 422))
 async def delete_task(call: Call) -> Deleted:
     """Cancel a scheduled task"""
     await _do(admin(call).set_state(task_id(call), "cancelled"))

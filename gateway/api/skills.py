@@ -89,23 +89,21 @@ def find(reg: SkillRegistry, name: str) -> Skill:
     return skill
 
 
-@api.route("GET", "/api/skills", response=SkillList)
+@api.route("GET", "/api/skills")
 async def list_skills(call: Call) -> SkillList:
     """Every loaded skill and whether it is enabled"""
     reg = registry(call)
     return SkillList(skills=[info(reg, s) for s in reg.skills])
 
 
-@api.route("GET", "/api/skills/{name}", response=SkillInfo, errors=(404, 422))
+@api.route("GET", "/api/skills/{name}", errors=(404, 422))
 async def get_skill(call: Call) -> SkillInfo:
     """One skill"""
     reg = registry(call)
     return info(reg, find(reg, call.path["name"]))
 
 
-@api.route(
-    "PUT", "/api/skills/{name}", body=SkillUpdate, response=SkillInfo, errors=(404, 422, 500)
-)
+@api.route("PUT", "/api/skills/{name}", body=SkillUpdate, errors=(404, 422, 500))
 async def put_skill(call: Call) -> SkillInfo:
     """Enable or disable a skill (atomic write)"""
     reg = registry(call)
@@ -134,7 +132,6 @@ async def set_enabled(path: Path, name: str, enabled: bool) -> None:
     "POST",
     "/api/skills/install",
     body=SkillInstallFromThread,
-    response=SkillInstallResponse,
     multipart=True,
     errors=(400, 403, 404, 409, 413, 422),
 )

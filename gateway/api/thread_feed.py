@@ -44,7 +44,7 @@ async def _messages(call: Call) -> tuple[list[dict[str, Any]], str]:
     return [m for m in found if isinstance(m, dict)], str(tup.checkpoint.get("ts") or "")
 
 
-@api.route("GET", TID + "/messages/page", query=PageQuery, response=MessagesPage, errors=(404, 422))
+@api.route("GET", TID + "/messages/page", query=PageQuery, errors=(404, 422))
 async def messages_page(call: Call) -> MessagesPage:
     """The thread's messages, newest page first (DeerFlow's history page)"""
     if "after_seq" in call.request.query:

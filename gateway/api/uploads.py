@@ -111,7 +111,7 @@ async def _uploads_dir(call: Call, *, create: bool = False) -> Path:
     return gw.service.runner.thread_dirs(thread_id).uploads
 
 
-@api.route("POST", BASE, response=UploadResponse, multipart=True, errors=(400, 404, 413, 422))
+@api.route("POST", BASE, multipart=True, errors=(400, 404, 413, 422))
 async def upload(call: Call) -> UploadResponse:
     """Upload files (multipart field `files`)"""
     if not call.request.content_type.startswith("multipart/"):
@@ -174,7 +174,7 @@ async def _save(part: BodyPartReader, uploads: Path, name: str, budget: int) -> 
     return final, size
 
 
-@api.route("GET", BASE + "/list", response=UploadList, errors=(404, 422))
+@api.route("GET", BASE + "/list", errors=(404, 422))
 async def list_uploads(call: Call) -> UploadList:
     """List the thread's uploaded files"""
     uploads = await _uploads_dir(call)
@@ -183,7 +183,7 @@ async def list_uploads(call: Call) -> UploadList:
     return UploadList(files=files, count=len(files))
 
 
-@api.route("GET", BASE + "/limits", response=UploadLimits, errors=(422,))
+@api.route("GET", BASE + "/limits", errors=(422,))
 async def upload_limits(call: Call) -> UploadLimits:
     """Upload limits"""
     return UploadLimits(
@@ -191,7 +191,7 @@ async def upload_limits(call: Call) -> UploadLimits:
     )
 
 
-@api.route("DELETE", BASE + "/{filename}", response=SuccessResponse, errors=(400, 404, 422))
+@api.route("DELETE", BASE + "/{filename}", errors=(400, 404, 422))
 async def delete_upload(call: Call) -> SuccessResponse:
     """Delete an uploaded file"""
     uploads = await _uploads_dir(call)

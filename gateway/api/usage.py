@@ -66,7 +66,7 @@ def store_of(call: Call) -> UsageStore:
 _CALLER = {"answer": "lead_agent", "subagent": "subagent"}
 
 
-@api.route("GET", "/api/threads/{thread_id}/token-usage", response=ThreadTokenUsage, errors=(409,))
+@api.route("GET", "/api/threads/{thread_id}/token-usage", errors=(409,))
 async def thread_token_usage(call: Call) -> ThreadTokenUsage:
     """A thread's token usage (DeerFlow's shape)"""
     store, thread_id = store_of(call), call.path["thread_id"]

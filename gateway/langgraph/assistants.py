@@ -100,19 +100,19 @@ async def search_assistants(call: Call) -> list[dict[str, Any]]:
     return [a.model_dump(mode="json") for a in found[body.offset : body.offset + body.limit]]
 
 
-@api.route("GET", ONE, response=Assistant, errors=(404, 422))
+@api.route("GET", ONE, errors=(404, 422))
 async def get_assistant(call: Call) -> Assistant:
     """Get an assistant"""
     return _found(call)
 
 
-@api.route("GET", ONE + "/graph", query=GraphQuery, response=AssistantGraph, errors=(404, 422))
+@api.route("GET", ONE + "/graph", query=GraphQuery, errors=(404, 422))
 async def get_assistant_graph(call: Call) -> AssistantGraph:
     """The assistant's graph (empty, as in DeerFlow)"""
     return AssistantGraph(graph_id=_found(call).graph_id, nodes=[], edges=[])
 
 
-@api.route("GET", ONE + "/schemas", response=AssistantSchemas, errors=(404, 422))
+@api.route("GET", ONE + "/schemas", errors=(404, 422))
 async def get_assistant_schemas(call: Call) -> AssistantSchemas:
     """The assistant's schemas (empty, as in DeerFlow)"""
     return AssistantSchemas(

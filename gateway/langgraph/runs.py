@@ -263,7 +263,7 @@ async def list_runs(call: Call) -> list[dict[str, Any]]:
     ]
 
 
-@api.route("GET", RUN, response=RunResponse, errors=(404, 422))
+@api.route("GET", RUN, errors=(404, 422))
 async def get_run(call: Call) -> RunResponse:
     """Get a run"""
     return RunResponse(**(await _run(call)).as_dict())

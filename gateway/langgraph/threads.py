@@ -56,7 +56,7 @@ async def thread_response(gw: Gateway, row: ThreadRow, *, full: bool = True) -> 
     )
 
 
-@api.route("POST", "/api/threads", body=ThreadCreate, response=ThreadResponse, errors=(409, 422))
+@api.route("POST", "/api/threads", body=ThreadCreate, errors=(409, 422))
 async def create_thread(call: Call) -> ThreadResponse:
     """Create a thread (idempotent)"""
     body: ThreadCreate = call.body
@@ -74,14 +74,14 @@ async def create_thread(call: Call) -> ThreadResponse:
     return await thread_response(gw, row)
 
 
-@api.route("GET", TID, response=ThreadResponse, errors=(404, 422))
+@api.route("GET", TID, errors=(404, 422))
 async def get_thread(call: Call) -> ThreadResponse:
     """Get a thread with its current values"""
     gw: Gateway = call.gw
     return await thread_response(gw, await gw.thread(call.path["thread_id"]))
 
 
-@api.route("PATCH", TID, body=ThreadPatch, response=ThreadResponse, errors=(404, 422))
+@api.route("PATCH", TID, body=ThreadPatch, errors=(404, 422))
 async def patch_thread(call: Call) -> ThreadResponse:
     """Merge metadata into a thread"""
     gw: Gateway = call.gw
@@ -90,7 +90,7 @@ async def patch_thread(call: Call) -> ThreadResponse:
     return await thread_response(gw, await gw.threads.patch(thread_id, call.body.metadata))
 
 
-@api.route("DELETE", TID, response=SuccessResponse, errors=(404, 409, 422))
+@api.route("DELETE", TID, errors=(404, 409, 422))
 async def delete_thread(call: Call) -> SuccessResponse:
     """Delete a thread, its checkpoints and files"""
     gw: Gateway = call.gw
@@ -148,13 +148,7 @@ async def get_state(call: Call) -> dict[str, Any]:
     )
 
 
-@api.route(
-    "POST",
-    TID + "/state",
-    body=StateUpdate,
-    response=StateUpdateResponse,
-    errors=(400, 404, 409, 422),
-)
+@api.route("POST", TID + "/state", body=StateUpdate, errors=(400, 404, 409, 422))
 async def update_state(call: Call) -> StateUpdateResponse:
     """Write values as a new checkpoint (update_state)"""
     gw: Gateway = call.gw
