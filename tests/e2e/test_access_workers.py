@@ -18,13 +18,9 @@ from tests.e2e.service_process import wait_until
 from tests.e2e.workers import PARTITIONS, Worker, chat_owned_by, own_database, start_all
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.telegram_server import TOKEN, FakeTelegram
+from tests.fakes.threaded import fake_fixture
 
-
-@pytest.fixture
-def telegram() -> Iterator[FakeTelegram]:
-    server = FakeTelegram().start()
-    yield server
-    server.stop()
+telegram = fake_fixture(FakeTelegram, "telegram")
 
 
 @pytest.fixture

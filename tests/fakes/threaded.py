@@ -9,10 +9,11 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Self, TypeVar
 
+import pytest
 from aiohttp import web
 
 T = TypeVar("T")
@@ -101,6 +102,19 @@ class Awaited:
         seconds = self.wait_seconds if timeout is None else timeout
         if not await asyncio.to_thread(self.wait_for, predicate, seconds):
             raise AssertionError(f"{self.name}: condition not met; calls={self.methods()}")
+
+
+S = TypeVar("S", bound=Served)
+
+
+def fake_fixture(fake_type: Callable[[], S], name: str) -> Any:
+    """The pytest fixture `name`: a fresh `fake_type()` served for one test, stopped after it."""
+
+    def serve() -> Iterator[S]:
+        with fake_type().start() as fake:
+            yield fake
+
+    return pytest.fixture(serve, name=name)
 
 
 class ThreadedServer:

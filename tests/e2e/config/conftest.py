@@ -4,20 +4,15 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from tests.e2e.config.service import Service, telegram_service
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.telegram_server import FakeTelegram
+from tests.fakes.threaded import fake_fixture
 
-
-@pytest.fixture
-def fake() -> Any:
-    server = FakeTelegram().start()
-    yield server
-    server.stop()
+fake = fake_fixture(FakeTelegram, "fake")
 
 
 @pytest.fixture
