@@ -100,6 +100,19 @@ class FakeDingTalk(Served):
         body = {"errcode": errcode, "errmsg": "session webhook error (injected)"}
         self.fail("POST", "/robot/sendBySession", status, body, times=times)
 
+    def channel_config(self, client_id: str, **extra: Any) -> dict[str, Any]:
+        """The `channels.dingtalk` section of a service talking to this fake as app `client_id`
+        (updates streamed every 0.1 s); `extra` keys are added or replaced."""
+        return {
+            "enabled": True,
+            "client_id": client_id,
+            "client_secret": "secret",
+            "robot_code": "robot-code",
+            "api_base": self.base,
+            "stream_interval": 0.1,
+            **extra,
+        }
+
     def chatbot_data(self, text: str = "hello", **options: Any) -> dict[str, Any]:
         """A chatbot callback `data` like DingTalk sends it, with a live session webhook
         (tests/fakes/dingtalk_payloads.py says the options)."""
