@@ -5,8 +5,7 @@ nothing; `first_use` offers "Approve for this conversation" and does not ask aga
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -27,14 +26,9 @@ def written(svc: ServiceHarness) -> list[str]:
 
 
 @pytest.fixture
-async def service(
-    tmp_path: Path, fake_openai: FakeOpenAI, driver: Driver, request: pytest.FixtureRequest
-) -> AsyncIterator[ServiceHarness]:
+def service_config(request: pytest.FixtureRequest) -> dict[str, Any]:
     mode = getattr(request, "param", "always")
-    access = {"approvals": {"tools": {"write_file": mode}, "timeout_minutes": 5}}
-    channels = {driver.name: driver.config()}
-    async with ServiceHarness(tmp_path, fake_openai, channels, access=access) as svc:
-        yield svc
+    return {"access": {"approvals": {"tools": {"write_file": mode}, "timeout_minutes": 5}}}
 
 
 async def test_approve_runs_the_call_and_the_answer_continues(
@@ -78,7 +72,7 @@ async def test_deny_tells_the_model_and_nothing_runs(
     assert driver.shown()[-1].endswith("Not deployed.")
 
 
-@pytest.mark.parametrize("service", ["first_use"], indirect=True)
+@pytest.mark.parametrize("service_config", ["first_use"], indirect=True)
 async def test_first_use_asks_once_per_conversation(
     driver: Driver, service: ServiceHarness, fake_openai: FakeOpenAI
 ) -> None:
