@@ -14,7 +14,7 @@ from tests.channels.discord.conftest import discord_config
 from tests.fakes.discord_server import BOT_ID, CHANNEL_ID, GUILD_ID, FakeDiscord
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.openai_wire import Reply
-from tests.harness import ServiceHarness
+from tests.harness import ServiceHarness, answered
 
 DM = 5555
 LONG = "\n\n".join(f"Paragraph {i}: " + "lorem ipsum " * 60 for i in range(7))  # ~5,000 chars
@@ -28,11 +28,6 @@ async def service(
         tmp_path, fake_openai, {"discord": discord_config(fake_discord)}
     ) as svc:
         yield svc
-
-
-async def answered(svc: ServiceHarness, fake_openai: FakeOpenAI, requests: int) -> None:
-    await fake_openai.wait_requests(requests, timeout=30)
-    await svc.idle(timeout=30)
 
 
 async def test_a_long_stream_keeps_the_edit_budget_and_the_2000_limit(
