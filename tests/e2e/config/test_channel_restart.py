@@ -35,6 +35,13 @@ async def reply_under_way(fake: FakeTelegram, fake_openai: FakeOpenAI) -> None:
     await fake.wait_for(lambda: any("whole" in t for t in shown(fake, "sendMessageDraft")), 10)
 
 
+async def cut_by_the_grace(svc: Service, fake: FakeTelegram, fake_openai: FakeOpenAI) -> None:
+    """A half-second grace, a reply under way that outlasts it, and the answer asked again."""
+    await grace(svc, 0.5)
+    await reply_under_way(fake, fake_openai)
+    fake_openai.script(Reply(text=ANSWER))
+
+
 async def restart(svc: Service, keys: dict[str, Any]) -> dict[str, Any]:
     """Change keys of the Telegram section (it restarts the channel); answered promptly."""
     status, change = await asyncio.wait_for(
@@ -86,9 +93,7 @@ async def test_a_reply_shorter_than_the_grace_finishes_on_the_old_instance(
 async def test_a_reply_longer_than_the_grace_gets_a_note_and_is_answered_again(
     svc, fake, fake_openai
 ) -> None:
-    await grace(svc, 0.5)
-    await reply_under_way(fake, fake_openai)
-    fake_openai.script(Reply(text=ANSWER))  # the answer asked again
+    await cut_by_the_grace(svc, fake, fake_openai)
     await restart(svc, {"poll_timeout": 2})
     await fake.wait_for(lambda: any(texts.CHANNEL_RESTARTED in t for t in shown(fake)), 10)
     await fake.wait_for(lambda: finals(fake), timeout=10)
@@ -150,9 +155,7 @@ async def test_a_reply_the_revoked_token_cannot_finish_moves_to_the_new_token(
 async def test_a_reply_cut_by_switching_off_is_answered_when_switched_on(
     svc, fake, fake_openai
 ) -> None:
-    await grace(svc, 0.5)
-    await reply_under_way(fake, fake_openai)
-    fake_openai.script(Reply(text=ANSWER))  # the answer asked again
+    await cut_by_the_grace(svc, fake, fake_openai)
     status, change = await svc.call("PATCH", "/api/config/channels/telegram", {"enabled": False})
     assert (status, change["channels_restarted"]) == (200, ["telegram"])
     await fake.wait_for(lambda: any(texts.CHANNEL_SWITCHED_OFF in t for t in shown(fake)), 10)
