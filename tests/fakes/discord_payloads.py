@@ -57,6 +57,12 @@ class Payloads:
             "flags": 0,
         }
 
+    def mention_payload(self, text: str) -> dict[str, Any]:
+        """A message in the guild's text channel that @-mentions the bot: `<@bot> text`."""
+        return self.message_payload(
+            CHANNEL_ID, f"<@{BOT_ID}> {text}", guild=GUILD_ID, mentions=(BOT_ID,)
+        )
+
     def message_payload(
         self,
         channel: int,
