@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import asyncio
 import json
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from bench.support import cpu_seconds
+from bench.support import cpu_seconds, run_phases
 from bench.telegram_bench import answer, pct
 from tests.fakes.discord_server import TOKEN, FakeDiscord
 from tests.fakes.openai_server import FakeOpenAI
@@ -85,16 +84,7 @@ async def load(fake: FakeDiscord, openai: FakeOpenAI, data_dir: Path) -> dict[st
 
 
 async def run() -> dict[str, Any]:
-    results: dict[str, Any] = {"model_tokens_per_second": TPS}
-    for phase in (latency, load):
-        fake, openai = FakeDiscord().start(), FakeOpenAI().start()
-        try:
-            with tempfile.TemporaryDirectory() as tmp:
-                results.update(await phase(fake, openai, Path(tmp)))
-        finally:
-            fake.stop()
-            openai.stop()
-    return results
+    return {"model_tokens_per_second": TPS, **await run_phases(FakeDiscord, latency, load)}
 
 
 if __name__ == "__main__":

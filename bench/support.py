@@ -15,6 +15,7 @@ from typing import Any
 
 from bot import texts
 from channels.base import ChatRef, InboundMessage, UserRef
+from tests.fakes.openai_server import FakeOpenAI
 
 
 def pct(values: list[float], p: float) -> float:
@@ -50,6 +51,23 @@ async def median_us(fn: Callable[[], Awaitable[object]], n: int = 2_000) -> floa
         await fn()
         times.append(time.perf_counter() - start)
     return round(statistics.median(times) * 1e6, 1)
+
+
+Phase = Callable[[Any, Any, Path], Awaitable[dict[str, Any]]]
+
+
+async def run_phases(fake_type: Callable[[], Any], *phases: Phase) -> dict[str, Any]:
+    """Each phase against a fresh platform fake (`fake_type`), a fresh fake model and a temporary
+    data directory; their figures merged."""
+    results: dict[str, Any] = {}
+    for phase in phases:
+        with (
+            fake_type().start() as fake,
+            FakeOpenAI().start() as openai,
+            tempfile.TemporaryDirectory() as tmp,
+        ):
+            results.update(await phase(fake, openai, Path(tmp)))
+    return results
 
 
 def rss_bytes() -> int:

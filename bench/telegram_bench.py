@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import asyncio
 import json
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from bench.support import cpu_seconds
+from bench.support import cpu_seconds, run_phases
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.openai_wire import Reply, split_tokens
 from tests.fakes.telegram_server import TOKEN, FakeTelegram
@@ -123,16 +122,7 @@ async def load(tg: FakeTelegram, openai: FakeOpenAI, data_dir: Path) -> dict[str
 
 
 async def run() -> dict[str, Any]:
-    results: dict[str, Any] = {"model_tokens_per_second": TPS}
-    for phase in (latency, load):
-        tg, openai = FakeTelegram().start(), FakeOpenAI().start()
-        try:
-            with tempfile.TemporaryDirectory() as tmp:
-                results.update(await phase(tg, openai, Path(tmp)))
-        finally:
-            tg.stop()
-            openai.stop()
-    return results
+    return {"model_tokens_per_second": TPS, **await run_phases(FakeTelegram, latency, load)}
 
 
 if __name__ == "__main__":
