@@ -53,10 +53,6 @@ class Throwaway(throwaway.Throwaway):
     def address(self) -> str:
         return f"postgresql://postgres@127.0.0.1:{self.port}/postgres"
 
-    @property
-    def dsn(self) -> str:
-        return self.address
-
     def start(self) -> Throwaway:
         initdb, pg_ctl = _binary("initdb"), _binary("pg_ctl")
         data = self.dir / "data"

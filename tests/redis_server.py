@@ -48,10 +48,6 @@ class Throwaway(throwaway.Throwaway):
     def address(self) -> str:
         return f"redis://127.0.0.1:{self.port}/0"
 
-    @property
-    def url(self) -> str:
-        return self.address
-
     def start(self) -> Throwaway:
         binary = shutil.which("redis-server")
         if binary is None:
@@ -74,7 +70,7 @@ class Throwaway(throwaway.Throwaway):
             stderr=subprocess.DEVNULL,
         )
         deadline = time.monotonic() + 10
-        while not answers(self.url) and time.monotonic() < deadline:
+        while not answers(self.address) and time.monotonic() < deadline:
             time.sleep(0.05)
         return self
 
