@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from bot.approvals import Approvals
 from gateway.api.config import _who
-from gateway.errors import ApiError
+from gateway.errors import ApiError, present
 from gateway.registry import Call, Registry
 
 TAG = "access"
@@ -46,10 +46,7 @@ class DecisionSent(BaseModel):
 
 
 def approvals_of(call: Call) -> Approvals:
-    approvals: Approvals | None = call.gw.service.approvals
-    if approvals is None:
-        raise ApiError(409, "approvals are not set up on this service")
-    return approvals
+    return present(call.gw.service.approvals, "approvals are not set up on this service")
 
 
 @api.route("GET", "/api/approvals", errors=(409,))

@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from bot.access.people import People
 from bot.access.store import AuditQuery
-from gateway.errors import ApiError
+from gateway.errors import present
 from gateway.registry import Call, Registry
 
 TAG = "access"
@@ -54,10 +54,7 @@ class AuditPage(BaseModel):
 
 
 def people_of(call: Call) -> People:
-    people: People | None = call.gw.service.people
-    if people is None:
-        raise ApiError(409, "access is not set up on this service")
-    return people
+    return present(call.gw.service.people, "access is not set up on this service")
 
 
 @api.route("GET", "/api/audit", query=AuditParams, errors=(409, 422))

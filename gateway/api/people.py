@@ -18,7 +18,7 @@ from bot.access.roles import RoleConfig, default_roles
 from bot.access.store import AuditEntry
 from gateway.api.audit import people_of
 from gateway.api.config import ConfigChange, _edit, _raw_body, _who
-from gateway.errors import ApiError
+from gateway.errors import ApiError, present
 from gateway.registry import PATH_PARAMS, Call, Registry
 
 TAG = "access"
@@ -112,10 +112,7 @@ async def put_role(call: Call) -> PersonResponse:
 
 
 def links_of(call: Call) -> Links:
-    links: Links | None = call.gw.service.links
-    if links is None:
-        raise ApiError(409, "access is not set up on this service")
-    return links
+    return present(call.gw.service.links, "access is not set up on this service")
 
 
 @api.route("POST", "/api/people/{person}/accounts", body=AccountLink, errors=(409, 422))
