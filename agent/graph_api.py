@@ -178,35 +178,22 @@ class GraphApi:
     ) -> None:
         thread_id = config["configurable"]["thread_id"]
         with self.usage_scope(thread_id, turn):
-            await self._stream_raw(graph, config, graph_input, turn, settings, modes, queue)
-
-    async def _stream_raw(
-        self,
-        graph: Any,
-        config: dict[str, Any],
-        graph_input: Any,
-        turn: Turn,
-        settings: RunSettings,
-        modes: list[str],
-        queue: asyncio.Queue[tuple[str, Any]],
-    ) -> None:
-        thread_id = config["configurable"]["thread_id"]
-        try:
-            async for mode, payload in graph.astream(
-                graph_input,
-                config={**config, "recursion_limit": self.config.recursion_limit},
-                context=self._context(thread_id, turn, settings),
-                stream_mode=modes,
-            ):
-                queue.put_nowait((mode, payload))
-        except asyncio.CancelledError:
-            queue.put_nowait((_END, RunCancelled(CANCELLED)))
-            raise
-        except Exception as exc:
-            log.warning("graph run failed on thread %s", thread_id, exc_info=True)
-            queue.put_nowait((_END, exc))
-            return
-        queue.put_nowait((_END, None))
+            try:
+                async for mode, payload in graph.astream(
+                    graph_input,
+                    config={**config, "recursion_limit": self.config.recursion_limit},
+                    context=self._context(thread_id, turn, settings),
+                    stream_mode=modes,
+                ):
+                    queue.put_nowait((mode, payload))
+            except asyncio.CancelledError:
+                queue.put_nowait((_END, RunCancelled(CANCELLED)))
+                raise
+            except Exception as exc:
+                log.warning("graph run failed on thread %s", thread_id, exc_info=True)
+                queue.put_nowait((_END, exc))
+                return
+            queue.put_nowait((_END, None))
 
     def title_later(self, thread_id: str, text: str, answer: str, model: str | None) -> None:
         """A thread's first exchange run another way (the LangGraph API) gets the same title

@@ -7,14 +7,12 @@ Figures in microseconds per call, the median of many calls on the service loop.
 
 from __future__ import annotations
 
-import statistics
 import tempfile
-import time
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from agent.memory.sqlite import SqliteMemoryStore
 from agent.sql import SqliteSql
+from bench.support import median_us, per_call_us
 from bot.access.audit import Audit
 from bot.access.people import People
 from bot.access.roles import AccessConfig, RoleConfig, effective_grant
@@ -29,29 +27,15 @@ ROLES = {
 TOOLS = [f"tool_{i}" for i in range(40)] + ["bash", "read_file", "write_file"]
 
 
-def _us(fn: Callable[[], object], n: int = 20_000) -> float:
-    start = time.perf_counter()
-    for _ in range(n):
-        fn()
-    return round((time.perf_counter() - start) / n * 1e6, 2)
-
-
-async def _aus(fn: Callable[[], Awaitable[object]], n: int = 2_000) -> float:
-    times = []
-    for _ in range(n):
-        start = time.perf_counter()
-        await fn()
-        times.append(time.perf_counter() - start)
-    return round(statistics.median(times) * 1e6, 1)
-
-
 async def run() -> dict[str, object]:
     cfg = AccessConfig(roles=ROLES, chats={"slack:C1": "guest"})
     grant = effective_grant(cfg.roles, "eng", "member")
     figures: dict[str, object] = {
-        "effective_grant_us": _us(lambda: effective_grant(cfg.roles, "eng", "guest")),
-        "filter_43_tools_us": _us(lambda: [t for t in TOOLS if grant.allows_tool(t)], 2_000),
-        "check_one_mcp_tool_us": _us(lambda: grant.allows_tool("get_issue", "github")),
+        "effective_grant_us": per_call_us(lambda: effective_grant(cfg.roles, "eng", "guest")),
+        "filter_43_tools_us": per_call_us(
+            lambda: [t for t in TOOLS if grant.allows_tool(t)], 2_000
+        ),
+        "check_one_mcp_tool_us": per_call_us(lambda: grant.allows_tool("get_issue", "github")),
     }
     with tempfile.TemporaryDirectory() as tmp:
         db = open_db(Path(tmp))
@@ -67,9 +51,9 @@ async def run() -> dict[str, object]:
             sender=UserRef(id="U2", name="u"),
             text="hi",
         )
-        figures["who_sqlite_us"] = await _aus(lambda: people.who(msg))
+        figures["who_sqlite_us"] = await median_us(lambda: people.who(msg))
         entry = AuditEntry(kind="tool", person="telegram:1", subject="bash", detail={"a": 1})
-        figures["audit_append_sqlite_us"] = await _aus(lambda: store.append(entry))
+        figures["audit_append_sqlite_us"] = await median_us(lambda: store.append(entry))
         memory.close()
         db.close()
     return figures

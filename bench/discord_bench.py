@@ -84,7 +84,7 @@ async def load(fake: FakeDiscord, openai: FakeOpenAI, data_dir: Path) -> dict[st
 
 
 async def run() -> dict[str, Any]:
-    return await run_phases(FakeDiscord, (latency, load), TPS)
+    return {"model_tokens_per_second": TPS, **await run_phases(FakeDiscord, latency, load)}
 
 
 if __name__ == "__main__":

@@ -8,12 +8,14 @@ import os
 import resource
 import statistics
 import tempfile
+import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 from bot import texts
 from channels.base import ChatRef, InboundMessage, UserRef
+from tests.fakes.openai_server import FakeOpenAI
 
 
 def pct(values: list[float], p: float) -> float:
@@ -33,25 +35,38 @@ def summary(prefix: str, values: list[float], scale: float = 1000.0) -> dict[str
     }
 
 
+def per_call_us(fn: Callable[[], object], n: int = 20_000) -> float:
+    """Microseconds per call of `fn`, over `n` calls in a row."""
+    start = time.perf_counter()
+    for _ in range(n):
+        fn()
+    return round((time.perf_counter() - start) / n * 1e6, 2)
+
+
+async def median_us(fn: Callable[[], Awaitable[object]], n: int = 2_000) -> float:
+    """The median of `n` awaited calls of `fn`, in microseconds."""
+    times = []
+    for _ in range(n):
+        start = time.perf_counter()
+        await fn()
+        times.append(time.perf_counter() - start)
+    return round(statistics.median(times) * 1e6, 1)
+
+
 Phase = Callable[[Any, Any, Path], Awaitable[dict[str, Any]]]
 
 
-async def run_phases(
-    make_fake: Callable[[], Any], phases: tuple[Phase, ...], tokens_per_second: float
-) -> dict[str, Any]:
-    """Each phase against a fresh fake platform and fake model server (started, stopped) in a
-    temporary data folder; the figures of all of them."""
-    from tests.fakes.openai_server import FakeOpenAI
-
-    results: dict[str, Any] = {"model_tokens_per_second": tokens_per_second}
+async def run_phases(fake_type: Callable[[], Any], *phases: Phase) -> dict[str, Any]:
+    """Each phase against a fresh platform fake (`fake_type`), a fresh fake model and a temporary
+    data directory; their figures merged."""
+    results: dict[str, Any] = {}
     for phase in phases:
-        fake, openai = make_fake().start(), FakeOpenAI().start()
-        try:
-            with tempfile.TemporaryDirectory() as tmp:
-                results.update(await phase(fake, openai, Path(tmp)))
-        finally:
-            fake.stop()
-            openai.stop()
+        with (
+            fake_type().start() as fake,
+            FakeOpenAI().start() as openai,
+            tempfile.TemporaryDirectory() as tmp,
+        ):
+            results.update(await phase(fake, openai, Path(tmp)))
     return results
 
 

@@ -122,7 +122,7 @@ async def load(tg: FakeTelegram, openai: FakeOpenAI, data_dir: Path) -> dict[str
 
 
 async def run() -> dict[str, Any]:
-    return await run_phases(FakeTelegram, (latency, load), TPS)
+    return {"model_tokens_per_second": TPS, **await run_phases(FakeTelegram, latency, load)}
 
 
 if __name__ == "__main__":

@@ -9,11 +9,9 @@ Figures in microseconds per call (median), turns in milliseconds (median and p90
 
 from __future__ import annotations
 
-import statistics
 import tempfile
 import time
 import uuid
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +24,7 @@ from agent.config import AgentConfig, ModelConfig
 from agent.events import RunSettings, Turn
 from agent.runner import AgentRunner
 from agent.usage import UsageCounter, UsageScope, usage_scope
+from bench.support import median_us, per_call_us
 from bot.db import open_db
 from bot.metrics import Metrics
 from bot.stores.usage import UsageRow
@@ -37,22 +36,6 @@ from bot.usage.prices import cost_of
 from tests.fakes.openai_server import FakeOpenAI, Reply
 
 USAGE = {"prompt_tokens": 1200, "completion_tokens": 300, "total_tokens": 1500}
-
-
-def _us(fn: Callable[[], object], n: int = 20_000) -> float:
-    start = time.perf_counter()
-    for _ in range(n):
-        fn()
-    return round((time.perf_counter() - start) / n * 1e6, 2)
-
-
-async def _aus(fn: Callable[[], Awaitable[object]], n: int = 2_000) -> float:
-    times = []
-    for _ in range(n):
-        start = time.perf_counter()
-        await fn()
-        times.append(time.perf_counter() - start)
-    return round(statistics.median(times) * 1e6, 1)
 
 
 async def _same(account: str) -> str:
@@ -86,14 +69,14 @@ async def callback_figures(tmp: Path) -> dict[str, object]:
 
     figures: dict[str, object] = {}
     with usage_scope(sink=meter.record, run_id="r", thread_id="t", user_id="telegram:1", chat="c"):
-        figures["counter_per_call_us"] = await _aus(one_call, 5_000)
+        figures["counter_per_call_us"] = await median_us(one_call, 5_000)
     meter.pending.clear()
-    figures["price_table_us"] = _us(lambda: cost_of(model, 1200, 300, 0), 5_000)
+    figures["price_table_us"] = per_call_us(lambda: cost_of(model, 1200, 300, 0), 5_000)
     priced = ModelConfig(name="own", model="x", price={"input": 1.0, "output": 2.0})
-    figures["price_configured_us"] = _us(lambda: cost_of(priced, 1200, 300, 0))
+    figures["price_configured_us"] = per_call_us(lambda: cost_of(priced, 1200, 300, 0))
     row = UsageRow(0.0, "2026-09-21", "r", "t", "telegram:1", "telegram:1", "telegram:c",
                    "telegram", "fast", "answer", 1200, 300, 0, 0, 0.001, False)  # fmt: skip
-    figures["row_write_sqlite_us"] = await _aus(lambda: store.add([row]))
+    figures["row_write_sqlite_us"] = await median_us(lambda: store.add([row]))
     rows = 10_000
     await store.add([row] * rows)
     config = UsageConfig.model_validate(
@@ -101,11 +84,11 @@ async def callback_figures(tmp: Path) -> dict[str, object]:
     )
     budgets = Budgets(lambda: config, store, meter, clock=lambda: 1_790_000_000.0)
     payer = Payer("telegram:1", "member", "telegram:c", "telegram")
-    figures[f"budget_check_sqlite_{rows}_rows_us"] = await _aus(
+    figures[f"budget_check_sqlite_{rows}_rows_us"] = await median_us(
         lambda: budgets.verdict(payer, "fast"), 500
     )
     budgets.begin("r", payer)
-    figures["in_run_check_sqlite_us"] = await _aus(
+    figures["in_run_check_sqlite_us"] = await median_us(
         lambda: budgets.check(UsageScope(run_id="r")), 500
     )
     db.close()

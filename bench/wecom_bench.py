@@ -100,7 +100,7 @@ async def load(fake: FakeWeCom, openai: FakeOpenAI, data_dir: Path) -> dict[str,
 
 
 async def run() -> dict[str, Any]:
-    return await run_phases(FakeWeCom, (latency, load), TPS)
+    return {"model_tokens_per_second": TPS, **await run_phases(FakeWeCom, latency, load)}
 
 
 if __name__ == "__main__":

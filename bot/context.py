@@ -7,14 +7,14 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Unpack
 
 from bot import texts
 from bot.access import AccessGate, Verdict
 from bot.bus import MessageBus
 from bot.webhooks import DynamicRoutes
 from channels.backoff import RetryState
-from channels.base import Handler, InboundMessage, MenuCommand, PublishResult
+from channels.base import Handler, InboundMessage, MenuCommand, PublishResult, Report
 from channels.choices import ChoiceStore, MemoryChoices
 from channels.text import clean_input
 
@@ -105,13 +105,8 @@ class ServiceContext:
     def add_route(self, method: str, path: str, handler: Handler) -> None:
         self.routes.add(method, path, handler)
 
-    def report(
-        self,
-        *,
-        connected: bool | None = None,
-        error: str | None = None,
-        retry: RetryState | None = None,
-    ) -> None:
+    def report(self, **state: Unpack[Report]) -> None:
+        connected, error, retry = state.get("connected"), state.get("error"), state.get("retry")
         if connected is not None:
             if connected and not self.state.connected:
                 if self.state.connected_since is not None:
@@ -148,13 +143,7 @@ class RetiredContext:
     def add_route(self, method: str, path: str, handler: Handler) -> None:
         return
 
-    def report(
-        self,
-        *,
-        connected: bool | None = None,
-        error: str | None = None,
-        retry: RetryState | None = None,
-    ) -> None:
+    def report(self, **state: Unpack[Report]) -> None:
         return
 
 

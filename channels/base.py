@@ -12,7 +12,7 @@ import enum
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, TypedDict, Unpack
 
 from pydantic import (
     BaseModel,
@@ -48,7 +48,6 @@ if TYPE_CHECKING:
     from channels.pacing import Pacer
 
 __all__ = [
-    "SETTLED",
     "Attachment",
     "BusyPolicy",
     "Button",
@@ -71,6 +70,7 @@ __all__ = [
     "ReplyDoc",
     "ReplyHandle",
     "ReplyStatus",
+    "Report",
     "Scope",
     "ToolStep",
     "UserRef",
@@ -206,13 +206,22 @@ class PublishResult(enum.StrEnum):
     ignored = "ignored"
     closed = "closed"
 
+    @property
+    def done(self) -> bool:
+        """The channel is done with the event (not `busy` or `closed`)."""
+        return self not in (PublishResult.busy, PublishResult.closed)
 
-SETTLED = frozenset(
-    {PublishResult.accepted, PublishResult.duplicate, PublishResult.ignored, PublishResult.refused}
-)
-"""Results after which the channel is done with an event; `busy` and `closed` are not."""
 
 Handler = Callable[..., Awaitable[Any]]
+
+
+class Report(TypedDict, total=False):
+    """What a channel reports about its connection (`ChannelContext.report`); None or left out:
+    unchanged."""
+
+    connected: bool | None
+    error: str | None
+    retry: RetryState | None
 
 
 class ChannelContext(Protocol):
@@ -242,13 +251,7 @@ class ChannelContext(Protocol):
         """Serve a webhook route on the service's HTTP server (aiohttp handler)."""
         ...
 
-    def report(
-        self,
-        *,
-        connected: bool | None = None,
-        error: str | None = None,
-        retry: RetryState | None = None,
-    ) -> None:
+    def report(self, **state: Unpack[Report]) -> None:
         """Report connection state and errors for /health and the admin API; `retry` while a
         connection is failing (attempts, last error, next retry)."""
         ...

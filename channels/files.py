@@ -1,9 +1,10 @@
-"""File helpers every channel uses: names for a user's attachment it saves, and the size check
-of a file it sends."""
+"""File helpers every channel uses: names for a user's attachment it saves, writing it within
+the size limit, and the size check of a file it sends."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import AsyncIterable
 from pathlib import Path
 
 from channels._threads import call_blocking
@@ -27,6 +28,19 @@ def free_path(dest_dir: Path, name: str, fallback: str = "file") -> Path:
         path = dest_dir / f"{stem}-{n}{suffix}"
         n += 1
     return path
+
+
+async def save_chunks(chunks: AsyncIterable[bytes], dest: Path, name: str, limit: int) -> None:
+    """Write a download's `chunks` to `dest`; past `limit` bytes, FileTooLarge and no file."""
+    written = 0
+    with dest.open("wb") as out:
+        async for chunk in chunks:
+            written += len(chunk)
+            if written > limit:
+                out.close()
+                dest.unlink(missing_ok=True)
+                raise FileTooLarge(name, written, limit)
+            out.write(chunk)
 
 
 async def outgoing_size(path: Path, limit: int) -> int:

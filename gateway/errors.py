@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import Any
+from typing import Any, TypeVar
 
 from aiohttp import web
 from aiohttp.typedefs import Handler
 from pydantic import ValidationError
+
+T = TypeVar("T")
 
 log = logging.getLogger("gateway")
 
@@ -20,6 +22,13 @@ class ApiError(Exception):
         super().__init__(str(detail))
         self.status = status
         self.detail = detail
+
+
+def present(part: T | None, missing: str) -> T:
+    """A part of the service a route needs; when the service has none, a 409 saying `missing`."""
+    if part is None:
+        raise ApiError(409, missing)
+    return part
 
 
 def error_response(status: int, detail: Any, headers: dict[str, str] | None = None) -> web.Response:

@@ -15,7 +15,7 @@ from pydantic import BaseModel, TypeAdapter
 from gateway.langgraph.schemas import ErrorResponse
 from gateway.registry import OPENAPI_KEY, PATH_PARAMS, Call, Registry, Route
 
-api = Registry()
+api = Registry(tag="meta")
 REF = "#/components/schemas/{model}"
 STATUS_TEXT = {
     200: "OK",
@@ -151,19 +151,15 @@ def _responses(route: Route, schemas: _Schemas, secured: bool) -> dict[str, Any]
     return out
 
 
-@api.route(
-    "GET",
-    "/openapi.json",
-    summary="This API's OpenAPI document",
-    tag="meta",
-    response=dict[str, Any],
-)
+@api.route("GET", "/openapi.json", response=dict[str, Any])
 async def openapi_json(call: Call) -> dict[str, Any]:
+    """This API's OpenAPI document"""
     return call.request.app[OPENAPI_KEY]()
 
 
-@api.route("GET", "/docs", summary="A page listing every route", tag="meta", produces="text/html")
+@api.route("GET", "/docs", produces="text/html")
 async def docs_page(call: Call) -> web.Response:
+    """A page listing every route"""
     return web.Response(text=render_docs(call.request.app[OPENAPI_KEY]()), content_type="text/html")
 
 

@@ -11,7 +11,7 @@ import json
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, get_type_hints
 
 from aiohttp import web
 from pydantic import BaseModel, ValidationError
@@ -87,13 +87,26 @@ class Route:
 
 @dataclass
 class Registry:
+    """One resource module's routes; `tag` (the OpenAPI tag) is said once, for all of them."""
+
     routes: list[Route] = field(default_factory=list)
+    tag: str = ""
 
     def route(
-        self, method: str, path: str, *, summary: str, tag: str, **options: Any
+        self, method: str, path: str, summary: str = "", **options: Any
     ) -> Callable[[RouteFn], RouteFn]:
+        """Declare `method path`, `Route`'s other fields as keywords; the OpenAPI summary is
+        the handler's docstring (white space folded) unless `summary` is given, the response
+        model its return annotation (when a pydantic model) unless `response` is."""
+        options.setdefault("tag", self.tag)
+
         def register(fn: RouteFn) -> RouteFn:
-            self.routes.append(Route(method, path, fn, summary, tag, **options))
+            text = summary or " ".join((fn.__doc__ or "").split())
+            if not text:
+                raise ValueError(f"route {method} {path}: no summary and no docstring")
+            if "response" not in options:
+                options["response"] = _returned_model(fn)
+            self.routes.append(Route(method, path, fn, text, **options))
             return fn
 
         return register
@@ -105,6 +118,12 @@ class Registry:
             app.router.add_route(route.method, route.path, handler)
             if not re.search(r"{\w+:[^}]*}$", route.path):
                 app.router.add_route(route.method, route.path + "/", handler)
+
+
+def _returned_model(fn: RouteFn) -> type[BaseModel] | None:
+    """The handler's return annotation, when it is a pydantic model."""
+    hint = get_type_hints(fn).get("return")
+    return hint if isinstance(hint, type) and issubclass(hint, BaseModel) else None
 
 
 def _wrap(route: Route) -> Handler:

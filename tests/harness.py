@@ -199,3 +199,9 @@ class BlockingIoWatch:
 
     async def __aexit__(self, *exc: object) -> None:
         _watches.remove(self)
+
+
+async def answered(svc: ServiceHarness, fake_openai: Any, requests: int) -> None:
+    """Wait until the agent was asked `requests` times and every reply is settled."""
+    await fake_openai.wait_requests(requests, timeout=30)
+    await svc.idle(timeout=30)

@@ -14,14 +14,14 @@ from __future__ import annotations
 import os
 import pwd
 import shutil
-import socket
 import subprocess
-import tempfile
 import uuid
 from pathlib import Path
 from urllib.parse import quote
 
 import psycopg
+
+from tests import throwaway
 
 DEFAULT_DSN = "postgresql://postgres@127.0.0.1:5432/test"
 INSTALL_HINT = (
@@ -43,13 +43,15 @@ def answers(dsn: str) -> bool:
     return True
 
 
-class Throwaway:
+class Throwaway(throwaway.Throwaway):
     """A PostgreSQL cluster in a temporary directory, run as the `postgres` user under root."""
 
-    def __init__(self) -> None:
-        self.dir = Path(tempfile.mkdtemp(prefix="antler-pg-"))
-        self.port = _free_port()
-        self.dsn = f"postgresql://postgres@127.0.0.1:{self.port}/postgres"
+    kind = "pg"
+    start_errors = (OSError, KeyError, subprocess.SubprocessError)
+
+    @property
+    def address(self) -> str:
+        return f"postgresql://postgres@127.0.0.1:{self.port}/postgres"
 
     def start(self) -> Throwaway:
         initdb, pg_ctl = _binary("initdb"), _binary("pg_ctl")
@@ -88,17 +90,7 @@ class Throwaway:
 
 def find_server() -> tuple[str | None, Throwaway | None]:
     """(a DSN that answers, the throwaway server behind it if one was started)."""
-    dsn = os.environ.get("ANTLER_TEST_PG_DSN", DEFAULT_DSN)
-    if answers(dsn):
-        return dsn, None
-    try:
-        server = Throwaway().start()
-    except (OSError, KeyError, subprocess.SubprocessError):
-        return None, None
-    if answers(server.dsn):
-        return server.dsn, server
-    server.stop()
-    return None, None
+    return throwaway.find_server("ANTLER_TEST_PG_DSN", DEFAULT_DSN, answers, Throwaway)
 
 
 def new_schema(dsn: str) -> tuple[str, str]:
@@ -124,9 +116,3 @@ def _binary(name: str) -> str:
         if (root / name).exists():
             return str(root / name)
     raise OSError(f"{name} not found")
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])

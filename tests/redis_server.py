@@ -12,15 +12,13 @@ Each test gets a key prefix of its own (`bus.redis.key_prefix`), whose keys are 
 from __future__ import annotations
 
 import shutil
-import socket
 import subprocess
-import tempfile
 import time
 import uuid
-from pathlib import Path
 
 import redis
 
+from tests import throwaway
 from tests.pg_server import required
 
 __all__ = ["INSTALL_HINT", "Throwaway", "drop_prefix", "find_server", "new_prefix", "required"]
@@ -40,14 +38,15 @@ def answers(url: str) -> bool:
         return False
 
 
-class Throwaway:
+class Throwaway(throwaway.Throwaway):
     """redis-server in a temporary directory, without persistence."""
 
-    def __init__(self) -> None:
-        self.dir = Path(tempfile.mkdtemp(prefix="antler-redis-"))
-        self.port = _free_port()
-        self.url = f"redis://127.0.0.1:{self.port}/0"
-        self.proc: subprocess.Popen[bytes] | None = None
+    kind = "redis"
+    proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def address(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
 
     def start(self) -> Throwaway:
         binary = shutil.which("redis-server")
@@ -71,7 +70,7 @@ class Throwaway:
             stderr=subprocess.DEVNULL,
         )
         deadline = time.monotonic() + 10
-        while not answers(self.url) and time.monotonic() < deadline:
+        while not answers(self.address) and time.monotonic() < deadline:
             time.sleep(0.05)
         return self
 
@@ -84,19 +83,7 @@ class Throwaway:
 
 def find_server() -> tuple[str | None, Throwaway | None]:
     """(a URL that answers, the throwaway server behind it if one was started)."""
-    import os
-
-    url = os.environ.get("ANTLER_TEST_REDIS_URL", DEFAULT_URL)
-    if answers(url):
-        return url, None
-    try:
-        server = Throwaway().start()
-    except OSError:
-        return None, None
-    if answers(server.url):
-        return server.url, server
-    server.stop()
-    return None, None
+    return throwaway.find_server("ANTLER_TEST_REDIS_URL", DEFAULT_URL, answers, Throwaway)
 
 
 def new_prefix() -> str:
@@ -108,9 +95,3 @@ def drop_prefix(url: str, prefix: str) -> None:
         keys = list(client.scan_iter(match=f"{prefix}:*", count=1000))
         if keys:
             client.delete(*keys)
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])

@@ -20,6 +20,7 @@ import logging
 import time
 import uuid
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
@@ -35,22 +36,16 @@ CancelLocal = Callable[[str], bool]
 ANSWER_SECONDS = 6.0  # a stop waits up to 5 s for the run to end
 
 
+@dataclass(eq=False)
 class ClusterRuns:
     """The replies being written on other workers; `RunsElsewhere` of bot/lanes.py."""
 
-    def __init__(
-        self,
-        client: Callable[[], aioredis.Redis | None],
-        prefix: str,
-        worker: Callable[[], str],
-        stop_local: StopLocal,
-    ) -> None:
-        self.client = client
-        self.prefix = prefix
-        self.worker = worker
-        self.stop_local = stop_local
-        self.cancel_local: CancelLocal = lambda run_id: False  # the Gateway's, once it runs
-        self._listener: asyncio.Task[None] | None = None
+    client: Callable[[], aioredis.Redis | None]
+    prefix: str
+    worker: Callable[[], str]
+    stop_local: StopLocal
+    cancel_local: CancelLocal = field(default=lambda run_id: False, init=False)  # the Gateway's
+    _listener: asyncio.Task[None] | None = field(default=None, init=False)
 
     def _runs_key(self, chat: ChatRef) -> str:
         return f"{self.prefix}:runs:{chat.with_topic(None).key}"

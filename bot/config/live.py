@@ -19,7 +19,7 @@ import asyncio
 import logging
 import os
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -57,23 +57,18 @@ class Applied:
 Apply = Callable[[Settings, Settings, list[str]], Awaitable[Applied]]
 
 
+@dataclass(eq=False)
 class LiveConfig:
-    def __init__(
-        self,
-        path: Path,
-        settings: Settings,
-        apply: Apply,
-        changes: ChangeLog,
-        *,
-        poll: float = POLL_SECONDS,
-    ) -> None:
-        self.path = path
-        self.settings = settings
-        self.apply = apply
-        self.changes = changes
-        self.poll = poll
-        self.lock = asyncio.Lock()
-        self._data = self._substituted(read_yaml(path), config_env(path))
+    path: Path
+    settings: Settings
+    apply: Apply
+    changes: ChangeLog
+    _: KW_ONLY
+    poll: float = POLL_SECONDS
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock, init=False)
+
+    def __post_init__(self) -> None:
+        self._data = self._substituted(read_yaml(self.path), config_env(self.path))
         self._boot = self._data  # restart-only keys are pending while they differ from this
         self._stamp = self._file_stamp()
         self._watcher: asyncio.Task[None] | None = None

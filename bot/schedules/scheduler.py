@@ -23,6 +23,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Protocol
 
 from bot import texts
@@ -74,27 +75,18 @@ def run_message(
     )
 
 
+@dataclass(eq=False)
 class Scheduler:
-    def __init__(
-        self,
-        store: ScheduleStore,
-        *,
-        publish: Publish,
-        notify: Notify,
-        outcome: Outcome,
-        clock: Clock,
-        late_after: float,
-        poll: float,
-    ) -> None:
-        self.store = store
-        self.publish = publish
-        self.notify = notify
-        self.outcome = outcome
-        self.clock = clock
-        self.late_after = late_after
-        self.poll = poll
-        self._wake = asyncio.Event()
-        self.run_in_thread: RunInThread | None = None  # set by the Gateway (gateway/service.py)
+    store: ScheduleStore
+    _: KW_ONLY
+    publish: Publish
+    notify: Notify
+    outcome: Outcome
+    clock: Clock
+    late_after: float
+    poll: float
+    run_in_thread: RunInThread | None = field(default=None, init=False)  # set by the Gateway
+    _wake: asyncio.Event = field(default_factory=asyncio.Event, init=False, repr=False)
 
     def poke(self) -> None:
         """A schedule was created, resumed or triggered: look again now instead of after the

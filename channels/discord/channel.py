@@ -19,15 +19,14 @@ from channels.backoff import BackoffPolicy
 from channels.base import (
     Attachment,
     Capabilities,
-    Channel,
     ChannelContext,
     ChannelError,
     ChatRef,
     InboundMessage,
     RateBudget,
-    ReplyDoc,
     effective_limit,
 )
+from channels.delegated import DelegatedReplies
 from channels.discord import files, render
 from channels.discord.api import MAX_RATELIMIT_WAIT, POST, Sender, guarded
 from channels.discord.config import DiscordConfig, bot_id
@@ -72,8 +71,9 @@ def intents() -> discord.Intents:
     return wanted
 
 
-class DiscordChannel(Channel):
+class DiscordChannel(DelegatedReplies[DiscordReply]):
     name = "discord"
+    replies: Replies
 
     def __init__(
         self, config: DiscordConfig, ctx: ChannelContext, backoff: BackoffPolicy | None = None
@@ -183,21 +183,6 @@ class DiscordChannel(Channel):
             await self.client.close()
 
     # ------------------------------------------------------------------ replies
-
-    async def open_reply(self, msg: InboundMessage, doc: ReplyDoc) -> DiscordReply:
-        return await self.replies.open(msg, doc)
-
-    async def update_reply(self, handle: DiscordReply, doc: ReplyDoc) -> None:
-        await self.replies.update(handle, doc)
-
-    async def finish_reply(self, handle: DiscordReply, doc: ReplyDoc) -> None:
-        await self.replies.finish(handle, doc)
-
-    async def materialize_reply(self, handle: DiscordReply, doc: ReplyDoc) -> None:
-        await self.replies.materialize(handle, doc)
-
-    async def send_continuation(self, handle: DiscordReply, doc: ReplyDoc) -> None:
-        await self.replies.continuation(handle, doc)
 
     async def send_text(self, chat: ChatRef, text: str, *, reply_to: str | None = None) -> None:
         target = target_of(chat)

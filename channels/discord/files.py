@@ -10,7 +10,7 @@ import discord
 from channels._threads import call_blocking
 from channels.base import Attachment, ChannelError, ChatRef, FileTooLarge
 from channels.discord.api import Sender
-from channels.files import free_path
+from channels.files import free_path, save_chunks
 
 CHUNK = 64 * 1024
 
@@ -27,15 +27,7 @@ async def download(
         async with session.get(att.ref) as resp:
             if resp.status != 200:
                 raise ChannelError(f"download of {att.name} failed: HTTP {resp.status}")
-            written = 0
-            with dest.open("wb") as out:
-                async for chunk in resp.content.iter_chunked(CHUNK):
-                    written += len(chunk)
-                    if written > limit:
-                        out.close()
-                        dest.unlink(missing_ok=True)
-                        raise FileTooLarge(att.name, written, limit)
-                    out.write(chunk)
+            await save_chunks(resp.content.iter_chunked(CHUNK), dest, att.name, limit)
     except aiohttp.ClientError as exc:
         dest.unlink(missing_ok=True)
         raise ChannelError(f"download of {att.name} failed: {exc!r}", retryable=True) from exc

@@ -20,7 +20,6 @@ from typing import Any
 import discord
 
 from channels.base import (
-    SETTLED,
     ChannelContext,
     ChannelError,
     InboundMessage,
@@ -110,7 +109,7 @@ class Inbound:
 
     async def _publish(self, msg: InboundMessage) -> None:
         result = await self.ctx.publish(msg)
-        if result not in SETTLED:
+        if not result.done:
             log.info("discord message %s not accepted: %s", msg.event_id, result.value)
 
 

@@ -10,7 +10,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from channels._threads import call_blocking
 from channels.base import Attachment, ChannelError, FileTooLarge
-from channels.files import free_path
+from channels.files import free_path, save_chunks
 from channels.slack.api import call
 
 
@@ -40,15 +40,7 @@ async def download(
     async with session.get(att.ref, headers=headers) as resp:
         if resp.status != 200 or resp.content_type.startswith("text/html"):
             raise ChannelError(f"download of {att.name} failed: HTTP {resp.status}")
-        written = 0
-        with dest.open("wb") as out:
-            async for chunk in resp.content.iter_chunked(64 * 1024):
-                written += len(chunk)
-                if written > limit:
-                    out.close()
-                    dest.unlink(missing_ok=True)
-                    raise FileTooLarge(att.name, written, limit)
-                out.write(chunk)
+        await save_chunks(resp.content.iter_chunked(64 * 1024), dest, att.name, limit)
     return dest
 
 

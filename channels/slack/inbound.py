@@ -16,7 +16,7 @@ from typing import Any
 from slack_bolt.async_app import AsyncApp
 from slack_sdk.errors import SlackApiError
 
-from channels.base import SETTLED, ChannelContext, InboundMessage
+from channels.base import ChannelContext, InboundMessage
 from channels.slack import parse
 from channels.slack.config import SlackConfig
 from channels.slack.follow import FollowedThreads
@@ -121,5 +121,5 @@ class Inbound:
 
     async def _publish(self, msg: InboundMessage) -> None:
         result = await self.ctx.publish(msg)
-        if result not in SETTLED:
+        if not result.done:
             log.info("slack message %s not accepted: %s", msg.event_id, result.value)

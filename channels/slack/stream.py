@@ -13,7 +13,7 @@ finds no token is held and the newest document shown when one frees up (channels
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Any, Literal
 
 from slack_sdk.web.async_client import AsyncWebClient
@@ -73,25 +73,17 @@ class SlackReply:
     )
 
 
+@dataclass(eq=False)
 class ReplyWriter:
     """Sends a reply's documents to Slack, choosing the transport per reply."""
 
-    def __init__(
-        self,
-        client: AsyncWebClient,
-        pacer: Pacer,
-        budgets: tuple[RateBudget, ...],
-        *,
-        native: bool,
-        stream_cap: int = render.MARKDOWN_BLOCK_LIMIT,
-        min_append_chars: int = 1,
-    ) -> None:
-        self.stream_cap = stream_cap
-        self.client = client
-        self.pacer = pacer
-        self.budgets = budgets
-        self.native = native
-        self.min_append_chars = min_append_chars
+    client: AsyncWebClient
+    pacer: Pacer
+    budgets: tuple[RateBudget, ...]
+    _: KW_ONLY
+    native: bool
+    stream_cap: int = render.MARKDOWN_BLOCK_LIMIT
+    min_append_chars: int = 1
 
     def _budgets(self, reply: SlackReply, method: str) -> tuple[RateBudget, ...]:
         return tuple(

@@ -24,7 +24,6 @@ from channels.backoff import BackoffPolicy
 from channels.base import (
     Attachment,
     Capabilities,
-    Channel,
     ChannelContext,
     ChannelError,
     ChatRef,
@@ -32,6 +31,7 @@ from channels.base import (
     MenuCommand,
     ReplyDoc,
 )
+from channels.delegated import DelegatedReplies
 from channels.telegram import files, pacing
 from channels.telegram.api import Sender, where
 from channels.telegram.buttons import ButtonTokens
@@ -47,8 +47,9 @@ from channels.telegram.stream import Replies, TelegramReply
 _MENU_NAME = re.compile(r"^[a-z0-9_]{1,32}$")
 
 
-class TelegramChannel(Channel):
+class TelegramChannel(DelegatedReplies[TelegramReply]):
     name = "telegram"
+    replies: Replies
 
     def __init__(
         self, config: TelegramConfig, ctx: ChannelContext, backoff: BackoffPolicy | None = None
@@ -155,24 +156,9 @@ class TelegramChannel(Channel):
 
     # ------------------------------------------------------------------ replies
 
-    async def open_reply(self, msg: InboundMessage, doc: ReplyDoc) -> TelegramReply:
-        return await self.replies.open(msg, doc)
-
     async def mark_queued(self, msg: InboundMessage, doc: ReplyDoc | None = None) -> TelegramReply:
         """A real message (drafts vanish after ~30 s) that the run later edits into its reply."""
         return await self.replies.open(msg, doc or ReplyDoc(status="queued"))
-
-    async def update_reply(self, handle: TelegramReply, doc: ReplyDoc) -> None:
-        await self.replies.update(handle, doc)
-
-    async def materialize_reply(self, handle: TelegramReply, doc: ReplyDoc) -> None:
-        await self.replies.materialize(handle, doc)
-
-    async def finish_reply(self, handle: TelegramReply, doc: ReplyDoc) -> None:
-        await self.replies.finish(handle, doc)
-
-    async def send_continuation(self, handle: TelegramReply, doc: ReplyDoc) -> None:
-        await self.replies.continuation(handle, doc)
 
     def handle_state(self, handle: TelegramReply) -> dict[str, Any]:
         return reply_state(handle)

@@ -12,7 +12,7 @@ import hmac
 import logging
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from aiohttp import web
@@ -36,23 +36,16 @@ class ServiceClosed(Exception):
     """The service is shutting down and took nothing: leave the update unconfirmed."""
 
 
+@dataclass(eq=False)
 class Inbound:
     """Turns updates into published messages."""
 
-    def __init__(
-        self,
-        config: TelegramConfig,
-        ctx: ChannelContext,
-        sender: Sender,
-        buttons: ButtonTokens,
-        channel: str,
-    ) -> None:
-        self.config = config
-        self.ctx = ctx
-        self.sender = sender
-        self.buttons = buttons
-        self.channel = channel
-        self.me = BotIdentity(id=0, username="")
+    config: TelegramConfig
+    ctx: ChannelContext
+    sender: Sender
+    buttons: ButtonTokens
+    channel: str
+    me: BotIdentity = field(default_factory=lambda: BotIdentity(id=0, username=""), init=False)
 
     async def handle(self, update: Mapping[str, Any]) -> bool:
         """True once done with the update; raises ServiceClosed when the service took nothing."""

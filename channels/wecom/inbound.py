@@ -14,7 +14,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from channels.base import SETTLED, ChannelContext, ChannelError, InboundMessage
+from channels.base import ChannelContext, ChannelError, InboundMessage
 from channels.wecom import cards, parse
 from channels.wecom.connection import Connection
 
@@ -90,7 +90,7 @@ class Inbound:
 
     async def _publish(self, msg: InboundMessage) -> None:
         result = await self.ctx.publish(msg)
-        if result not in SETTLED:
+        if not result.done:
             log.info("wecom message %s not accepted: %s", msg.event_id, result.value)
 
     async def close(self) -> None:

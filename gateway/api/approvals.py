@@ -10,11 +10,11 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from bot.approvals import Approvals
 from gateway.api.config import _who
-from gateway.errors import ApiError
+from gateway.errors import ApiError, present
 from gateway.registry import Call, Registry
 
-api = Registry()
 TAG = "access"
+api = Registry(tag=TAG)
 
 
 class PendingApproval(BaseModel):
@@ -46,26 +46,21 @@ class DecisionSent(BaseModel):
 
 
 def approvals_of(call: Call) -> Approvals:
-    approvals: Approvals | None = call.gw.service.approvals
-    if approvals is None:
-        raise ApiError(409, "approvals are not set up on this service")
-    return approvals
+    return present(call.gw.service.approvals, "approvals are not set up on this service")
 
 
-@api.route(
-    "GET", "/api/approvals", summary="Tool calls waiting for approval, oldest first", tag=TAG,
-    response=ApprovalList, errors=(409,),
-)  # fmt: skip
+@api.route("GET", "/api/approvals", errors=(409,))
 async def list_approvals(call: Call) -> ApprovalList:
+    """Tool calls waiting for approval, oldest first"""
     waiting: list[dict[str, Any]] = await approvals_of(call).waiting()
     return ApprovalList(approvals=[PendingApproval.model_validate(w) for w in waiting])
 
 
 @api.route(
-    "POST", "/api/approvals/{approval_id}", summary="Approve or deny a waiting tool call", tag=TAG,
-    body=Decision, response=DecisionSent, status=202, errors=(404, 409, 422),
-)  # fmt: skip
+    "POST", "/api/approvals/{approval_id}", body=Decision, status=202, errors=(404, 409, 422)
+)
 async def decide(call: Call) -> DecisionSent:
+    """Approve or deny a waiting tool call"""
     body: Decision = call.body
     short = call.path["approval_id"]
     if not await approvals_of(call).send_decision(short, body.decision, _who(call)):

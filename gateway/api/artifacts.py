@@ -20,8 +20,8 @@ from gateway.langgraph.schemas import ArtifactQuery
 from gateway.registry import Call, Registry
 from gateway.service import Gateway
 
-api = Registry()
 TAG = "artifacts"
+api = Registry(tag=TAG)
 PREFIX = "mnt/user-data/"
 AREAS = ("workspace", "uploads", "outputs")
 ACTIVE_TYPES = {"text/html", "application/xhtml+xml", "image/svg+xml"}
@@ -49,13 +49,12 @@ def resolve_artifact(root: Path, virtual: str) -> Path:
 @api.route(
     "GET",
     "/api/threads/{thread_id}/artifacts/{path:.+}",
-    summary="Download a file from the thread's directories",
-    tag=TAG,
     query=ArtifactQuery,
     produces="application/octet-stream",
     errors=(400, 403, 404, 422),
 )
 async def get_artifact(call: Call) -> web.FileResponse:
+    """Download a file from the thread's directories"""
     gw: Gateway = call.gw
     thread_id = call.path["thread_id"]
     await gw.thread(thread_id)

@@ -12,11 +12,11 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from bot.access.people import People
 from bot.access.store import AuditQuery
-from gateway.errors import ApiError
+from gateway.errors import present
 from gateway.registry import Call, Registry
 
-api = Registry()
 TAG = "access"
+api = Registry(tag=TAG)
 
 
 class AuditParams(BaseModel):
@@ -56,22 +56,12 @@ class AuditPage(BaseModel):
 
 
 def people_of(call: Call) -> People:
-    people: People | None = call.gw.service.people
-    if people is None:
-        raise ApiError(409, "access is not set up on this service")
-    return people
+    return present(call.gw.service.people, "access is not set up on this service")
 
 
-@api.route(
-    "GET",
-    "/api/audit",
-    summary="The audit trail, newest first",
-    tag=TAG,
-    query=AuditParams,
-    response=AuditPage,
-    errors=(409, 422),
-)
+@api.route("GET", "/api/audit", query=AuditParams, errors=(409, 422))
 async def list_audit(call: Call) -> AuditPage:
+    """The audit trail, newest first"""
     q: AuditParams = call.query
     entries = await people_of(call).store.audit(AuditQuery(**q.model_dump()))
     more = len(entries) == q.limit

@@ -25,9 +25,9 @@ from gateway.api.usage import store_of
 from gateway.errors import ApiError
 from gateway.registry import PATH_PARAMS, Call, Registry
 
-api = Registry()
 TAG = "usage"
 PATH_PARAMS.setdefault("index", r"^[0-9]{1,4}$")
+api = Registry(tag=TAG)
 
 
 class BudgetState(BaseModel):
@@ -58,15 +58,9 @@ class BudgetList(BaseModel):
     budgets: list[Budget]
 
 
-@api.route(
-    "GET",
-    "/api/budgets",
-    summary="The configured budgets and what is used of each this period",
-    tag=TAG,
-    response=Budgets,
-    errors=(409,),
-)
+@api.route("GET", "/api/budgets", errors=(409,))
 async def list_budgets(call: Call) -> Budgets:
+    """The configured budgets and what is used of each this period"""
     store_of(call)  # 409 when usage is not counted
     gate = call.gw.service.usage
     assert gate is not None
@@ -138,40 +132,32 @@ async def _write(
     return BudgetsChanged(**listed.model_dump(), change=change)
 
 
-@api.route(
-    "POST", "/api/budgets", summary="Add a budget (validated, live, audited)", tag=TAG,
-    body=Budget, response=BudgetsChanged, errors=(409, 422),
-)  # fmt: skip
+@api.route("POST", "/api/budgets", body=Budget, errors=(409, 422))
 async def add_budget(call: Call) -> BudgetsChanged:
+    """Add a budget (validated, live, audited)"""
     new = _plain(call.body)
     return await _write(call, "add", [*_current(call), new], None, new)
 
 
-@api.route(
-    "PUT", "/api/budgets", summary="Replace every budget (validated, live, audited)", tag=TAG,
-    body=BudgetList, response=BudgetsChanged, errors=(409, 422),
-)  # fmt: skip
+@api.route("PUT", "/api/budgets", body=BudgetList, errors=(409, 422))
 async def replace_budgets(call: Call) -> BudgetsChanged:
+    """Replace every budget (validated, live, audited)"""
     before, new = _current(call), [_plain(b) for b in call.body.budgets]
     return await _write(call, "replace all", new, before, new)
 
 
-@api.route(
-    "PUT", "/api/budgets/{index}", summary="Replace one budget (validated, live, audited)",
-    tag=TAG, body=Budget, response=BudgetsChanged, errors=(404, 409, 422),
-)  # fmt: skip
+@api.route("PUT", "/api/budgets/{index}", body=Budget, errors=(404, 409, 422))
 async def replace_budget(call: Call) -> BudgetsChanged:
+    """Replace one budget (validated, live, audited)"""
     listed = _current(call)
     index, new = _at(listed, call), _plain(call.body)
     before, listed[index] = listed[index], new
     return await _write(call, "replace", listed, before, new)
 
 
-@api.route(
-    "DELETE", "/api/budgets/{index}", summary="Remove a budget (live, audited)", tag=TAG,
-    response=BudgetsChanged, errors=(404, 409, 422),
-)  # fmt: skip
+@api.route("DELETE", "/api/budgets/{index}", errors=(404, 409, 422))
 async def delete_budget(call: Call) -> BudgetsChanged:
+    """Remove a budget (live, audited)"""
     listed = _current(call)
     before = listed.pop(_at(listed, call))
     return await _write(call, "delete", listed, before, None)

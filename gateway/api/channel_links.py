@@ -10,8 +10,8 @@ from pydantic import BaseModel
 from gateway.registry import Call, Registry
 from gateway.service import Gateway
 
-api = Registry()
 TAG = "channels"
+api = Registry(tag=TAG)
 DISPLAY = {
     "slack": "Slack",
     "telegram": "Telegram",
@@ -44,14 +44,9 @@ class ConnectionsResponse(BaseModel):
     connections: list[dict[str, object]]
 
 
-@api.route(
-    "GET",
-    "/api/channels/providers",
-    summary="Antler's channels as DeerFlow's channel providers",
-    tag=TAG,
-    response=ProvidersResponse,
-)
+@api.route("GET", "/api/channels/providers")
 async def providers(call: Call) -> ProvidersResponse:
+    """Antler's channels as DeerFlow's channel providers"""
     gw: Gateway = call.gw
     found = []
     for name, state in gw.service.channel_states().items():
@@ -71,12 +66,7 @@ async def providers(call: Call) -> ProvidersResponse:
     return ProvidersResponse(enabled=bool(found), providers=found)
 
 
-@api.route(
-    "GET",
-    "/api/channels/connections",
-    summary="A person's channel links (none are made from the web page)",
-    tag=TAG,
-    response=ConnectionsResponse,
-)
+@api.route("GET", "/api/channels/connections")
 async def connections(call: Call) -> ConnectionsResponse:
+    """A person's channel links (none are made from the web page)"""
     return ConnectionsResponse(connections=[])

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
+
 from bot.context import ChannelState
 from gateway.errors import ApiError
 from gateway.langgraph.schemas import ChannelInfo, ChannelRestart, ChannelsResponse
 from gateway.registry import Call, Registry
 from gateway.service import Gateway
 
-api = Registry()
 TAG = "channels"
+api = Registry(tag=TAG)
 
 
 def channel_info(name: str, state: ChannelState) -> ChannelInfo:
@@ -19,29 +21,13 @@ def channel_info(name: str, state: ChannelState) -> ChannelInfo:
         "reconnects": state.reconnects,
         **state.counters,
     }
-    return ChannelInfo(
-        name=name,
-        enabled=state.enabled,
-        running=state.running,
-        connected=state.connected,
-        status=state.status,
-        attempts=state.attempts,
-        next_retry_at=state.next_retry_at,
-        connected_since=state.connected_since,
-        last_event_at=state.last_event_at,
-        last_error=state.last_error,
-        counters=counters,
-    )
+    # the state's fields by name (ChannelInfo ignores those it does not show)
+    return ChannelInfo.model_validate({**asdict(state), "name": name, "counters": counters})
 
 
-@api.route(
-    "GET",
-    "/api/channels",
-    summary="Every channel's state and counters",
-    tag=TAG,
-    response=ChannelsResponse,
-)
+@api.route("GET", "/api/channels")
 async def list_channels(call: Call) -> ChannelsResponse:
+    """Every channel's state and counters"""
     gw: Gateway = call.gw
     states = gw.service.channel_states()
     return ChannelsResponse(
@@ -50,15 +36,9 @@ async def list_channels(call: Call) -> ChannelsResponse:
     )
 
 
-@api.route(
-    "POST",
-    "/api/channels/{name}/restart",
-    summary="Stop and start a channel",
-    tag=TAG,
-    response=ChannelRestart,
-    errors=(404, 409, 422),
-)
+@api.route("POST", "/api/channels/{name}/restart", errors=(404, 409, 422))
 async def restart_channel(call: Call) -> ChannelRestart:
+    """Stop and start a channel"""
     gw: Gateway = call.gw
     name = call.path["name"]
     if name not in gw.service.channel_states():

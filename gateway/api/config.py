@@ -26,8 +26,8 @@ from gateway.errors import ApiError
 from gateway.principals import principal_of
 from gateway.registry import Call, Registry
 
-api = Registry()
 TAG = "config"
+api = Registry(tag=TAG)
 ACTOR_HEADER = "X-Antler-Actor"
 
 
@@ -122,15 +122,9 @@ async def _raw_body(call: Call) -> dict[str, Any]:
     return body
 
 
-@api.route(
-    "GET",
-    "/api/config",
-    summary="The effective configuration (secrets masked)",
-    tag=TAG,
-    response=ConfigResponse,
-    errors=(409,),
-)
+@api.route("GET", "/api/config", errors=(409,))
 async def get_config(call: Call) -> ConfigResponse:
+    """The effective configuration (secrets masked)"""
     live = _live(call)
     dump = live.settings.model_dump(mode="json", exclude={"config_path"}, serialize_as_any=True)
     return ConfigResponse(
@@ -138,54 +132,29 @@ async def get_config(call: Call) -> ConfigResponse:
     )
 
 
-@api.route(
-    "GET",
-    "/api/config/boundary",
-    summary="Which keys apply live, restart a channel, or wait for a restart",
-    tag=TAG,
-    response=BoundaryResponse,
-)
+@api.route("GET", "/api/config/boundary")
 async def get_boundary(call: Call) -> BoundaryResponse:
+    """Which keys apply live, restart a channel, or wait for a restart"""
     return BoundaryResponse(keys=reload_boundary(), restart_only=restart_only())
 
 
-@api.route(
-    "POST",
-    "/api/config/reload",
-    summary="Read config.yaml again and apply it",
-    tag=TAG,
-    response=ConfigChange,
-    errors=(409, 422),
-)
+@api.route("POST", "/api/config/reload", errors=(409, 422))
 async def reload_config(call: Call) -> ConfigChange:
+    """Read config.yaml again and apply it"""
     return _answer(await _live(call).reload(source="reload", who=_who(call)))
 
 
-@api.route(
-    "GET",
-    "/api/config/changes",
-    summary="Recorded configuration changes, newest first",
-    tag=TAG,
-    query=ChangesQuery,
-    response=ConfigChanges,
-    errors=(409, 422),
-)
+@api.route("GET", "/api/config/changes", query=ChangesQuery, errors=(409, 422))
 async def list_changes(call: Call) -> ConfigChanges:
+    """Recorded configuration changes, newest first"""
     live = _live(call)
     rows = await live.changes.recent(call.query.limit)
     return ConfigChanges(changes=[ConfigChange.model_validate(r) for r in rows])
 
 
-@api.route(
-    "PUT",
-    "/api/config/models",
-    summary="Replace the models list (and the default)",
-    tag=TAG,
-    body=ModelsUpdate,
-    response=ConfigChange,
-    errors=(409, 422),
-)
+@api.route("PUT", "/api/config/models", body=ModelsUpdate, errors=(409, 422))
 async def put_models(call: Call) -> ConfigChange:
+    """Replace the models list (and the default)"""
     raw = await _raw_body(call)
     body = {"models": raw["models"]}
     if raw.get("default_model") is not None:
@@ -198,16 +167,9 @@ class ChannelsSharedPatch(RootModel[dict[str, Any]]):
     section has its own route."""
 
 
-@api.route(
-    "PATCH",
-    "/api/config/channels",
-    summary="Change keys shared by every channel",
-    tag=TAG,
-    body=ChannelsSharedPatch,
-    response=ConfigChange,
-    errors=(409, 422),
-)
+@api.route("PATCH", "/api/config/channels", body=ChannelsSharedPatch, errors=(409, 422))
 async def patch_channels_shared(call: Call) -> ConfigChange:
+    """Change keys shared by every channel"""
     body = await _raw_body(call)
     unknown = sorted(set(body) - set(ChannelsShared.model_fields))
     if unknown:
@@ -232,20 +194,13 @@ def _section_routes(path: str, section: tuple[str, ...], model: type[BaseModel],
         change.__name__ = f"{'put' if replace else 'patch'}_{'_'.join(section)}_config"
         return change
 
-    api.route(
-        "PUT",
-        path,
-        summary=f"Replace {what}",
-        tag=TAG,
-        body=model,
-        response=ConfigChange,
-        errors=(409, 422),
-    )(handler(True))
+    api.route("PUT", path, f"Replace {what}", body=model, response=ConfigChange, errors=(409, 422))(
+        handler(True)
+    )
     api.route(
         "PATCH",
         path,
-        summary=f"Change some keys of {what}",
-        tag=TAG,
+        f"Change some keys of {what}",
         body=SectionPatch,
         response=ConfigChange,
         errors=(409, 422),

@@ -11,8 +11,8 @@ from pydantic import BaseModel
 from gateway.registry import Call, Registry
 from gateway.service import Gateway
 
-api = Registry()
 TAG = "features"
+api = Registry(tag=TAG)
 LARK_CHANNEL = "feishu"
 
 
@@ -66,38 +66,23 @@ class LarkStatus(BaseModel):
     sandbox_runtime_detail: str | None = None
 
 
-@api.route(
-    "GET",
-    "/api/features",
-    summary="DeerFlow's optional features",
-    tag=TAG,
-    response=FeaturesResponse,
-)
+@api.route("GET", "/api/features")
 async def features(call: Call) -> FeaturesResponse:
+    """DeerFlow's optional features"""
     off = Feature(enabled=False)  # browser control, MCP tasks: DeerFlow's own
     agents = Feature(enabled=True)  # /api/agents over the agent profiles (gateway/api/agents.py)
     return FeaturesResponse(agents_api=agents, browser_control=off, mcp_tasks=off)
 
 
-@api.route(
-    "GET",
-    "/api/suggestions/config",
-    summary="Follow-up suggestions (not offered)",
-    tag=TAG,
-    response=SuggestionsConfig,
-)
+@api.route("GET", "/api/suggestions/config")
 async def suggestions_config(call: Call) -> SuggestionsConfig:
+    """Follow-up suggestions (not offered)"""
     return SuggestionsConfig(enabled=False, max_suggestions=0)
 
 
-@api.route(
-    "GET",
-    "/api/integrations/lark/status",
-    summary="DeerFlow's lark-cli integration (not part of Antler)",
-    tag=TAG,
-    response=LarkStatus,
-)
+@api.route("GET", "/api/integrations/lark/status")
 async def lark_status(call: Call) -> LarkStatus:
+    """DeerFlow's lark-cli integration (not part of Antler)"""
     gw: Gateway = call.gw
     channel = LARK_CHANNEL in gw.service.channel_states() and gw.service.channel_enabled(
         LARK_CHANNEL

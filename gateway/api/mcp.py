@@ -24,8 +24,8 @@ from gateway.errors import ApiError
 from gateway.registry import Call, Registry
 from gateway.service import Gateway
 
-api = Registry()
 TAG = "mcp"
+api = Registry(tag=TAG)
 MASK = "***"
 FILE_NAME = "extensions_config.json"
 STDIO_COMMANDS = {"npx", "uvx"}
@@ -167,27 +167,15 @@ def _masked(raw: dict[str, Any]) -> dict[str, Any]:
     return {"mcp_servers": {n: mask(s) for n, s in servers.items() if isinstance(s, dict)}}
 
 
-@api.route(
-    "GET",
-    "/api/mcp/config",
-    summary="The MCP servers (secrets masked)",
-    tag=TAG,
-    response=McpConfig,
-)
+@api.route("GET", "/api/mcp/config", response=McpConfig)
 async def get_mcp_config(call: Call) -> dict[str, Any]:
+    """The MCP servers (secrets masked)"""
     return _masked(read_raw(config_path(call.gw)))
 
 
-@api.route(
-    "PUT",
-    "/api/mcp/config",
-    summary="Replace the MCP servers (validated, atomic)",
-    tag=TAG,
-    body=McpConfig,
-    response=McpConfig,
-    errors=(400, 422, 500),
-)
+@api.route("PUT", "/api/mcp/config", body=McpConfig, response=McpConfig, errors=(400, 422, 500))
 async def put_mcp_config(call: Call) -> dict[str, Any]:
+    """Replace the MCP servers (validated, atomic)"""
     body: McpConfig = call.body
     for name, server in body.mcp_servers.items():
         validate_stdio(name, server)
@@ -199,15 +187,10 @@ async def put_mcp_config(call: Call) -> dict[str, Any]:
 
 
 @api.route(
-    "PATCH",
-    "/api/mcp/config",
-    summary="Enable or disable one MCP server",
-    tag=TAG,
-    body=McpToggle,
-    response=McpConfig,
-    errors=(400, 404, 422, 500),
+    "PATCH", "/api/mcp/config", body=McpToggle, response=McpConfig, errors=(400, 404, 422, 500)
 )
 async def toggle_mcp_server(call: Call) -> dict[str, Any]:
+    """Enable or disable one MCP server"""
     body: McpToggle = call.body
     raw = await set_enabled(config_path(call.gw), body.server_name, body.enabled)
     reload = call.gw.service.reload_mcp

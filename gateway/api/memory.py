@@ -30,8 +30,8 @@ from gateway.langgraph.schemas import Strict
 from gateway.registry import PATH_PARAMS, Call, Registry
 from gateway.service import CALLER_PERSON
 
-api = Registry()
 TAG = "memory"
+api = Registry(tag=TAG)
 BASE = "/api/memory"
 FACT = BASE + "/facts/{fact_id}"
 
@@ -109,37 +109,36 @@ def opts(**extra: Any) -> dict[str, Any]:
     return {"tag": TAG, "query": PersonQuery, "response": MemoryDocument, "errors": (422,), **extra}
 
 
-@api.route("GET", BASE, summary="A memory document (?person=; else the caller's)", **opts())
+@api.route("GET", BASE, **opts())
 async def get_memory(call: Call) -> dict[str, Any]:
+    """A memory document (?person=; else the caller's)"""
     return await document(call)
 
 
-@api.route("DELETE", BASE, summary="Forget everything about a person", **opts())
+@api.route("DELETE", BASE, **opts())
 async def clear_memory(call: Call) -> dict[str, Any]:
+    """Forget everything about a person"""
     person = await person_of(call)
     await service(call).store.clear(person or "")
     return await document(call)
 
 
-@api.route("POST", BASE + "/reload", summary="Reopen the memory database; the document", **opts())
+@api.route("POST", BASE + "/reload", **opts())
 async def reload_memory(call: Call) -> dict[str, Any]:
+    """Reopen the memory database; the document"""
     service(call).reload()
     return await document(call)
 
 
-@api.route("GET", BASE + "/export", summary="Export the memory document", **opts())
+@api.route("GET", BASE + "/export", **opts())
 async def export_memory(call: Call) -> dict[str, Any]:
+    """Export the memory document"""
     return await document(call)
 
 
-@api.route(
-    "POST",
-    BASE + "/import",
-    summary="Replace a person's memory with a document",
-    body=MemoryDocument,
-    **opts(),
-)
+@api.route("POST", BASE + "/import", body=MemoryDocument, **opts())
 async def import_memory(call: Call) -> dict[str, Any]:
+    """Replace a person's memory with a document"""
     person = await person_of(call)
     doc: MemoryDocument = call.body  # `people` (a listing without content) is ignored
     contexts, facts = imported(doc)
@@ -147,14 +146,9 @@ async def import_memory(call: Call) -> dict[str, Any]:
     return await document(call)
 
 
-@api.route(
-    "POST",
-    BASE + "/facts",
-    summary="Remember a fact about a person",
-    body=FactCreate,
-    **opts(errors=(409, 422)),
-)
+@api.route("POST", BASE + "/facts", body=FactCreate, **opts(errors=(409, 422)))
 async def create_fact(call: Call) -> dict[str, Any]:
+    """Remember a fact about a person"""
     person = await person_of(call)
     body: FactCreate = call.body
     fact = NewFact(body.content, body.category, body.confidence)
@@ -163,10 +157,9 @@ async def create_fact(call: Call) -> dict[str, Any]:
     return await document(call)
 
 
-@api.route(
-    "PATCH", FACT, summary="Edit a fact of a person", body=FactPatch, **opts(errors=(404, 422))
-)
+@api.route("PATCH", FACT, body=FactPatch, **opts(errors=(404, 422)))
 async def edit_fact(call: Call) -> dict[str, Any]:
+    """Edit a fact of a person"""
     person = await person_of(call)
     body: FactPatch = call.body
     fact_id = int(call.path["fact_id"])
@@ -178,8 +171,9 @@ async def edit_fact(call: Call) -> dict[str, Any]:
     return await document(call)
 
 
-@api.route("DELETE", FACT, summary="Forget a fact of a person", **opts(errors=(404, 422)))
+@api.route("DELETE", FACT, **opts(errors=(404, 422)))
 async def delete_fact(call: Call) -> dict[str, Any]:
+    """Forget a fact of a person"""
     person = await person_of(call)
     fact_id = int(call.path["fact_id"])
     if not await service(call).store.forget(person, fact_id):
@@ -187,24 +181,15 @@ async def delete_fact(call: Call) -> dict[str, Any]:
     return await document(call)
 
 
-@api.route(
-    "GET",
-    BASE + "/config",
-    summary="The memory settings (DeerFlow's shape)",
-    tag=TAG,
-    response=MemoryConfigResponse,
-)
+@api.route("GET", BASE + "/config")
 async def get_memory_config(call: Call) -> MemoryConfigResponse:
+    """The memory settings (DeerFlow's shape)"""
     return config_response(service(call))
 
 
-@api.route(
-    "GET",
-    BASE + "/status",
-    summary="Config, the document and counts",
-    **opts(response=MemoryStatusResponse),
-)
+@api.route("GET", BASE + "/status", **opts(response=MemoryStatusResponse))
 async def get_memory_status(call: Call) -> dict[str, Any]:
+    """Config, the document and counts"""
     memory = service(call)
     people, facts, pending = await memory.store.counts()
     counts = MemoryCounts(

@@ -13,7 +13,7 @@ from gateway.api.memory import TAG, service
 from gateway.errors import ApiError
 from gateway.registry import Call, Registry
 
-api = Registry()
+api = Registry(tag=TAG)
 PEOPLE = "/api/memory/people/{person}/facts"
 
 
@@ -45,15 +45,9 @@ def fact_info(fact: Fact, number: int) -> FactInfo:
     )
 
 
-@api.route(
-    "GET",
-    PEOPLE,
-    summary="What is remembered about a person",
-    tag=TAG,
-    response=PersonFacts,
-    errors=(422,),
-)
+@api.route("GET", PEOPLE, errors=(422,))
 async def get_person_facts(call: Call) -> PersonFacts:
+    """What is remembered about a person"""
     memory = service(call)
     person = call.path["person"]
     view = await memory.listing(person)
@@ -64,15 +58,9 @@ async def get_person_facts(call: Call) -> PersonFacts:
     )
 
 
-@api.route(
-    "DELETE",
-    PEOPLE + "/{fact_id}",
-    summary="Forget one fact",
-    tag=TAG,
-    response=FactInfo,
-    errors=(404, 422),
-)
+@api.route("DELETE", PEOPLE + "/{fact_id}", errors=(404, 422))
 async def delete_person_fact(call: Call) -> FactInfo:
+    """Forget one fact"""
     memory = service(call)
     person, fact_id = call.path["person"], int(call.path["fact_id"])
     view = await memory.listing(person)

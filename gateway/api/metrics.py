@@ -10,25 +10,21 @@ from gateway.langgraph.schemas import Health
 from gateway.registry import Call, Registry
 from gateway.service import Gateway
 
-api = Registry()
+api = Registry(tag="meta")
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
 
-@api.route("GET", "/metrics", summary="Prometheus metrics", tag="meta", produces="text/plain")
+@api.route("GET", "/metrics", produces="text/plain")
 async def metrics(call: Call) -> web.Response:
+    """Prometheus metrics"""
     gw: Gateway = call.gw
     response = web.Response(text=gw.service.metrics.render())
     response.headers["Content-Type"] = CONTENT_TYPE
     return response
 
 
-@api.route(
-    "GET",
-    "/health",
-    summary="Liveness and a summary of the service (public)",
-    tag="meta",
-    response=Health,
-)
+@api.route("GET", "/health", response=Health)
 async def health(call: Call) -> dict[str, Any]:
+    """Liveness and a summary of the service (public)"""
     gw: Gateway = call.gw
     return gw.service.health()

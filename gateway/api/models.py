@@ -8,8 +8,8 @@ from gateway.langgraph.schemas import ModelResponse, ModelsResponse, TokenUsage
 from gateway.registry import Call, Registry
 from gateway.service import Gateway
 
-api = Registry()
 TAG = "models"
+api = Registry(tag=TAG)
 
 
 def model_response(model: ModelConfig, default: str | None) -> ModelResponse:
@@ -31,10 +31,9 @@ def _default(gw: Gateway) -> str:
     return gw.service.runner.resolve_model(None).name
 
 
-@api.route(
-    "GET", "/api/models", summary="List the configured models", tag=TAG, response=ModelsResponse
-)
+@api.route("GET", "/api/models")
 async def list_models(call: Call) -> ModelsResponse:
+    """List the configured models"""
     gw: Gateway = call.gw
     default = _default(gw)
     return ModelsResponse(
@@ -43,15 +42,9 @@ async def list_models(call: Call) -> ModelsResponse:
     )
 
 
-@api.route(
-    "GET",
-    "/api/models/{name}",
-    summary="Get one model",
-    tag=TAG,
-    response=ModelResponse,
-    errors=(404, 422),
-)
+@api.route("GET", "/api/models/{name}", errors=(404, 422))
 async def get_model(call: Call) -> ModelResponse:
+    """Get one model"""
     gw: Gateway = call.gw
     name = call.path["name"]
     for model in gw.service.runner.models:

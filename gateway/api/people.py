@@ -18,11 +18,11 @@ from bot.access.roles import RoleConfig, default_roles
 from bot.access.store import AuditEntry
 from gateway.api.audit import people_of
 from gateway.api.config import ConfigChange, _edit, _raw_body, _who
-from gateway.errors import ApiError
+from gateway.errors import ApiError, present
 from gateway.registry import PATH_PARAMS, Call, Registry
 
-api = Registry()
 TAG = "access"
+api = Registry(tag=TAG)
 PATH_PARAMS.setdefault("account", r"^[^/\\\x00-\x1f]{1,256}$")
 PATH_PARAMS.setdefault("role", r"^[A-Za-z0-9_.-]{1,64}$")
 
@@ -71,11 +71,9 @@ async def person_response(call: Call, person: str) -> PersonResponse:
     )
 
 
-@api.route(
-    "GET", "/api/people", summary="Search people", tag=TAG, query=PeopleQuery,
-    response=PeopleResponse, errors=(409, 422),
-)  # fmt: skip
+@api.route("GET", "/api/people", query=PeopleQuery, errors=(409, 422))
 async def list_people(call: Call) -> PeopleResponse:
+    """Search people"""
     q: PeopleQuery = call.query
     people = people_of(call)
     found: set[str] = set(await people.store.roles()) | set(people.config().people)
@@ -86,19 +84,15 @@ async def list_people(call: Call) -> PeopleResponse:
     return PeopleResponse(people=[await person_response(call, p) for p in ordered])
 
 
-@api.route(
-    "GET", "/api/people/{person}", summary="A person: accounts and role", tag=TAG,
-    response=PersonResponse, errors=(409, 422),
-)  # fmt: skip
+@api.route("GET", "/api/people/{person}", errors=(409, 422))
 async def get_person(call: Call) -> PersonResponse:
+    """A person: accounts and role"""
     return await person_response(call, await people_of(call).person_of(call.path["person"]))
 
 
-@api.route(
-    "PUT", "/api/people/{person}/role", summary="Give a person a role", tag=TAG,
-    body=RoleUpdate, response=PersonResponse, errors=(409, 422),
-)  # fmt: skip
+@api.route("PUT", "/api/people/{person}/role", body=RoleUpdate, errors=(409, 422))
 async def put_role(call: Call) -> PersonResponse:
+    """Give a person a role"""
     people = people_of(call)
     body: RoleUpdate = call.body
     roles = people.config().roles
@@ -118,17 +112,12 @@ async def put_role(call: Call) -> PersonResponse:
 
 
 def links_of(call: Call) -> Links:
-    links: Links | None = call.gw.service.links
-    if links is None:
-        raise ApiError(409, "access is not set up on this service")
-    return links
+    return present(call.gw.service.links, "access is not set up on this service")
 
 
-@api.route(
-    "POST", "/api/people/{person}/accounts", summary="Link an account to a person", tag=TAG,
-    body=AccountLink, response=PersonResponse, errors=(409, 422),
-)  # fmt: skip
+@api.route("POST", "/api/people/{person}/accounts", body=AccountLink, errors=(409, 422))
 async def link_account(call: Call) -> PersonResponse:
+    """Link an account to a person"""
     body: AccountLink = call.body
     people = people_of(call)
     person = await people.person_of(call.path["person"])
@@ -139,11 +128,9 @@ async def link_account(call: Call) -> PersonResponse:
     return await person_response(call, person)
 
 
-@api.route(
-    "DELETE", "/api/people/{person}/accounts/{account}", summary="Unlink an account",
-    tag=TAG, response=PersonResponse, errors=(404, 409, 422),
-)  # fmt: skip
+@api.route("DELETE", "/api/people/{person}/accounts/{account}", errors=(404, 409, 422))
 async def unlink_account(call: Call) -> PersonResponse:
+    """Unlink an account"""
     people = people_of(call)
     person = await people.person_of(call.path["person"])
     account = call.path["account"]
@@ -155,11 +142,9 @@ async def unlink_account(call: Call) -> PersonResponse:
     return await person_response(call, person)
 
 
-@api.route(
-    "GET", "/api/roles", summary="The roles and what each grants", tag=TAG,
-    response=RolesResponse, errors=(409,),
-)  # fmt: skip
+@api.route("GET", "/api/roles", errors=(409,))
 async def list_roles(call: Call) -> RolesResponse:
+    """The roles and what each grants"""
     cfg = people_of(call).config()
     return RolesResponse(
         roles={name: role.model_dump() for name, role in cfg.roles.items()},
@@ -168,10 +153,8 @@ async def list_roles(call: Call) -> RolesResponse:
     )
 
 
-@api.route(
-    "PUT", "/api/roles/{role}", summary="Define or replace a role (validated, live)", tag=TAG,
-    body=RoleConfig, response=ConfigChange, errors=(409, 422),
-)  # fmt: skip
+@api.route("PUT", "/api/roles/{role}", body=RoleConfig, errors=(409, 422))
 async def put_role_config(call: Call) -> ConfigChange:
+    """Define or replace a role (validated, live)"""
     body = await _raw_body(call)
     return await _edit(call, ("access", "roles", call.path["role"]), body, replace=True)

@@ -37,8 +37,8 @@ from gateway.api.schedule_threads import CREATOR, run_id_of, task_thread, thread
 from gateway.errors import ApiError
 from gateway.registry import PATH_PARAMS, Call, Registry
 
-api = Registry()
 TAG = "scheduled-tasks"
+api = Registry(tag=TAG)
 BASE = "/api/scheduled-tasks"
 PATH_PARAMS.setdefault("task_id", r"^[A-Za-z0-9_-]{1,64}$")  # DeerFlow's ids; ours are numbers
 
@@ -86,13 +86,7 @@ async def task_response(call: Call, s: Schedule) -> TaskResponse:
     runs = await call.gw.service.schedules.store.runs_of(s.id, 50)
     return TaskResponse(
         **deerflow_task(s, runs),
-        chat=ChatSpec(
-            channel=chat.channel,
-            chat_id=chat.chat_id,
-            chat_type=chat.chat_type,
-            workspace=chat.workspace,
-            topic_id=chat.topic_id,
-        ),
+        chat=ChatSpec.model_validate(chat, from_attributes=True),
         conversation_key=chat.key,
         creator=Creator(id=s.creator.id, name=s.creator.name),
         prompt=s.prompt,
@@ -149,22 +143,15 @@ async def _do(coro):
         raise ApiError(exc.status, exc.message) from None
 
 
-@api.route("GET", BASE, summary="List scheduled tasks", tag=TAG, response=list[TaskResponse])
+@api.route("GET", BASE, response=list[TaskResponse])
 async def list_tasks(call: Call) -> list[dict[str, Any]]:
+    """List scheduled tasks"""
     return await tasks_response(call, await call.gw.service.schedules.store.all(500))
 
 
-@api.route(
-    "POST",
-    BASE,
-    summary="Create a scheduled task",
-    tag=TAG,
-    body=TaskCreate,
-    response=TaskResponse,
-    status=201,
-    errors=(409, 422),
-)
+@api.route("POST", BASE, body=TaskCreate, status=201, errors=(409, 422))
 async def create_task(call: Call) -> TaskResponse:
+    """Create a scheduled task"""
     body: TaskCreate = call.body
     if body.chat is None:
         return await _create_in_thread(call, body)
@@ -213,28 +200,15 @@ async def _create_in_thread(call: Call, body: TaskCreate) -> TaskResponse:
     return await task_response(call, schedule)
 
 
-@api.route(
-    "GET",
-    BASE + "/{task_id}",
-    summary="Get a scheduled task",
-    tag=TAG,
-    response=TaskResponse,
-    errors=(404, 422),
-)
+@api.route("GET", BASE + "/{task_id}", errors=(404, 422))
 async def get_task(call: Call) -> TaskResponse:
+    """Get a scheduled task"""
     return await task_response(call, await _do(admin(call).get(task_id(call))))
 
 
-@api.route(
-    "PATCH",
-    BASE + "/{task_id}",
-    summary="Change a scheduled task",
-    tag=TAG,
-    body=TaskPatch,
-    response=TaskResponse,
-    errors=(404, 409, 422),
-)
+@api.route("PATCH", BASE + "/{task_id}", body=TaskPatch, errors=(404, 409, 422))
 async def patch_task(call: Call) -> TaskResponse:
+    """Change a scheduled task"""
     body: TaskPatch = call.body
     number = task_id(call)
     when = body.schedule
@@ -254,15 +228,9 @@ async def patch_task(call: Call) -> TaskResponse:
     return await task_response(call, schedule)
 
 
-@api.route(
-    "DELETE",
-    BASE + "/{task_id}",
-    summary="Cancel a scheduled task",
-    tag=TAG,
-    response=Deleted,
-    errors=(404, 409, 422),
-)
+@api.route("DELETE", BASE + "/{task_id}", errors=(404, 409, 422))
 async def delete_task(call: Call) -> Deleted:
+    """Cancel a scheduled task"""
     await _do(admin(call).set_state(task_id(call), "cancelled"))
     return Deleted(id=call.path["task_id"], deleted=True)
 
@@ -277,8 +245,7 @@ def _state_route(action: str, summary: str, state: ScheduleState) -> None:
     api.route(
         "POST",
         BASE + "/{task_id}/" + action,
-        summary=summary,
-        tag=TAG,
+        summary,
         response=TaskResponse,
         errors=(404, 409, 422),
     )(change)
@@ -291,28 +258,21 @@ _state_route("resume", "Resume a paused scheduled task", "active")
 @api.route(
     "POST",
     BASE + "/{task_id}/trigger",
-    summary="Run a scheduled task now",
-    tag=TAG,
     response=TriggerResponse,
     status=202,
     errors=(404, 409, 422),
 )
 async def trigger_task(call: Call) -> dict[str, Any]:
+    """Run a scheduled task now"""
     ops = admin(call)
     run = await _do(ops.trigger(task_id(call)))
     out = await run_response(call, await _do(ops.get(run.schedule_id)), run)
     return {**out, "id": str(run.schedule_id), "trigger": "manual", "triggered": True}
 
 
-@api.route(
-    "GET",
-    BASE + "/{task_id}/runs",
-    summary="A scheduled task's recent runs",
-    tag=TAG,
-    response=list[RunResponse],
-    errors=(404, 422),
-)
+@api.route("GET", BASE + "/{task_id}/runs", response=list[RunResponse], errors=(404, 422))
 async def task_runs(call: Call) -> list[dict[str, Any]]:
+    """A scheduled task's recent runs"""
     schedule = await _do(admin(call).get(task_id(call)))
     runs = await call.gw.service.schedules.store.runs_of(schedule.id, 50)
     return [await run_response(call, schedule, r) for r in runs]
@@ -321,12 +281,11 @@ async def task_runs(call: Call) -> list[dict[str, Any]]:
 @api.route(
     "GET",
     "/api/threads/{thread_id}/scheduled-tasks",
-    summary="Scheduled tasks that run in this thread (or its chat)",
-    tag=TAG,
     response=list[TaskResponse],
     errors=(404, 422),
 )
 async def thread_tasks(call: Call) -> list[dict[str, Any]]:
+    """Scheduled tasks that run in this thread (or its chat)"""
     row = await call.gw.thread(call.path["thread_id"])
     key = row.conversation or thread_chat(row.thread_id).key
     return await tasks_response(call, await call.gw.service.schedules.store.for_conversation(key))

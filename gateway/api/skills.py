@@ -26,8 +26,8 @@ from gateway.api.mcp import config_lock, config_path, read_raw, write_atomic
 from gateway.errors import ApiError
 from gateway.registry import THREAD_ID, Call, Registry
 
-api = Registry()
 TAG = "skills"
+api = Registry(tag=TAG)
 _install_lock = asyncio.Lock()
 
 
@@ -89,36 +89,23 @@ def find(reg: SkillRegistry, name: str) -> Skill:
     return skill
 
 
-@api.route(
-    "GET",
-    "/api/skills",
-    summary="Every loaded skill and whether it is enabled",
-    tag=TAG,
-    response=SkillList,
-)
+@api.route("GET", "/api/skills")
 async def list_skills(call: Call) -> SkillList:
+    """Every loaded skill and whether it is enabled"""
     reg = registry(call)
     return SkillList(skills=[info(reg, s) for s in reg.skills])
 
 
-@api.route(
-    "GET", "/api/skills/{name}", summary="One skill", tag=TAG, response=SkillInfo, errors=(404, 422)
-)
+@api.route("GET", "/api/skills/{name}", errors=(404, 422))
 async def get_skill(call: Call) -> SkillInfo:
+    """One skill"""
     reg = registry(call)
     return info(reg, find(reg, call.path["name"]))
 
 
-@api.route(
-    "PUT",
-    "/api/skills/{name}",
-    summary="Enable or disable a skill (atomic write)",
-    tag=TAG,
-    body=SkillUpdate,
-    response=SkillInfo,
-    errors=(404, 422, 500),
-)
+@api.route("PUT", "/api/skills/{name}", body=SkillUpdate, errors=(404, 422, 500))
 async def put_skill(call: Call) -> SkillInfo:
+    """Enable or disable a skill (atomic write)"""
     reg = registry(call)
     skill = find(reg, call.path["name"])
     body: SkillUpdate = call.body
@@ -144,15 +131,13 @@ async def set_enabled(path: Path, name: str, enabled: bool) -> None:
 @api.route(
     "POST",
     "/api/skills/install",
-    summary="Install a .skill zip: JSON {thread_id, path} of a thread's file, multipart "
-    "field `files`/`file`, or the raw body",
-    tag=TAG,
     body=SkillInstallFromThread,
-    response=SkillInstallResponse,
     multipart=True,
     errors=(400, 403, 404, 409, 413, 422),
 )
 async def install_skill(call: Call) -> SkillInstallResponse:
+    """Install a .skill zip: JSON {thread_id, path} of a thread's file, multipart field
+    `files`/`file`, or the raw body"""
     data = await (_thread_file(call) if call.body is not None else _archive_bytes(call))
     reg = registry(call)
     skill = await install(reg, data)

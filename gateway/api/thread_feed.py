@@ -15,8 +15,8 @@ from gateway.langgraph.serialize import jsonable
 from gateway.registry import Call, Registry
 from gateway.service import Gateway
 
-api = Registry()
 TAG = "threads"
+api = Registry(tag=TAG)
 TID = "/api/threads/{thread_id}"
 CALLER = "lead_agent"
 
@@ -44,16 +44,9 @@ async def _messages(call: Call) -> tuple[list[dict[str, Any]], str]:
     return [m for m in found if isinstance(m, dict)], str(tup.checkpoint.get("ts") or "")
 
 
-@api.route(
-    "GET",
-    TID + "/messages/page",
-    summary="The thread's messages, newest page first (DeerFlow's history page)",
-    tag=TAG,
-    query=PageQuery,
-    response=MessagesPage,
-    errors=(404, 422),
-)
+@api.route("GET", TID + "/messages/page", query=PageQuery, errors=(404, 422))
 async def messages_page(call: Call) -> MessagesPage:
+    """The thread's messages, newest page first (DeerFlow's history page)"""
     if "after_seq" in call.request.query:
         raise ApiError(422, "after_seq is not supported by this backward-only endpoint")
     q: PageQuery = call.query

@@ -33,8 +33,8 @@ from gateway.registry import Call, Registry
 from gateway.service import Gateway
 
 log = logging.getLogger("gateway")
-api = Registry()
 TAG = "uploads"
+api = Registry(tag=TAG)
 BASE = "/api/threads/{thread_id}/uploads"
 VIRTUAL = "/mnt/user-data/uploads"
 MAX_FILES = 10
@@ -111,16 +111,9 @@ async def _uploads_dir(call: Call, *, create: bool = False) -> Path:
     return gw.service.runner.thread_dirs(thread_id).uploads
 
 
-@api.route(
-    "POST",
-    BASE,
-    summary="Upload files (multipart field `files`)",
-    tag=TAG,
-    response=UploadResponse,
-    multipart=True,
-    errors=(400, 404, 413, 422),
-)
+@api.route("POST", BASE, multipart=True, errors=(400, 404, 413, 422))
 async def upload(call: Call) -> UploadResponse:
+    """Upload files (multipart field `files`)"""
     if not call.request.content_type.startswith("multipart/"):
         raise ApiError(400, "send the files as multipart/form-data in the field 'files'")
     uploads = await _uploads_dir(call, create=True)
@@ -181,39 +174,26 @@ async def _save(part: BodyPartReader, uploads: Path, name: str, budget: int) -> 
     return final, size
 
 
-@api.route(
-    "GET",
-    BASE + "/list",
-    summary="List the thread's uploaded files",
-    tag=TAG,
-    response=UploadList,
-    errors=(404, 422),
-)
+@api.route("GET", BASE + "/list", errors=(404, 422))
 async def list_uploads(call: Call) -> UploadList:
+    """List the thread's uploaded files"""
     uploads = await _uploads_dir(call)
     paths = sorted(p for p in uploads.iterdir() if p.is_file() and not p.name.startswith("."))
     files = [file_info(call.path["thread_id"], p) for p in paths]
     return UploadList(files=files, count=len(files))
 
 
-@api.route(
-    "GET", BASE + "/limits", summary="Upload limits", tag=TAG, response=UploadLimits, errors=(422,)
-)
+@api.route("GET", BASE + "/limits", errors=(422,))
 async def upload_limits(call: Call) -> UploadLimits:
+    """Upload limits"""
     return UploadLimits(
         max_files=MAX_FILES, max_file_size=MAX_FILE_SIZE, max_total_size=MAX_TOTAL_SIZE
     )
 
 
-@api.route(
-    "DELETE",
-    BASE + "/{filename}",
-    summary="Delete an uploaded file",
-    tag=TAG,
-    response=SuccessResponse,
-    errors=(400, 404, 422),
-)
+@api.route("DELETE", BASE + "/{filename}", errors=(400, 404, 422))
 async def delete_upload(call: Call) -> SuccessResponse:
+    """Delete an uploaded file"""
     uploads = await _uploads_dir(call)
     name = call.path["filename"]
     if safe_name(name) != name:

@@ -16,8 +16,8 @@ from bot.usage.gate import UsageGate
 from gateway.errors import ApiError
 from gateway.registry import Call, Registry
 
-api = Registry()
 TAG = "usage"
+api = Registry(tag=TAG)
 DAY = r"^\d{4}-\d{2}-\d{2}$"
 
 
@@ -67,15 +67,9 @@ def store_of(call: Call) -> UsageStore:
 _CALLER = {"answer": "lead_agent", "subagent": "subagent"}
 
 
-@api.route(
-    "GET",
-    "/api/threads/{thread_id}/token-usage",
-    summary="A thread's token usage (DeerFlow's shape)",
-    tag=TAG,
-    response=ThreadTokenUsage,
-    errors=(409,),
-)
+@api.route("GET", "/api/threads/{thread_id}/token-usage", errors=(409,))
 async def thread_token_usage(call: Call) -> ThreadTokenUsage:
+    """A thread's token usage (DeerFlow's shape)"""
     store, thread_id = store_of(call), call.path["thread_id"]
     gate = call.gw.service.usage
     assert gate is not None
@@ -167,16 +161,9 @@ def _item(key: dict[str, str], t: Totals) -> UsageItem:
     )
 
 
-@api.route(
-    "GET",
-    "/api/usage",
-    summary="Usage by person, chat, channel, model or day over a time range (JSON or CSV)",
-    tag=TAG,
-    query=UsageParams,
-    response=UsageReport,
-    errors=(409, 422),
-)
+@api.route("GET", "/api/usage", query=UsageParams, response=UsageReport, errors=(409, 422))
 async def usage_report(call: Call) -> UsageReport | web.Response:
+    """Usage by person, chat, channel, model or day over a time range (JSON or CSV)"""
     q: UsageParams = call.query
     store_of(call)  # 409 when usage is not counted
     gate = call.gw.service.usage

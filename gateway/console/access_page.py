@@ -13,7 +13,7 @@ from aiohttp import web
 from bot.access.people import LinkingOff, People
 from bot.access.store import AuditEntry, AuditQuery
 from gateway.console.web import Ctx, Pages
-from gateway.errors import ApiError
+from gateway.errors import present
 from gateway.registry import PATH_PARAMS
 
 pages = Pages()
@@ -23,10 +23,7 @@ KINDS = ("tool", "denied", "approval", "link", "unlink", "role", "config", "budg
 
 
 def _people(ctx: Ctx) -> People:
-    people = ctx.services.people
-    if people is None:
-        raise ApiError(409, "access is not set up on this service")
-    return people
+    return present(ctx.services.people, "access is not set up on this service")
 
 
 @pages.get(PEOPLE)

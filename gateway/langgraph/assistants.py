@@ -18,8 +18,8 @@ from gateway.langgraph.run_schemas import ASSISTANT_ID
 from gateway.langgraph.schemas import Strict
 from gateway.registry import Call, Registry
 
-api = Registry()
 TAG = "assistants"
+api = Registry(tag=TAG)
 ONE = "/api/assistants/{assistant_id}"
 CREATED = "2025-01-01T00:00:00+00:00"  # fixed: assistants are part of the configuration
 
@@ -96,15 +96,10 @@ def _found(call: Call) -> Assistant:
 
 
 @api.route(
-    "POST",
-    "/api/assistants/search",
-    summary="Search assistants (one per agent profile)",
-    tag=TAG,
-    body=AssistantSearch,
-    response=list[Assistant],
-    errors=(422,),
+    "POST", "/api/assistants/search", body=AssistantSearch, response=list[Assistant], errors=(422,)
 )
 async def search_assistants(call: Call) -> list[dict[str, Any]]:
+    """Search assistants (one per agent profile)"""
     body: AssistantSearch = call.body
     found = assistants(call)
     if body.graph_id is not None:
@@ -116,33 +111,21 @@ async def search_assistants(call: Call) -> list[dict[str, Any]]:
     return [a.model_dump(mode="json") for a in found[body.offset : body.offset + body.limit]]
 
 
-@api.route("GET", ONE, summary="Get an assistant", tag=TAG, response=Assistant, errors=(404, 422))
+@api.route("GET", ONE, errors=(404, 422))
 async def get_assistant(call: Call) -> Assistant:
+    """Get an assistant"""
     return _found(call)
 
 
-@api.route(
-    "GET",
-    ONE + "/graph",
-    summary="The assistant's graph (empty, as in DeerFlow)",
-    tag=TAG,
-    query=GraphQuery,
-    response=AssistantGraph,
-    errors=(404, 422),
-)
+@api.route("GET", ONE + "/graph", query=GraphQuery, errors=(404, 422))
 async def get_assistant_graph(call: Call) -> AssistantGraph:
+    """The assistant's graph (empty, as in DeerFlow)"""
     return AssistantGraph(graph_id=_found(call).graph_id, nodes=[], edges=[])
 
 
-@api.route(
-    "GET",
-    ONE + "/schemas",
-    summary="The assistant's schemas (empty, as in DeerFlow)",
-    tag=TAG,
-    response=AssistantSchemas,
-    errors=(404, 422),
-)
+@api.route("GET", ONE + "/schemas", errors=(404, 422))
 async def get_assistant_schemas(call: Call) -> AssistantSchemas:
+    """The assistant's schemas (empty, as in DeerFlow)"""
     return AssistantSchemas(
         graph_id=_found(call).graph_id,
         input_schema={},

@@ -35,8 +35,8 @@ from gateway.langgraph.sse import run_location, stream_run
 from gateway.registry import THREAD_ID, Call, Registry
 from gateway.service import Gateway
 
-api = Registry()
 TAG = "runs"
+api = Registry(tag=TAG)
 RUNS = "/api/threads/{thread_id}/runs"
 RUN = RUNS + "/{run_id}"
 SSE = "text/event-stream"
@@ -167,16 +167,9 @@ def _on_disconnect(gw: Gateway, rec: RunRecord) -> Any:
     return (lambda: gw.runs.cancel(rec)) if rec.on_disconnect == "cancel" else None
 
 
-@api.route(
-    "POST",
-    RUNS,
-    summary="Start a run in the background",
-    tag=TAG,
-    body=RunCreate,
-    response=RunResponse,
-    errors=(400, 404, 409, 422, 501),
-)
+@api.route("POST", RUNS, body=RunCreate, response=RunResponse, errors=(400, 404, 409, 422, 501))
 async def create_run(call: Call) -> web.Response:
+    """Start a run in the background"""
     rec = await _start(call, call.path["thread_id"])
     return web.json_response(
         RunResponse(**rec.as_dict()).model_dump(mode="json"),
@@ -204,8 +197,7 @@ def _on_a_thread_and_stateless(
     api.route(
         "POST",
         RUNS + suffix,
-        summary=summaries[0],
-        tag=TAG,
+        summaries[0],
         body=RunCreate,
         errors=(400, 404, 409, 422, 501),
         **options,
@@ -213,8 +205,7 @@ def _on_a_thread_and_stateless(
     api.route(
         "POST",
         "/api/runs" + suffix,
-        summary=summaries[1],
-        tag=TAG,
+        summaries[1],
         body=RunCreate,
         errors=(400, 409, 422, 501),
         **options,
@@ -276,16 +267,9 @@ async def _run(call: Call) -> RunRecord:
     return rec
 
 
-@api.route(
-    "GET",
-    RUNS,
-    summary="List the thread's runs, newest first",
-    tag=TAG,
-    query=RunListQuery,
-    response=list[RunResponse],
-    errors=(404, 422),
-)
+@api.route("GET", RUNS, query=RunListQuery, response=list[RunResponse], errors=(404, 422))
 async def list_runs(call: Call) -> list[dict[str, Any]]:
+    """List the thread's runs, newest first"""
     gw: Gateway = call.gw
     await gw.thread(call.path["thread_id"])
     q: RunListQuery = call.query
@@ -296,20 +280,15 @@ async def list_runs(call: Call) -> list[dict[str, Any]]:
     ]
 
 
-@api.route("GET", RUN, summary="Get a run", tag=TAG, response=RunResponse, errors=(404, 422))
+@api.route("GET", RUN, errors=(404, 422))
 async def get_run(call: Call) -> RunResponse:
+    """Get a run"""
     return RunResponse(**(await _run(call)).as_dict())
 
 
-@api.route(
-    "POST",
-    RUN + "/cancel",
-    summary="Cancel a run (202; 204 with wait=true)",
-    tag=TAG,
-    query=CancelQuery,
-    errors=(404, 409, 422, 501),
-)
+@api.route("POST", RUN + "/cancel", query=CancelQuery, errors=(404, 409, 422, 501))
 async def cancel_run(call: Call) -> web.Response:
+    """Cancel a run (202; 204 with wait=true)"""
     gw: Gateway = call.gw
     rec = await _run(call)
     q: CancelQuery = call.query
@@ -323,43 +302,23 @@ async def cancel_run(call: Call) -> web.Response:
     return web.json_response({"run_id": rec.run_id, "status": "cancelling"}, status=202)
 
 
-@api.route(
-    "GET",
-    RUN + "/join",
-    summary="Wait for a run and return its final values (JSON)",
-    tag=TAG,
-    response=WaitResult,
-    errors=(404, 422),
-)
+@api.route("GET", RUN + "/join", response=WaitResult, errors=(404, 422))
 async def join_run(call: Call) -> dict[str, Any]:
+    """Wait for a run and return its final values (JSON)"""
     rec = await _run(call)
     await rec.done.wait()
     return _final(rec)
 
 
-@api.route(
-    "GET",
-    RUN + "/stream",
-    summary="Join a run's event stream (SSE)",
-    tag=TAG,
-    query=JoinStreamQuery,
-    produces=SSE,
-    errors=(404, 422),
-)
+@api.route("GET", RUN + "/stream", query=JoinStreamQuery, produces=SSE, errors=(404, 422))
 async def join_stream(call: Call) -> web.StreamResponse:
+    """Join a run's event stream (SSE)"""
     return await _join(call, cancel_first=False)
 
 
-@api.route(
-    "POST",
-    RUN + "/stream",
-    summary="Cancel (with action) then drain the stream (SSE)",
-    tag=TAG,
-    query=JoinStreamQuery,
-    produces=SSE,
-    errors=(404, 422),
-)
+@api.route("POST", RUN + "/stream", query=JoinStreamQuery, produces=SSE, errors=(404, 422))
 async def cancel_and_join(call: Call) -> web.StreamResponse:
+    """Cancel (with action) then drain the stream (SSE)"""
     return await _join(call, cancel_first=True)
 
 

@@ -26,8 +26,8 @@ from gateway.langgraph.thread_store import ThreadRow
 from gateway.registry import Call, Registry
 from gateway.service import Gateway, chat_is_replying
 
-api = Registry()
 TAG = "threads"
+api = Registry(tag=TAG)
 TID = "/api/threads/{thread_id}"
 
 
@@ -56,16 +56,9 @@ async def thread_response(gw: Gateway, row: ThreadRow, *, full: bool = True) -> 
     )
 
 
-@api.route(
-    "POST",
-    "/api/threads",
-    summary="Create a thread (idempotent)",
-    tag=TAG,
-    body=ThreadCreate,
-    response=ThreadResponse,
-    errors=(409, 422),
-)
+@api.route("POST", "/api/threads", body=ThreadCreate, errors=(409, 422))
 async def create_thread(call: Call) -> ThreadResponse:
+    """Create a thread (idempotent)"""
     body: ThreadCreate = call.body
     gw: Gateway = call.gw
     thread_id = body.thread_id or str(uuid.uuid4())
@@ -81,44 +74,25 @@ async def create_thread(call: Call) -> ThreadResponse:
     return await thread_response(gw, row)
 
 
-@api.route(
-    "GET",
-    TID,
-    summary="Get a thread with its current values",
-    tag=TAG,
-    response=ThreadResponse,
-    errors=(404, 422),
-)
+@api.route("GET", TID, errors=(404, 422))
 async def get_thread(call: Call) -> ThreadResponse:
+    """Get a thread with its current values"""
     gw: Gateway = call.gw
     return await thread_response(gw, await gw.thread(call.path["thread_id"]))
 
 
-@api.route(
-    "PATCH",
-    TID,
-    summary="Merge metadata into a thread",
-    tag=TAG,
-    body=ThreadPatch,
-    response=ThreadResponse,
-    errors=(404, 422),
-)
+@api.route("PATCH", TID, body=ThreadPatch, errors=(404, 422))
 async def patch_thread(call: Call) -> ThreadResponse:
+    """Merge metadata into a thread"""
     gw: Gateway = call.gw
     thread_id = call.path["thread_id"]
     await gw.thread(thread_id)
     return await thread_response(gw, await gw.threads.patch(thread_id, call.body.metadata))
 
 
-@api.route(
-    "DELETE",
-    TID,
-    summary="Delete a thread, its checkpoints and files",
-    tag=TAG,
-    response=SuccessResponse,
-    errors=(404, 409, 422),
-)
+@api.route("DELETE", TID, errors=(404, 409, 422))
 async def delete_thread(call: Call) -> SuccessResponse:
+    """Delete a thread, its checkpoints and files"""
     gw: Gateway = call.gw
     thread_id = call.path["thread_id"]
     row = await gw.thread(thread_id)
@@ -140,15 +114,10 @@ async def delete_thread(call: Call) -> SuccessResponse:
 
 
 @api.route(
-    "POST",
-    "/api/threads/search",
-    summary="Search threads by metadata and status",
-    tag=TAG,
-    body=ThreadSearch,
-    response=list[ThreadResponse],
-    errors=(422,),
+    "POST", "/api/threads/search", body=ThreadSearch, response=list[ThreadResponse], errors=(422,)
 )
 async def search_threads(call: Call) -> list[dict[str, Any]]:
+    """Search threads by metadata and status"""
     body: ThreadSearch = call.body
     gw: Gateway = call.gw
     found = []
@@ -168,15 +137,9 @@ async def search_threads(call: Call) -> list[dict[str, Any]]:
     return [(await thread_response(gw, row, full=False)).model_dump(mode="json") for row in page]
 
 
-@api.route(
-    "GET",
-    TID + "/state",
-    summary="The thread's current state",
-    tag=TAG,
-    response=ThreadState,
-    errors=(404, 422),
-)
+@api.route("GET", TID + "/state", response=ThreadState, errors=(404, 422))
 async def get_state(call: Call) -> dict[str, Any]:
+    """The thread's current state"""
     gw: Gateway = call.gw
     thread_id = call.path["thread_id"]
     row = await gw.thread(thread_id)
@@ -185,16 +148,9 @@ async def get_state(call: Call) -> dict[str, Any]:
     )
 
 
-@api.route(
-    "POST",
-    TID + "/state",
-    summary="Write values as a new checkpoint (update_state)",
-    tag=TAG,
-    body=StateUpdate,
-    response=StateUpdateResponse,
-    errors=(400, 404, 409, 422),
-)
+@api.route("POST", TID + "/state", body=StateUpdate, errors=(400, 404, 409, 422))
 async def update_state(call: Call) -> StateUpdateResponse:
+    """Write values as a new checkpoint (update_state)"""
     gw: Gateway = call.gw
     body: StateUpdate = call.body
     thread_id = call.path["thread_id"]
@@ -228,15 +184,10 @@ async def update_state(call: Call) -> StateUpdateResponse:
 
 
 @api.route(
-    "POST",
-    TID + "/history",
-    summary="The thread's checkpoints, newest first",
-    tag=TAG,
-    body=HistoryRequest,
-    response=list[ThreadState],
-    errors=(404, 422),
+    "POST", TID + "/history", body=HistoryRequest, response=list[ThreadState], errors=(404, 422)
 )
 async def get_history(call: Call) -> list[dict[str, Any]]:
+    """The thread's checkpoints, newest first"""
     gw: Gateway = call.gw
     body: HistoryRequest = call.body
     thread_id = call.path["thread_id"]

@@ -6,6 +6,7 @@ import pytest
 
 from bot.command_registry import CommandRegistry, SkillCommand
 from bot.commands import parse_command
+from tests.menu import BUILT_INS
 
 
 @pytest.mark.parametrize(
@@ -38,18 +39,7 @@ def _skills(*names: str) -> CommandRegistry:
 
 def test_help_lists_every_visible_command_and_the_skills() -> None:
     text = _skills("team-reply").help_text()
-    for name in (
-        "new",
-        "stop",
-        "status",
-        "models",
-        "memory",
-        "plan",
-        "think",
-        "schedule",
-        "timezone",
-        "help",
-    ):
+    for name in BUILT_INS:
         assert f"/{name}" in text
     assert "/start" not in text
     assert "Skills:\n/team-reply TASK — team-reply things" in text

@@ -19,6 +19,7 @@ from channels.markdown import parser
 from channels.telegram.render import render_parts, render_preview
 from channels.text import split_text
 from tests.fakes.telegram_html import TelegramHtmlError, check_html
+from tests.repeatable import REPEATABLE
 
 CORPUS = [
     "***bold italic*** and **bold with *italic* inside** and *it with **bold** inside*",
@@ -131,13 +132,12 @@ FRAGMENTS = [
 ]  # fmt: skip
 
 
-@settings(
-    max_examples=300,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow],
-    derandomize=True,
-    database=None,
-)  # the same examples on every run: CI never flakes
+MARKDOWN_EXAMPLES = settings(
+    REPEATABLE, max_examples=300, suppress_health_check=[HealthCheck.too_slow]
+)
+
+
+@MARKDOWN_EXAMPLES
 @given(
     st.lists(st.sampled_from(FRAGMENTS), max_size=80).map("".join),
     st.sampled_from([64, 200, 4096]),
@@ -155,13 +155,7 @@ def is_subsequence(needle: str, haystack: str) -> bool:
     return all(c in it for c in needle)
 
 
-@settings(
-    max_examples=300,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow],
-    derandomize=True,
-    database=None,
-)  # the same examples on every run: CI never flakes
+@MARKDOWN_EXAMPLES
 @given(
     st.lists(st.sampled_from(FRAGMENTS), max_size=120).map("".join),
     st.sampled_from([100, 400]),

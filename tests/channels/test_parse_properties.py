@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from channels.base import InboundMessage
@@ -20,15 +20,10 @@ from channels.feishu import parse as feishu
 from channels.slack import parse as slack
 from channels.telegram import parse as telegram
 from channels.wecom import parse as wecom
+from tests.repeatable import REPEATABLE
 
 EXAMPLES = 200
-PROPERTY = settings(
-    max_examples=EXAMPLES,
-    deadline=None,
-    database=None,
-    derandomize=True,
-    suppress_health_check=list(HealthCheck),
-)
+PROPERTY = settings(REPEATABLE, max_examples=EXAMPLES)
 
 scalars = st.one_of(
     st.none(),

@@ -2,38 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from tests.fakes.dingtalk_server import FakeDingTalk
 from tests.fakes.feishu_server import FakeFeishu
 from tests.fakes.slack_server import FakeSlack
 from tests.fakes.telegram_server import FakeTelegram
+from tests.fakes.threaded import fake_fixture
 
-
-@pytest.fixture
-def telegram() -> Iterator[FakeTelegram]:
-    with FakeTelegram().start() as fake:
-        yield fake
-
-
-@pytest.fixture
-def feishu() -> Iterator[FakeFeishu]:
-    with FakeFeishu().start() as fake:
-        yield fake
-
-
-@pytest.fixture
-def dingtalk() -> Iterator[FakeDingTalk]:
-    with FakeDingTalk().start() as fake:
-        yield fake
-
-
-@pytest.fixture
-def slack() -> Iterator[FakeSlack]:
-    with FakeSlack().start() as fake:
-        yield fake
+telegram = fake_fixture(FakeTelegram, "telegram")
+feishu = fake_fixture(FakeFeishu, "feishu")
+dingtalk = fake_fixture(FakeDingTalk, "dingtalk")
+slack = fake_fixture(FakeSlack, "slack")
 
 
 @pytest.fixture

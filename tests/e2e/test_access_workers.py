@@ -18,6 +18,9 @@ from tests.e2e.service_process import wait_until
 from tests.e2e.workers import Worker, chat_owned_by, three_workers
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.telegram_server import FakeTelegram
+from tests.fakes.threaded import fake_fixture
+
+telegram = fake_fixture(FakeTelegram, "telegram")
 
 
 @pytest.fixture

@@ -118,14 +118,7 @@ class DingTalk(Platform):
         self.fake = fake
 
     def config(self) -> dict[str, Any]:
-        return {
-            "enabled": True,
-            "client_id": "ding-lease",
-            "client_secret": "secret",
-            "robot_code": "robot-code",
-            "api_base": self.fake.base,
-            "stream_interval": 0.1,
-        }
+        return self.fake.channel_config("ding-lease")
 
     def open_connections(self) -> int:
         return self.fake.open_connections

@@ -115,6 +115,21 @@ async def test_a_full_run_pool_shows_a_queued_notice_at_admission(
     assert 'antler_admission_to_first_visible_seconds_count{channel="test"} 2.0' in metrics
 
 
+async def stopped_in_its_notice(
+    svc: ServiceHarness, ch: RecordingChannel, queued: Call, fake_openai: FakeOpenAI
+) -> None:
+    """The waiting message's queued notice is finished as stopped and nothing waits any more;
+    then the running reply is let go and the service settles."""
+    stopped = (await ch.wait_for("finish"))[0]
+    assert stopped.reply == queued.reply
+    assert stopped.doc is not None
+    assert stopped.doc.status == "cancelled"
+    assert svc.app is not None
+    assert svc.app.dispatcher.waiting == 0
+    fake_openai.release()
+    await svc.idle()
+
+
 async def test_stop_cancels_a_message_waiting_for_a_run_slot(
     tmp_path: Path, fake_openai: FakeOpenAI
 ) -> None:
@@ -129,14 +144,7 @@ async def test_stop_cancels_a_message_waiting_for_a_run_slot(
         status = (await ch.wait_for("text"))[0].text
         assert "Queued messages: 1" in status
         await ch.inject("/stop", chat_id="c2")
-        stopped = (await ch.wait_for("finish"))[0]
-        assert stopped.reply == queued.reply  # the notice itself says it was stopped
-        assert stopped.doc is not None
-        assert stopped.doc.status == "cancelled"
-        assert svc.app is not None
-        assert svc.app.dispatcher.waiting == 0
-        fake_openai.release()
-        await svc.idle()
+        await stopped_in_its_notice(svc, ch, queued, fake_openai)
         two = ch.message("two", "c2", event_id="two")
         assert await state_of(svc, two) == (State.delivered, "stopped", False)
     assert texts.stopped(1) in ch.texts("c2")  # the answer to /stop
@@ -159,14 +167,7 @@ async def test_stop_in_a_group_main_chat_stops_a_message_waiting_in_a_topic(
         status = (await ch.wait_for("text"))[0].text
         assert "Reply running: 1" in status  # the sender's reply waiting in the topic
         await ch.inject("/stop", in_main_chat=True, **group)
-        stopped = (await ch.wait_for("finish"))[0]
-        assert stopped.reply == queued.reply  # the notice in the topic says it was stopped
-        assert stopped.doc is not None
-        assert stopped.doc.status == "cancelled"
-        assert svc.app is not None
-        assert svc.app.dispatcher.waiting == 0
-        fake_openai.release()
-        await svc.idle()
+        await stopped_in_its_notice(svc, ch, queued, fake_openai)
         two = ch.message("two", topic="t1", event_id="two", **group)
         assert await state_of(svc, two) == (State.delivered, "stopped", False)
     assert texts.stopped(1) in ch.texts("g")  # the answer to /stop, in the main chat

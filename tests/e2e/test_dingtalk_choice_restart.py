@@ -13,6 +13,7 @@ import pytest
 from tests.e2e.service_process import ServiceProcess, wait_until
 from tests.fakes.dingtalk_server import FakeDingTalk
 from tests.fakes.openai_server import FakeOpenAI
+from tests.fakes.threaded import fake_fixture
 
 
 def ask(fake: FakeDingTalk, text: str) -> str:
@@ -20,25 +21,14 @@ def ask(fake: FakeDingTalk, text: str) -> str:
     return fake.push_message(fake.chatbot_data(text, group=True, conversation_id="cid-restart"))
 
 
-@pytest.fixture
-def dingtalk() -> Iterator[FakeDingTalk]:
-    fake = FakeDingTalk().start()
-    yield fake
-    fake.stop()
+dingtalk = fake_fixture(FakeDingTalk, "dingtalk")
 
 
 @pytest.fixture
 def service(
     tmp_path: Path, fake_openai: FakeOpenAI, dingtalk: FakeDingTalk
 ) -> Iterator[ServiceProcess]:
-    channel = {
-        "enabled": True,
-        "client_id": "ding-restart",
-        "client_secret": "secret",
-        "robot_code": "robot-code",
-        "api_base": dingtalk.base,
-        "stream_interval": 0.1,
-    }
+    channel = dingtalk.channel_config("ding-restart")
     base = {"api_key": "sk", "base_url": fake_openai.base_url, "max_retries": 0}
     models = [
         {"name": "fast", "display_name": "Fast", "model": "fake-fast", **base},

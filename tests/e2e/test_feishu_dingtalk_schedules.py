@@ -60,14 +60,7 @@ async def test_dingtalk_run_is_sent_through_the_robot_api(
     tmp_path: Path, fake_openai: FakeOpenAI, dingtalk: FakeDingTalk
 ) -> None:
     clock = VirtualClock(time.time(), sleep_moves=False)
-    values = {
-        "enabled": True,
-        "client_id": "ding-e2e",
-        "client_secret": "secret",
-        "robot_code": "robot-code",
-        "api_base": dingtalk.base,
-        "stream_interval": 0.1,
-    }
+    values = dingtalk.channel_config("ding-e2e")
     async with ServiceHarness(
         tmp_path, fake_openai, {"dingtalk": values}, schedule_clock=clock
     ) as svc:

@@ -13,6 +13,7 @@ from tests.channels.feishu.test_e2e import harness
 from tests.fakes.feishu_server import FakeFeishu
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.openai_wire import Reply
+from tests.harness import ServiceHarness
 
 GROUP: dict[str, Any] = {
     "chat_type": "group",
@@ -32,19 +33,29 @@ def models_used(fake_openai: FakeOpenAI) -> dict[str, str]:
     return {FakeOpenAI.user_texts(r)[-1].split("\n")[-1]: r.model for r in fake_openai.requests}
 
 
+async def answered_in_group(svc: ServiceHarness, feishu: FakeFeishu, text: str, mid: str) -> None:
+    """`text` said in the group (message `mid`) got its answer, and the service is idle."""
+    feishu.push_event(payloads.message_event(text, message_id=mid, **GROUP))
+    await until(lambda: feishu.replies_to(mid))
+    await svc.idle()
+
+
+async def asked_in_group(
+    svc: ServiceHarness, feishu: FakeFeishu, fake_openai: FakeOpenAI, text: str, mid: str
+) -> None:
+    """`text` said in the group (message `mid`) is the model's first request; then idle."""
+    feishu.push_event(payloads.message_event(text, message_id=mid, **GROUP))
+    await until(lambda: len(fake_openai.requests) == 1)
+    await svc.idle()
+
+
 async def test_models_in_the_main_chat_sets_the_default_of_new_topics(
     tmp_path: Path, fake_openai: FakeOpenAI, feishu: FakeFeishu
 ) -> None:
     async with harness(tmp_path, fake_openai, feishu) as svc:
-        feishu.push_event(
-            payloads.message_event("@_user_1 /models smart", message_id="om_m", **GROUP)
-        )
-        await until(lambda: feishu.replies_to("om_m"))
-        await svc.idle()
+        await answered_in_group(svc, feishu, "@_user_1 /models smart", "om_m")
         assert "New conversations in this chat will use Smart" in said(feishu, "om_m")
-        feishu.push_event(payloads.message_event("@_user_1 new topic", message_id="om_n", **GROUP))
-        await until(lambda: len(fake_openai.requests) == 1)
-        await svc.idle()
+        await asked_in_group(svc, feishu, fake_openai, "@_user_1 new topic", "om_n")
     assert models_used(fake_openai) == {"new topic": "fake-smart"}
 
 
@@ -52,9 +63,7 @@ async def test_model_button_in_the_main_chat_sets_the_chat_default(
     tmp_path: Path, fake_openai: FakeOpenAI, feishu: FakeFeishu
 ) -> None:
     async with harness(tmp_path, fake_openai, feishu) as svc:
-        feishu.push_event(payloads.message_event("@_user_1 /models", message_id="om_l", **GROUP))
-        await until(lambda: feishu.replies_to("om_l"))
-        await svc.idle()
+        await answered_in_group(svc, feishu, "@_user_1 /models", "om_l")
         [listing] = feishu.replies_to("om_l", "interactive")
         card = feishu.card_of(listing)
         assert card is not None
@@ -67,9 +76,7 @@ async def test_model_button_in_the_main_chat_sets_the_chat_default(
         )
         await until(lambda: len(feishu.replies_to(listing)) == 1)
         await svc.idle()
-        feishu.push_event(payloads.message_event("@_user_1 fresh", message_id="om_f", **GROUP))
-        await until(lambda: len(fake_openai.requests) == 1)
-        await svc.idle()
+        await asked_in_group(svc, feishu, fake_openai, "@_user_1 fresh", "om_f")
     assert models_used(fake_openai) == {"fresh": "fake-smart"}
 
 

@@ -191,7 +191,10 @@ async def test_redis_going_away_tells_the_sender_to_retry_and_records_nothing(
     from tests.redis_server import Throwaway
 
     server = Throwaway().start()
-    bus = {"backend": "redis", "redis": {"url": server.url, "partitions": 2, "lease_seconds": 2}}
+    bus = {
+        "backend": "redis",
+        "redis": {"url": server.address, "partitions": 2, "lease_seconds": 2},
+    }
     try:
         async with worker(tmp_path, fake_openai, pg_dsn, bus) as svc:
             assert svc.app is not None

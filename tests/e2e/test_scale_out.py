@@ -4,6 +4,7 @@ a redelivered event is answered once, and a conversation goes on whichever proce
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,12 +19,15 @@ from tests.harness import ServiceHarness
 pytestmark = pytest.mark.usefixtures("test_channel_registered")
 
 
-def process(tmp_path: Path, fake: FakeOpenAI, dsn: str) -> ServiceHarness:
-    return ServiceHarness(
-        tmp_path,
-        fake,
-        {"test": {"enabled": True}},
-        storage={"backend": "postgres", "postgres": {"dsn": dsn}},
+NewProcess = Callable[[], ServiceHarness]
+
+
+@pytest.fixture
+def new_process(tmp_path: Path, fake_openai: FakeOpenAI, pg_dsn: str) -> NewProcess:
+    """Makes a process of the service (to start) on the test's one PostgreSQL database."""
+    storage = {"backend": "postgres", "postgres": {"dsn": pg_dsn}}
+    return lambda: ServiceHarness(
+        tmp_path, fake_openai, {"test": {"enabled": True}}, storage=storage
     )
 
 
@@ -34,11 +38,11 @@ def chan(svc: ServiceHarness) -> RecordingChannel:
 
 
 async def test_two_apps_answer_a_redelivered_event_once(
-    tmp_path: Path, fake_openai: FakeOpenAI, pg_dsn: str
+    new_process: NewProcess, fake_openai: FakeOpenAI
 ) -> None:
     async with (
-        process(tmp_path, fake_openai, pg_dsn) as one,
-        process(tmp_path, fake_openai, pg_dsn) as two,
+        new_process() as one,
+        new_process() as two,
     ):
         a, b = chan(one), chan(two)
         assert await a.inject("hello", event_id="evt-1") is PublishResult.accepted
@@ -74,11 +78,11 @@ async def test_processes_starting_together_on_a_fresh_database_all_start(
 
 
 async def test_conversation_goes_on_in_the_other_process(
-    tmp_path: Path, fake_openai: FakeOpenAI, pg_dsn: str
+    new_process: NewProcess, tmp_path: Path, fake_openai: FakeOpenAI
 ) -> None:
     async with (
-        process(tmp_path, fake_openai, pg_dsn) as one,
-        process(tmp_path, fake_openai, pg_dsn) as two,
+        new_process() as one,
+        new_process() as two,
     ):
         # (each recording channel numbers its events from e1: give them ids of their own)
         await chan(one).inject("remember the word kumquat", event_id="p1-1")
@@ -94,10 +98,10 @@ async def test_conversation_goes_on_in_the_other_process(
 
 
 async def test_lost_database_connections_are_taken_again(
-    tmp_path: Path, fake_openai: FakeOpenAI, pg_dsn: str
+    new_process: NewProcess, fake_openai: FakeOpenAI, pg_dsn: str
 ) -> None:
     app_name = psycopg.conninfo.conninfo_to_dict(pg_dsn)["application_name"]
-    async with process(tmp_path, fake_openai, pg_dsn) as svc:
+    async with new_process() as svc:
         ch = chan(svc)
         await ch.inject("remember the word kumquat")
         await svc.idle()
@@ -116,9 +120,9 @@ async def test_lost_database_connections_are_taken_again(
 
 
 async def test_health_reports_the_database(
-    tmp_path: Path, fake_openai: FakeOpenAI, pg_dsn: str
+    new_process: NewProcess, fake_openai: FakeOpenAI
 ) -> None:
-    async with process(tmp_path, fake_openai, pg_dsn) as svc:
+    async with new_process() as svc:
         assert svc.app is not None
         app = svc.app
         database = app.health()["database"]
@@ -134,17 +138,17 @@ async def test_health_reports_the_database(
 
 
 async def test_a_starting_process_leaves_running_answers_alone_and_takes_up_dead_ones(
-    tmp_path: Path, fake_openai: FakeOpenAI, pg_dsn: str
+    new_process: NewProcess, fake_openai: FakeOpenAI
 ) -> None:
     from tests.fakes.openai_wire import Reply
 
     fake_openai.script(Reply(text="never finished " * 10, stall_after=2))
-    one = process(tmp_path, fake_openai, pg_dsn)
+    one = new_process()
     await one.start()
     a = chan(one)
     await a.inject("important question", event_id="evt-9")
     await a.wait_for("update")  # `one` is answering it
-    async with process(tmp_path, fake_openai, pg_dsn) as two:
+    async with new_process() as two:
         b = chan(two)
         await two.idle()
         assert b.calls == []  # started next to `one`: not answered twice

@@ -21,7 +21,7 @@ from typing import Any
 from aiohttp import WSMsgType, web
 
 from tests.fakes.dingtalk_payloads import chatbot_data
-from tests.fakes.threaded import Recorded, Running, ThreadedServer
+from tests.fakes.threaded import Recorded, Served, ThreadedServer
 
 CHATBOT_TOPIC = "/v1.0/im/bot/messages/get"
 CARD_CALLBACK_TOPIC = "/v1.0/card/instances/callback"
@@ -45,7 +45,7 @@ class Injected:
     times: int = 1
 
 
-class FakeDingTalk(Running):
+class FakeDingTalk(Served):
     """Construct, `start()`, point the channel's `api_base` at `.base`, `stop()`."""
 
     def __init__(self, *, expire_in: int = 7200) -> None:
@@ -71,17 +71,6 @@ class FakeDingTalk(Running):
         self.server = ThreadedServer(app)
 
     # ------------------------------------------------------------------ lifecycle
-
-    def start(self) -> FakeDingTalk:
-        self.server.start()
-        return self
-
-    def stop(self) -> None:
-        self.server.stop()
-
-    @property
-    def base(self) -> str:
-        return self.server.base
 
     # ------------------------------------------------------------------ scripting
 
@@ -110,6 +99,19 @@ class FakeDingTalk(Running):
         does for a session it no longer accepts (300001) or a throttled robot (130101)."""
         body = {"errcode": errcode, "errmsg": "session webhook error (injected)"}
         self.fail("POST", "/robot/sendBySession", status, body, times=times)
+
+    def channel_config(self, client_id: str, **extra: Any) -> dict[str, Any]:
+        """The `channels.dingtalk` section of a service talking to this fake as app `client_id`
+        (updates streamed every 0.1 s); `extra` keys are added or replaced."""
+        return {
+            "enabled": True,
+            "client_id": client_id,
+            "client_secret": "secret",
+            "robot_code": "robot-code",
+            "api_base": self.base,
+            "stream_interval": 0.1,
+            **extra,
+        }
 
     def chatbot_data(self, text: str = "hello", **options: Any) -> dict[str, Any]:
         """A chatbot callback `data` like DingTalk sends it, with a live session webhook

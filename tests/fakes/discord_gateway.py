@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,6 +33,7 @@ class Gateway:
     _sockets: list[tuple[web.WebSocketResponse, Session | None]]
     _pending: set[asyncio.Future[None]]
     _cond: threading.Condition
+    wait_for: Callable[..., bool]  # the fake's (tests/fakes/threaded.py's Awaited)
 
     @property
     def gateway_url(self) -> str:
@@ -41,9 +43,6 @@ class Gateway:
         raise NotImplementedError
 
     def guild_payload(self) -> dict[str, Any]:
-        raise NotImplementedError
-
-    def wait_for(self, predicate: Any, timeout: float = 5.0) -> bool:
         raise NotImplementedError
 
     @property

@@ -41,7 +41,7 @@ class Payloads:
 
     @property
     def base(self) -> str:
-        """The fake's http://127.0.0.1:port (attachment URLs)."""
+        """The fake's http://127.0.0.1:port (attachment URLs); `Served`'s comes first."""
         raise NotImplementedError
 
     def _application(self) -> dict[str, Any]:
@@ -56,6 +56,12 @@ class Payloads:
             "verify_key": "00",
             "flags": 0,
         }
+
+    def mention_payload(self, text: str) -> dict[str, Any]:
+        """A message in the guild's text channel that @-mentions the bot: `<@bot> text`."""
+        return self.message_payload(
+            CHANNEL_ID, f"<@{BOT_ID}> {text}", guild=GUILD_ID, mentions=(BOT_ID,)
+        )
 
     def message_payload(
         self,

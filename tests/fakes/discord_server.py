@@ -38,7 +38,7 @@ from tests.fakes.discord_payloads import (
     Payloads,
     user_payload,
 )
-from tests.fakes.threaded import Recorded, ThreadedServer
+from tests.fakes.threaded import Awaited, Recorded, Served, ThreadedServer
 
 __all__ = ["BOT_ID", "CHANNEL_ID", "GUILD_ID", "ROLE_ID", "TOKEN", "USER_ID", "FakeDiscord"]
 MAX_CONTENT = 2000
@@ -56,7 +56,10 @@ class Limit:
     is_global: bool = False
 
 
-class FakeDiscord(Payloads, Gateway):
+class FakeDiscord(Served, Awaited, Payloads, Gateway):
+    name = "fake discord"
+    wait_seconds = 10.0
+
     def __init__(self) -> None:
         self.calls: list[Recorded] = []
         self.messages: dict[int, dict[str, Any]] = {}  # id -> message (the latest content)
@@ -87,20 +90,9 @@ class FakeDiscord(Payloads, Gateway):
 
     # ------------------------------------------------------------------ lifecycle
 
-    def start(self) -> FakeDiscord:
-        self.server.start()
-        return self
-
-    def stop(self) -> None:
-        self.server.stop()
-
     @property
     def api_base(self) -> str:
         return f"{self.server.base}/api/v10"
-
-    @property
-    def base(self) -> str:
-        return self.server.base
 
     # ------------------------------------------------------------------ injection knobs
 
@@ -130,20 +122,6 @@ class FakeDiscord(Payloads, Gateway):
             if m["channel_id"] == str(channel_id) and m["author"]["id"] == str(BOT_ID)
         ]
         return sorted(mine, key=lambda m: int(m["id"]))
-
-    def wait_for(self, predicate: Any, timeout: float = 5.0) -> bool:
-        deadline = time.monotonic() + timeout
-        with self._cond:
-            while not predicate(self):
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    return False
-                self._cond.wait(min(left, 0.05))
-        return True
-
-    async def until(self, predicate: Any, timeout: float = 10.0) -> None:
-        if not await asyncio.to_thread(self.wait_for, predicate, timeout):
-            raise AssertionError(f"fake discord: condition not met; calls={self.methods()}")
 
     def methods(self) -> list[str]:
         return [f"{c.method} {c.path}" for c in self.calls]

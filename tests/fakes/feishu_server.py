@@ -23,7 +23,7 @@ from typing import Any
 from aiohttp import web
 
 from tests.fakes.feishu_ws import Ack, WsSide
-from tests.fakes.threaded import Recorded, Running, ThreadedServer
+from tests.fakes.threaded import Recorded, Served, ThreadedServer
 
 RATE_LIMITED = 99991400
 NO_PERMISSION = 99991672
@@ -74,7 +74,7 @@ def _elements(card: dict[str, Any]) -> dict[str, str]:
     }
 
 
-class FakeFeishu(Running):
+class FakeFeishu(Served):
     """Start with `FakeFeishu().start()`; `base` is the domain to give the SDK."""
 
     def __init__(self, *, bot_open_id: str = "ou_bot", bot_name: str = "Antler") -> None:
@@ -95,10 +95,6 @@ class FakeFeishu(Running):
         self.server = ThreadedServer(self._app())
 
     # ------------------------------------------------------------------ lifecycle
-    @property
-    def base(self) -> str:
-        return self.server.base
-
     def channel_config(self, **extra: Any) -> dict[str, Any]:
         """The `channels.feishu` section of a service talking to this fake (an app of its own,
         updates streamed every 0.1 s); `extra` keys are added or replaced."""
@@ -112,12 +108,9 @@ class FakeFeishu(Running):
         }
 
     def start(self) -> FakeFeishu:
-        self.server.start()
+        super().start()
         self.server.websockets = self.ws.sockets
         return self
-
-    def stop(self) -> None:
-        self.server.stop()
 
     # ------------------------------------------------------------------ test helpers
     def fail_next(self, op: str, code: int = RATE_LIMITED, times: int = 1) -> None:

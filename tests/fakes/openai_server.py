@@ -29,7 +29,7 @@ from tests.fakes.openai_wire import (
     finish_reason,
     usage_for,
 )
-from tests.fakes.threaded import Running, ThreadedServer
+from tests.fakes.threaded import Served, ThreadedServer
 
 __all__ = ["ChatRequest", "FakeOpenAI", "Reply", "ToolCall", "echo_responder", "text_of"]
 
@@ -88,7 +88,7 @@ def echo_responder(body: dict[str, Any]) -> Reply:
     return Reply(text=f"echo: {last}")
 
 
-class FakeOpenAI(Running):
+class FakeOpenAI(Served):
     """The fake server. `start()`/`stop()`; thread-safe recording and scripting."""
 
     def __init__(self, models: tuple[str, ...] = ("fake-model",)) -> None:
@@ -107,13 +107,9 @@ class FakeOpenAI(Running):
 
     # lifecycle -------------------------------------------------------------------------------
 
-    def start(self) -> FakeOpenAI:
-        self.server.start()
-        return self
-
     def stop(self) -> None:
         self._closing.set()
-        self.server.stop()
+        super().stop()
 
     @property
     def base_url(self) -> str:

@@ -6,14 +6,14 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
 from aiohttp import web
 
 from bot import texts
 from bot.command_registry import CommandRegistry
 from channels.backoff import RetryState
-from channels.base import Handler, InboundMessage, MenuCommand, PublishResult
+from channels.base import Handler, InboundMessage, MenuCommand, PublishResult, Report
 from channels.choices import ChoiceStore, MemoryChoices
 
 
@@ -54,14 +54,8 @@ class RecordingContext:
     def add_route(self, method: str, path: str, handler: Handler) -> None:
         self.routes[(method, path)] = handler
 
-    def report(
-        self,
-        *,
-        connected: bool | None = None,
-        error: str | None = None,
-        retry: RetryState | None = None,
-    ) -> None:
-        self.reports.append({"connected": connected, "error": error, "retry": retry})
+    def report(self, **state: Unpack[Report]) -> None:
+        self.reports.append({key: state.get(key) for key in ("connected", "error", "retry")})
 
     @property
     def retries(self) -> list[RetryState]:

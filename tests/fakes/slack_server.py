@@ -7,11 +7,9 @@ client's acks; `signed_post` delivers HTTP-mode events with a valid (or broken) 
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 import json
 import threading
-import time
 import uuid
 from collections import defaultdict
 from typing import Any
@@ -31,7 +29,7 @@ from tests.fakes.slack_payloads import (
     signed_post,
 )
 from tests.fakes.slack_socket import SocketMode
-from tests.fakes.threaded import Recorded, Running, ThreadedServer, max_in_window
+from tests.fakes.threaded import Awaited, Recorded, Served, ThreadedServer, max_in_window
 
 __all__ = [
     "APP_TOKEN",
@@ -47,8 +45,10 @@ __all__ = [
 ]
 
 
-class FakeSlack(SocketMode, Running):
+class FakeSlack(Served, Awaited, SocketMode):
     """State and behaviour of the fake; `server` is its ThreadedServer."""
+
+    name = "fake slack"
 
     def __init__(self, *, team: str = TEAM, bot_user: str = BOT_USER) -> None:
         self.team, self.bot_user = team, bot_user
@@ -77,13 +77,6 @@ class FakeSlack(SocketMode, Running):
         self.server = ThreadedServer(app)
 
     # ------------------------------------------------------------------ lifecycle
-
-    def start(self) -> FakeSlack:
-        self.server.start()
-        return self
-
-    def stop(self) -> None:
-        self.server.stop()
 
     @property
     def api_base(self) -> str:
@@ -132,9 +125,6 @@ class FakeSlack(SocketMode, Running):
     def calls_of(self, method: str) -> list[Recorded]:
         return [c for c in self.calls if c.method == method]
 
-    def methods(self) -> list[str]:
-        return [c.method for c in self.calls]
-
     def updates_per_workspace(self) -> dict[str, int]:
         counts: dict[str, int] = defaultdict(int)
         for c in self.calls_of("chat.update"):
@@ -151,21 +141,6 @@ class FakeSlack(SocketMode, Running):
             for m in self.messages.values()
             if m["channel"] == channel and m.get("thread_ts") == thread_ts
         ]
-
-    def wait_for(self, predicate: Any, timeout: float = 5.0) -> bool:
-        """Block (in a worker thread) until `predicate(self)` holds; tests use `to_thread`."""
-        deadline = time.monotonic() + timeout
-        with self._cond:
-            while not predicate(self):
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    return False
-                self._cond.wait(min(left, 0.05))
-        return True
-
-    async def until(self, predicate: Any, timeout: float = 5.0) -> None:
-        if not await asyncio.to_thread(self.wait_for, predicate, timeout):
-            raise AssertionError(f"fake slack: condition not met; calls={self.methods()}")
 
     # ------------------------------------------------------------------ Web API
 

@@ -42,7 +42,7 @@ from tests.fakes.telegram_wire import (
     read_body,
     visible_text,
 )
-from tests.fakes.threaded import Recorded, Running, ThreadedServer
+from tests.fakes.threaded import Recorded, Served, ThreadedServer
 
 __all__ = ["TOKEN", "FakeTelegram", "Hold", "visible_text"]
 
@@ -53,7 +53,7 @@ UNGATED = {"getUpdates"}
 IN_FLIGHT = 0.1
 
 
-class FakeTelegram(UserSide, Running):
+class FakeTelegram(UserSide, Served):
     """The fake server. `api_base` goes into TelegramConfig.api_base."""
 
     def __init__(
@@ -103,7 +103,7 @@ class FakeTelegram(UserSide, Running):
     # ------------------------------------------------------------------ lifecycle
 
     def start(self) -> FakeTelegram:
-        self.server.start()
+        super().start()
         self._new_update = self.server.call(self._make_event())
         return self
 
@@ -114,7 +114,7 @@ class FakeTelegram(UserSide, Running):
         self._closing = True
         if self._new_update is not None:
             self.server.call_soon(self._new_update.set)
-        self.server.stop()
+        super().stop()
 
     def add_bot(self, token: str, *, bot_id: int, username: str) -> FakeTelegram:
         """Another bot served by this (started) server for `token`, at the same `api_base`."""

@@ -9,10 +9,11 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Iterator
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, Self, TypeVar
 
+import pytest
 from aiohttp import web
 
 T = TypeVar("T")
@@ -55,6 +56,65 @@ class Running:
 
 
 R = TypeVar("R", bound=Running)
+
+
+class Served(Running):
+    """A fake platform: its aiohttp app on a `ThreadedServer`, started and stopped with it."""
+
+    server: ThreadedServer
+
+    def start(self) -> Self:
+        self.server.start()
+        return self
+
+    def stop(self) -> None:
+        self.server.stop()
+
+    @property
+    def base(self) -> str:
+        return self.server.base
+
+
+class Awaited:
+    """A fake whose threads notify `_cond` on every change to the calls it records: tests wait
+    on a predicate of the fake (`until` from async code, `wait_for` from a thread)."""
+
+    name = "fake"
+    wait_seconds = 5.0  # `until`'s default
+    calls: list[Recorded]
+    _cond: threading.Condition
+
+    def methods(self) -> list[str]:
+        return [c.method for c in self.calls]
+
+    def wait_for(self, predicate: Any, timeout: float = 5.0) -> bool:
+        """Block (in a worker thread) until `predicate(self)` holds; tests use `to_thread`."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while not predicate(self):
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._cond.wait(min(left, 0.05))
+        return True
+
+    async def until(self, predicate: Any, timeout: float | None = None) -> None:
+        seconds = self.wait_seconds if timeout is None else timeout
+        if not await asyncio.to_thread(self.wait_for, predicate, seconds):
+            raise AssertionError(f"{self.name}: condition not met; calls={self.methods()}")
+
+
+S = TypeVar("S", bound=Served)
+
+
+def fake_fixture(fake_type: Callable[[], S], name: str) -> Any:
+    """The pytest fixture `name`: a fresh `fake_type()` served for one test, stopped after it."""
+
+    def serve() -> Iterator[S]:
+        with fake_type().start() as fake:
+            yield fake
+
+    return pytest.fixture(serve, name=name)
 
 
 class ThreadedServer:

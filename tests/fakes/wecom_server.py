@@ -33,7 +33,7 @@ from urllib.parse import quote
 
 from aiohttp import WSMsgType, web
 
-from tests.fakes.threaded import Recorded, ThreadedServer
+from tests.fakes.threaded import Recorded, Running, ThreadedServer
 from tests.fakes.tls import local_tls
 from tests.fakes.wecom_payloads import BOT_ID, SECRET, encrypt
 
@@ -61,7 +61,7 @@ class TLSServer(ThreadedServer):
         self.port = self._runner.addresses[0][1]
 
 
-class FakeWeCom:
+class FakeWeCom(Running):
     def __init__(self) -> None:
         self.calls: list[Recorded] = []
         self.callbacks: dict[str, dict[str, Any]] = {}  # req id -> {"body", "event", "at"}

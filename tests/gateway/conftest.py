@@ -4,6 +4,7 @@ admin API on an ephemeral loopback port and a bearer token."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -65,9 +66,28 @@ def make_harness(tmp_path: Path, fake: FakeOpenAI, **extra: Any) -> ServiceHarne
     )
 
 
+@asynccontextmanager
+async def served_api(tmp_path: Path, fake: FakeOpenAI, **extra: Any) -> AsyncIterator[Api]:
+    """The service (`make_harness`'s, with `extra`) started, and a client of its API."""
+    async with make_harness(tmp_path, fake, **extra) as svc, aiohttp.ClientSession() as session:
+        yield Api(svc, session)
+
+
 @pytest.fixture
 async def api(
     tmp_path: Path, fake_openai: FakeOpenAI, test_channel_registered: None
 ) -> AsyncIterator[Api]:
-    async with make_harness(tmp_path, fake_openai) as svc, aiohttp.ClientSession() as session:
-        yield Api(svc, session)
+    async with served_api(tmp_path, fake_openai) as api:
+        yield api
+
+
+@pytest.fixture
+async def api_on_backend(
+    tmp_path: Path,
+    fake_openai: FakeOpenAI,
+    test_channel_registered: None,
+    storage: dict[str, object],
+) -> AsyncIterator[Api]:
+    """`api` on each storage backend (the `storage` fixture's: SQLite, PostgreSQL)."""
+    async with served_api(tmp_path, fake_openai, storage=storage) as api:
+        yield api

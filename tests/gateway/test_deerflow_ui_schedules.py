@@ -10,7 +10,6 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-import aiohttp
 import pytest
 
 from tests.fakes.clock import VirtualClock
@@ -18,7 +17,7 @@ from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.openai_wire import Reply
 from tests.gateway import deerflow_shapes as df
 from tests.gateway import deerflow_task_shapes as dft
-from tests.gateway.conftest import Api, make_harness
+from tests.gateway.conftest import Api, served_api
 from tests.gateway.test_deerflow_ui import LG, check, ok
 from tests.gateway.test_deerflow_ui_pages import until
 
@@ -38,11 +37,8 @@ async def sapi(
     tmp_path: Path, fake_openai: FakeOpenAI, test_channel_registered: None
 ) -> AsyncIterator[Api]:
     clock = VirtualClock(time.time(), sleep_moves=False)
-    async with (
-        make_harness(tmp_path, fake_openai, schedule_clock=clock) as svc,
-        aiohttp.ClientSession() as session,
-    ):
-        yield Api(svc, session)
+    async with served_api(tmp_path, fake_openai, schedule_clock=clock) as api:
+        yield api
 
 
 async def create(api: Api, body: dict[str, Any]) -> dict[str, Any]:

@@ -16,7 +16,7 @@ import pytest
 
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.openai_wire import Reply
-from tests.gateway.conftest import Api, make_harness
+from tests.gateway.conftest import Api, make_harness, served_api
 from tests.gateway.test_sdk import HUMAN, client
 from tests.harness import ServiceHarness
 
@@ -141,11 +141,7 @@ async def test_a_run_ends_for_its_clients_when_the_database_goes_away(
 ) -> None:
     storage = {"backend": "postgres", "postgres": {"dsn": pg_dsn}}
     fake_openai.script(Reply(text="never saved", stall_after=1))
-    async with (
-        make_harness(tmp_path, fake_openai, storage=storage) as svc,
-        aiohttp.ClientSession() as session,
-    ):
-        api = Api(svc, session)
+    async with served_api(tmp_path, fake_openai, storage=storage) as api:
         sdk = client(api)
         tid = (await sdk.threads.create())["thread_id"]
         waiting = asyncio.create_task(sdk.runs.wait(tid, "lead_agent", input=HUMAN))

@@ -13,7 +13,7 @@ import pytest
 from tests.fakes.documents import PNG_PIXEL, make_docx
 from tests.fakes.openai_server import ChatRequest, FakeOpenAI, text_of
 from tests.fakes.openai_wire import Reply
-from tests.gateway.conftest import Api, make_harness
+from tests.gateway.conftest import Api, served_api
 from tests.gateway.test_sdk import client
 
 
@@ -70,11 +70,7 @@ async def test_image_reaches_a_vision_model(
 ) -> None:
     base = {"api_key": "sk-test", "base_url": fake_openai.base_url, "max_retries": 0}
     models = [{"name": "eyes", "model": "fake-eyes", "supports_vision": True, **base}]
-    async with (
-        make_harness(tmp_path, fake_openai, models=models) as svc,
-        aiohttp.ClientSession() as session,
-    ):
-        api = Api(svc, session)
+    async with served_api(tmp_path, fake_openai, models=models) as api:
         tid = (await client(api).threads.create())["thread_id"]
         attached = await upload(api, tid, "pixel.png", PNG_PIXEL)
         await client(api).runs.wait(tid, "lead_agent", input=message("what is this?", attached))

@@ -7,7 +7,7 @@ end when the running worker cannot reach Redis)."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -26,19 +26,26 @@ from tests.harness import ServiceHarness
 pytestmark = pytest.mark.usefixtures("test_channel_registered")
 
 
-def worker(tmp_path: Path, fake: FakeOpenAI, dsn: str, bus: dict[str, Any]) -> ServiceHarness:
-    storage = {"backend": "postgres", "postgres": {"dsn": dsn}}
-    return make_harness(tmp_path, fake, storage=storage, bus=bus)
+Worker = Callable[[], ServiceHarness]
+
+
+@pytest.fixture
+def new_worker(
+    tmp_path: Path, fake_openai: FakeOpenAI, pg_dsn: str, redis_bus: dict[str, Any]
+) -> Worker:
+    """Makes a worker (to start) on the test's one PostgreSQL database and one Redis bus."""
+    storage = {"backend": "postgres", "postgres": {"dsn": pg_dsn}}
+    return lambda: make_harness(tmp_path, fake_openai, storage=storage, bus=redis_bus)
 
 
 @asynccontextmanager
 async def two_workers(
-    tmp_path: Path, fake: FakeOpenAI, dsn: str, bus: dict[str, Any]
+    new_worker: Worker,
 ) -> AsyncIterator[tuple[ServiceHarness, ServiceHarness, Any, Any]]:
     """Two workers on one database and one bus, and an SDK client of each."""
     async with (
-        worker(tmp_path, fake, dsn, bus) as one,
-        worker(tmp_path, fake, dsn, bus) as two,
+        new_worker() as one,
+        new_worker() as two,
         sdk_of(one) as sdk_one,
         sdk_of(two) as sdk_two,
     ):
@@ -46,15 +53,10 @@ async def two_workers(
 
 
 async def test_a_run_on_one_worker_is_cancelled_through_another(
-    tmp_path: Path, fake_openai: FakeOpenAI, pg_dsn: str, redis_bus: dict[str, Any]
+    fake_openai: FakeOpenAI, new_worker: Worker
 ) -> None:
     fake_openai.script(Reply(text="slow slow slow slow", stall_after=1), Reply(text="again"))
-    async with two_workers(tmp_path, fake_openai, pg_dsn, redis_bus) as (
-        _one,
-        two,
-        sdk_one,
-        sdk_two,
-    ):
+    async with two_workers(new_worker) as (_one, two, sdk_one, sdk_two):
         assert two.app is not None
         assert two.app.topology.run_cancels is not None
         tid = (await sdk_one.threads.create())["thread_id"]
@@ -74,12 +76,12 @@ async def test_a_run_on_one_worker_is_cancelled_through_another(
 
 
 async def test_a_stream_joined_on_another_worker_cancels_the_run_when_its_client_leaves(
-    tmp_path: Path, fake_openai: FakeOpenAI, pg_dsn: str, redis_bus: dict[str, Any]
+    fake_openai: FakeOpenAI, new_worker: Worker
 ) -> None:
     fake_openai.script(Reply(text="slow slow slow slow", stall_after=1))
     async with (
-        worker(tmp_path, fake_openai, pg_dsn, redis_bus) as one,
-        worker(tmp_path, fake_openai, pg_dsn, redis_bus) as two,
+        new_worker() as one,
+        new_worker() as two,
         sdk_of(one) as sdk_one,
         aiohttp.ClientSession(headers=AUTH) as session,
     ):
@@ -98,15 +100,10 @@ async def test_a_stream_joined_on_another_worker_cancels_the_run_when_its_client
 
 
 async def test_a_stream_joined_on_another_worker_gets_the_runs_deltas_live(
-    tmp_path: Path, fake_openai: FakeOpenAI, pg_dsn: str, redis_bus: dict[str, Any]
+    fake_openai: FakeOpenAI, new_worker: Worker
 ) -> None:
     fake_openai.script(Reply(text="alpha beta gamma delta", stall_after=1))
-    async with two_workers(tmp_path, fake_openai, pg_dsn, redis_bus) as (
-        _one,
-        _two,
-        sdk_one,
-        sdk_two,
-    ):
+    async with two_workers(new_worker) as (_one, _two, sdk_one, sdk_two):
         tid = (await sdk_one.threads.create())["thread_id"]
         modes = ["values", "messages-tuple"]
         run = await sdk_one.runs.create(tid, "lead_agent", input=HUMAN, stream_mode=modes)
@@ -133,15 +130,10 @@ async def test_a_stream_joined_on_another_worker_gets_the_runs_deltas_live(
 
 
 async def test_without_redis_for_its_events_a_joiner_elsewhere_still_gets_the_end(
-    tmp_path: Path, fake_openai: FakeOpenAI, pg_dsn: str, redis_bus: dict[str, Any]
+    fake_openai: FakeOpenAI, new_worker: Worker
 ) -> None:
     fake_openai.script(Reply(text="alpha beta", stall_after=1))
-    async with two_workers(tmp_path, fake_openai, pg_dsn, redis_bus) as (
-        one,
-        _two,
-        sdk_one,
-        sdk_two,
-    ):
+    async with two_workers(new_worker) as (one, _two, sdk_one, sdk_two):
         assert one.app is not None
         assert one.app.topology.run_events is not None
         one.app.topology.run_events.client = lambda: (

@@ -13,7 +13,7 @@ import pytest
 from tests.fakes.clock import VirtualClock
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.recording_channel import RecordingChannel
-from tests.gateway.conftest import Api, make_harness
+from tests.gateway.conftest import Api, make_harness, served_api
 
 BASE = "/api/scheduled-tasks"
 CHAT = {"channel": "test", "chat_id": "c1"}
@@ -29,11 +29,8 @@ def clock() -> VirtualClock:
 async def sapi(
     tmp_path: Path, fake_openai: FakeOpenAI, test_channel_registered: None, clock: VirtualClock
 ) -> AsyncIterator[Api]:
-    async with (
-        make_harness(tmp_path, fake_openai, schedule_clock=clock) as svc,
-        aiohttp.ClientSession() as session,
-    ):
-        yield Api(svc, session)
+    async with served_api(tmp_path, fake_openai, schedule_clock=clock) as api:
+        yield api
 
 
 def channel(api: Api) -> RecordingChannel:

@@ -9,18 +9,16 @@ from __future__ import annotations
 import asyncio
 import os
 from collections import Counter
-from pathlib import Path
 from typing import Any
 
-import aiohttp
 import schemathesis
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from schemathesis import GenerationMode
 from schemathesis.core.result import Ok
 
-from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.recording_channel import RecordingChannel
-from tests.gateway.conftest import AUTH, Api, make_harness
+from tests.gateway.conftest import AUTH, Api
+from tests.repeatable import REPEATABLE
 
 MAX_EXAMPLES = int(os.environ.get("ANTLER_FUZZ_EXAMPLES", "4"))  # more for a long hunt
 SCENARIOS = int(os.environ.get("ANTLER_FUZZ_SCENARIOS", "12"))  # stateful: call sequences
@@ -51,13 +49,7 @@ def fuzz(doc: dict[str, Any], base_url: str, thread_id: str) -> tuple[list[str],
             )
             strategy = operation.as_strategy(generation_mode=mode, path_parameters=fixed)
 
-            @settings(
-                max_examples=MAX_EXAMPLES,
-                deadline=None,
-                database=None,
-                suppress_health_check=list(HealthCheck),
-                derandomize=True,
-            )
+            @settings(REPEATABLE, max_examples=MAX_EXAMPLES)
             @given(case=strategy)
             def check(case: Any) -> None:
                 case.headers = {**(case.headers or {}), **AUTH}  # the token, not a generated one
@@ -102,40 +94,24 @@ def fuzz_stateful(doc: dict[str, Any], base_url: str) -> tuple[list[str], int]:
             if (problem := server_error(case, response)) is not None:
                 failures.append(problem)
 
-    Machine.run(
-        settings=settings(
-            max_examples=SCENARIOS,
-            stateful_step_count=STEPS,
-            deadline=None,
-            database=None,
-            suppress_health_check=list(HealthCheck),
-            derandomize=True,
-        )
-    )
+    Machine.run(settings=settings(REPEATABLE, max_examples=SCENARIOS, stateful_step_count=STEPS))
     print("stateful answers:", dict(sorted(Counter(statuses).items())))
     return failures, len(statuses)
 
 
 async def test_no_server_errors_from_generated_requests(
-    tmp_path: Path,
-    fake_openai: FakeOpenAI,
-    test_channel_registered: None,
-    storage: dict[str, object],
+    api_on_backend: Api, storage: dict[str, object]
 ) -> None:
-    async with (
-        make_harness(tmp_path, fake_openai, storage=storage) as svc,
-        aiohttp.ClientSession() as session,
-    ):
-        api = Api(svc, session)
-        status, doc, _ = await api.call("GET", "/openapi.json")
-        assert status == 200
-        channel = api.svc.channel("test")
-        assert isinstance(channel, RecordingChannel)
-        await channel.inject("hello")
-        await api.svc.idle()
-        thread_id = (await api.app.conversations.all())[0].thread_id
-        failures, sent = await asyncio.to_thread(fuzz, doc, api.base, thread_id)
-        chained, steps = await asyncio.to_thread(fuzz_stateful, doc, api.base)
+    api = api_on_backend
+    status, doc, _ = await api.call("GET", "/openapi.json")
+    assert status == 200
+    channel = api.svc.channel("test")
+    assert isinstance(channel, RecordingChannel)
+    await channel.inject("hello")
+    await api.svc.idle()
+    thread_id = (await api.app.conversations.all())[0].thread_id
+    failures, sent = await asyncio.to_thread(fuzz, doc, api.base, thread_id)
+    chained, steps = await asyncio.to_thread(fuzz_stateful, doc, api.base)
     print(f"schemathesis ({storage['backend']}): {sent} requests, {steps} in sequences")
     assert sent > 0
     assert steps > SCENARIOS  # the sequences ran, and went past their first call

@@ -5,12 +5,8 @@ backend; before, these exact payloads (found by schemathesis) were 500s."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
-import aiohttp
-
-from tests.fakes.openai_server import FakeOpenAI
-from tests.gateway.conftest import Api, make_harness
+from tests.gateway.conftest import Api
 
 STATE = [  # POST /api/threads/{id}/state
     ({"values": {"title": "\ud800"}}, ["body", "values", "title"]),
@@ -33,32 +29,23 @@ FINE = [  # what is not unsafe stays as it was
 ]
 
 
-async def test_unsafe_text_is_a_422_on_every_backend(
-    tmp_path: Path,
-    fake_openai: FakeOpenAI,
-    test_channel_registered: None,
-    storage: dict[str, object],
-) -> None:
-    async with (
-        make_harness(tmp_path, fake_openai, storage=storage) as svc,
-        aiohttp.ClientSession() as session,
-    ):
-        api = Api(svc, session)
-        _, created, _ = await api.call("POST", "/api/threads", json={})
-        thread = f"/api/threads/{created['thread_id']}"
-        cases = [("state", b, loc) for b, loc in STATE] + [("runs/wait", b, loc) for b, loc in WAIT]
-        for route, body, loc in cases:
-            # json.dumps writes a lone surrogate as the `\ud800` escape, as a client would
-            raw = json.dumps(body)
-            status, err, _ = await api.call(
-                "POST", f"{thread}/{route}", data=raw, headers={"Content-Type": "application/json"}
-            )
-            assert status == 422, (route, body, err)
-            assert err["detail"][0]["loc"] == loc
-            assert "NUL characters or lone UTF-16 surrogates" in err["detail"][0]["msg"]
-        for route, body, code in FINE:
-            status, answer, _ = await api.call("POST", f"{thread}/{route}", json=body)
-            assert status == code, (route, body, answer)
+async def test_unsafe_text_is_a_422_on_every_backend(api_on_backend: Api) -> None:
+    api = api_on_backend
+    _, created, _ = await api.call("POST", "/api/threads", json={})
+    thread = f"/api/threads/{created['thread_id']}"
+    cases = [("state", b, loc) for b, loc in STATE] + [("runs/wait", b, loc) for b, loc in WAIT]
+    for route, body, loc in cases:
+        # json.dumps writes a lone surrogate as the `\ud800` escape, as a client would
+        raw = json.dumps(body)
+        status, err, _ = await api.call(
+            "POST", f"{thread}/{route}", data=raw, headers={"Content-Type": "application/json"}
+        )
+        assert status == 422, (route, body, err)
+        assert err["detail"][0]["loc"] == loc
+        assert "NUL characters or lone UTF-16 surrogates" in err["detail"][0]["msg"]
+    for route, body, code in FINE:
+        status, answer, _ = await api.call("POST", f"{thread}/{route}", json=body)
+        assert status == code, (route, body, answer)
 
 
 async def test_unsafe_text_in_the_path_or_query_is_a_422(api: Api) -> None:

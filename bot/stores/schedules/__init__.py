@@ -25,14 +25,21 @@ MissedPolicy = Literal["run_once", "skip"]
 
 
 @dataclass(frozen=True, slots=True)
-class Schedule:
-    id: int
+class ScheduleSpec:
+    """What a task is asked to do, for whom, where and on which schedule: a new one's and a
+    stored one's."""
+
     chat: ChatRef
     creator: UserRef
     prompt: str
     kind: Literal["once", "cron"]
     tz: str
     label: str
+
+
+@dataclass(frozen=True, slots=True)
+class Schedule(ScheduleSpec):
+    id: int
     next_run: float | None
     state: ScheduleState = "active"
     expr: str = ""
@@ -48,13 +55,7 @@ class Schedule:
 
 
 @dataclass(frozen=True, slots=True)
-class NewSchedule:
-    chat: ChatRef
-    creator: UserRef
-    prompt: str
-    kind: Literal["once", "cron"]
-    tz: str
-    label: str
+class NewSchedule(ScheduleSpec):
     first_run: float
     expr: str = ""
     missed: MissedPolicy = "run_once"

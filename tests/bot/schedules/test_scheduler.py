@@ -127,12 +127,18 @@ async def test_two_processes_never_run_the_same_due_run_twice(
     assert len(a.published) + len(b.published) == 1
 
 
-async def test_a_claim_that_was_not_published_is_published_after_restart(
-    tmp_path: Path, clock: VirtualClock
-) -> None:
+async def stretch_due(tmp_path: Path, clock: VirtualClock) -> Node:
+    """A node whose "stretch" task (in 1 h) is due now."""
     first = node(tmp_path, clock)
     await first.schedules.create(CHAT, ANN, "in 1h stretch")
     clock.advance(3600)
+    return first
+
+
+async def test_a_claim_that_was_not_published_is_published_after_restart(
+    tmp_path: Path, clock: VirtualClock
+) -> None:
+    first = await stretch_due(tmp_path, clock)
 
     async def crash(msg: InboundMessage) -> PublishResult:
         raise RuntimeError("process died")
@@ -151,9 +157,7 @@ async def test_published_but_not_recorded_is_not_run_again(
     tmp_path: Path, clock: VirtualClock
 ) -> None:
     """Crash after the journal accepted the run but before the store noted it: a duplicate."""
-    first = node(tmp_path, clock)
-    await first.schedules.create(CHAT, ANN, "in 1h stretch")
-    clock.advance(3600)
+    first = await stretch_due(tmp_path, clock)
     store = first.schedules.store
     set_run = store.set_run
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -36,8 +37,15 @@ def driver(request: pytest.FixtureRequest) -> Iterator[Driver]:
 
 
 @pytest.fixture
+def service_config() -> dict[str, Any]:
+    """More of the service's configuration (`access`, `usage` ...); a test module overrides it."""
+    return {}
+
+
+@pytest.fixture
 async def service(
-    tmp_path: Path, fake_openai: FakeOpenAI, driver: Driver
+    tmp_path: Path, fake_openai: FakeOpenAI, driver: Driver, service_config: dict[str, Any]
 ) -> AsyncIterator[ServiceHarness]:
-    async with ServiceHarness(tmp_path, fake_openai, {driver.name: driver.config()}) as svc:
+    channels = {driver.name: driver.config()}
+    async with ServiceHarness(tmp_path, fake_openai, channels, **service_config) as svc:
         yield svc

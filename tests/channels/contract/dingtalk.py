@@ -20,15 +20,7 @@ class DingTalkDriver(Driver[FakeDingTalk]):
     fake_type = FakeDingTalk
 
     def config(self) -> dict[str, Any]:
-        return {
-            "enabled": True,
-            "client_id": "ding-contract",
-            "client_secret": "secret",
-            "robot_code": "robot-code",
-            "api_base": self.fake.base,
-            "stream_interval": 0.1,
-            "card_template_id": "tpl",
-        }
+        return self.fake.channel_config("ding-contract", card_template_id="tpl")
 
     def send(self, text: str, event: str) -> None:
         self.events[event] = self.fake.chatbot_data(text)

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -47,12 +47,8 @@ async def shown(driver: Driver, count: int) -> None:
 
 
 @pytest.fixture
-async def service(
-    tmp_path: Path, fake_openai: FakeOpenAI, driver: Driver
-) -> AsyncIterator[ServiceHarness]:
-    channels = {driver.name: driver.config()}
-    async with ServiceHarness(tmp_path, fake_openai, channels, access=READER) as svc:
-        yield svc
+def service_config() -> dict[str, Any]:
+    return {"access": READER}
 
 
 async def test_a_denied_tool_is_not_offered_to_the_model(

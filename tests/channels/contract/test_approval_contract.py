@@ -8,8 +8,7 @@ conversation" and does not ask again."""
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator
-from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -30,14 +29,9 @@ def written(svc: ServiceHarness) -> list[str]:
 
 
 @pytest.fixture
-async def service(
-    tmp_path: Path, fake_openai: FakeOpenAI, driver: Driver, request: pytest.FixtureRequest
-) -> AsyncIterator[ServiceHarness]:
+def service_config(request: pytest.FixtureRequest) -> dict[str, Any]:
     mode = getattr(request, "param", "always")
-    access = {"approvals": {"tools": {"write_file": mode}, "timeout_minutes": 5}}
-    channels = {driver.name: driver.config()}
-    async with ServiceHarness(tmp_path, fake_openai, channels, access=access) as svc:
-        yield svc
+    return {"access": {"approvals": {"tools": {"write_file": mode}, "timeout_minutes": 5}}}
 
 
 async def test_approve_runs_the_call_and_the_answer_continues(
@@ -114,7 +108,7 @@ def updated_in_place(
         assert driver.buttons() == []
 
 
-@pytest.mark.parametrize("service", ["first_use"], indirect=True)
+@pytest.mark.parametrize("service_config", ["first_use"], indirect=True)
 async def test_first_use_asks_once_per_conversation(
     driver: Driver, service: ServiceHarness, fake_openai: FakeOpenAI
 ) -> None:

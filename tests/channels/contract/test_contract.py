@@ -10,15 +10,9 @@ from bot import texts
 from tests.channels.contract.driver import OUTPUTS, Driver
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.openai_wire import Reply, ToolCall
-from tests.harness import ServiceHarness
+from tests.harness import ServiceHarness, answered
 
 STREAMED = "Streaming works: " + "token " * 25
-
-
-async def answered(svc: ServiceHarness, fake_openai: FakeOpenAI, requests: int) -> None:
-    """Wait until the agent was asked `requests` times and every reply is settled."""
-    await fake_openai.wait_requests(requests, timeout=20)
-    await svc.idle(timeout=20)
 
 
 async def test_a_reply_opens_streams_and_finishes(

@@ -4,8 +4,7 @@ is counted for the sender, the chat and the channel, and the footer shows under 
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
-from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -20,13 +19,8 @@ USAGE = {"prompt_tokens": 400, "completion_tokens": 100, "total_tokens": 500}
 
 
 @pytest.fixture
-async def service(
-    tmp_path: Path, fake_openai: FakeOpenAI, driver: Driver
-) -> AsyncIterator[ServiceHarness]:
-    channels = {driver.name: driver.config()}
-    usage = {"show_usage": "tokens"}
-    async with ServiceHarness(tmp_path, fake_openai, channels, usage=usage) as svc:
-        yield svc
+def service_config() -> dict[str, Any]:
+    return {"usage": {"show_usage": "tokens"}}
 
 
 async def test_the_usage_chunk_is_counted_and_shown_under_the_answer(

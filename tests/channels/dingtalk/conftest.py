@@ -3,34 +3,25 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from channels.backoff import BackoffPolicy
+from channels.base import ReplyDoc
 from channels.dingtalk.channel import DingTalkChannel
 from channels.dingtalk.config import DingTalkConfig
 from tests.fakes.dingtalk_server import FakeDingTalk
 from tests.fakes.recording_context import RecordingContext
+from tests.fakes.threaded import fake_fixture
 
-
-@pytest.fixture
-def fake_dingtalk() -> Iterator[FakeDingTalk]:
-    with FakeDingTalk().start() as fake:
-        yield fake
+fake_dingtalk = fake_fixture(FakeDingTalk, "fake_dingtalk")
 
 
 def dingtalk_config(fake: FakeDingTalk, **overrides: Any) -> DingTalkConfig:
-    values: dict[str, Any] = {
-        "enabled": True,
-        "client_id": f"ding-{uuid.uuid4().hex[:8]}",
-        "client_secret": "secret",
-        "robot_code": "robot-code",
-        "api_base": fake.base,
-        "stream_interval": 0.1,
-    }
+    values: dict[str, Any] = fake.channel_config(f"ding-{uuid.uuid4().hex[:8]}")
     values.update(overrides)
     return DingTalkConfig(**values)
 
@@ -60,3 +51,18 @@ async def make_channel(fake_dingtalk: FakeDingTalk, tmp_path: Path) -> AsyncIter
     yield make
     for channel in started:
         await channel.stop()
+
+
+async def reply_to_dm(
+    make_channel: MakeChannel,
+    fake: FakeDingTalk,
+    text: str = "hi",
+    doc: ReplyDoc | None = None,
+    **config: Any,
+) -> tuple[DingTalkChannel, Any]:
+    """A channel (`config` over the defaults) and its reply (showing `doc`) opened to a DM
+    saying `text`."""
+    channel, ctx = await make_channel(**config)
+    fake.push_message(fake.chatbot_data(text))
+    [msg] = await fake.until(lambda: ctx.published)
+    return channel, await channel.open_reply(msg, doc or ReplyDoc())

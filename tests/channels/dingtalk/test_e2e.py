@@ -22,15 +22,7 @@ ANSWER = "DingTalk streams this answer into an AI card, word by word, like a typ
 async def _service(
     tmp_path: Path, fake_openai: FakeOpenAI, fake: FakeDingTalk, **config: Any
 ) -> AsyncIterator[ServiceHarness]:
-    values = {
-        "enabled": True,
-        "client_id": "ding-e2e",
-        "client_secret": "secret",
-        "robot_code": "robot-code",
-        "api_base": fake.base,
-        "stream_interval": 0.1,
-        **config,
-    }
+    values = fake.channel_config("ding-e2e", **config)
     kwargs = {"dingtalk": {"backoff": BackoffPolicy(base=0.02, cap=0.05)}}
     async with ServiceHarness(
         tmp_path, fake_openai, channels={"dingtalk": values}, channel_kwargs=kwargs
@@ -45,15 +37,19 @@ async def _ask(svc: ServiceHarness, fake: FakeDingTalk, until: Callable[[], Any]
     await svc.idle(timeout=10)
 
 
+async def _ask_card(svc: ServiceHarness, fake: FakeDingTalk, **kw: Any) -> None:
+    """`_ask`, until the answer's AI card was created."""
+    await _ask(svc, fake, lambda: fake.requests("PUT", "/v1.0/card/instances"), **kw)
+
+
 async def test_dm_streams_into_an_ai_card(
     tmp_path: Path, fake_openai: FakeOpenAI, fake_dingtalk: FakeDingTalk
 ) -> None:
     fake_openai.script(Reply(text=ANSWER, tokens_per_second=40))
     async with _service(tmp_path, fake_openai, fake_dingtalk, card_template_id="tpl") as svc:
-        await _ask(
+        await _ask_card(
             svc,
             fake_dingtalk,
-            lambda: fake_dingtalk.requests("PUT", "/v1.0/card/instances"),
             text="stream please",
         )
     puts = fake_dingtalk.streams()
@@ -67,14 +63,19 @@ async def test_dm_streams_into_an_ai_card(
     assert fake_dingtalk.webhook_messages() == []
 
 
+def assert_one_markdown_reply(fake: FakeDingTalk, text: str) -> None:
+    """The answer came as one markdown message through the robot API, no card stream."""
+    [reply] = fake.webhook_messages()
+    assert reply["markdown"]["text"] == text
+    assert fake.streams() == []
+
+
 async def test_dm_without_template_gets_one_markdown_reply(
     tmp_path: Path, fake_openai: FakeOpenAI, fake_dingtalk: FakeDingTalk
 ) -> None:
     async with _service(tmp_path, fake_openai, fake_dingtalk) as svc:
         await _ask(svc, fake_dingtalk, fake_dingtalk.webhook_messages, text="hi there")
-    [reply] = fake_dingtalk.webhook_messages()
-    assert reply["markdown"]["text"] == "echo: hi there"
-    assert fake_dingtalk.streams() == []
+    assert_one_markdown_reply(fake_dingtalk, "echo: hi there")
 
 
 async def test_webhook_error_answer_arrives_through_the_robot_api(
@@ -92,10 +93,9 @@ async def test_group_at_message_is_answered_in_the_group(
     tmp_path: Path, fake_openai: FakeOpenAI, fake_dingtalk: FakeDingTalk
 ) -> None:
     async with _service(tmp_path, fake_openai, fake_dingtalk, card_template_id="tpl") as svc:
-        await _ask(
+        await _ask_card(
             svc,
             fake_dingtalk,
-            lambda: fake_dingtalk.requests("PUT", "/v1.0/card/instances"),
             text="@Antler what's up",
             group=True,
             conversation_id="cid-team",
@@ -119,9 +119,7 @@ async def test_card_creation_failure_falls_back_to_markdown(
     )
     async with _service(tmp_path, fake_openai, fake_dingtalk, card_template_id="tpl") as svc:
         await _ask(svc, fake_dingtalk, fake_dingtalk.webhook_messages, text="fallback")
-    [reply] = fake_dingtalk.webhook_messages()
-    assert reply["markdown"]["text"] == "echo: fallback"
-    assert fake_dingtalk.streams() == []
+    assert_one_markdown_reply(fake_dingtalk, "echo: fallback")
 
 
 async def test_picture_in_reaches_the_agent(

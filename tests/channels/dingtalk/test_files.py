@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from channels.base import FileTooLarge, ReplyDoc
-from tests.channels.dingtalk.conftest import MakeChannel
+from channels.base import FileTooLarge
+from tests.channels.dingtalk.conftest import MakeChannel, reply_to_dm
 from tests.fakes.dingtalk_server import FakeDingTalk
 
 
@@ -65,10 +65,7 @@ async def test_the_service_limit_applies_when_lower(
 async def test_files_out_are_uploaded_and_sent(
     make_channel: MakeChannel, fake_dingtalk: FakeDingTalk, tmp_path: Path
 ) -> None:
-    channel, ctx = await make_channel()
-    fake_dingtalk.push_message(fake_dingtalk.chatbot_data("make a chart"))
-    [msg] = await fake_dingtalk.until(lambda: ctx.published)
-    handle = await channel.open_reply(msg, ReplyDoc())
+    channel, handle = await reply_to_dm(make_channel, fake_dingtalk, "make a chart")
     chart = tmp_path / "chart.png"
     chart.write_bytes(b"png" * 100)
     report = tmp_path / "report.csv"
@@ -93,10 +90,7 @@ async def test_files_out_are_uploaded_and_sent(
 async def test_upload_error_is_raised(
     make_channel: MakeChannel, fake_dingtalk: FakeDingTalk, tmp_path: Path
 ) -> None:
-    channel, ctx = await make_channel()
-    fake_dingtalk.push_message(fake_dingtalk.chatbot_data("x"))
-    [msg] = await fake_dingtalk.until(lambda: ctx.published)
-    handle = await channel.open_reply(msg, ReplyDoc())
+    channel, handle = await reply_to_dm(make_channel, fake_dingtalk, "x")
     fake_dingtalk.fail("POST", "/media/upload", 200, {"errcode": 40004, "errmsg": "bad type"})
     path = tmp_path / "a.txt"
     path.write_text("hello")

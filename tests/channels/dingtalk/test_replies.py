@@ -10,7 +10,7 @@ import pytest
 
 from channels.base import Button, RateLimited, ReplyDoc, ToolStep
 from channels.dingtalk.channel import DingTalkChannel
-from tests.channels.dingtalk.conftest import MakeChannel
+from tests.channels.dingtalk.conftest import MakeChannel, reply_to_dm
 from tests.fakes.dingtalk_server import FakeDingTalk
 from tests.fakes.recording_context import RecordingContext
 
@@ -24,12 +24,15 @@ async def _inbound(
     return ctx.published[-1]
 
 
+WORKING = ReplyDoc(status="working")
+
+
 async def test_card_streams_coalesced_and_finalises(
     make_channel: MakeChannel, fake_dingtalk: FakeDingTalk
 ) -> None:
-    channel, ctx = await make_channel(card_template_id="tpl-1", stream_interval=0.1)
-    msg = await _inbound(channel, ctx, fake_dingtalk, text="write")
-    handle = await channel.open_reply(msg, ReplyDoc(status="working"))
+    channel, handle = await reply_to_dm(
+        make_channel, fake_dingtalk, "write", WORKING, card_template_id="tpl-1", stream_interval=0.1
+    )
     [created] = fake_dingtalk.requests("POST", "/v1.0/card/instances")
     card_id = created.body["outTrackId"]
     assert created.body["cardTemplateId"] == "tpl-1"
@@ -105,9 +108,7 @@ async def test_card_creation_failure_falls_back_to_one_markdown_reply(
 async def test_final_stream_failure_falls_back_to_markdown(
     make_channel: MakeChannel, fake_dingtalk: FakeDingTalk
 ) -> None:
-    channel, ctx = await make_channel(card_template_id="tpl-1")
-    msg = await _inbound(channel, ctx, fake_dingtalk, text="hi")
-    handle = await channel.open_reply(msg, ReplyDoc())
+    channel, handle = await reply_to_dm(make_channel, fake_dingtalk, card_template_id="tpl-1")
     fake_dingtalk.fail("PUT", "/v1.0/card/streaming", 500)
     await channel.finish_reply(handle, ReplyDoc(text="the answer", status="done"))
     [reply] = fake_dingtalk.webhook_messages()
@@ -117,9 +118,7 @@ async def test_final_stream_failure_falls_back_to_markdown(
 async def test_rate_limited_final_raises_then_succeeds(
     make_channel: MakeChannel, fake_dingtalk: FakeDingTalk
 ) -> None:
-    channel, ctx = await make_channel(card_template_id="tpl-1")
-    msg = await _inbound(channel, ctx, fake_dingtalk, text="hi")
-    handle = await channel.open_reply(msg, ReplyDoc())
+    channel, handle = await reply_to_dm(make_channel, fake_dingtalk, card_template_id="tpl-1")
     fake_dingtalk.rate_limit("PUT", "/v1.0/card/streaming", retry_after=0.3)
     done = ReplyDoc(text="final words", status="done")
     with pytest.raises(RateLimited) as info:
@@ -241,9 +240,14 @@ async def test_token_refreshes_after_401(
 async def test_card_updates_wait_out_a_429_window_then_show_the_newest_text(
     make_channel: MakeChannel, fake_dingtalk: FakeDingTalk
 ) -> None:
-    channel, ctx = await make_channel(card_template_id="tpl-1", stream_interval=0.05)
-    msg = await _inbound(channel, ctx, fake_dingtalk, text="write")
-    handle = await channel.open_reply(msg, ReplyDoc(status="working"))
+    channel, handle = await reply_to_dm(
+        make_channel,
+        fake_dingtalk,
+        "write",
+        WORKING,
+        card_template_id="tpl-1",
+        stream_interval=0.05,
+    )
     await channel.update_reply(handle, ReplyDoc(text="one"))
     await fake_dingtalk.until(lambda: fake_dingtalk.streams())
     fake_dingtalk.rate_limit("PUT", "/v1.0/card/streaming", retry_after=0.5)

@@ -19,15 +19,7 @@ async def test_restart_answers_in_the_same_ai_card(
     fake_openai.script(
         Reply(text="A first try " * 20, tokens_per_second=100, stall_after=4), Reply(text=FULL)
     )
-    values = {
-        "enabled": True,
-        "client_id": "ding-resume",
-        "client_secret": "secret",
-        "robot_code": "robot-code",
-        "api_base": fake_dingtalk.base,
-        "stream_interval": 0.1,
-        "card_template_id": "tpl",
-    }
+    values = fake_dingtalk.channel_config("ding-resume", card_template_id="tpl")
     svc = ServiceHarness(
         tmp_path, fake_openai, channels={"dingtalk": values, "shutdown_grace_seconds": 0.3}
     )

@@ -10,11 +10,19 @@ import pytest
 
 from tests.channels.dingtalk.conftest import MakeChannel
 from tests.fakes.dingtalk_server import CARD_CALLBACK_TOPIC, CHATBOT_TOPIC, FakeDingTalk
+from tests.fakes.recording_context import RecordingContext
 from tests.fakes.virtual_time import VirtualTime
 
 
 def _stream_threads() -> list[threading.Thread]:
     return [t for t in threading.enumerate() if t.name == "dingtalk-stream"]
+
+
+@pytest.fixture
+async def ctx(make_channel: MakeChannel) -> RecordingContext:
+    """The context of a started channel (what it published and reported)."""
+    _, started = await make_channel()
+    return started
 
 
 async def test_start_opens_the_gateway_and_connects(
@@ -34,9 +42,8 @@ async def test_start_opens_the_gateway_and_connects(
 
 
 async def test_callback_is_acked_and_published(
-    make_channel: MakeChannel, fake_dingtalk: FakeDingTalk
+    ctx: RecordingContext, fake_dingtalk: FakeDingTalk
 ) -> None:
-    _, ctx = await make_channel()
     data = fake_dingtalk.chatbot_data("hello there", msg_id="m-1")
     frame_id = fake_dingtalk.push_message(data)
     ack = await fake_dingtalk.until(lambda: fake_dingtalk.ack_for(frame_id))
@@ -50,9 +57,8 @@ async def test_callback_is_acked_and_published(
 
 
 async def test_group_mention_is_published_with_mentions_stripped(
-    make_channel: MakeChannel, fake_dingtalk: FakeDingTalk
+    ctx: RecordingContext, fake_dingtalk: FakeDingTalk
 ) -> None:
-    _, ctx = await make_channel()
     quiet = fake_dingtalk.chatbot_data(
         "just chatting", group=True, at_bot=False, conversation_id="cid-group"
     )
@@ -71,9 +77,8 @@ async def test_group_mention_is_published_with_mentions_stripped(
 
 
 async def test_redelivered_message_is_acked_again_and_published_once(
-    make_channel: MakeChannel, fake_dingtalk: FakeDingTalk
+    ctx: RecordingContext, fake_dingtalk: FakeDingTalk
 ) -> None:
-    _, ctx = await make_channel()
     data = fake_dingtalk.chatbot_data("once", msg_id="m-dup")
     first = fake_dingtalk.push_message(data)
     second = fake_dingtalk.push_message(data)
@@ -107,9 +112,8 @@ async def test_disconnect_frame_reconnects(
 
 
 async def test_dropped_socket_and_failed_open_reconnect(
-    make_channel: MakeChannel, fake_dingtalk: FakeDingTalk
+    ctx: RecordingContext, fake_dingtalk: FakeDingTalk
 ) -> None:
-    _, ctx = await make_channel()
     fake_dingtalk.fail("POST", "/v1.0/gateway/connections/open", 503)
     fake_dingtalk.drop()
     await fake_dingtalk.until(lambda: fake_dingtalk.connections == 2)
@@ -120,9 +124,8 @@ async def test_dropped_socket_and_failed_open_reconnect(
 
 
 async def test_malformed_frames_and_messages_are_skipped(
-    make_channel: MakeChannel, fake_dingtalk: FakeDingTalk
+    ctx: RecordingContext, fake_dingtalk: FakeDingTalk
 ) -> None:
-    _, ctx = await make_channel()
     fake_dingtalk.push_raw("this is not json")
     broken = fake_dingtalk.push_message({"conversationType": "1", "text": {"content": "x"}})
     odd = fake_dingtalk.chatbot_data(msgtype="hologram", content={"x": 1}, msg_id="m-odd")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -12,13 +12,9 @@ from channels.discord.channel import DiscordChannel
 from channels.discord.config import DiscordConfig
 from tests.fakes.discord_server import TOKEN, FakeDiscord
 from tests.fakes.recording_context import RecordingContext
+from tests.fakes.threaded import fake_fixture
 
-
-@pytest.fixture
-def fake_discord() -> Iterator[FakeDiscord]:
-    fake = FakeDiscord().start()
-    yield fake
-    fake.stop()
+fake_discord = fake_fixture(FakeDiscord, "fake_discord")
 
 
 def discord_config(fake: FakeDiscord, **overrides: Any) -> dict[str, Any]:

@@ -42,9 +42,7 @@ async def test_a_mention_in_a_channel_is_answered_in_a_thread_started_from_it(
     make_channel: Make, fake_discord: FakeDiscord
 ) -> None:
     channel, ctx = await make_channel()
-    message = fake_discord.message_payload(
-        CHANNEL_ID, f"<@{BOT_ID}> summarise this", guild=GUILD_ID, mentions=(BOT_ID,)
-    )
+    message = fake_discord.mention_payload("summarise this")
     fake_discord.push_message(message)
     (msg,) = await ctx.wait_published(1)
     assert msg.text == "summarise this"
@@ -84,9 +82,7 @@ async def test_thread_replies_off_answers_in_the_channel(
     make_channel: Make, fake_discord: FakeDiscord
 ) -> None:
     channel, ctx = await make_channel(thread_replies=False)
-    message = fake_discord.message_payload(
-        CHANNEL_ID, f"<@{BOT_ID}> hi", guild=GUILD_ID, mentions=(BOT_ID,)
-    )
+    message = fake_discord.mention_payload("hi")
     fake_discord.push_message(message)
     (msg,) = await ctx.wait_published(1)
     assert msg.chat.topic_id is None

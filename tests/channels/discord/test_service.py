@@ -11,10 +11,10 @@ import pytest
 
 from bot import texts
 from tests.channels.discord.conftest import discord_config
-from tests.fakes.discord_server import BOT_ID, CHANNEL_ID, GUILD_ID, FakeDiscord
+from tests.fakes.discord_server import CHANNEL_ID, GUILD_ID, FakeDiscord
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.openai_wire import Reply
-from tests.harness import ServiceHarness
+from tests.harness import ServiceHarness, answered
 
 DM = 5555
 LONG = "\n\n".join(f"Paragraph {i}: " + "lorem ipsum " * 60 for i in range(7))  # ~5,000 chars
@@ -28,11 +28,6 @@ async def service(
         tmp_path, fake_openai, {"discord": discord_config(fake_discord)}
     ) as svc:
         yield svc
-
-
-async def answered(svc: ServiceHarness, fake_openai: FakeOpenAI, requests: int) -> None:
-    await fake_openai.wait_requests(requests, timeout=30)
-    await svc.idle(timeout=30)
 
 
 async def test_a_long_stream_keeps_the_edit_budget_and_the_2000_limit(
@@ -91,9 +86,7 @@ async def test_a_slash_command_is_answered_below_its_echo(
 async def test_a_mention_is_answered_in_its_thread_and_the_thread_continues(
     service: ServiceHarness, fake_openai: FakeOpenAI, fake_discord: FakeDiscord
 ) -> None:
-    first = fake_discord.message_payload(
-        CHANNEL_ID, f"<@{BOT_ID}> hello", guild=GUILD_ID, mentions=(BOT_ID,)
-    )
+    first = fake_discord.mention_payload("hello")
     fake_discord.push_message(first)
     await answered(service, fake_openai, 1)
     thread = int(first["id"])
@@ -114,9 +107,7 @@ async def test_a_mention_is_answered_in_its_thread_and_the_thread_continues(
 async def test_a_command_in_a_channel_is_answered_there_without_a_thread(
     service: ServiceHarness, fake_openai: FakeOpenAI, fake_discord: FakeDiscord
 ) -> None:
-    command = fake_discord.message_payload(
-        CHANNEL_ID, f"<@{BOT_ID}> /status", guild=GUILD_ID, mentions=(BOT_ID,)
-    )
+    command = fake_discord.mention_payload("/status")
     fake_discord.push_message(command)
     await fake_discord.until(lambda f: bool(f.bot_messages(CHANNEL_ID)), timeout=20)
     await service.idle(timeout=20)

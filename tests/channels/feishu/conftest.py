@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -15,15 +15,13 @@ from channels.backoff import BackoffPolicy
 from channels.feishu.config import FeishuConfig
 from tests.fakes.feishu_server import FakeFeishu
 from tests.fakes.recording_context import RecordingContext
+from tests.fakes.threaded import fake_fixture
 
 if TYPE_CHECKING:  # lark-oapi (11,000 modules) loads when a test makes a channel, not at collection
     from channels.feishu.channel import FeishuChannel
 
 
-@pytest.fixture
-def fake() -> Iterator[FakeFeishu]:
-    with FakeFeishu().start() as server:
-        yield server
+fake = fake_fixture(FakeFeishu, "fake")
 
 
 @pytest.fixture

@@ -4,23 +4,17 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 from tests.channels.feishu import payloads
 from tests.channels.feishu.conftest import until
 from tests.fakes.feishu_server import RATE_LIMITED, FakeFeishu
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.openai_wire import Reply, ToolCall
+from tests.fakes.threaded import fake_fixture
 from tests.harness import ServiceHarness
 
-
-@pytest.fixture
-def feishu() -> Iterator[FakeFeishu]:
-    with FakeFeishu().start() as server:
-        yield server
+feishu = fake_fixture(FakeFeishu, "feishu")
 
 
 def harness(tmp_path: Path, fake_openai: FakeOpenAI, feishu: FakeFeishu, **cfg) -> ServiceHarness:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -12,12 +12,9 @@ from channels.slack.channel import SlackChannel
 from channels.slack.config import SlackConfig
 from tests.fakes.recording_context import RecordingContext
 from tests.fakes.slack_server import APP_TOKEN, BOT_TOKEN, SIGNING_SECRET, FakeSlack
+from tests.fakes.threaded import fake_fixture
 
-
-@pytest.fixture
-def fake_slack() -> Iterator[FakeSlack]:
-    with FakeSlack().start() as fake:
-        yield fake
+fake_slack = fake_fixture(FakeSlack, "fake_slack")
 
 
 def slack_config(fake: FakeSlack, **overrides: Any) -> SlackConfig:

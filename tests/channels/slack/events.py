@@ -21,25 +21,25 @@ def dm(text: str, ts: str = "1700000001.000100", *, user: str = "U0001", **extra
     }
 
 
-def mention(
-    text: str,
-    ts: str = "1700000002.000100",
-    *,
-    thread_ts: str | None = None,
-    channel: str = "C0001",
-    user: str = "U0001",
-) -> dict:
-    event = {
-        "type": "app_mention",
-        "channel": channel,
-        "user": user,
-        "text": f"<@{BOT_USER}> {text}",
-        "ts": ts,
-        "team": TEAM,
+def file_share(text: str, name: str, url: str, size: int) -> dict:
+    """A DM sharing one text file (`url`: where the fake serves it, from `add_file`)."""
+    attached = {
+        "id": "F1",
+        "name": name,
+        "mimetype": "text/plain",
+        "size": size,
+        "url_private_download": url,
     }
-    if thread_ts:
-        event["thread_ts"] = thread_ts
-    return event
+    return dm(text, subtype="file_share", files=[attached])
+
+
+def mention(
+    text: str, ts: str = "1700000002.000100", *, thread_ts: str | None = None, **where: Any
+) -> dict:
+    """An @mention of the bot in a channel (`channel`, `user` as `channel_message` takes)."""
+    event = channel_message(f"<@{BOT_USER}> {text}", ts, thread_ts=thread_ts, **where)
+    del event["channel_type"]  # app_mention events carry none
+    return {**event, "type": "app_mention"}
 
 
 def channel_message(

@@ -48,15 +48,22 @@ async def test_button_press_acked_and_published(socket_channel, fake_slack):
     assert msg.event_id.startswith("action:")
 
 
-async def test_thread_follow_after_answer_survives_restart(make_channel, fake_slack):
-    channel, ctx = await make_channel()
-    root = "1700000002.000100"
-    fake_slack.push_event(events.mention("hello", ts=root), event_id="E1")
+ROOT = "1700000002.000100"
+
+
+async def answered_mention(channel, ctx, fake_slack) -> None:
+    """A mention (event E1) starts the thread ROOT, and the bot answers in it."""
+    fake_slack.push_event(events.mention("hello", ts=ROOT), event_id="E1")
     [msg] = await ctx.wait_published()
     handle = await channel.open_reply(msg, ReplyDoc(status="working"))
     await channel.finish_reply(handle, ReplyDoc(text="hi!", status="done"))
+
+
+async def test_thread_follow_after_answer_survives_restart(make_channel, fake_slack):
+    channel, ctx = await make_channel()
+    await answered_mention(channel, ctx, fake_slack)
     fake_slack.push_event(
-        events.channel_message("and more", "1700000003.000100", thread_ts=root), event_id="E2"
+        events.channel_message("and more", "1700000003.000100", thread_ts=ROOT), event_id="E2"
     )
     fake_slack.push_event(
         events.channel_message("elsewhere", "1700000004.000100", thread_ts="9.9"), event_id="E3"
@@ -70,7 +77,7 @@ async def test_thread_follow_after_answer_survives_restart(make_channel, fake_sl
 
     _, ctx2 = await make_channel()
     fake_slack.push_event(
-        events.channel_message("after restart", "1700000005.000100", thread_ts=root),
+        events.channel_message("after restart", "1700000005.000100", thread_ts=ROOT),
         event_id="E4",
     )
     [again] = await ctx2.wait_published()
@@ -80,16 +87,12 @@ async def test_thread_follow_after_answer_survives_restart(make_channel, fake_sl
 
 async def test_thread_follow_off(make_channel, fake_slack):
     channel, ctx = await make_channel(thread_follow=False)
-    root = "1700000002.000100"
-    fake_slack.push_event(events.mention("hello", ts=root), event_id="E1")
-    [msg] = await ctx.wait_published()
-    handle = await channel.open_reply(msg, ReplyDoc(status="working"))
-    await channel.finish_reply(handle, ReplyDoc(text="hi!", status="done"))
+    await answered_mention(channel, ctx, fake_slack)
     fake_slack.push_event(
-        events.channel_message("more", "1700000003.000100", thread_ts=root), event_id="E2"
+        events.channel_message("more", "1700000003.000100", thread_ts=ROOT), event_id="E2"
     )
     fake_slack.push_event(
-        events.mention("again", ts="1700000004.000100", thread_ts=root), event_id="E3"
+        events.mention("again", ts="1700000004.000100", thread_ts=ROOT), event_id="E3"
     )
     await ctx.wait_published(3)
     assert [(m.event_id, m.replies_to_bot) for m in ctx.published] == [

@@ -107,19 +107,7 @@ async def test_stream_unavailable_falls_back_to_update(tmp_path, fake_openai, fa
 
 async def test_file_in_downloaded_with_bot_token(svc, fake_slack, fake_openai):
     url = fake_slack.add_file("notes.txt", b"secret notes")
-    event = events.dm(
-        "read this",
-        subtype="file_share",
-        files=[
-            {
-                "id": "F1",
-                "name": "notes.txt",
-                "mimetype": "text/plain",
-                "size": 12,
-                "url_private_download": url,
-            }
-        ],
-    )
+    event = events.file_share("read this", "notes.txt", url, 12)
     fake_slack.push_event(event, event_id="EvF")
     await fake_slack.until(lambda f: f.calls_of("chat.stopStream"), timeout=10)
     await svc.idle()

@@ -160,19 +160,7 @@ async def test_queued_reaction_and_send_text(socket_channel, fake_slack):
 async def test_file_in_and_out(socket_channel, fake_slack, tmp_path):
     channel, ctx = socket_channel
     url = fake_slack.add_file("notes.txt", b"hello file")
-    event = events.dm(
-        "see file",
-        subtype="file_share",
-        files=[
-            {
-                "id": "F1",
-                "name": "notes.txt",
-                "mimetype": "text/plain",
-                "size": 10,
-                "url_private_download": url,
-            }
-        ],
-    )
+    event = events.file_share("see file", "notes.txt", url, 10)
     fake_slack.push_event(event, event_id="EvF")
     [msg] = await ctx.wait_published()
     [att] = msg.attachments

@@ -18,6 +18,7 @@ from channels.telegram.stream import TelegramReply
 from tests.channels.telegram.conftest import ChannelFactory
 from tests.fakes.recording_context import RecordingContext
 from tests.fakes.telegram_server import FakeTelegram
+from tests.menu import BUILT_INS
 
 
 def offsets(fake: FakeTelegram) -> list[int]:
@@ -238,21 +239,5 @@ async def test_the_menu_is_the_command_registry(
     commands = call.body["commands"]
     entries = json.loads(commands) if isinstance(commands, str) else commands
     names = [c["command"] for c in entries]
-    assert names == [
-        "new",
-        "stop",
-        "status",
-        "models",
-        "agent",
-        "memory",
-        "plan",
-        "think",
-        "schedule",
-        "timezone",
-        "link",
-        "unlink",
-        "usage",
-        "help",
-        "thread_digest",
-    ]
+    assert names == [*BUILT_INS, "thread_digest"]
     assert entries[-1]["description"] == "sum up a thread"

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
 
 from channels.base import Button, RateLimited, ReplyDoc
+from channels.telegram.channel import TelegramChannel
+from channels.telegram.stream import TelegramReply
 from tests.fakes.clock import VirtualClock
+from tests.fakes.recording_context import RecordingContext
 from tests.fakes.telegram_server import FakeTelegram, visible_text
 
 
@@ -54,11 +58,18 @@ async def test_updates_are_coalesced_within_the_chat_interval(
     assert fake.violations == []
 
 
-async def test_refused_drafts_fall_back_to_an_edited_placeholder(fake, ctx, make_channel) -> None:
+async def placeholder_reply(
+    fake: FakeTelegram, ctx: RecordingContext, make_channel: Any, **config: Any
+) -> tuple[TelegramChannel, TelegramReply]:
+    """Drafts refused: the reply to a DM opens as a placeholder message the stream edits."""
     fake.drafts_supported = False
-    channel = await make_channel()
+    channel = await make_channel(**config)
     msg = await inbound(fake, ctx)
-    handle = await channel.open_reply(msg, ReplyDoc())
+    return channel, await channel.open_reply(msg, ReplyDoc())
+
+
+async def test_refused_drafts_fall_back_to_an_edited_placeholder(fake, ctx, make_channel) -> None:
+    channel, handle = await placeholder_reply(fake, ctx, make_channel)
     await channel.update_reply(handle, ReplyDoc(text="growing"))
     await channel.finish_reply(handle, ReplyDoc(text="grown", status="done"))
     assert [c.body["text"] for c in fake.calls_of("sendMessage")] == ["growing"]
@@ -70,10 +81,7 @@ async def test_refused_drafts_fall_back_to_an_edited_placeholder(fake, ctx, make
 async def test_a_429_blocks_every_call_until_retry_after_and_the_final_arrives(
     fake, ctx, make_channel, clock: VirtualClock
 ) -> None:
-    fake.drafts_supported = False
-    channel = await make_channel()
-    msg = await inbound(fake, ctx)
-    handle = await channel.open_reply(msg, ReplyDoc())
+    channel, handle = await placeholder_reply(fake, ctx, make_channel)
     await channel.update_reply(handle, ReplyDoc(text="first"))
     fake.fail_next("editMessageText", 429, "Too Many Requests: retry after 1", retry_after=1)
     await clock.sleep(1.0)
@@ -105,10 +113,7 @@ async def test_rejected_entities_are_resent_as_plain_text(fake, ctx, make_channe
 
 
 async def test_not_modified_is_not_an_error(fake, ctx, make_channel, clock: VirtualClock) -> None:
-    fake.drafts_supported = False
-    channel = await make_channel(stream_interval_dm=1.0)
-    msg = await inbound(fake, ctx)
-    handle = await channel.open_reply(msg, ReplyDoc())
+    channel, handle = await placeholder_reply(fake, ctx, make_channel, stream_interval_dm=1.0)
     await channel.update_reply(handle, ReplyDoc(text="same"))
     handle.shown = ""  # forget what was shown so the same text is sent again
     await clock.sleep(1.0)
@@ -166,10 +171,7 @@ async def test_a_refused_draft_changes_only_that_reply(fake, ctx, make_channel) 
 
 
 async def test_a_refused_final_edit_arrives_as_a_new_message(fake, ctx, make_channel) -> None:
-    fake.drafts_supported = False
-    channel = await make_channel()
-    msg = await inbound(fake, ctx)
-    handle = await channel.open_reply(msg, ReplyDoc())
+    channel, handle = await placeholder_reply(fake, ctx, make_channel)
     await channel.update_reply(handle, ReplyDoc(text="growing"))
     fake.fail_next("editMessageText", 400, "Bad Request: message to edit not found")
     await channel.finish_reply(handle, ReplyDoc(text="**grown**", status="done"))

@@ -14,9 +14,16 @@ from tests.fakes.telegram_server import TOKEN, FakeTelegram
 from tests.fakes.virtual_time import VirtualTime
 
 
-def _channel(fake: FakeTelegram, ctx: RecordingContext, vt: VirtualTime) -> TelegramChannel:
+async def received(fake: FakeTelegram, ctx: RecordingContext, vt: VirtualTime, text: str) -> None:
+    """A polling channel (backing off on `vt`) started, `text` sent and published, stopped."""
     config = TelegramConfig(enabled=True, bot_token=TOKEN, api_base=fake.api_base, poll_timeout=1)
-    return TelegramChannel(config, ctx, backoff=vt.policy())
+    channel = TelegramChannel(config, ctx, backoff=vt.policy())
+    await channel.start()
+    try:
+        fake.push_message(555, text)
+        await fake.wait_for(lambda: ctx.published)
+    finally:
+        await channel.stop()
 
 
 async def test_get_updates_outage_at_start_is_retried_then_recovers(
@@ -25,13 +32,7 @@ async def test_get_updates_outage_at_start_is_retried_then_recovers(
     vt, ctx = VirtualTime(), RecordingContext(data_dir=tmp_path)
     fake.fail_next("getUpdates", 502, "Bad Gateway", times=3)
     caplog.set_level(logging.INFO, logger="channels.telegram")
-    channel = _channel(fake, ctx, vt)
-    await channel.start()
-    try:
-        fake.push_message(555, "hello")
-        await fake.wait_for(lambda: ctx.published)
-    finally:
-        await channel.stop()
+    await received(fake, ctx, vt, "hello")
     assert ctx.published[0].text == "hello"
     retries = [r["retry"] for r in ctx.reports if r["retry"] is not None]
     assert [r.attempts for r in retries] == [1, 2, 3]
@@ -48,11 +49,5 @@ async def test_get_updates_429_waits_at_least_retry_after(
 ) -> None:
     vt, ctx = VirtualTime(rand=lambda: 0.0), RecordingContext(data_dir=tmp_path)
     fake.fail_next("getUpdates", 429, "Too Many Requests", retry_after=7)
-    channel = _channel(fake, ctx, vt)
-    await channel.start()
-    try:
-        fake.push_message(555, "after the flood")
-        await fake.wait_for(lambda: ctx.published)
-    finally:
-        await channel.stop()
+    await received(fake, ctx, vt, "after the flood")
     assert vt.slept == [pytest.approx(7.1)]

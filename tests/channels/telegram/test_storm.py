@@ -16,6 +16,7 @@ from agent.events import Final, TextDelta
 from bot.metrics import Metrics
 from bot.replies import ReplyStreamer
 from channels.base import DeliveryRefused, ReplyDoc
+from channels.telegram.channel import TelegramChannel
 from tests.channels.telegram.test_e2e import service
 from tests.fakes.openai_server import FakeOpenAI, text_of
 from tests.fakes.openai_wire import Reply
@@ -49,12 +50,20 @@ async def test_twenty_chats_under_a_429_storm_all_get_their_final(
     assert fake.violations == []  # nothing reached Telegram before a retry_after had passed
 
 
+async def said_hello(
+    make_channel: Any, fake: FakeTelegram, ctx: RecordingContext, chat: int
+) -> TelegramChannel:
+    """A started channel, once `chat`'s "hello" is published."""
+    channel: TelegramChannel = await make_channel()
+    fake.push_message(chat, "hello")
+    await fake.wait_for(lambda: ctx.published)
+    return channel
+
+
 async def test_a_blocked_bot_ends_the_delivery_with_the_reason(
     fake: FakeTelegram, ctx: RecordingContext, make_channel: Any
 ) -> None:
-    channel = await make_channel()
-    fake.push_message(555, "hello")
-    await fake.wait_for(lambda: ctx.published)
+    channel = await said_hello(make_channel, fake, ctx, 555)
     metrics = Metrics()
     streamer = ReplyStreamer(channel, ctx.published[0], metrics=metrics)
     await streamer.open()
@@ -77,9 +86,7 @@ async def test_a_rate_limit_is_not_a_refusal(
     fake: FakeTelegram, ctx: RecordingContext, make_channel: Any
 ) -> None:
     fake.drafts_supported = False
-    channel = await make_channel()
-    fake.push_message(556, "hello")
-    await fake.wait_for(lambda: ctx.published)
+    channel = await said_hello(make_channel, fake, ctx, 556)
     metrics = Metrics()
     streamer = ReplyStreamer(channel, ctx.published[0], metrics=metrics)
     await streamer.open()
@@ -97,9 +104,7 @@ async def test_a_rate_limit_is_not_a_refusal(
 async def test_a_refused_draft_of_a_blocked_bot_does_not_switch_drafts_off(
     fake: FakeTelegram, ctx: RecordingContext, make_channel: Any
 ) -> None:
-    channel = await make_channel()
-    fake.push_message(557, "hello")
-    await fake.wait_for(lambda: ctx.published)
+    channel = await said_hello(make_channel, fake, ctx, 557)
     handle = await channel.open_reply(ctx.published[0], ReplyDoc())
     fake.fail_next("sendMessageDraft", 403, "Forbidden: bot was blocked by the user")
     with pytest.raises(DeliveryRefused) as info:

@@ -8,13 +8,14 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+import pytest
 import yaml
 
 from bot.app import App
 from bot.config.schema import load_settings
 from gateway.server import serve
 from tests.fakes.openai_server import FakeOpenAI, text_of
-from tests.fakes.telegram_server import FakeTelegram
+from tests.fakes.telegram_server import TOKEN, FakeTelegram
 from tests.harness import service_config
 
 NEW_TOKEN = "654321:ROTATED-token"
@@ -60,6 +61,21 @@ async def start_service(
     assert app.live is not None
     app.live.poll = 0.05
     return Service(app, path)
+
+
+async def telegram_service(
+    tmp_path: Path, fake_openai: FakeOpenAI, fake: FakeTelegram, monkeypatch: pytest.MonkeyPatch
+) -> Service:
+    """The service with one Telegram channel, polling `fake`, that user 42 may use."""
+    monkeypatch.setenv("TG_TOKEN", TOKEN)
+    telegram = {
+        "enabled": True,
+        "bot_token": "$TG_TOKEN",
+        "api_base": fake.api_base,
+        "poll_timeout": 1,
+        "allowed_users": [42],
+    }
+    return await start_service(tmp_path, fake_openai, {"telegram": telegram})
 
 
 async def answered(

@@ -5,49 +5,18 @@ OpenAI server with an answer held mid-stream (`stall_after`) until the test lets
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
-
-import pytest
 
 from bot import texts
 from bot.stores.journal import State
-from tests.e2e.config.service import NEW_TOKEN, Service, start_service
+from tests.e2e.config.service import NEW_TOKEN, Service
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.openai_wire import Reply
-from tests.fakes.telegram_server import TOKEN, FakeTelegram, visible_text
+from tests.fakes.telegram_server import FakeTelegram, visible_text
 
 ANSWER = "The whole answer, every word of it, from the first to the very last one."
 CHAT = 42
 PROMPT = 10.0  # the config API answers within this (a drain would hold it for the grace)
-
-
-@pytest.fixture
-def tg() -> Any:
-    server = FakeTelegram().start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture
-async def svc(
-    tmp_path: Path, fake_openai: FakeOpenAI, tg: FakeTelegram, monkeypatch: pytest.MonkeyPatch
-) -> AsyncIterator[Service]:
-    monkeypatch.setenv("TG_TOKEN", TOKEN)
-    telegram = {
-        "enabled": True,
-        "bot_token": "$TG_TOKEN",
-        "api_base": tg.api_base,
-        "poll_timeout": 1,
-        "allowed_users": [CHAT],
-    }
-    service = await start_service(tmp_path, fake_openai, {"telegram": telegram})
-    try:
-        yield service
-    finally:
-        fake_openai.release()
-        await service.app.stop()
 
 
 async def grace(svc: Service, seconds: float) -> None:
@@ -58,12 +27,19 @@ async def grace(svc: Service, seconds: float) -> None:
     assert change["applied"] == ["channels.shutdown_grace_seconds"], change
 
 
-async def reply_under_way(tg: FakeTelegram, fake_openai: FakeOpenAI) -> None:
+async def reply_under_way(fake: FakeTelegram, fake_openai: FakeOpenAI) -> None:
     """A message whose answer streams its first words, then holds."""
     fake_openai.script(Reply(text=ANSWER, stall_after=3))
-    tg.push_message(CHAT, "tell me everything", user_id=CHAT)
+    fake.push_message(CHAT, "tell me everything", user_id=CHAT)
     await fake_openai.wait_requests(1, timeout=10)
-    await tg.wait_for(lambda: any("whole" in t for t in shown(tg, "sendMessageDraft")), 10)
+    await fake.wait_for(lambda: any("whole" in t for t in shown(fake, "sendMessageDraft")), 10)
+
+
+async def cut_by_the_grace(svc: Service, fake: FakeTelegram, fake_openai: FakeOpenAI) -> None:
+    """A half-second grace, a reply under way that outlasts it, and the answer asked again."""
+    await grace(svc, 0.5)
+    await reply_under_way(fake, fake_openai)
+    fake_openai.script(Reply(text=ANSWER))
 
 
 async def restart(svc: Service, keys: dict[str, Any]) -> dict[str, Any]:
@@ -77,9 +53,9 @@ async def restart(svc: Service, keys: dict[str, Any]) -> dict[str, Any]:
     return change
 
 
-def shown(tg: FakeTelegram, *methods: str) -> list[str]:
+def shown(fake: FakeTelegram, *methods: str) -> list[str]:
     """What the bot showed in the chat, call by call (drafts, messages, edits)."""
-    calls = tg.calls_of(*(methods or ("sendMessage", "editMessageText", "sendMessageDraft")))
+    calls = fake.calls_of(*(methods or ("sendMessage", "editMessageText", "sendMessageDraft")))
     return [
         visible_text(c.body.get("text", ""), c.body.get("parse_mode"))[0]
         for c in calls
@@ -87,8 +63,8 @@ def shown(tg: FakeTelegram, *methods: str) -> list[str]:
     ]
 
 
-def finals(tg: FakeTelegram) -> list[str]:
-    return [t for t in tg.shown_texts(CHAT) if ANSWER in t]
+def finals(fake: FakeTelegram) -> list[str]:
+    return [t for t in fake.shown_texts(CHAT) if ANSWER in t]
 
 
 async def settled(svc: Service) -> None:
@@ -98,44 +74,42 @@ async def settled(svc: Service) -> None:
 
 
 async def test_a_reply_shorter_than_the_grace_finishes_on_the_old_instance(
-    svc, tg, fake_openai
+    svc, fake, fake_openai
 ) -> None:
     await grace(svc, 60)
-    await reply_under_way(tg, fake_openai)
+    await reply_under_way(fake, fake_openai)
     old = svc.app.channels["telegram"]
     await restart(svc, {"poll_timeout": 2})  # answered while the reply is held: no waiting
     assert svc.app.channels["telegram"] is not old
-    assert not finals(tg)
+    assert not finals(fake)
     fake_openai.release()
-    await tg.wait_for(lambda: finals(tg), timeout=10)
+    await fake.wait_for(lambda: finals(fake), timeout=10)
     await settled(svc)
-    assert tg.shown_texts(CHAT) == [ANSWER]  # complete, one final, in one message
-    assert not any(texts.CHANNEL_RESTARTED in t for t in shown(tg))
+    assert fake.shown_texts(CHAT) == [ANSWER]  # complete, one final, in one message
+    assert not any(texts.CHANNEL_RESTARTED in t for t in shown(fake))
     assert len(fake_openai.requests) == 1  # not answered again
 
 
 async def test_a_reply_longer_than_the_grace_gets_a_note_and_is_answered_again(
-    svc, tg, fake_openai
+    svc, fake, fake_openai
 ) -> None:
-    await grace(svc, 0.5)
-    await reply_under_way(tg, fake_openai)
-    fake_openai.script(Reply(text=ANSWER))  # the answer asked again
+    await cut_by_the_grace(svc, fake, fake_openai)
     await restart(svc, {"poll_timeout": 2})
-    await tg.wait_for(lambda: any(texts.CHANNEL_RESTARTED in t for t in shown(tg)), 10)
-    await tg.wait_for(lambda: finals(tg), timeout=10)
+    await fake.wait_for(lambda: any(texts.CHANNEL_RESTARTED in t for t in shown(fake)), 10)
+    await fake.wait_for(lambda: finals(fake), timeout=10)
     await settled(svc)
     assert len(fake_openai.requests) == 2
-    assert tg.shown_texts(CHAT) == [ANSWER]  # the cut reply became the answer: nothing twice
-    seen = shown(tg)
+    assert fake.shown_texts(CHAT) == [ANSWER]  # the cut reply became the answer: nothing twice
+    seen = shown(fake)
     note = next(i for i, t in enumerate(seen) if texts.CHANNEL_RESTARTED in t)
     assert ANSWER not in "".join(seen[:note])  # the note first, then the answer
-    assert [t for t in shown(tg, "sendMessage") if ANSWER in t] == []  # the final is an edit
-    assert sum(ANSWER in t for t in shown(tg, "editMessageText")) == 1
+    assert [t for t in shown(fake, "sendMessage") if ANSWER in t] == []  # the final is an edit
+    assert sum(ANSWER in t for t in shown(fake, "editMessageText")) == 1
 
 
-async def test_the_config_api_answers_before_the_drain_ends(svc, tg, fake_openai) -> None:
+async def test_the_config_api_answers_before_the_drain_ends(svc, fake, fake_openai) -> None:
     await grace(svc, 60)
-    await reply_under_way(tg, fake_openai)
+    await reply_under_way(fake, fake_openai)
     writing = svc.app.channels["telegram"]
     await restart(svc, {"poll_timeout": 2})
     await restart(svc, {"poll_timeout": 3})  # a second change while the first instance still drains
@@ -143,11 +117,11 @@ async def test_the_config_api_answers_before_the_drain_ends(svc, tg, fake_openai
     info = channels["channels"]["telegram"]
     assert (info["running"], info["status"]) == (True, "connected")
     assert list(svc.app.restarts.draining.values()) == [writing]  # the other had no reply
-    assert not finals(tg)  # the reply is still being written
+    assert not finals(fake)  # the reply is still being written
     fake_openai.release()
-    await tg.wait_for(lambda: finals(tg), timeout=10)
+    await fake.wait_for(lambda: finals(fake), timeout=10)
     await settled(svc)
-    assert tg.shown_texts(CHAT) == [ANSWER]
+    assert fake.shown_texts(CHAT) == [ANSWER]
     for _ in range(200):  # the replaced instances stop once their replies are done
         if not svc.app.restarts.draining:
             break
@@ -157,41 +131,39 @@ async def test_the_config_api_answers_before_the_drain_ends(svc, tg, fake_openai
     assert status == 200
     assert channels["channels"]["telegram"]["status"] == "connected"  # not the old ones' word
     fake_openai.script(Reply(text="Still here."))
-    tg.push_message(CHAT, "and now?", user_id=CHAT)
-    await tg.wait_for(lambda: "Still here." in tg.shown_texts(CHAT), timeout=10)
+    fake.push_message(CHAT, "and now?", user_id=CHAT)
+    await fake.wait_for(lambda: "Still here." in fake.shown_texts(CHAT), timeout=10)
 
 
 async def test_a_reply_the_revoked_token_cannot_finish_moves_to_the_new_token(
-    svc, tg, fake_openai
+    svc, fake, fake_openai
 ) -> None:
     """A regenerated bot token: the old one is refused at once, so the old instance cannot
     finish its reply; the new instance sends the final the old one could not (kept in the
     journal: the model is not asked again), shown once."""
     await grace(svc, 60)
-    await reply_under_way(tg, fake_openai)
-    tg.token = NEW_TOKEN  # the platform now accepts the new token only
+    await reply_under_way(fake, fake_openai)
+    fake.token = NEW_TOKEN  # the platform now accepts the new token only
     await restart(svc, {"bot_token": NEW_TOKEN})
     fake_openai.release()  # the old instance's final is refused: Unauthorized
-    await tg.wait_for(lambda: finals(tg), timeout=10)
+    await fake.wait_for(lambda: finals(fake), timeout=10)
     await settled(svc)
     assert len(fake_openai.requests) == 1
-    assert tg.shown_texts(CHAT) == [ANSWER]
+    assert fake.shown_texts(CHAT) == [ANSWER]
 
 
 async def test_a_reply_cut_by_switching_off_is_answered_when_switched_on(
-    svc, tg, fake_openai
+    svc, fake, fake_openai
 ) -> None:
-    await grace(svc, 0.5)
-    await reply_under_way(tg, fake_openai)
-    fake_openai.script(Reply(text=ANSWER))  # the answer asked again
+    await cut_by_the_grace(svc, fake, fake_openai)
     status, change = await svc.call("PATCH", "/api/config/channels/telegram", {"enabled": False})
     assert (status, change["channels_restarted"]) == (200, ["telegram"])
-    await tg.wait_for(lambda: any(texts.CHANNEL_SWITCHED_OFF in t for t in shown(tg)), 10)
+    await fake.wait_for(lambda: any(texts.CHANNEL_SWITCHED_OFF in t for t in shown(fake)), 10)
     await svc.idle()
     (entry,) = await svc.app.journal.recent()
     assert entry.state is State.running  # not lost: it waits for the channel
     await restart(svc, {"enabled": True})
-    await tg.wait_for(lambda: finals(tg), timeout=10)
+    await fake.wait_for(lambda: finals(fake), timeout=10)
     await settled(svc)
     assert len(fake_openai.requests) == 2
-    assert tg.shown_texts(CHAT) == [ANSWER]
+    assert fake.shown_texts(CHAT) == [ANSWER]
