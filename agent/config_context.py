@@ -22,24 +22,25 @@ class MemoryConfig(BaseModel):
     max_injection_tokens: int = Field(default=2000, ge=50, le=8000)
 
 
-class TitleConfig(BaseModel):
-    """A short conversation title, generated once after the first exchange."""
+class _ModelStep(BaseModel):
+    """A step that calls a model of its own choosing (None: the conversation's model)."""
 
     model_config = ConfigDict(extra="forbid")
 
     enabled: bool = True
-    model_name: str | None = None  # None: the conversation's model
+    model_name: str | None = None
+
+
+class TitleConfig(_ModelStep):
+    """A short conversation title, generated once after the first exchange."""
+
     max_words: int = Field(default=6, ge=1, le=20)
     max_chars: int = Field(default=60, ge=10, le=200)
 
 
-class SummarizationConfig(BaseModel):
+class SummarizationConfig(_ModelStep):
     """Older messages are summarised when a thread approaches `trigger_tokens`."""
 
-    model_config = ConfigDict(extra="forbid")
-
-    enabled: bool = True
-    model_name: str | None = None  # None: the conversation's model
     trigger_tokens: int = Field(default=32000, ge=100)
     keep_messages: int = Field(default=10, ge=1)
     trim_tokens_to_summarize: int = Field(default=4000, ge=100)

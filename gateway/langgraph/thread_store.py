@@ -4,7 +4,7 @@ and those chats created (the conversations), shown with their channel, chat and 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from bot.stores.conversations import Conversation, ConversationStore
@@ -12,11 +12,9 @@ from bot.stores.gateway import GatewayRecords, ThreadRecord
 
 
 @dataclass(frozen=True)
-class ThreadRow:
-    thread_id: str
-    created_at: float
-    updated_at: float
-    metadata: dict[str, Any] = field(default_factory=dict)
+class ThreadRow(ThreadRecord):
+    """A thread as the API shows it: its record, and the chat that owns it, if one does."""
+
     conversation: str | None = None  # the chat's key when a chat owns the thread
 
 
