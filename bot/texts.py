@@ -20,6 +20,8 @@ BUSY = "I'm handling too many messages right now; please send that again in a mi
 
 STOPPED = "Stopped."
 INTERRUPTED_BY_NEWER = "Interrupted by a newer message."
+STOPPED_FOR_EDIT = "Stopped: the message was edited."
+EDIT_ANSWERED = "Answer to the edited message."
 RESTARTING = "The service is restarting; this message will be answered again."
 CHANNEL_RESTARTED = "The connection to this chat was renewed mid-answer; answering again…"
 CHANNEL_SWITCHED_OFF = (

@@ -133,7 +133,9 @@ class TurnRunner:
         conv, turn, said = prepared
         streamer = self._streamer(channel, msg, handle)
         try:
-            await streamer.open(texts.ANSWERING_AGAIN if resumed or attempts > 1 else "")
+            edited = texts.EDIT_ANSWERED if msg.edit is not None else ""
+            await streamer.open(texts.ANSWERING_AGAIN if resumed or attempts > 1 else edited)
+            streamer.doc = replace(streamer.doc, note=edited)  # the final says so too
             if running is not None:
                 running.opened(streamer)
             if handle is None:  # otherwise a queued notice or the restored reply showed it

@@ -39,7 +39,7 @@ from channels.telegram.config import TelegramConfig
 from channels.telegram.inbound import ALLOWED_UPDATES, Inbound, Poller, webhook_handler
 from channels.telegram.parse import BotIdentity
 from channels.telegram.render import render_parts
-from channels.telegram.resume import finish_replayable, reply_state, restore_reply
+from channels.telegram.resume import finish_replayable, reopen_reply, reply_state, restore_reply
 from channels.telegram.stream import Replies, TelegramReply
 
 # Telegram's rule for a menu command name; a skill named otherwise (`data-to-chart`) still works
@@ -179,6 +179,9 @@ class TelegramChannel(Channel):
 
     def restore_handle(self, msg: InboundMessage, state: Mapping[str, Any]) -> TelegramReply | None:
         return restore_reply(msg, state)
+
+    def reopen_reply(self, msg: InboundMessage, state: Mapping[str, Any]) -> TelegramReply | None:
+        return reopen_reply(msg, state)
 
     def finish_is_replayable(self, handle: TelegramReply) -> bool:
         return finish_replayable(handle)
