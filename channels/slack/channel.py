@@ -231,6 +231,9 @@ class SlackChannel(Channel):
     def restore_handle(self, msg: InboundMessage, state: Mapping[str, Any]) -> SlackReply | None:
         return resume.restore_reply(msg, state)
 
+    def reopen_reply(self, msg: InboundMessage, state: Mapping[str, Any]) -> SlackReply | None:
+        return resume.reopen_reply(msg, state)
+
     def finish_is_replayable(self, handle: SlackReply) -> bool:
         return resume.finish_replayable(handle)
 

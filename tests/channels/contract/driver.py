@@ -94,6 +94,14 @@ class Driver(abc.ABC, Generic[F]):
     def saw_queued(self) -> bool:
         """Some message showed the queued state ("I'll answer after the current reply")."""
 
+    edits = False
+    """The platform tells the bot when a person edits a message (Telegram, Slack)."""
+
+    def edit(self, event: str, text: str, *, again: bool = False) -> None:
+        """The user edits the message `event` to `text`; `again`: the platform delivers the
+        latest edit of `event` once more."""
+        raise NotImplementedError(f"{self.name} delivers no edits")
+
     def violations(self) -> list[str]:
         """Calls the fake server saw break the platform's rules (e.g. sent during a 429 block)."""
         return []

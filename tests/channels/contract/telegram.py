@@ -22,6 +22,14 @@ class TelegramDriver(Driver[FakeTelegram]):
         self.events[event] = self.fake.message(DM, text)
         self.fake.push_update({"message": self.events[event]})
 
+    edits = True
+
+    def edit(self, event: str, text: str, *, again: bool = False) -> None:
+        if again:
+            self.fake.push_update({"edited_message": dict(self.events[event])})
+        else:
+            self.events[event] = self.fake.push_edit(self.events[event], text)
+
     def redeliver(self, event: str) -> None:
         self.fake.push_update({"message": dict(self.events[event])})
 

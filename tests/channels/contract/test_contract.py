@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 import json
 
+import pytest
+
 from bot import texts
 from tests.channels.contract.driver import OUTPUTS, Driver
 from tests.fakes.openai_server import FakeOpenAI
@@ -144,3 +146,43 @@ async def test_a_redelivered_event_is_answered_once(
     await answered(service, fake_openai, 2)
     assert driver.shown() == ["echo: only once", "echo: next"]
     assert len(fake_openai.requests) == 2
+
+
+def needs_edits(driver: Driver) -> None:
+    if not driver.edits:
+        pytest.skip(f"{driver.name} delivers no edits of messages (docs/channels/README.md)")
+
+
+async def test_an_edited_answered_message_is_answered_again_in_its_reply(
+    driver: Driver, service: ServiceHarness, fake_openai: FakeOpenAI
+) -> None:
+    needs_edits(driver)
+    driver.send("hello", "e1")
+    await answered(service, fake_openai, 1)
+    driver.edit("e1", "goodbye")
+    await answered(service, fake_openai, 2)
+    driver.edit("e1", "goodbye", again=True)  # the same edit delivered again: one edit
+    driver.send("next", "e2")
+    await answered(service, fake_openai, 3)
+    first, second = driver.shown()
+    assert first.startswith("echo: goodbye")
+    assert texts.EDIT_ANSWERED in first
+    assert second == "echo: next"
+    assert len(fake_openai.requests) == 3
+    assert FakeOpenAI.user_texts(fake_openai.requests[1])[-2:] == ["hello", "goodbye"]
+    assert driver.violations() == []
+
+
+async def test_an_edit_of_the_running_message_is_answered_in_the_same_reply(
+    driver: Driver, service: ServiceHarness, fake_openai: FakeOpenAI
+) -> None:
+    needs_edits(driver)
+    fake_openai.script(Reply(text="slow " * 30, tokens_per_second=20))
+    driver.send("first", "e1")
+    await fake_openai.wait_requests(1, timeout=20)
+    driver.edit("e1", "first, edited")
+    await answered(service, fake_openai, 2)
+    (shown,) = driver.shown()
+    assert shown.startswith("echo: first, edited")
+    assert texts.EDIT_ANSWERED in shown
+    assert driver.violations() == []

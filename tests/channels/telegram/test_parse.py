@@ -139,7 +139,8 @@ def test_an_edited_message_is_an_edit_of_its_message_at_its_edit_date() -> None:
     # one event per edit: the same edit delivered again has the same id, a later one another
     again = parse_update({"update_id": 10, "edited_message": edited}, BOT)
     later = parse_update({"update_id": 11, "edited_message": {**edited, "edit_date": 99}}, BOT)
-    assert again is not None and later is not None
+    assert again is not None
+    assert later is not None
     assert again.msg.event_id == parsed.msg.event_id != later.msg.event_id
 
 
