@@ -77,7 +77,8 @@ class Dispatcher:
             return
         if msg.edit is not None:
             lane = self.lanes.get(msg.chat.key)
-            if await self.edits.take(channel, msg, lane, self._enqueue) is None:
+            busy = bool(lane and (lane.run or lane.jobs)) or self.working_lanes >= self.max_runs
+            if await self.edits.take(channel, msg, lane, self._enqueue, busy=busy) is None:
                 return  # answered in its place (bot/edits.py)
         if msg.unsupported:  # a sticker, a poll ...: say what we can read instead
             self._spawn(self._reply(channel, msg, texts.cannot_read(msg.unsupported)))

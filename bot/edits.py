@@ -20,6 +20,8 @@ Every edit answer is marked as answering the edit (texts.EDIT_ANSWERED).
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import time
 from collections import OrderedDict
 from collections.abc import Callable
@@ -29,7 +31,9 @@ from bot import texts
 from bot.lanes import Job, Lane
 from bot.settle import Settle
 from bot.stores.journal import Journal
-from channels.base import Channel, EditPolicy, InboundMessage, ReplyHandle
+from channels.base import Channel, ChannelError, EditPolicy, InboundMessage, ReplyDoc, ReplyHandle
+
+log = logging.getLogger("bot.edits")
 
 REMEMBERED = 10_000  # answered messages whose edits can find their reply from memory
 PASSED_OVER = "an edit past the edit window"
@@ -58,8 +62,11 @@ class Edits:
         msg: InboundMessage,
         lane: Lane | None,
         enqueue: Callable[[Job], None],
+        *,
+        busy: bool = False,
     ) -> InboundMessage | None:
-        """Handle the edit `msg`; returns it when it is to be answered as a new message."""
+        """Handle the edit `msg`; returns it when it is to be answered as a new message.
+        `busy`: a new job of its conversation would wait (the reply it rewrites says so)."""
         assert msg.edit is not None
         policy = channel.config.edits
         if policy is EditPolicy.requeue:
@@ -76,7 +83,10 @@ class Edits:
         if original is None:
             return msg
         self.remember(msg)
-        enqueue(Job(msg, reopen=original))
+        job = Job(msg, reopen=original)
+        if busy:  # its sign of life: the reply it rewrites shows it queued
+            job.notice = asyncio.create_task(self._queued(channel, job), name="edit queued")
+        enqueue(job)
         return None
 
     async def reopen(self, channel: Channel, job: Job) -> ReplyHandle | None:
@@ -86,6 +96,19 @@ class Edits:
         if entry is None or not entry.handle:
             return None
         return channel.reopen_reply(job.msg, entry.handle)
+
+    async def _queued(self, channel: Channel, job: Job) -> ReplyHandle | None:
+        handle = await self.reopen(channel, job)
+        job.reopen = None  # reopened once, here
+        if handle is None:
+            return None
+        try:
+            await channel.update_reply(handle, ReplyDoc(status="queued", note=texts.EDIT_ANSWERED))
+        except ChannelError as exc:  # the answer still rewrites it when its turn comes
+            log.warning("queued edit not shown on %s: %s", channel.name, exc)
+        if (state := channel.handle_state(handle)) is not None:
+            await self.journal.keep_handle(job.msg, state)
+        return handle
 
     async def _in_lane(self, msg: InboundMessage, lane: Lane) -> bool:
         """The edited message is queued (replaced) or being answered (stopped, answered again

@@ -144,3 +144,21 @@ async def test_an_edit_after_a_restart_finds_its_reply_in_the_journal(
         fake.push_edit(message, "goodbye")
         await settled(svc, fake_openai, 2)
     assert fake.shown_texts(DM) == [edit_answer("echo: goodbye")]
+
+
+async def test_an_edit_waiting_behind_another_reply_shows_queued_in_its_reply(
+    tmp_path: Path, fake_openai: FakeOpenAI, fake: FakeTelegram
+) -> None:
+    async with service(tmp_path, fake_openai, fake) as svc:
+        message = fake.push_message(DM, "hello")["message"]
+        await settled(svc, fake_openai, 1)
+        (first,) = [m for (chat, m) in fake.messages if chat == DM]
+        fake_openai.script(Reply(text=SLOW, tokens_per_second=10))
+        fake.push_message(DM, "second")
+        await fake_openai.wait_requests(2, timeout=20)
+        fake.push_edit(message, "hello, edited")
+        await settled(svc, fake_openai, 3)
+    edits = [c.body for c in fake.calls_of("editMessageText") if c.body["message_id"] == first]
+    assert "Queued" in str(edits[0]["text"])  # at once, before its turn
+    assert fake.shown_texts(DM) == [edit_answer("echo: hello, edited"), SLOW]
+    assert fake.violations == []
