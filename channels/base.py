@@ -110,6 +110,9 @@ class ChannelConfig(BaseModel):
     group_trigger: GroupTrigger = Field(default="mention", json_schema_extra=_LIVE)
     edits: EditPolicy = Field(default=EditPolicy.reanswer, json_schema_extra=_LIVE)
     edit_window_minutes: float = Field(default=10.0, ge=0, le=7 * 24 * 60, json_schema_extra=_LIVE)
+    # a reaction on the person's message while the agent works and when it is done (Telegram,
+    # Slack, Feishu; docs/channels/README.md, "Signs of life")
+    status_reactions: bool = True
     group_trigger_chats: dict[str, GroupTrigger] = Field(
         default_factory=dict, json_schema_extra=_LIVE
     )

@@ -38,6 +38,7 @@ from channels.telegram.buttons import ButtonTokens
 from channels.telegram.config import TelegramConfig
 from channels.telegram.inbound import ALLOWED_UPDATES, Inbound, Poller, webhook_handler
 from channels.telegram.parse import BotIdentity
+from channels.telegram.reactions import Reactions
 from channels.telegram.render import render_parts
 from channels.telegram.resume import finish_replayable, reopen_reply, reply_state, restore_reply
 from channels.telegram.stream import Replies, TelegramReply
@@ -68,7 +69,8 @@ class TelegramChannel(Channel):
         )
         self.sender = Sender(self.bot, self.pacer, self.capabilities.edit_budget)
         self.buttons = ButtonTokens()
-        self.replies = Replies(self.sender, self.buttons)
+        reactions = Reactions(self.sender, enabled=config.status_reactions)
+        self.replies = Replies(self.sender, self.buttons, reactions)
         self.inbound = Inbound(config, ctx, self.sender, self.buttons, self.name)
         self._poller: Poller | None = None
         self._poll_task: asyncio.Task[None] | None = None
