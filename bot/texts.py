@@ -38,6 +38,16 @@ def file_not_read(name: str, reason: object) -> str:
     return f"{name} was not read: {reason}."
 
 
+def audio_not_heard(name: str, max_seconds: float | None = None) -> str:
+    if max_seconds is not None:  # too long to transcribe
+        return f"{name} was not transcribed: it is longer than {max_seconds / 60:g} minutes."
+    return f"{name} could not be transcribed; please send it again or type it."
+
+
+def heard(transcript: str) -> str:  # shown back above the answer (bot/speech.py shortens it)
+    return f"🎤 _{transcript}_"
+
+
 def file_not_downloaded(name: str, reason: object) -> str:
     return f"{name} could not be downloaded: {reason}."
 

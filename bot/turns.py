@@ -25,11 +25,13 @@ from bot.access.people import People
 from bot.approvals import Approvals, press_of
 from bot.command_registry import CommandRegistry
 from bot.commands import parse_command
+from bot.config.speech import SpeechConfig
 from bot.delivery import DeliveryTrack, FinalPlan
 from bot.metrics import Metrics
 from bot.notices import RunningReply
 from bot.replies import ReplyStreamer
 from bot.settle import Settle
+from bot.speech import Speech, shown_back
 from bot.stores.conversations import Conversation, ConversationStore
 from bot.stores.journal import Entry, Journal
 from bot.turn_input import fetch_files, message_turn
@@ -82,6 +84,7 @@ class TurnRunner:
         self.journal = journal
         self.settle = Settle(journal, self.metrics)  # the one place that settles a message
         self.max_upload_bytes = max_upload_bytes
+        self.speech = Speech()  # voice notes transcribed (unset: audio stays a file)
         self._keep_pending: set[asyncio.Task[None]] = set()
         self._taken_over: set[asyncio.Task[None]] = set()
         self.commands = commands  # `/<skill> TASK` is a skill turn for the agent
@@ -93,6 +96,10 @@ class TurnRunner:
         self.access = governed.access  # the sender's grant shapes the run (None: everything)
         self.usage = governed.usage  # counted, budgeted, a footer (None: not counted)
         self.approvals = governed.approvals  # approval cards and presses (None: none)
+
+    def hear_with(self, config: SpeechConfig) -> None:
+        """Transcribe voice notes and audio with `config` (`speech` in the config)."""
+        self.speech = Speech(config)
 
     def keep_pending(self, task: asyncio.Task[None]) -> None:
         """The run in `task` is cancelled by shutdown: leave its message `running` for restart."""
@@ -230,9 +237,16 @@ class TurnRunner:
         channel, msg = streamer.channel, streamer.msg
         uploads = self.runner.thread_dirs(conv.thread_id).uploads
         limit = min(self.max_upload_bytes, channel.capabilities.max_file_in)
-        files, notes = await fetch_files(channel, msg, uploads, limit, turn.grant)
-        for note in notes:
+        others = tuple(a for a in msg.attachments if not self.speech.heard(a))
+        files, notes = await fetch_files(
+            channel, replace(msg, attachments=others), uploads, limit, turn.grant
+        )
+        heard, more = await self.speech.hear(channel, msg, uploads, limit)  # bot/speech.py
+        for note in (*notes, *more):
             await streamer.say(note)
+        if heard:
+            streamer.lead_with(shown_back(heard))
+            turn = replace(turn, text="\n\n".join(t for t in (turn.text, *heard) if t))
         return replace(turn, files=tuple(files))
 
     async def _prepare(

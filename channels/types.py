@@ -56,6 +56,8 @@ class Attachment:
     kind: Literal["image", "file", "audio", "video"] = "file"
     mime_type: str = ""
     size: int | None = None
+    duration: float | None = None  # seconds, for audio and video where the platform tells
+    transcript: str = ""  # the platform's own speech recognition of an audio (DingTalk)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -108,6 +108,7 @@ def parse_files(files: Sequence[Mapping[str, Any]] | None) -> tuple[Attachment, 
                 kind=kind,  # type: ignore[arg-type]
                 mime_type=mime,
                 size=f.get("size"),
+                duration=f["duration_ms"] / 1000 if f.get("duration_ms") else None,  # clips
             )
         )
     return tuple(out)

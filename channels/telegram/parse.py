@@ -263,6 +263,12 @@ def _file_attachment(item: Mapping[str, Any], kind: Any, key: str) -> Attachment
     mime = item.get("mime_type", "")
     if kind == "file" and mime.startswith("image/"):
         kind = "image"
+    duration = item.get("duration")  # voice, audio and video: seconds
     return Attachment(
-        name=name, ref=item["file_id"], kind=kind, mime_type=mime, size=item.get("file_size")
+        name=name,
+        ref=item["file_id"],
+        kind=kind,
+        mime_type=mime,
+        size=item.get("file_size"),
+        duration=float(duration) if isinstance(duration, int | float) else None,
     )
