@@ -115,7 +115,7 @@ class FeishuChannel(Channel):
     async def stop(self) -> None:
         await self._close_connection()
         pending = [asyncio.wrap_future(f) for f in list(self.inbound.pending)]
-        pending += self.reactions.pending
+        pending += self.reactions.calls.pending
         if pending:
             await asyncio.wait(pending, timeout=5)
         self.inbound.loop = None

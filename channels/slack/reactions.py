@@ -2,20 +2,21 @@
 :white_check_mark: once it is answered; :eyes: removed when the answer failed or was stopped
 (`status_reactions`). The :hourglass: of a queued message is the channel's own (channel.py).
 
-Each change goes out in the background, in order per message, within the workspace's
-reactions budget (Tier 3, about 50 a minute: declared in the channel's capabilities and kept in
-its Pacer); a refusal (`already_reacted`, `no_reaction`, no scope) is only logged.
+Each change goes out in the background, in order per message (channels/in_order.py), within
+the workspace's reactions budget (Tier 3, about 50 a minute: declared in the channel's
+capabilities and kept in its Pacer); a refusal (`already_reacted`, `no_reaction`, no scope) is
+only logged.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from typing import Any
 
 from slack_sdk.web.async_client import AsyncWebClient
 
 from channels.base import ChannelError, RateBudget, ReplyStatus
+from channels.in_order import InOrder
 from channels.pacing import Pacer
 from channels.slack.api import call
 from channels.slack.stream import SlackReply
@@ -36,8 +37,7 @@ class StatusReactions:
     ) -> None:
         self.client, self.pacer, self.enabled = client, pacer, enabled
         self.budgets = tuple(b for b in budgets if b.method == REACTIONS)
-        self._last: dict[tuple[str, str], asyncio.Task[None]] = {}
-        self._tasks: set[asyncio.Task[None]] = set()
+        self.calls = InOrder()
 
     def working(self, reply: SlackReply) -> None:
         if reply.working_reaction or not self._applies(reply):
@@ -59,16 +59,9 @@ class StatusReactions:
 
     def _queue(self, reply: SlackReply, op: str, name: str) -> None:
         key = (reply.channel_id, str(reply.source_ts))
-        task = asyncio.create_task(self._send(reply, op, name, self._last.get(key)))
-        self._last[key] = task
-        self._tasks.add(task)
-        task.add_done_callback(lambda done: self._done(key, done))
+        self.calls.run(key, lambda: self._send(reply, op, name))
 
-    async def _send(
-        self, reply: SlackReply, op: str, name: str, before: asyncio.Task[None] | None
-    ) -> None:
-        if before is not None:
-            await asyncio.gather(before, return_exceptions=True)
+    async def _send(self, reply: SlackReply, op: str, name: str) -> None:
         method: Any = self.client.reactions_add if op == "add" else self.client.reactions_remove
         try:
             async with self.pacer.slot(reply.chat, self.budgets):
@@ -82,12 +75,5 @@ class StatusReactions:
         except ChannelError as exc:  # the answer matters, not its reaction
             log.debug("reaction %s not changed on %s: %s", name, reply.channel_id, exc)
 
-    def _done(self, key: tuple[str, str], task: asyncio.Task[None]) -> None:
-        self._tasks.discard(task)
-        if self._last.get(key) is task:
-            del self._last[key]
-
     async def close(self) -> None:
-        for task in list(self._tasks):
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self.calls.close()

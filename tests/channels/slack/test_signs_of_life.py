@@ -76,7 +76,7 @@ async def test_reactions_keep_the_workspaces_budget(fake_slack: FakeSlack) -> No
     ]  # fmt: skip
     for reply in replies:
         reactions.working(reply)
-    while reactions._tasks:
+    while reactions.calls.pending:
         await asyncio.sleep(0.01)
     assert sum(c.method == "reactions.add" for c in fake_slack.calls) == 10
     # a burst, then one per 1/per_second: paced by the Pacer, never by the platform's refusal
