@@ -12,7 +12,7 @@ from bot import texts
 from tests.fakes.clock import VirtualClock
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.openai_wire import Reply
-from tests.fakes.telegram_server import TOKEN, FakeTelegram
+from tests.fakes.telegram_server import FakeTelegram
 from tests.harness import ServiceHarness
 
 DM = 555
@@ -22,9 +22,10 @@ SLOW = "A slow answer: " + " ".join(f"word{i}" for i in range(30)) + "."
 def service(
     tmp_path: Path, fake_openai: FakeOpenAI, fake: FakeTelegram, **extra: Any
 ) -> ServiceHarness:
-    tg = {"enabled": True, "bot_token": TOKEN, "api_base": fake.api_base, "poll_timeout": 1}
     assert isinstance(fake.clock, VirtualClock)
-    return ServiceHarness(tmp_path, fake_openai, {"telegram": tg | extra}, pacer_clock=fake.clock)
+    return ServiceHarness(
+        tmp_path, fake_openai, {"telegram": fake.channel_config(**extra)}, pacer_clock=fake.clock
+    )
 
 
 def edit_answer(text: str) -> str:

@@ -12,7 +12,7 @@ from channels.telegram.reactions import DONE, WORKING
 from tests.fakes.clock import VirtualClock
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.openai_wire import Reply
-from tests.fakes.telegram_server import TOKEN, FakeTelegram
+from tests.fakes.telegram_server import FakeTelegram
 from tests.harness import ServiceHarness
 
 DM, OTHER = 555, 556
@@ -22,9 +22,8 @@ SLOW = "A slow answer: " + " ".join(f"word{i}" for i in range(30)) + "."
 def service(
     tmp_path: Path, fake_openai: FakeOpenAI, fake: FakeTelegram, *, runs: int = 16, **extra: Any
 ) -> ServiceHarness:
-    tg = {"enabled": True, "bot_token": TOKEN, "api_base": fake.api_base, "poll_timeout": 1}
     assert isinstance(fake.clock, VirtualClock)
-    channels = {"telegram": tg | extra, "max_concurrent_runs": runs}
+    channels = {"telegram": fake.channel_config(**extra), "max_concurrent_runs": runs}
     return ServiceHarness(tmp_path, fake_openai, channels, pacer_clock=fake.clock)
 
 

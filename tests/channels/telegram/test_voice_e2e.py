@@ -10,7 +10,7 @@ from typing import Any
 from bot import texts
 from tests.fakes.clock import VirtualClock
 from tests.fakes.openai_server import FakeOpenAI
-from tests.fakes.telegram_server import TOKEN, FakeTelegram
+from tests.fakes.telegram_server import FakeTelegram
 from tests.harness import ServiceHarness
 
 DM = 555
@@ -20,12 +20,15 @@ OGG = b"OggS" + bytes(2000)
 def service(
     tmp_path: Path, fake_openai: FakeOpenAI, fake: FakeTelegram, base_url: str = ""
 ) -> ServiceHarness:
-    tg = {"enabled": True, "bot_token": TOKEN, "api_base": fake.api_base, "poll_timeout": 1}
     url = base_url or fake_openai.base_url
     speech = {"model": "whisper-1", "base_url": url, "max_seconds": 120}
     assert isinstance(fake.clock, VirtualClock)
     return ServiceHarness(
-        tmp_path, fake_openai, {"telegram": tg}, pacer_clock=fake.clock, speech=speech
+        tmp_path,
+        fake_openai,
+        {"telegram": fake.channel_config()},
+        pacer_clock=fake.clock,
+        speech=speech,
     )
 
 
