@@ -37,5 +37,7 @@ def driver(request: pytest.FixtureRequest) -> Iterator[Driver]:
 async def service(
     tmp_path: Path, fake_openai: FakeOpenAI, driver: Driver
 ) -> AsyncIterator[ServiceHarness]:
-    async with ServiceHarness(tmp_path, fake_openai, {driver.name: driver.config()}) as svc:
+    speech = {"model": "whisper-1", "base_url": fake_openai.base_url}  # audio is transcribed
+    channels = {driver.name: driver.config()}
+    async with ServiceHarness(tmp_path, fake_openai, channels, speech=speech) as svc:
         yield svc

@@ -94,6 +94,20 @@ class Driver(abc.ABC, Generic[F]):
     def saw_queued(self) -> bool:
         """Some message showed the queued state ("I'll answer after the current reply")."""
 
+    audio = False
+    """The user can send a voice note or an audio file (transcribed by the service)."""
+
+    def send_audio(self, name: str, data: bytes, seconds: int) -> None:
+        """The user sends a voice note (or audio file) `name` lasting `seconds`."""
+        raise NotImplementedError(f"{self.name}: no audio in its driver yet")
+
+    done_reaction: str | None = None
+    """The reaction an answered message carries (None: the platform shows no status reactions)."""
+
+    def reactions(self, event: str) -> list[str]:
+        """The bot's reactions on the user's message `event` now."""
+        raise NotImplementedError(f"{self.name} shows no status reactions")
+
     edits = False
     """The platform tells the bot when a person edits a message (Telegram, Slack)."""
 

@@ -26,6 +26,12 @@ class FeishuDriver(Driver[FakeFeishu]):
         self.events[event] = payloads.message_event(text, event_id=f"ev-{uuid.uuid4().hex}")
         self.fake.push_event(self.events[event])
 
+    done_reaction = "DONE"
+
+    def reactions(self, event: str) -> list[str]:
+        mid = self.events[event]["event"]["message"]["message_id"]
+        return list(self.fake.reactions.get(mid, {}).values())
+
     def redeliver(self, event: str) -> None:
         self.fake.wait_ack(self.fake.push_event(self.events[event]))
 

@@ -53,6 +53,19 @@ class SlackDriver(Driver[FakeSlack]):
         self._push(self.events[event], event)
 
     edits = True
+    audio = True
+
+    def send_audio(self, name: str, data: bytes, seconds: int) -> None:
+        url = self.fake.add_file(name, data)
+        clip = {"id": "F2", "name": name, "mimetype": "audio/webm", "size": len(data),
+                "duration_ms": seconds * 1000, "url_private_download": url}  # fmt: skip
+        event = events.dm("", ts=self._now_ts(), subtype="file_share", files=[clip])
+        self._push(event, "audio")
+
+    done_reaction = "white_check_mark"
+
+    def reactions(self, event: str) -> list[str]:
+        return list(self.fake.reactions[(DM, self.events[event]["ts"])])
 
     def edit(self, event: str, text: str, *, again: bool = False) -> None:
         edits = self._edits.setdefault(event, [])  # (the message before, its text after, ts)

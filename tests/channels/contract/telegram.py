@@ -23,6 +23,18 @@ class TelegramDriver(Driver[FakeTelegram]):
         self.fake.push_update({"message": self.events[event]})
 
     edits = True
+    audio = True
+
+    def send_audio(self, name: str, data: bytes, seconds: int) -> None:
+        self.fake.add_file("VOICE1", data)
+        voice = {"file_id": "VOICE1", "file_unique_id": name, "duration": seconds,
+                 "mime_type": "audio/ogg", "file_size": len(data)}  # fmt: skip
+        self.fake.push_message(DM, None, voice=voice)
+
+    done_reaction = "👍"
+
+    def reactions(self, event: str) -> list[str]:
+        return self.fake.reactions.get((DM, self.events[event]["message_id"]), [])
 
     def edit(self, event: str, text: str, *, again: bool = False) -> None:
         if again:

@@ -186,3 +186,42 @@ async def test_an_edit_of_the_running_message_is_answered_in_the_same_reply(
     assert shown.startswith("echo: first, edited")
     assert texts.EDIT_ANSWERED in shown
     assert driver.violations() == []
+
+
+async def test_the_persons_message_shows_working_then_answered(
+    driver: Driver, service: ServiceHarness, fake_openai: FakeOpenAI
+) -> None:
+    if driver.done_reaction is None:
+        pytest.skip(f"{driver.name} shows no status reactions (docs/channels/README.md)")
+    fake_openai.script(Reply(text="slow " * 30, tokens_per_second=20))
+    driver.send("hello", "e1")
+    await fake_openai.wait_requests(1, timeout=20)
+    working: list[str] = []
+    for _ in range(500):  # the working reaction goes out beside the reply
+        if working := driver.reactions("e1"):
+            break
+        await asyncio.sleep(0.01)
+    await answered(service, fake_openai, 1)
+    for _ in range(500):
+        if driver.reactions("e1") == [driver.done_reaction]:
+            break
+        await asyncio.sleep(0.01)
+    assert working
+    assert working != [driver.done_reaction]  # while it worked, it showed working
+    assert driver.reactions("e1") == [driver.done_reaction]
+    assert driver.violations() == []
+
+
+async def test_a_voice_note_is_transcribed_and_answered(
+    driver: Driver, service: ServiceHarness, fake_openai: FakeOpenAI
+) -> None:
+    if not driver.audio:
+        pytest.skip(f"{driver.name}: no voice notes in its driver")
+    fake_openai.script_transcripts("book a table for two")
+    driver.send_audio("note.ogg", b"OggS" + bytes(500), seconds=3)
+    await answered(service, fake_openai, 1)
+    assert [t["size"] for t in fake_openai.transcriptions] == [504]
+    assert FakeOpenAI.user_texts(fake_openai.requests[0])[-1].endswith("book a table for two")
+    (shown,) = driver.shown()
+    assert shown.startswith("🎤")
+    assert shown.endswith("echo: book a table for two")
