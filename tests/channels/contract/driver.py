@@ -97,8 +97,13 @@ class Driver(abc.ABC, Generic[F]):
     audio = False
     """The user can send a voice note or an audio file (transcribed by the service)."""
 
-    def send_audio(self, name: str, data: bytes, seconds: int) -> None:
-        """The user sends a voice note (or audio file) `name` lasting `seconds`."""
+    own_recognition = False
+    """The platform sends its own speech recognition with a voice note (DingTalk): that text
+    is the message and nothing is transcribed."""
+
+    def send_audio(self, name: str, data: bytes, seconds: int, recognition: str = "") -> None:
+        """The user sends a voice note (or audio file) `name` lasting `seconds`; `recognition`:
+        the platform's own text for it, where it sends one."""
         raise NotImplementedError(f"{self.name}: no audio in its driver yet")
 
     done_reaction: str | None = None

@@ -55,7 +55,7 @@ class SlackDriver(Driver[FakeSlack]):
     edits = True
     audio = True
 
-    def send_audio(self, name: str, data: bytes, seconds: int) -> None:
+    def send_audio(self, name: str, data: bytes, seconds: int, recognition: str = "") -> None:
         url = self.fake.add_file(name, data)
         clip = {"id": "F2", "name": name, "mimetype": "audio/webm", "size": len(data),
                 "duration_ms": seconds * 1000, "url_private_download": url}  # fmt: skip

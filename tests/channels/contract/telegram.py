@@ -25,7 +25,7 @@ class TelegramDriver(Driver[FakeTelegram]):
     edits = True
     audio = True
 
-    def send_audio(self, name: str, data: bytes, seconds: int) -> None:
+    def send_audio(self, name: str, data: bytes, seconds: int, recognition: str = "") -> None:
         self.fake.add_file("VOICE1", data)
         voice = {"file_id": "VOICE1", "file_unique_id": name, "duration": seconds,
                  "mime_type": "audio/ogg", "file_size": len(data)}  # fmt: skip
