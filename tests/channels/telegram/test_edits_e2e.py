@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from bot import texts
+from tests.channels.contract.test_contract import answered
 from tests.fakes.clock import VirtualClock
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.openai_wire import Reply
@@ -32,25 +33,20 @@ def edit_answer(text: str) -> str:
     return f"{text}\n\n{texts.EDIT_ANSWERED}"
 
 
-async def settled(svc: ServiceHarness, fake_openai: FakeOpenAI, requests: int) -> None:
-    await fake_openai.wait_requests(requests, timeout=20)
-    await svc.idle(timeout=20)
-
-
 async def test_an_answered_message_edited_is_answered_again_in_its_reply(
     tmp_path: Path, fake_openai: FakeOpenAI, fake: FakeTelegram
 ) -> None:
     async with service(tmp_path, fake_openai, fake) as svc:
         message = fake.push_message(DM, "hello")["message"]
-        await settled(svc, fake_openai, 1)
+        await answered(svc, fake_openai, 1)
         assert fake.shown_texts(DM) == ["echo: hello"]
         edited = fake.push_edit(message, "goodbye")
-        await settled(svc, fake_openai, 2)
+        await answered(svc, fake_openai, 2)
         fake.push_update({"edited_message": dict(edited)})  # the same edit delivered again
         await asyncio.sleep(0.5)
         await svc.idle(timeout=20)
         twice = fake.push_edit(edited, "good night")
-        await settled(svc, fake_openai, 3)
+        await answered(svc, fake_openai, 3)
     assert twice["edit_date"] > edited["edit_date"]
     assert fake.shown_texts(DM) == [edit_answer("echo: good night")]  # one message, rewritten
     assert len(fake_openai.requests) == 3  # the redelivered edit was one edit
@@ -67,7 +63,7 @@ async def test_an_edit_of_the_message_being_answered_restarts_it_in_the_same_rep
         message = fake.push_message(DM, "first")["message"]
         await fake_openai.wait_requests(1, timeout=20)
         fake.push_edit(message, "first, edited")
-        await settled(svc, fake_openai, 2)
+        await answered(svc, fake_openai, 2)
     assert fake.shown_texts(DM) == [edit_answer("echo: first, edited")]
     assert FakeOpenAI.user_texts(fake_openai.requests[1])[-1] == "first, edited"
     stopped = [c for c in fake.calls if texts.STOPPED_FOR_EDIT in str(c.body.get("text"))]
@@ -86,7 +82,7 @@ async def test_an_edit_racing_its_answers_final_rewrites_the_final(
         await fake_openai.wait_requests(1, timeout=20)
         await asyncio.sleep(0.3)  # the edit is taken while the final is still on its way
         final.release()
-        await settled(svc, fake_openai, 2)
+        await answered(svc, fake_openai, 2)
     assert fake.shown_texts(DM) == [edit_answer("echo: second")]  # one message: no second answer
     assert len(fake.calls_of("sendMessage")) == 1
     assert fake.violations == []
@@ -102,7 +98,7 @@ async def test_an_edit_of_a_queued_message_replaces_its_text(
         queued = fake.push_message(DM, "second")["message"]
         await fake.wait_for(lambda: any("Queued" in t for t in fake.sent_texts(DM)), 10)
         fake.push_edit(queued, "second, edited")
-        await settled(svc, fake_openai, 2)
+        await answered(svc, fake_openai, 2)
     assert len(fake_openai.requests) == 2
     assert FakeOpenAI.user_texts(fake_openai.requests[1])[-1] == "second, edited"
     assert fake.shown_texts(DM) == [SLOW, edit_answer("echo: second, edited")]
@@ -113,7 +109,7 @@ async def test_edits_policies_ignore_requeue_and_the_window(
 ) -> None:
     async with service(tmp_path / "ignore", fake_openai, fake, edits="ignore") as svc:
         message = fake.push_message(DM, "hello")["message"]
-        await settled(svc, fake_openai, 1)
+        await answered(svc, fake_openai, 1)
         fake.push_edit(message, "goodbye")
         await asyncio.sleep(0.5)
         await svc.idle(timeout=20)
@@ -122,13 +118,13 @@ async def test_edits_policies_ignore_requeue_and_the_window(
         assert any(e.reason.startswith("an edit") for e in entries)
     async with service(tmp_path / "requeue", fake_openai, fake, edits="requeue") as svc:
         message = fake.push_message(DM, "again")["message"]
-        await settled(svc, fake_openai, 2)
+        await answered(svc, fake_openai, 2)
         fake.push_edit(message, "again, edited")
-        await settled(svc, fake_openai, 3)
+        await answered(svc, fake_openai, 3)
     assert fake.shown_texts(DM)[-2:] == ["echo: again", edit_answer("echo: again, edited")]
     async with service(tmp_path / "window", fake_openai, fake, edit_window_minutes=1) as svc:
         old = fake.push_message(DM, "old", date=int(time.time()) - 120)["message"]
-        await settled(svc, fake_openai, 4)
+        await answered(svc, fake_openai, 4)
         fake.push_edit(old, "old, edited")
         await asyncio.sleep(0.5)
         await svc.idle(timeout=20)
@@ -140,10 +136,10 @@ async def test_an_edit_after_a_restart_finds_its_reply_in_the_journal(
 ) -> None:
     async with service(tmp_path, fake_openai, fake) as svc:
         message = fake.push_message(DM, "hello")["message"]
-        await settled(svc, fake_openai, 1)
+        await answered(svc, fake_openai, 1)
         await svc.restart()  # the service's memory of recent messages is gone
         fake.push_edit(message, "goodbye")
-        await settled(svc, fake_openai, 2)
+        await answered(svc, fake_openai, 2)
     assert fake.shown_texts(DM) == [edit_answer("echo: goodbye")]
 
 
@@ -152,13 +148,13 @@ async def test_an_edit_waiting_behind_another_reply_shows_queued_in_its_reply(
 ) -> None:
     async with service(tmp_path, fake_openai, fake) as svc:
         message = fake.push_message(DM, "hello")["message"]
-        await settled(svc, fake_openai, 1)
+        await answered(svc, fake_openai, 1)
         (first,) = [m for (chat, m) in fake.messages if chat == DM]
         fake_openai.script(Reply(text=SLOW, tokens_per_second=10))
         fake.push_message(DM, "second")
         await fake_openai.wait_requests(2, timeout=20)
         fake.push_edit(message, "hello, edited")
-        await settled(svc, fake_openai, 3)
+        await answered(svc, fake_openai, 3)
     edits = [c.body for c in fake.calls_of("editMessageText") if c.body["message_id"] == first]
     assert "Queued" in str(edits[0]["text"])  # at once, before its turn
     assert fake.shown_texts(DM) == [edit_answer("echo: hello, edited"), SLOW]
