@@ -162,6 +162,7 @@ class App:
             thread_for=self.schedules.thread_for,
             governed=Governed(self.people, self.usage, self.approvals),
         )
+        self.turns.hear_with(settings.speech)  # voice notes transcribed (bot/speech.py)
         self.turns.settle.on_settled.append(self.schedules.scheduler.settled)
         self.turns.bound_agent = self._bound_agent
         command_service = CommandService(

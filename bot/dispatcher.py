@@ -22,6 +22,7 @@ from bot.approvals import press_of
 from bot.command_context import CommandContext, CommandService
 from bot.command_registry import CommandRegistry
 from bot.commands import parse_command
+from bot.edits import Edits
 from bot.lanes import Job, Lane, RunsElsewhere, current_message, stop_waiting
 from bot.notices import QueuedNotices, RunningReply
 from bot.stores.conversations import ConversationStore
@@ -62,6 +63,7 @@ class Dispatcher:
         self.notices = QueuedNotices(turns.journal, turns.metrics)
         self.retiring: dict[str, Channel] = {}  # switched off, still finishing its replies
         self.again = AnswerAgain(turns.journal)  # what a channel restart cut or left
+        self.edits = Edits(turns.journal, turns.settle)  # edited messages (bot/edits.py)
         self._closing = False
         turns.replaced = lambda name, channel: self.channels.get(name) is not channel
 
@@ -73,6 +75,11 @@ class Dispatcher:
             log.warning("message for unknown channel %s settled unanswered", msg.chat.channel)
             await self.turns.settle.unanswered(msg, "channel not running")
             return
+        if msg.edit is not None:
+            lane = self.lanes.get(msg.chat.key)
+            busy = bool(lane and (lane.run or lane.jobs)) or self.working_lanes >= self.max_runs
+            if await self.edits.take(channel, msg, lane, self._enqueue, busy=busy) is None:
+                return  # answered in its place (bot/edits.py)
         if msg.unsupported:  # a sticker, a poll ...: say what we can read instead
             self._spawn(self._reply(channel, msg, texts.cannot_read(msg.unsupported)))
             return
@@ -92,6 +99,7 @@ class Dispatcher:
     async def _enqueue_chat(self, channel: Channel, msg: InboundMessage) -> None:
         lane = self.lanes.get(msg.chat.key)
         job = Job(msg)
+        self.edits.remember(msg)
         if lane is not None and (lane.run is not None or lane.jobs):
             if self.busy_policy(msg.chat.channel) is BusyPolicy.interrupt:
                 self._interrupt(lane)
@@ -197,6 +205,8 @@ class Dispatcher:
         try:
             if job.notice is not None:
                 job.handle = await job.notice
+            if job.reopen is not None:
+                job.handle = await self.edits.reopen(channel, job)
             if job.entry is not None and job.entry.state is State.delivering:
                 await self.turns.resume_delivery(channel, job.msg, job.entry, job.handle)
             else:

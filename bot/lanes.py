@@ -34,6 +34,7 @@ class Job:
     entry: Entry | None = None  # set when a restart resumes the message
     notice: asyncio.Task[ReplyHandle | None] | None = None  # the queued notice on its way
     taken_over: bool = False  # another worker owns its conversation now: not ours to answer
+    reopen: InboundMessage | None = None  # the message it edits: its reply is rewritten
 
 
 @dataclass

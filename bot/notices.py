@@ -38,6 +38,11 @@ class RunningReply:
         """The reply's document now (what its next update shows); None before it opens."""
         return self._streamer.doc if self._streamer is not None else None
 
+    @property
+    def finishing(self) -> bool:
+        """The reply's final is on its way (a stop now could show the answer twice)."""
+        return self._streamer is not None and self._streamer.finishing
+
     def ended(self) -> None:
         self._streamer = None
         self._known.set()

@@ -88,6 +88,7 @@ class ReplyStreamer:
         self._final_seen = False
         self._finished = False  # the final is out: nothing left to materialize
         self._lead = ""  # text the answer follows (an approval's decision)
+        self.finishing = False  # finish() began: the final is on its way
 
     async def open(self, note: str = "") -> None:
         """Show the placeholder (or turn the queued notice, or the reply a restart interrupted,
@@ -144,6 +145,7 @@ class ReplyStreamer:
         With `record` the final is written to the journal first and each part as it goes out;
         without (a reply cut short by shutdown) the message stays `running` for the restart.
         """
+        self.finishing = True
         await self._stop_flusher()
         final_status = status or ("failed" if self.doc.status == "failed" else "done")
         doc = replace(self.doc, status=final_status, note=note or self.doc.note)

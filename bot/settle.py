@@ -52,6 +52,10 @@ class Settle:
         """The reply was stopped (by /stop or a newer message) and marked so."""
         await self._delivered(msg, STOPPED)
 
+    async def passed_over(self, msg: InboundMessage, reason: str) -> None:
+        """Nothing to answer (an edit passed over or replaced before its turn): `reason`."""
+        await self._delivered(msg, reason)
+
     async def undeliverable(self, channel: str, msg: InboundMessage, exc: ChannelError) -> None:
         """The platform would not take the reply. The streamer already counted refusals and
         unreachable platforms in `antler_deliveries_given_up_total`; other final errors

@@ -20,6 +20,8 @@ BUSY = "I'm handling too many messages right now; please send that again in a mi
 
 STOPPED = "Stopped."
 INTERRUPTED_BY_NEWER = "Interrupted by a newer message."
+STOPPED_FOR_EDIT = "Stopped: the message was edited."
+EDIT_ANSWERED = "Answer to the edited message."
 RESTARTING = "The service is restarting; this message will be answered again."
 CHANNEL_RESTARTED = "The connection to this chat was renewed mid-answer; answering again…"
 CHANNEL_SWITCHED_OFF = (
@@ -34,6 +36,16 @@ CHOICE_EXPIRED = "This button has expired; please ask again."
 
 def file_not_read(name: str, reason: object) -> str:
     return f"{name} was not read: {reason}."
+
+
+def audio_not_heard(name: str, max_seconds: float | None = None) -> str:
+    if max_seconds is not None:  # too long to transcribe
+        return f"{name} was not transcribed: it is longer than {max_seconds / 60:g} minutes."
+    return f"{name} could not be transcribed; please send it again or type it."
+
+
+def heard(transcript: str) -> str:  # shown back above the answer (bot/speech.py shortens it)
+    return f"🎤 _{transcript}_"
 
 
 def file_not_downloaded(name: str, reason: object) -> str:

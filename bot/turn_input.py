@@ -3,13 +3,19 @@ platform's, the service's and the sender's role's limits) and the `Turn` it runs
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agent.events import Turn
 from agent.grant import Grant
 from bot import texts
 from bot.access.people import account_of
+from bot.speech import Speech, shown_back
 from channels.base import Channel, ChannelError, FileTooLarge, InboundMessage
+
+if TYPE_CHECKING:
+    from bot.replies import ReplyStreamer
 
 AGENT_UPLOADS = "/mnt/user-data/uploads"
 
@@ -59,3 +65,22 @@ def _agent_path(path: Path, uploads: Path) -> str:
         return f"{AGENT_UPLOADS}/{path.relative_to(uploads).as_posix()}"
     except ValueError:
         return str(path)
+
+
+async def with_inputs(
+    streamer: ReplyStreamer, turn: Turn, uploads: Path, limit: int, speech: Speech
+) -> Turn:
+    """`turn` with the message's files fetched into `uploads` and its voice notes heard (their
+    transcript shown back and added to the text); notes in the reply say what was not."""
+    channel, msg = streamer.channel, streamer.msg
+    others = tuple(a for a in msg.attachments if not speech.heard(a))
+    files, notes = await fetch_files(
+        channel, replace(msg, attachments=others), uploads, limit, turn.grant
+    )
+    heard, more = await speech.hear(channel, msg, uploads, limit)  # bot/speech.py
+    for note in (*notes, *more):
+        await streamer.say(note)
+    if heard:
+        streamer.lead_with(shown_back(heard))
+        turn = replace(turn, text="\n\n".join(t for t in (turn.text, *heard) if t))
+    return replace(turn, files=tuple(files))

@@ -25,15 +25,17 @@ from bot.access.people import People
 from bot.approvals import Approvals, Resume, card_text, press_of
 from bot.command_registry import CommandRegistry
 from bot.commands import parse_command
+from bot.config.speech import SpeechConfig
 from bot.delivery import DeliveryTrack, FinalPlan, card_reply
 from bot.metrics import Metrics
 from bot.notices import RunningReply
 from bot.replies import ReplyStreamer
 from bot.run_choice import agent_for, model_for
 from bot.settle import Settle
+from bot.speech import Speech
 from bot.stores.conversations import Conversation, ConversationStore
 from bot.stores.journal import Entry, Journal
-from bot.turn_input import fetch_files, message_turn
+from bot.turn_input import message_turn, with_inputs
 from bot.usage.gate import UsageGate
 from channels.base import (
     Button,
@@ -83,6 +85,7 @@ class TurnRunner:
         self.journal = journal
         self.settle = Settle(journal, self.metrics)  # the one place that settles a message
         self.max_upload_bytes = max_upload_bytes
+        self.speech = Speech()  # voice notes transcribed (unset: audio stays a file)
         self._keep_pending: set[asyncio.Task[None]] = set()
         self._taken_over: set[asyncio.Task[None]] = set()
         self.commands = commands  # `/<skill> TASK` is a skill turn for the agent
@@ -95,6 +98,10 @@ class TurnRunner:
         self.usage = governed.usage  # counted, budgeted, a footer (None: not counted)
         self.approvals = governed.approvals  # approval cards and presses (None: none)
         self.bound_agent: Callable[[str], str | None] = lambda channel: None  # a bot's agent
+
+    def hear_with(self, config: SpeechConfig) -> None:
+        """Transcribe voice notes and audio with `config` (`speech` in the config)."""
+        self.speech = Speech(config)
 
     def keep_pending(self, task: asyncio.Task[None]) -> None:
         """The run in `task` is cancelled by shutdown: leave its message `running` for restart."""
@@ -135,7 +142,9 @@ class TurnRunner:
         conv, turn, decided = prepared
         streamer = await self._reply_for(channel, msg, decided, handle)
         try:
-            await streamer.open(texts.ANSWERING_AGAIN if resumed or attempts > 1 else "")
+            edited = texts.EDIT_ANSWERED if msg.edit is not None else ""
+            await streamer.open(texts.ANSWERING_AGAIN if resumed or attempts > 1 else edited)
+            streamer.doc = replace(streamer.doc, note=edited)  # the final says so too
             if running is not None:
                 running.opened(streamer)
             if handle is None:  # otherwise a queued notice or the restored reply showed it
@@ -240,16 +249,12 @@ class TurnRunner:
         return streamer
 
     async def _with_files(self, streamer: ReplyStreamer, conv: Conversation, turn: Turn) -> Turn:
-        """The message's files fetched into the thread's uploads (notes say what was not)."""
+        """The message's files fetched into the thread's uploads, voice notes heard."""
         if not streamer.msg.attachments:
             return turn
-        channel, msg = streamer.channel, streamer.msg
         uploads = self.runner.thread_dirs(conv.thread_id).uploads
-        limit = min(self.max_upload_bytes, channel.capabilities.max_file_in)
-        files, notes = await fetch_files(channel, msg, uploads, limit, turn.grant)
-        for note in notes:
-            await streamer.say(note)
-        return replace(turn, files=tuple(files))
+        limit = min(self.max_upload_bytes, streamer.channel.capabilities.max_file_in)
+        return await with_inputs(streamer, turn, uploads, limit, self.speech)
 
     async def _prepare(
         self, channel: Channel, msg: InboundMessage, conv: Conversation

@@ -34,6 +34,7 @@ from channels.types import (
     Capabilities,
     ChatRef,
     ChatType,
+    Edit,
     InboundMessage,
     MenuCommand,
     RateBudget,
@@ -59,6 +60,8 @@ __all__ = [
     "ChatRef",
     "ChatType",
     "DeliveryRefused",
+    "Edit",
+    "EditPolicy",
     "FileTooLarge",
     "GroupTrigger",
     "Handler",
@@ -86,6 +89,15 @@ class BusyPolicy(enum.StrEnum):
     interrupt = "interrupt"
 
 
+class EditPolicy(enum.StrEnum):
+    """What an edited message does (bot/edits.py): answered again in place (`reanswer`), answered
+    as a new message (`requeue`), or nothing (`ignore`)."""
+
+    reanswer = "reanswer"
+    requeue = "requeue"
+    ignore = "ignore"
+
+
 GroupTrigger = Literal["mention", "all"]
 _LIVE: dict[str, Any] = {"reload": "live"}
 
@@ -106,6 +118,11 @@ class ChannelConfig(BaseModel):
     allowed_chats: list[str] = Field(default_factory=list, json_schema_extra=_LIVE)
     busy_policy: BusyPolicy | None = Field(default=None, json_schema_extra=_LIVE)
     group_trigger: GroupTrigger = Field(default="mention", json_schema_extra=_LIVE)
+    edits: EditPolicy = Field(default=EditPolicy.reanswer, json_schema_extra=_LIVE)
+    edit_window_minutes: float = Field(default=10.0, ge=0, le=7 * 24 * 60, json_schema_extra=_LIVE)
+    # a reaction on the person's message while the agent works and when it is done (Telegram,
+    # Slack, Feishu; docs/channels/README.md, "Signs of life")
+    status_reactions: bool = True
     group_trigger_chats: dict[str, GroupTrigger] = Field(
         default_factory=dict, json_schema_extra=_LIVE
     )
@@ -371,6 +388,12 @@ class Channel(abc.ABC):
 
     def restore_handle(self, msg: InboundMessage, state: Mapping[str, Any]) -> ReplyHandle | None:
         """Rebuild the handle `handle_state` described, in a new process; None: start afresh."""
+        return None
+
+    def reopen_reply(self, msg: InboundMessage, state: Mapping[str, Any]) -> ReplyHandle | None:
+        """A finished reply, rebuilt from its `handle_state`, that a new answer rewrites in place
+        (the answer to an edited message, `msg`). None (the default): it cannot be rewritten;
+        the answer goes out as a new reply."""
         return None
 
     def finish_is_replayable(self, handle: ReplyHandle) -> bool:

@@ -56,6 +56,30 @@ class Attachment:
     kind: Literal["image", "file", "audio", "video"] = "file"
     mime_type: str = ""
     size: int | None = None
+    duration: float | None = None  # seconds, for audio and video where the platform tells
+    transcript: str = ""  # the platform's own speech recognition of an audio (DingTalk)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Edit:
+    """What makes a message an edit of an earlier one.
+
+    `message_id`: the platform's id of the edited message; `version`: the platform's mark of this
+    edit (Telegram's edit_date, Slack's edited ts, Feishu's update time), part of the edit's
+    `event_id`, so a redelivered edit is one edit and a second edit another; `sent_at`: when the
+    edited message was first sent (seconds); `original_event_id`: the original's `event_id` where
+    the channel can tell it from the edit (empty: the service knows it only from memory).
+    """
+
+    message_id: str
+    version: str
+    sent_at: float = 0.0
+    original_event_id: str = ""
+
+
+def edit_event_id(chat_id: str, message_id: str, version: str) -> str:
+    """The `event_id` of an edit: the message and the edit's version (one per edit)."""
+    return f"edit:{chat_id}:{message_id}:{version}"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -70,7 +94,8 @@ class InboundMessage:
     answers with what it can read instead of running the agent. `in_main_chat`: sent in the main
     chat of a chat whose top-level messages start their own threads (Slack channels, Feishu groups
     in per-topic mode); commands there act on the chat (`chat.with_topic(None)`), not on the
-    thread the message itself starts (docs/channels/README.md, "Scope").
+    thread the message itself starts (docs/channels/README.md, "Scope"). `edit`: set when the
+    person edited a message they had sent (the text is the new one; bot/edits.py).
     """
 
     event_id: str
@@ -87,6 +112,7 @@ class InboundMessage:
     is_button: bool = False
     unsupported: str = ""
     in_main_chat: bool = False
+    edit: Edit | None = None
     raw: Mapping[str, Any] = field(default_factory=dict)
 
 

@@ -23,6 +23,7 @@ from agent.profiles import AgentProfile, bound_problems, profile_problems, soul_
 from bot.access.roles import AccessConfig
 from bot.config.env import substitute
 from bot.config.secrets import read_secrets, secrets_path
+from bot.config.speech import SpeechConfig
 from bot.schedules.config import SchedulesConfig
 from bot.usage.config import UsageConfig
 from channels import REGISTRY, config_model
@@ -183,6 +184,7 @@ class Settings(BaseModel):
     schedules: SchedulesConfig = Field(default_factory=SchedulesConfig, json_schema_extra=LIVE)
     access: AccessConfig = Field(default_factory=AccessConfig, json_schema_extra=LIVE)
     usage: UsageConfig = Field(default_factory=UsageConfig, json_schema_extra=LIVE)
+    speech: SpeechConfig = Field(default_factory=SpeechConfig, json_schema_extra=RESTART)
     config_path: Path | None = Field(default=None, exclude=True)
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from channels.base import Attachment, ChatRef, ChatType, InboundMessage, UserRef
@@ -88,9 +89,10 @@ def _content_of(data: Mapping[str, Any], msg_id: str) -> tuple[str, tuple[Attach
         return "", _attachment(content, "image", f"image-{msg_id[:12]}.png")
     if kind == "file":
         return "", _attachment(content, "file", _str(content.get("fileName")) or "file")
-    if kind == "audio":
-        name = f"audio-{msg_id[:12]}.amr"
-        return _str(content.get("recognition")), _attachment(content, "audio", name)
+    if kind == "audio":  # its recognition text is the message (nothing to transcribe)
+        name, heard = f"audio-{msg_id[:12]}.amr", _str(content.get("recognition"))
+        (audio,) = _attachment(content, "audio", name)
+        return heard, (replace(audio, transcript=heard),)
     if kind == "video":
         ext = _str(content.get("videoType")) or "mp4"
         return "", _attachment(content, "video", f"video-{msg_id[:12]}.{ext}")

@@ -34,6 +34,7 @@ from lark_oapi.api.im.v1 import (
     CreateMessageReactionRequestBody,
     CreateMessageRequest,
     CreateMessageRequestBody,
+    DeleteMessageReactionRequest,
     Emoji,
     GetMessageResourceRequest,
     PatchMessageRequest,
@@ -151,7 +152,8 @@ class FeishuApi:
         req = PatchMessageRequest.builder().message_id(message_id).request_body(body).build()
         await self._call("patch", self.client.im.v1.message.patch, req)
 
-    async def react(self, message_id: str, emoji: str) -> None:
+    async def react(self, message_id: str, emoji: str) -> str | None:
+        """Add a reaction to a message; its reaction id."""
         body = (
             CreateMessageReactionRequestBody.builder()
             .reaction_type(Emoji.builder().emoji_type(emoji).build())
@@ -160,7 +162,17 @@ class FeishuApi:
         req = (
             CreateMessageReactionRequest.builder().message_id(message_id).request_body(body).build()
         )
-        await self._call("reaction", self.client.im.v1.message_reaction.create, req)
+        resp = await self._call("reaction", self.client.im.v1.message_reaction.create, req)
+        return str(resp.data.reaction_id) if resp.data and resp.data.reaction_id else None
+
+    async def unreact(self, message_id: str, reaction_id: str) -> None:
+        req = (
+            DeleteMessageReactionRequest.builder()
+            .message_id(message_id)
+            .reaction_id(reaction_id)
+            .build()
+        )
+        await self._call("unreaction", self.client.im.v1.message_reaction.delete, req)
 
     # ---------------------------------------------------------------- cardkit
     async def card_create(self, card_json: str) -> str:

@@ -26,11 +26,12 @@ from channels.feishu.api import FeishuApi, build_client
 from channels.feishu.config import FeishuConfig
 from channels.feishu.inbound import Inbound
 from channels.feishu.parse import BotIdentity
+from channels.feishu.reactions import BUDGET as REACTION_BUDGET
+from channels.feishu.reactions import StatusReactions
 from channels.feishu.stream import CARD_BUDGETS, CardStreamer, FeishuReply
 from channels.feishu.webhook import webhook_route
 from channels.feishu.ws import LongConnection
 
-ACCEPT_EMOJI = "OK"
 MAX_FILE_IN = 100 * 1024 * 1024
 
 
@@ -50,6 +51,7 @@ class FeishuChannel(Channel):
             edit_budget=(
                 RateBudget(scope="reply", per_second=1 / config.stream_interval),
                 *CARD_BUDGETS,
+                REACTION_BUDGET,
             ),
         )
         self.api = FeishuApi(build_client(config))
@@ -58,7 +60,7 @@ class FeishuChannel(Channel):
         )
         self.inbound = Inbound(config, ctx, self.name)
         self.connection: LongConnection | None = None
-        self._side_tasks: set[asyncio.Task[None]] = set()
+        self.reactions = StatusReactions(self.api, self.pacer, enabled=config.status_reactions)
 
     # ------------------------------------------------------------------ lifecycle
     async def start(self) -> None:
@@ -113,7 +115,7 @@ class FeishuChannel(Channel):
     async def stop(self) -> None:
         await self._close_connection()
         pending = [asyncio.wrap_future(f) for f in list(self.inbound.pending)]
-        pending += list(self._side_tasks)
+        pending += self.reactions.calls.pending
         if pending:
             await asyncio.wait(pending, timeout=5)
         self.inbound.loop = None
@@ -134,22 +136,14 @@ class FeishuChannel(Channel):
         return chat.chat_type == "group" and self.config.group_scope == "topic"
 
     async def open_reply(self, msg: InboundMessage, doc: ReplyDoc) -> ReplyHandle:
-        if msg.message_id and not msg.is_button:
-            task = asyncio.create_task(self._react(msg.message_id))  # best effort, not awaited
-            self._side_tasks.add(task)
-            task.add_done_callback(self._side_tasks.discard)
+        if not msg.is_button:
+            self.reactions.working(msg.chat, msg.message_id)  # beside the reply, not awaited
         reply = await self.streamer.open(
             msg.chat, msg.message_id, doc, in_thread=self._in_thread(msg.chat)
         )
         reply.main_chat = msg.in_main_chat
         self._remember(reply)
         return reply
-
-    async def _react(self, message_id: str) -> None:
-        try:
-            await self.api.react(message_id, ACCEPT_EMOJI)
-        except ChannelError as exc:
-            self.log.info("feishu: reaction failed: %s", exc)
 
     def _remember(self, reply: FeishuReply) -> None:
         for part in reply.parts:
@@ -162,6 +156,7 @@ class FeishuChannel(Channel):
     async def finish_reply(self, handle: ReplyHandle, doc: ReplyDoc) -> None:
         await self.streamer.update(handle, doc)
         self._remember(handle)
+        self.reactions.finished(handle.chat, handle.reply_to, doc.status)
 
     def handle_state(self, handle: FeishuReply) -> dict[str, Any]:
         return resume.reply_state(handle)

@@ -119,7 +119,10 @@ def _body(msg_type: str, content: Mapping[str, Any]) -> tuple[str, list[Attachme
     if msg_type in ("file", "audio", "media") and content.get("file_key"):
         kind = _FILE_KINDS[msg_type]
         name = str(content.get("file_name") or content["file_key"])
-        return "", [Attachment(name=name, ref=f"file:{content['file_key']}", kind=kind)]
+        ms = content.get("duration")  # audio and media: milliseconds
+        seconds = ms / 1000 if isinstance(ms, int | float) and ms > 0 else None
+        ref = f"file:{content['file_key']}"
+        return "", [Attachment(name=name, ref=ref, kind=kind, duration=seconds)]
     return "", []
 
 

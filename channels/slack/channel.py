@@ -29,6 +29,7 @@ from channels.slack.api import SlackCallFailed, call
 from channels.slack.config import SlackConfig
 from channels.slack.follow import FollowedThreads
 from channels.slack.inbound import Inbound
+from channels.slack.reactions import REACTIONS, StatusReactions
 from channels.slack.socket import FencedSocketHandler, app_id
 from channels.slack.stream import APPEND, UPDATE, ReplyWriter, SlackReply
 
@@ -50,6 +51,7 @@ def capabilities_for(config: SlackConfig) -> Capabilities:
             per_second=config.workspace_appends_per_second,
             burst=5,
         ),
+        RateBudget(scope="workspace", method=REACTIONS, per_second=0.8, burst=3),  # Tier 3
     )
     return Capabilities(
         max_text_len=MAX_TEXT_LEN,
@@ -77,6 +79,12 @@ class SlackChannel(Channel):
             native=config.native_stream,
             stream_cap=MAX_TEXT_LEN,
             min_append_chars=config.min_append_chars,
+        )
+        self.reactions = StatusReactions(
+            self.client,
+            self.pacer,
+            self.capabilities.edit_budget,
+            enabled=config.status_reactions,
         )
         self.followed = FollowedThreads(Path(ctx.data_dir) / "slack" / "followed_threads.sqlite")
         self.me = parse.BotIdentity(user_id="")
@@ -170,6 +178,7 @@ class SlackChannel(Channel):
 
     async def stop(self) -> None:
         await self.stop_receiving()
+        await self.reactions.close()
         if self._session is not None:
             await self._session.close()
             self._session = None
@@ -204,7 +213,9 @@ class SlackChannel(Channel):
             await self.followed.add(reply.channel_id, reply.thread_ts)
         if doc.status == "queued":
             await self._react(reply, "add")
-        elif reply.thread_ts is not None:
+            return reply
+        self.reactions.working(reply)
+        if reply.thread_ts is not None:
             await self.writer.set_status(reply, render.status_text(doc))
         else:
             await self.writer.update(reply, doc)
@@ -215,6 +226,8 @@ class SlackChannel(Channel):
             return  # an ephemeral message cannot be edited: the final is posted once
         if handle.queued_reaction and doc.status != "queued":
             await self._react(handle, "remove")
+        if doc.status == "working":
+            self.reactions.working(handle)
         await self.writer.update(handle, doc)
 
     async def finish_reply(self, handle: SlackReply, doc: ReplyDoc) -> None:
@@ -224,12 +237,16 @@ class SlackChannel(Channel):
         if handle.queued_reaction:
             await self._react(handle, "remove")
         await self.writer.finish(handle, doc)
+        self.reactions.finished(handle, doc.status)
 
     def handle_state(self, handle: SlackReply) -> dict[str, Any]:
         return resume.reply_state(handle)
 
     def restore_handle(self, msg: InboundMessage, state: Mapping[str, Any]) -> SlackReply | None:
         return resume.restore_reply(msg, state)
+
+    def reopen_reply(self, msg: InboundMessage, state: Mapping[str, Any]) -> SlackReply | None:
+        return resume.reopen_reply(msg, state)
 
     def finish_is_replayable(self, handle: SlackReply) -> bool:
         return resume.finish_replayable(handle)

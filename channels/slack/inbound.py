@@ -90,6 +90,8 @@ class Inbound:
     def _wanted(self, msg: InboundMessage) -> bool:
         """One event per message: Slack sends a mention as `app_mention` and as `message`."""
         kind = msg.raw.get("event_type")
+        if msg.edit is not None:  # Slack sends an edit once, as `message_changed`
+            return True
         if msg.chat.chat_type == "dm":
             return kind == "message"
         return kind == "app_mention" or not msg.mentions_bot

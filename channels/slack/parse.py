@@ -6,10 +6,11 @@ import functools
 import logging
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, ParamSpec
 
-from channels.base import Attachment, ChatRef, InboundMessage, UserRef
+from channels.base import Attachment, ChatRef, Edit, InboundMessage, UserRef
+from channels.types import edit_event_id
 
 log = logging.getLogger(__name__)
 
@@ -107,6 +108,7 @@ def parse_files(files: Sequence[Mapping[str, Any]] | None) -> tuple[Attachment, 
                 kind=kind,  # type: ignore[arg-type]
                 mime_type=mime,
                 size=f.get("size"),
+                duration=f["duration_ms"] / 1000 if f.get("duration_ms") else None,  # clips
             )
         )
     return tuple(out)
@@ -120,8 +122,11 @@ def parse_event(
     received_at: float = 0.0,
     command_words: frozenset[str] = frozenset(),
 ) -> InboundMessage | None:
-    """An `event_callback` body with a `message` or `app_mention` event -> InboundMessage."""
+    """An `event_callback` body with a `message` or `app_mention` event -> InboundMessage
+    (a `message_changed` one: an edit, see `parse_edit`)."""
     event = body.get("event") or {}
+    if event.get("type") == "message" and event.get("subtype") == "message_changed":
+        return parse_edit(body, me, received_at=received_at, command_words=command_words)
     if event.get("type") not in ("message", "app_mention") or not is_user_message(event, me):
         return None
     channel, ts = event.get("channel"), event.get("ts")
@@ -162,6 +167,39 @@ def parse_event(
             "team": team,
         },
     )
+
+
+def parse_edit(
+    body: Mapping[str, Any],
+    me: BotIdentity,
+    *,
+    received_at: float = 0.0,
+    command_words: frozenset[str] = frozenset(),
+) -> InboundMessage | None:
+    """A person's edit (`message_changed` whose message carries `edited`) -> the message anew,
+    marked as an edit at the `edited.ts` version. Slack sends `message_changed` for unfurls and
+    for the bot's own chat.update too: those are not edits and give None."""
+    event = body["event"]
+    message, before = event.get("message") or {}, event.get("previous_message") or {}
+    edited = message.get("edited") or {}
+    if not edited.get("ts") or message.get("text") == before.get("text"):
+        return None
+    inner = {
+        **message,
+        "type": "message",
+        "channel": event.get("channel"),
+        "channel_type": event.get("channel_type"),
+    }
+    inner.pop("subtype", None)
+    msg = parse_event(
+        {**body, "event": inner}, me, received_at=received_at, command_words=command_words
+    )
+    if msg is None or not msg.message_id:
+        return None
+    version = str(edited["ts"])
+    edit = Edit(message_id=msg.message_id, version=version, sent_at=_ts(msg.message_id))
+    event_id = edit_event_id(msg.chat.chat_id, msg.message_id, version)
+    return replace(msg, event_id=event_id, edit=edit)
 
 
 @skip_malformed

@@ -40,6 +40,15 @@ def restore_reply(msg: InboundMessage, state: Mapping[str, Any]) -> SlackReply |
     return reply
 
 
+def reopen_reply(msg: InboundMessage, state: Mapping[str, Any]) -> SlackReply | None:
+    """A finished reply's message, rewritten with chat.update (a streamed one from its start);
+    None when no message was posted."""
+    reply = restore_reply(msg, state)
+    if reply is None or reply.edit_ts is None:
+        return None
+    return reply
+
+
 def finish_replayable(reply: SlackReply) -> bool:
     """A final that rewrites a message already posted (chat.update) can be repeated."""
     return reply.mode == "edit" and reply.edit_ts is not None

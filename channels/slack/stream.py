@@ -66,6 +66,7 @@ class SlackReply:
     shown: dict[str, Any] | None = None
     status: str = ""
     queued_reaction: bool = False
+    working_reaction: bool = False  # :eyes: is on the person's message (reactions.py)
     ephemeral: bool = False  # an answer to a slash command: shown to its sender only
     finished: bool = False
     held: Held[ReplyDoc] = field(

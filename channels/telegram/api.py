@@ -112,6 +112,13 @@ class Sender:
         async with self.pacer.slot(chat, self.budgets(chat, method)):
             return await guarded(self.gate, call)
 
+    async def bot_wide(self, chat: ChatRef, call: Callable[[], Awaitable[T]]) -> T | None:
+        """A call that is no message (a reaction): within the bot-wide budget messages use,
+        never while blocked."""
+        budgets = tuple(b for b in self._budgets if b.method == MESSAGE and b.scope == "bot")
+        async with self.pacer.slot(chat, budgets):
+            return await guarded(self.gate, call)
+
     async def text(
         self, chat: ChatRef, part: Part, call: TextCall[T], method: str = MESSAGE
     ) -> T | None:

@@ -38,8 +38,9 @@ from channels.telegram.buttons import ButtonTokens
 from channels.telegram.config import TelegramConfig
 from channels.telegram.inbound import ALLOWED_UPDATES, Inbound, Poller, webhook_handler
 from channels.telegram.parse import BotIdentity
+from channels.telegram.reactions import Reactions
 from channels.telegram.render import render_parts
-from channels.telegram.resume import finish_replayable, reply_state, restore_reply
+from channels.telegram.resume import finish_replayable, reopen_reply, reply_state, restore_reply
 from channels.telegram.stream import Replies, TelegramReply
 
 # Telegram's rule for a menu command name; a skill named otherwise (`data-to-chart`) still works
@@ -69,7 +70,8 @@ class TelegramChannel(DelegatedReplies[TelegramReply]):
         )
         self.sender = Sender(self.bot, self.pacer, self.capabilities.edit_budget)
         self.buttons = ButtonTokens()
-        self.replies = Replies(self.sender, self.buttons)
+        reactions = Reactions(self.sender, enabled=config.status_reactions)
+        self.replies = Replies(self.sender, self.buttons, reactions)
         self.inbound = Inbound(config, ctx, self.sender, self.buttons, self.name)
         self._poller: Poller | None = None
         self._poll_task: asyncio.Task[None] | None = None
@@ -165,6 +167,9 @@ class TelegramChannel(DelegatedReplies[TelegramReply]):
 
     def restore_handle(self, msg: InboundMessage, state: Mapping[str, Any]) -> TelegramReply | None:
         return restore_reply(msg, state)
+
+    def reopen_reply(self, msg: InboundMessage, state: Mapping[str, Any]) -> TelegramReply | None:
+        return reopen_reply(msg, state)
 
     def finish_is_replayable(self, handle: TelegramReply) -> bool:
         return finish_replayable(handle)

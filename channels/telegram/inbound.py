@@ -27,7 +27,7 @@ from channels.telegram.parse import BotIdentity, MalformedUpdate, Parsed, parse_
 
 log = logging.getLogger("channels.telegram")
 
-ALLOWED_UPDATES = ("message", "callback_query")
+ALLOWED_UPDATES = ("message", "edited_message", "callback_query")
 SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
 MAX_ATTEMPTS = 5
 

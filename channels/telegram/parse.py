@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-from channels.base import Attachment, ChatRef, ChatType, InboundMessage, UserRef
+from channels.base import Attachment, ChatRef, ChatType, Edit, InboundMessage, UserRef
+from channels.types import edit_event_id
 
 _CHAT_TYPES: dict[str, ChatType] = {"private": "dm", "group": "group", "supergroup": "group"}
 _COMMAND = re.compile(r"^/([A-Za-z0-9_]{1,32})(?:@([A-Za-z0-9_]+))?(?=\s|$)")
@@ -47,12 +48,14 @@ class Parsed:
 def parse_update(
     update: Mapping[str, Any], bot: BotIdentity, *, channel: str = "telegram", now: float = 0.0
 ) -> Parsed | None:
-    """Parse one update. None: a kind of update the bot does not act on (edits, joins, ...)."""
+    """Parse one update. None: a kind of update the bot does not act on (joins, ...)."""
     if not isinstance(update, Mapping):
         raise MalformedUpdate(f"update is not an object: {type(update).__name__}")
     try:
         if "message" in update:
             return _parse_message(update, update["message"], bot, channel, now)
+        if "edited_message" in update:
+            return _parse_edit(update, update["edited_message"], bot, channel, now)
         if "callback_query" in update:
             return _parse_callback(update["callback_query"], bot, channel, now)
     except (KeyError, TypeError, ValueError, AttributeError) as exc:  # a value of a wrong type
@@ -97,6 +100,30 @@ def _parse_message(
     )
     addressed = chat.chat_type == "dm" or mentions or replied_to_bot or (command and not for_other)
     return Parsed(msg=msg, addressed=bool(addressed), command=command, for_other_bot=for_other)
+
+
+def _parse_edit(
+    update: Mapping[str, Any],
+    message: Mapping[str, Any],
+    bot: BotIdentity,
+    channel: str,
+    now: float,
+) -> Parsed | None:
+    """An edited message: the message parsed anew, marked as an edit of `message_id` at its
+    `edit_date` (the edit's version)."""
+    parsed = _parse_message(update, message, bot, channel, now)
+    if parsed is None:
+        return None
+    chat_id, message_id = str(message["chat"]["id"]), str(message["message_id"])
+    version = str(message.get("edit_date") or update.get("update_id"))
+    edit = Edit(
+        message_id=message_id,
+        version=version,
+        sent_at=float(message.get("date") or 0),
+        original_event_id=parsed.msg.event_id,
+    )
+    msg = replace(parsed.msg, event_id=edit_event_id(chat_id, message_id, version), edit=edit)
+    return replace(parsed, msg=msg)
 
 
 def _parse_callback(
@@ -236,6 +263,12 @@ def _file_attachment(item: Mapping[str, Any], kind: Any, key: str) -> Attachment
     mime = item.get("mime_type", "")
     if kind == "file" and mime.startswith("image/"):
         kind = "image"
+    duration = item.get("duration")  # voice, audio and video: seconds
     return Attachment(
-        name=name, ref=item["file_id"], kind=kind, mime_type=mime, size=item.get("file_size")
+        name=name,
+        ref=item["file_id"],
+        kind=kind,
+        mime_type=mime,
+        size=item.get("file_size"),
+        duration=float(duration) if isinstance(duration, int | float) else None,
     )

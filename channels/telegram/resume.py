@@ -38,6 +38,16 @@ def restore_reply(msg: InboundMessage, state: Mapping[str, Any]) -> TelegramRepl
     )
 
 
+def reopen_reply(msg: InboundMessage, state: Mapping[str, Any]) -> TelegramReply | None:
+    """A finished reply's message, to be rewritten by editing it (its first part: the parts
+    after it stay as they are); None when it never became a message (nothing to edit)."""
+    reply = restore_reply(msg, state)
+    if reply is None or reply.message_id is None:
+        return None
+    reply.mode, reply.parts_sent = "edit", 0
+    return reply
+
+
 def finish_replayable(handle: TelegramReply) -> bool:
     """An edited placeholder takes the final by an edit: repeating it changes nothing visible."""
     return handle.mode == "edit" and handle.message_id is not None

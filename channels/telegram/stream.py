@@ -38,6 +38,7 @@ from channels.held import Held
 from channels.telegram.api import Sender, where
 from channels.telegram.buttons import ButtonTokens
 from channels.telegram.pacing import DRAFT, MESSAGE
+from channels.telegram.reactions import Reactions
 from channels.telegram.render import Part, doc_markdown, render_parts, render_preview
 
 log = logging.getLogger("channels.telegram")
@@ -57,6 +58,7 @@ class TelegramReply:
     parts_sent: int = 0
     pressed: int | None = None  # the keyboard message a command button was pressed on
     finished: bool = False
+    working: bool = False  # the agent works on it (a queued reply's turn has come)
     held: Held[ReplyDoc] = field(default_factory=lambda: Held("deferred update", log))
     typing_task: asyncio.Task[None] | None = field(default=None, repr=False)
 
@@ -64,9 +66,12 @@ class TelegramReply:
 class Replies:
     """open / update / finish / continue replies through a `Sender`."""
 
-    def __init__(self, sender: Sender, buttons: ButtonTokens) -> None:
+    def __init__(
+        self, sender: Sender, buttons: ButtonTokens, reactions: Reactions | None = None
+    ) -> None:
         self.sender = sender
         self.buttons = buttons
+        self.reactions = reactions or Reactions(sender, enabled=False)
         self.drafts_ok = True
         self._draft_ids = itertools.count(1)
         self._tasks: set[asyncio.Task[None]] = set()
@@ -83,7 +88,10 @@ class Replies:
         reply_to = int(msg.message_id) if msg.message_id and not msg.is_button else None
         use_draft = msg.chat.chat_type == "dm" and self.drafts_ok and doc.status != "queued"
         handle = TelegramReply(
-            chat=msg.chat, reply_to=reply_to, mode="draft" if use_draft else "edit"
+            chat=msg.chat,
+            reply_to=reply_to,
+            mode="draft" if use_draft else "edit",
+            working=doc.status != "queued",
         )
         if use_draft:
             handle.draft_id = next(self._draft_ids)
@@ -94,17 +102,22 @@ class Replies:
                 await self._show(handle, doc)
             except RateLimited:
                 pass  # the run's first update or the final creates the message
+            handle.typing_task = self._spawn(self._keep_typing(handle))  # waiting: still alive
         else:
             await self.sender.typing(handle.chat)
             handle.typing_task = self._spawn(self._keep_typing(handle, first_after=TYPING_EVERY))
+            self.reactions.working(handle.chat, handle.reply_to)
         return handle
 
     async def update(self, handle: TelegramReply, doc: ReplyDoc) -> None:
         if handle.finished:
             return
         handle.parts_sent = 0  # streaming (again, after a restart): none of its final is out
-        if handle.typing_task is None and doc.status == "working":
-            handle.typing_task = self._spawn(self._keep_typing(handle))  # a queued reply's turn
+        if not handle.working and doc.status == "working":  # a queued or reopened reply's turn
+            handle.working = True
+            if handle.typing_task is None:
+                handle.typing_task = self._spawn(self._keep_typing(handle))
+            self.reactions.working(handle.chat, handle.reply_to)
         handle.held.hold(doc)
         if handle.held.waiting:
             return  # the scheduled flush will show the newest doc
@@ -135,6 +148,7 @@ class Replies:
                 await self._send_new(handle.chat, parts[index], keyboard, None)
             handle.parts_sent = index + 1
         handle.finished = True
+        self.reactions.finished(handle.chat, handle.reply_to, doc.status)
 
     async def materialize(self, handle: TelegramReply, doc: ReplyDoc) -> None:
         """The reply becomes a message now (a draft's current text, or "…" before any), so a
@@ -156,6 +170,7 @@ class Replies:
             await self._send_new(handle.chat, part, keyboard, None)
 
     async def close(self) -> None:
+        await self.reactions.close()
         for task in list(self._tasks):
             task.cancel()
         if self._tasks:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sqlite3
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -137,3 +138,19 @@ def test_a_senders_roles_survive_the_journal() -> None:
         text="hi",
     )
     assert load_message(dump_message(msg)) == msg
+
+
+def test_an_edit_survives_the_journal() -> None:
+    from bot.stores.journal import dump_message, load_message
+    from channels.base import Edit
+
+    edit = Edit(message_id="7", version="1700000050", sent_at=1.5, original_event_id="42:7")
+    msg = InboundMessage(
+        event_id="edit:42:7:1700000050",
+        chat=ChatRef(channel="telegram", chat_id="42"),
+        sender=UserRef(id="u1"),
+        text="new words",
+        edit=edit,
+    )
+    assert load_message(dump_message(msg)) == msg
+    assert load_message(dump_message(replace(msg, edit=None))).edit is None

@@ -22,6 +22,7 @@ from typing import Any
 
 from aiohttp import web
 
+from tests.fakes.feishu_reactions import ReactionSide, err, ok
 from tests.fakes.feishu_ws import Ack, WsSide
 from tests.fakes.threaded import Recorded, Served, ThreadedServer
 
@@ -57,12 +58,7 @@ class FakeCard:
         return found
 
 
-def _ok(data: dict[str, Any] | None = None) -> web.Response:
-    return web.json_response({"code": 0, "msg": "success", "data": data or {}})
-
-
-def _err(code: int, msg: str = "error") -> web.Response:
-    return web.json_response({"code": code, "msg": msg, "data": {}})
+_ok, _err = ok, err
 
 
 def _elements(card: dict[str, Any]) -> dict[str, str]:
@@ -74,7 +70,7 @@ def _elements(card: dict[str, Any]) -> dict[str, str]:
     }
 
 
-class FakeFeishu(Served):
+class FakeFeishu(ReactionSide, Served):
     """Start with `FakeFeishu().start()`; `base` is the domain to give the SDK."""
 
     def __init__(self, *, bot_open_id: str = "ou_bot", bot_name: str = "Antler") -> None:
@@ -90,6 +86,8 @@ class FakeFeishu(Served):
         self._failures: dict[str, deque[int]] = defaultdict(deque)
         self._http_failures: dict[str, deque[int]] = defaultdict(deque)
         self._patches: dict[str, deque[float]] = defaultdict(deque)
+        self._reacted: deque[float] = deque()
+        self.reactions: dict[str, dict[str, str]] = {}  # message id -> reaction id -> emoji
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
         self.server = ThreadedServer(self._app())
@@ -155,6 +153,9 @@ class FakeFeishu(Served):
         r.add_post(f"{p}/im/v1/messages/{{mid}}/reply", self._op("reply", self._reply))
         r.add_patch(f"{p}/im/v1/messages/{{mid}}", self._op("patch", self._patch))
         r.add_post(f"{p}/im/v1/messages/{{mid}}/reactions", self._op("reaction", self._reaction))
+        r.add_delete(
+            f"{p}/im/v1/messages/{{mid}}/reactions/{{rid}}", self._op("unreaction", self._unreact)
+        )
         r.add_get(
             f"{p}/im/v1/messages/{{mid}}/resources/{{key}}", self._op("resource", self._resource)
         )
@@ -257,9 +258,6 @@ class FakeFeishu(Served):
         self._rate("message", mid, self._patches[mid], PATCHES_PER_S)
         self.messages[mid]["content"] = body.get("content")
         return _ok()
-
-    async def _reaction(self, request: web.Request, body: Any) -> web.Response:
-        return _ok({"reaction_id": self._new_id("r")})
 
     async def _resource(self, request: web.Request, body: Any) -> web.StreamResponse:
         key = f"{request.match_info['mid']}/{request.match_info['key']}"

@@ -88,6 +88,9 @@ def echo_responder(body: dict[str, Any]) -> Reply:
     return Reply(text=f"echo: {last}")
 
 
+TRANSCRIPTION_LIMIT = 25 * 1024 * 1024
+
+
 class FakeOpenAI(Served):
     """The fake server. `start()`/`stop()`; thread-safe recording and scripting."""
 
@@ -100,8 +103,11 @@ class FakeOpenAI(Served):
         self._lock = threading.Lock()
         self._release = threading.Event()
         self._closing = threading.Event()
-        app = web.Application()
+        self.transcriptions: list[dict[str, Any]] = []  # {"model", "filename", "size"}
+        self._transcripts: deque[str] = deque()
+        app = web.Application(client_max_size=2 * TRANSCRIPTION_LIMIT)
         app.router.add_post("/v1/chat/completions", self._chat)
+        app.router.add_post("/v1/audio/transcriptions", self._transcribe)
         app.router.add_get("/v1/models", self._models)
         self.server = ThreadedServer(app)
 
@@ -122,6 +128,10 @@ class FakeOpenAI(Served):
         """Queue replies; each request takes the next one, then the responder takes over."""
         self._script.extend(replies)
 
+    def script_transcripts(self, *texts: str) -> None:
+        """Queue transcripts; each transcription takes the next one, then "transcript of NAME"."""
+        self._transcripts.extend(texts)
+
     @property
     def pending(self) -> int:
         return len(self._script)
@@ -135,6 +145,8 @@ class FakeOpenAI(Served):
         with self._lock:
             self._script.clear()
             self.requests.clear()
+            self.transcriptions.clear()
+            self._transcripts.clear()
             self.responder = echo_responder
             self._release.clear()
 
@@ -172,6 +184,25 @@ class FakeOpenAI(Served):
             return self._script.popleft()
         except IndexError:
             return self.responder(body)
+
+    async def _transcribe(self, request: web.Request) -> web.Response:
+        """`/v1/audio/transcriptions` as OpenAI answers it: multipart `file` and `model`, JSON
+        `{"text"}`; a file over 25 MB is refused with 413."""
+        form = await request.post()
+        upload, model = form.get("file"), form.get("model")
+        if not isinstance(upload, web.FileField) or not model:
+            reply = Reply(status=400, error="file and model are required")
+            return web.json_response(error_body(reply), status=400)
+        data = upload.file.read()
+        if len(data) > TRANSCRIPTION_LIMIT:
+            reply = Reply(status=413, error="Maximum content size limit exceeded")
+            return web.json_response(error_body(reply), status=413)
+        with self._lock:
+            self.transcriptions.append(
+                {"model": str(model), "filename": upload.filename, "size": len(data)}
+            )
+            text = self._transcripts.popleft() if self._transcripts else ""
+        return web.json_response({"text": text or f"transcript of {upload.filename}"})
 
     async def _models(self, _request: web.Request) -> web.Response:
         self.model_list_calls += 1

@@ -54,6 +54,7 @@ class FakeSlack(Served, Awaited, SocketMode):
         self.team, self.bot_user = team, bot_user
         self.calls: list[Recorded] = []
         self.messages: dict[str, dict[str, Any]] = {}  # ts -> message
+        self.reactions: dict[tuple[str, str], list[str]] = defaultdict(list)  # the bot's
         self.uploads: dict[str, dict[str, Any]] = {}  # file_id -> {"name", "data", ...}
         self.downloads: list[dict[str, str]] = []
         self.files: dict[str, bytes] = {}  # served under /files/<id>/<name>
@@ -240,10 +241,25 @@ class FakeSlack(Served, Awaited, SocketMode):
         return {}
 
     def _m_reactions_add(self, body: dict[str, Any]) -> dict[str, Any]:
+        names = self._reactions_on(body)
+        if body["name"] in names:
+            raise _Error("already_reacted")
+        names.append(body["name"])
         return {}
 
     def _m_reactions_remove(self, body: dict[str, Any]) -> dict[str, Any]:
+        names = self._reactions_on(body)
+        if body["name"] not in names:
+            raise _Error("no_reaction")
+        names.remove(body["name"])
         return {}
+
+    def _reactions_on(self, body: dict[str, Any]) -> list[str]:
+        """The bot's reactions on a message; Tier 3: over 50 calls a minute are refused."""
+        recent = [c for c in self.calls if c.method.startswith("reactions.")]
+        if max_in_window([c.at for c in recent[-51:]], 60.0) > 50:
+            raise _Error("ratelimited")
+        return self.reactions[(str(body["channel"]), str(body["timestamp"]))]
 
     def _m_conversations_replies(self, body: dict[str, Any]) -> dict[str, Any]:
         msgs = self.thread_messages(str(body.get("channel")), str(body.get("ts")))

@@ -95,6 +95,30 @@ class SocketMode:
             }
         )
 
+    def push_edit(
+        self, message: dict[str, Any], text: str, *, edited_ts: str, retry_attempt: int = 0
+    ) -> dict[str, Any]:
+        """The user edits `message` (a `message` event as pushed) to `text` at `edited_ts`: a
+        `message_changed` event as Slack sends it (its event id from the version, so pushing
+        the same edit again is a redelivery). Returns the edited message, to edit again."""
+        edited = {**message, "text": text, "edited": {"user": message["user"], "ts": edited_ts}}
+        event = {
+            "type": "message",
+            "subtype": "message_changed",
+            "hidden": True,
+            "channel": message["channel"],
+            "channel_type": message.get("channel_type"),
+            "ts": edited_ts,
+            "event_ts": edited_ts,
+            "message": {k: v for k, v in edited.items() if k not in ("channel", "channel_type")},
+            "previous_message": {
+                k: v for k, v in message.items() if k not in ("channel", "channel_type")
+            },
+        }
+        event_id = f"Ev-edit-{message['ts']}-{edited_ts}"
+        self.push_event(event, event_id=event_id, retry_attempt=retry_attempt)
+        return edited
+
     def push_command(
         self, text: str, *, channel: str = "D0001", user: str = "U0001", command: str = "/antler"
     ) -> str:

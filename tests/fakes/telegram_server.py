@@ -39,6 +39,7 @@ from tests.fakes.telegram_wire import (
     Hold,
     answer_error,
     answer_ok,
+    reaction_emojis,
     read_body,
     visible_text,
 )
@@ -48,7 +49,7 @@ __all__ = ["TOKEN", "FakeTelegram", "Hold", "visible_text"]
 
 TOKEN = "123456:TEST-token"
 VISIBLE = {"sendMessage", "editMessageText", "sendMessageDraft", "sendPhoto", "sendDocument"}
-STORMED = VISIBLE | {"sendChatAction"}
+STORMED = VISIBLE | {"sendChatAction", "setMessageReaction"}
 UNGATED = {"getUpdates"}
 IN_FLIGHT = 0.1
 
@@ -76,6 +77,7 @@ class FakeTelegram(UserSide, Served):
         self.updates: list[dict[str, Any]] = []
         self.files: dict[str, tuple[bytes, int]] = {}
         self.messages: dict[tuple[int, int], str] = {}
+        self.reactions: dict[tuple[int, int], list[str]] = {}  # the bot's, by chat and message
         self.chats: dict[int, dict[str, Any]] = {}
         self.drafts_supported = True
         self.blocked_until = 0.0
@@ -390,6 +392,14 @@ class FakeTelegram(UserSide, Served):
         if request.match_info["token"] != bot.token or file_id not in bot.files:
             return web.Response(status=404)
         return web.Response(body=bot.files[file_id][0])
+
+    async def _m_setMessageReaction(self, body: dict, now: float) -> web.Response:
+        emojis, error = reaction_emojis(body)
+        if error:
+            return answer_error(400, f"Bad Request: {error}")
+        self._count_bot(now)  # no message, but within the bot-wide limit
+        self.reactions[(int(body["chat_id"]), int(body["message_id"]))] = emojis
+        return answer_ok(True)
 
     async def _m_sendChatAction(self, body: dict, now: float) -> web.Response:
         return answer_ok(True)

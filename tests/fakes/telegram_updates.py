@@ -68,6 +68,15 @@ class UserSide:
     def push_message(self, chat_id: int, text: str | None = None, **kwargs: Any) -> dict:
         return self.push_update({"message": self.message(chat_id, text, **kwargs)})
 
+    def push_edit(self, message: dict[str, Any], text: str) -> dict[str, Any]:
+        """The user edits `message` (as `message` or `push_message` made it) to `text`: an
+        `edited_message` update with a later `edit_date` than any edit before (returned: the
+        edited message, to edit again or to redeliver with `push_update`)."""
+        edit_date = max(int(time.time()), int(message.get("edit_date") or 0) + 1)
+        edited = {**message, "text": text, "edit_date": edit_date}
+        self.push_update({"edited_message": edited})
+        return edited
+
     def push_callback(self, chat_id: int, message_id: int, data: str, *, user_id: int = 42,
                       thread_id: int | None = None) -> dict:  # fmt: skip
         query: dict[str, Any] = {

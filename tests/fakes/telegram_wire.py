@@ -39,6 +39,28 @@ class Hold:
         self.released.set()
 
 
+# The emoji a bot may react with (Bot API ReactionTypeEmoji); a bot sets at most one.
+_REACTION_EMOJI = (
+    "👍 👎 ❤ 🔥 🥰 👏 😁 🤔 🤯 😱 🤬 😢 🎉 🤩 🤮 💩 🙏 👌 🕊 🤡 🥱 🥴 😍 🐳 🌚 🌭 💯 🤣 ⚡ 🍌 "
+    "🏆 💔 🤨 😐 🍓 🍾 💋 😈 😴 😭 🤓 👻 👀 🎃 🙈 😇 😨 🤝 ✍ 🤗 🫡 🎅 🎄 ☃ 💅 🤪 🗿 🆒 💘 "
+    "🙉 🦄 😘 💊 🙊 😎 👾 🤷 😡"
+)
+REACTIONS = frozenset(_REACTION_EMOJI.split())
+
+
+def reaction_emojis(body: dict[str, Any]) -> tuple[list[str], str]:
+    """(the emoji of a setMessageReaction, error) as Telegram checks them."""
+    reaction = body.get("reaction") or []
+    if isinstance(reaction, str):
+        reaction = json.loads(reaction)
+    if len(reaction) > 1:
+        return [], "REACTIONS_TOO_MANY"
+    emojis = [str(r.get("emoji")) for r in reaction if r.get("type") == "emoji"]
+    if len(emojis) != len(reaction) or any(e not in REACTIONS for e in emojis):
+        return [], "REACTION_INVALID"
+    return emojis, ""
+
+
 def visible_text(text: str, parse_mode: str | None) -> tuple[str, str]:
     """(text after entity parsing, error) like Telegram's HTML parse mode."""
     if parse_mode != "HTML":

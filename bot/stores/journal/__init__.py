@@ -30,7 +30,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, Protocol
 
 from agent.sql import Sql
-from channels.base import Attachment, ChatRef, InboundMessage, UserRef
+from channels.base import Attachment, ChatRef, Edit, InboundMessage, UserRef
 
 log = logging.getLogger("bot.journal")
 
@@ -338,4 +338,6 @@ def load_message(payload: str) -> InboundMessage:
     data["chat"] = ChatRef(**data["chat"])
     data["sender"] = UserRef.from_json(data["sender"])
     data["attachments"] = tuple(Attachment(**a) for a in data["attachments"])
+    if data.get("edit"):
+        data["edit"] = Edit(**data["edit"])
     return InboundMessage(**data)

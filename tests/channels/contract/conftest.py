@@ -46,6 +46,9 @@ def service_config() -> dict[str, Any]:
 async def service(
     tmp_path: Path, fake_openai: FakeOpenAI, driver: Driver, service_config: dict[str, Any]
 ) -> AsyncIterator[ServiceHarness]:
+    speech = {"model": "whisper-1", "base_url": fake_openai.base_url}  # audio is transcribed
     channels = {driver.name: driver.config()}
-    async with ServiceHarness(tmp_path, fake_openai, channels, **service_config) as svc:
+    async with ServiceHarness(
+        tmp_path, fake_openai, channels, speech=speech, **service_config
+    ) as svc:
         yield svc

@@ -37,6 +37,15 @@ class DingTalkDriver(Driver[FakeDingTalk]):
             )
         )
 
+    audio = own_recognition = True
+
+    def send_audio(self, name: str, data: bytes, seconds: int, recognition: str = "") -> None:
+        self.fake.files["audio-1"] = data
+        content = {"downloadCode": "audio-1", "duration": seconds * 1000}
+        if recognition:
+            content["recognition"] = recognition
+        self.fake.push_message(self.fake.chatbot_data(msgtype="audio", content=content))
+
     def _ai_card(self, body: dict[str, Any]) -> bool:
         return body.get("cardTemplateId") == "tpl"
 

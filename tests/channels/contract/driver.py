@@ -100,6 +100,33 @@ class Driver(abc.ABC, Generic[F]):
     def saw_queued(self) -> bool:
         """Some message showed the queued state ("I'll answer after the current reply")."""
 
+    audio = False
+    """The user can send a voice note or an audio file (transcribed by the service)."""
+
+    own_recognition = False
+    """The platform sends its own speech recognition with a voice note (DingTalk): that text
+    is the message and nothing is transcribed."""
+
+    def send_audio(self, name: str, data: bytes, seconds: int, recognition: str = "") -> None:
+        """The user sends a voice note (or audio file) `name` lasting `seconds`; `recognition`:
+        the platform's own text for it, where it sends one."""
+        raise NotImplementedError(f"{self.name}: no audio in its driver yet")
+
+    done_reaction: str | None = None
+    """The reaction an answered message carries (None: the platform shows no status reactions)."""
+
+    def reactions(self, event: str) -> list[str]:
+        """The bot's reactions on the user's message `event` now."""
+        raise NotImplementedError(f"{self.name} shows no status reactions")
+
+    edits = False
+    """The platform tells the bot when a person edits a message (Telegram, Slack)."""
+
+    def edit(self, event: str, text: str, *, again: bool = False) -> None:
+        """The user edits the message `event` to `text`; `again`: the platform delivers the
+        latest edit of `event` once more."""
+        raise NotImplementedError(f"{self.name} delivers no edits")
+
     def violations(self) -> list[str]:
         """Calls the fake server saw break the platform's rules (e.g. sent during a 429 block)."""
         return []

@@ -26,6 +26,20 @@ class FeishuDriver(Driver[FakeFeishu]):
         self.events[event] = payloads.message_event(text, event_id=f"ev-{uuid.uuid4().hex}")
         self.fake.push_event(self.events[event])
 
+    done_reaction = "DONE"
+    audio = True
+
+    def send_audio(self, name: str, data: bytes, seconds: int, recognition: str = "") -> None:
+        self.fake.add_resource("om_audio", "audio_1", data, name)
+        content = {"file_key": "audio_1", "duration": seconds * 1000}
+        self.fake.push_event(
+            payloads.message_event(content, msg_type="audio", message_id="om_audio")
+        )
+
+    def reactions(self, event: str) -> list[str]:
+        mid = self.events[event]["event"]["message"]["message_id"]
+        return list(self.fake.reactions.get(mid, {}).values())
+
     def redeliver(self, event: str) -> None:
         self.fake.wait_ack(self.fake.push_event(self.events[event]))
 

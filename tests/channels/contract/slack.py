@@ -4,6 +4,7 @@ tests/fakes/slack_server.py."""
 from __future__ import annotations
 
 import itertools
+import time
 from typing import Any
 
 from tests.channels.contract.driver import Driver
@@ -29,6 +30,11 @@ class SlackDriver(Driver[FakeSlack]):
     def __init__(self) -> None:
         super().__init__()
         self._ts = itertools.count(100)
+        self._edits: dict[str, list[tuple[dict[str, Any], str, str]]] = {}
+
+    def _now_ts(self) -> str:
+        """A message ts as Slack gives it: now (edits are answered within a window of it)."""
+        return f"{int(time.time())}.{next(self._ts):06d}"
 
     def config(self) -> dict[str, Any]:
         return {
@@ -43,8 +49,35 @@ class SlackDriver(Driver[FakeSlack]):
         self.fake.push_event(event, event_id=f"Ev-{name}", retry_attempt=retry)
 
     def send(self, text: str, event: str) -> None:
-        self.events[event] = events.dm(text, ts=f"1700000001.{next(self._ts):06d}")
+        self.events[event] = events.dm(text, ts=self._now_ts())
         self._push(self.events[event], event)
+
+    edits = True
+    audio = True
+
+    def send_audio(self, name: str, data: bytes, seconds: int, recognition: str = "") -> None:
+        url = self.fake.add_file(name, data)
+        clip = {"id": "F2", "name": name, "mimetype": "audio/webm", "size": len(data),
+                "duration_ms": seconds * 1000, "url_private_download": url}  # fmt: skip
+        event = events.dm("", ts=self._now_ts(), subtype="file_share", files=[clip])
+        self._push(event, "audio")
+
+    done_reaction = "white_check_mark"
+
+    def reactions(self, event: str) -> list[str]:
+        return list(self.fake.reactions[(DM, self.events[event]["ts"])])
+
+    def edit(self, event: str, text: str, *, again: bool = False) -> None:
+        edits = self._edits.setdefault(event, [])  # (the message before, its text after, ts)
+        if again:
+            self.fake.push_edit(*edits[-1][:2], edited_ts=edits[-1][2], retry_attempt=1)
+            return
+        before = self.events[event]
+        if edits:
+            before = {**before, "text": edits[-1][1]}
+        ts = self._now_ts()
+        self.fake.push_edit(before, text, edited_ts=ts)
+        edits.append((before, text, ts))
 
     def redeliver(self, event: str) -> None:
         self._push(self.events[event], event, retry=1)
@@ -53,7 +86,7 @@ class SlackDriver(Driver[FakeSlack]):
         url = self.fake.add_file(name, data)
         event = events.dm(
             text,
-            ts=f"1700000001.{next(self._ts):06d}",
+            ts=self._now_ts(),
             subtype="file_share",
             files=[
                 {

@@ -22,6 +22,26 @@ class TelegramDriver(Driver[FakeTelegram]):
         self.events[event] = self.fake.message(DM, text)
         self.fake.push_update({"message": self.events[event]})
 
+    edits = True
+    audio = True
+
+    def send_audio(self, name: str, data: bytes, seconds: int, recognition: str = "") -> None:
+        self.fake.add_file("VOICE1", data)
+        voice = {"file_id": "VOICE1", "file_unique_id": name, "duration": seconds,
+                 "mime_type": "audio/ogg", "file_size": len(data)}  # fmt: skip
+        self.fake.push_message(DM, None, voice=voice)
+
+    done_reaction = "👍"
+
+    def reactions(self, event: str) -> list[str]:
+        return self.fake.reactions.get((DM, self.events[event]["message_id"]), [])
+
+    def edit(self, event: str, text: str, *, again: bool = False) -> None:
+        if again:
+            self.fake.push_update({"edited_message": dict(self.events[event])})
+        else:
+            self.events[event] = self.fake.push_edit(self.events[event], text)
+
     def redeliver(self, event: str) -> None:
         self.fake.push_update({"message": dict(self.events[event])})
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 import json
 
+import pytest
+
 from bot import texts
 from tests.channels.contract.driver import OUTPUTS, Driver
 from tests.fakes.openai_server import FakeOpenAI
@@ -138,3 +140,85 @@ async def test_a_redelivered_event_is_answered_once(
     await answered(service, fake_openai, 2)
     assert driver.shown() == ["echo: only once", "echo: next"]
     assert len(fake_openai.requests) == 2
+
+
+def needs_edits(driver: Driver) -> None:
+    if not driver.edits:
+        pytest.skip(f"{driver.name} delivers no edits of messages (docs/channels/README.md)")
+
+
+async def test_an_edited_answered_message_is_answered_again_in_its_reply(
+    driver: Driver, service: ServiceHarness, fake_openai: FakeOpenAI
+) -> None:
+    needs_edits(driver)
+    driver.send("hello", "e1")
+    await answered(service, fake_openai, 1)
+    driver.edit("e1", "goodbye")
+    await answered(service, fake_openai, 2)
+    driver.edit("e1", "goodbye", again=True)  # the same edit delivered again: one edit
+    driver.send("next", "e2")
+    await answered(service, fake_openai, 3)
+    first, second = driver.shown()
+    assert first.startswith("echo: goodbye")
+    assert texts.EDIT_ANSWERED in first
+    assert second == "echo: next"
+    assert len(fake_openai.requests) == 3
+    assert FakeOpenAI.user_texts(fake_openai.requests[1])[-2:] == ["hello", "goodbye"]
+    assert driver.violations() == []
+
+
+async def test_an_edit_of_the_running_message_is_answered_in_the_same_reply(
+    driver: Driver, service: ServiceHarness, fake_openai: FakeOpenAI
+) -> None:
+    needs_edits(driver)
+    fake_openai.script(Reply(text="slow " * 30, tokens_per_second=20))
+    driver.send("first", "e1")
+    await fake_openai.wait_requests(1, timeout=20)
+    driver.edit("e1", "first, edited")
+    await answered(service, fake_openai, 2)
+    (shown,) = driver.shown()
+    assert shown.startswith("echo: first, edited")
+    assert texts.EDIT_ANSWERED in shown
+    assert driver.violations() == []
+
+
+async def test_the_persons_message_shows_working_then_answered(
+    driver: Driver, service: ServiceHarness, fake_openai: FakeOpenAI
+) -> None:
+    if driver.done_reaction is None:
+        pytest.skip(f"{driver.name} shows no status reactions (docs/channels/README.md)")
+    fake_openai.script(Reply(text="slow " * 30, tokens_per_second=20))
+    driver.send("hello", "e1")
+    await fake_openai.wait_requests(1, timeout=20)
+    working: list[str] = []
+    for _ in range(500):  # the working reaction goes out beside the reply
+        if working := driver.reactions("e1"):
+            break
+        await asyncio.sleep(0.01)
+    await answered(service, fake_openai, 1)
+    for _ in range(500):
+        if driver.reactions("e1") == [driver.done_reaction]:
+            break
+        await asyncio.sleep(0.01)
+    assert working
+    assert working != [driver.done_reaction]  # while it worked, it showed working
+    assert driver.reactions("e1") == [driver.done_reaction]
+    assert driver.violations() == []
+
+
+async def test_a_voice_note_is_transcribed_and_answered(
+    driver: Driver, service: ServiceHarness, fake_openai: FakeOpenAI
+) -> None:
+    if not driver.audio:
+        pytest.skip(f"{driver.name}: no voice notes in its driver")
+    fake_openai.script_transcripts("book a table for two")
+    driver.send_audio("note.ogg", b"OggS" + bytes(500), 3, recognition="book a table for two")
+    await answered(service, fake_openai, 1)
+    assert FakeOpenAI.user_texts(fake_openai.requests[0])[-1].startswith("book a table for two")
+    (shown,) = driver.shown()
+    assert "echo: book a table for two" in shown
+    if driver.own_recognition:  # the platform's own text is the message: nothing transcribed
+        assert fake_openai.transcriptions == []
+        return
+    assert [t["size"] for t in fake_openai.transcriptions] == [504]
+    assert shown.startswith("🎤")

@@ -34,6 +34,32 @@ def test_parse_dm_and_thread_reply():
     assert msg.raw["in_thread"]
 
 
+def changed(message: dict, before: dict) -> dict:
+    inner = {k: v for k, v in message.items() if k not in ("channel", "channel_type")}
+    was = {k: v for k, v in before.items() if k not in ("channel", "channel_type")}
+    event = {"type": "message", "subtype": "message_changed", "channel": "D0001",
+             "channel_type": "im", "message": inner, "previous_message": was}  # fmt: skip
+    return {"event_id": "EvEdit", "team_id": "T0001", "event": event}
+
+
+def test_a_message_changed_by_its_sender_is_an_edit_of_it():
+    original = events.dm("hi", ts="1700000001.000100")
+    edited = {**original, "text": "hello", "edited": {"user": "U0001", "ts": "1700000050.0"}}
+    msg = parse.parse_event(changed(edited, original), ME)
+    assert msg is not None
+    assert msg.text == "hello"
+    assert msg.edit is not None
+    assert (msg.edit.message_id, msg.edit.version) == ("1700000001.000100", "1700000050.0")
+    assert msg.edit.sent_at == 1700000001.0001
+    assert msg.event_id == "edit:D0001:1700000001.000100:1700000050.0"  # one per version
+    # not edits: an unfurl (no `edited`, same text) and the bot's own chat.update
+    unfurled = {**original, "attachments": [{"title": "a link"}]}
+    assert parse.parse_event(changed(unfurled, original), ME) is None
+    mine = events.dm("…", ts="9.0", user="UBOT")
+    ours = {**mine, "text": "answer", "edited": {"user": "UBOT", "ts": "9.5"}}
+    assert parse.parse_event(changed(ours, mine), ME) is None
+
+
 def test_event_id_fallbacks():
     ev = events.dm("hi", ts="5.5")
     assert parse.parse_event({"event": ev}, ME).event_id == "c-5.5"

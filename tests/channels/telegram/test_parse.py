@@ -116,12 +116,32 @@ def test_callback_query_is_a_button_press() -> None:
 @pytest.mark.parametrize(
     "update",
     [
-        {"update_id": 1, "edited_message": msg()["message"]},
         {"update_id": 1, "message": {**msg()["message"], "chat": {"id": -5, "type": "channel"}}},
     ],
 )
 def test_updates_the_bot_does_not_act_on(update: dict) -> None:
     assert parse_update(update, BOT) is None
+
+
+def test_an_edited_message_is_an_edit_of_its_message_at_its_edit_date() -> None:
+    original = msg()["message"]
+    edited = {**original, "text": "new words", "edit_date": original["date"] + 30}
+    parsed = parse_update({"update_id": 9, "edited_message": edited}, BOT)
+    assert parsed is not None
+    first = parse_update({"update_id": 1, "message": original}, BOT)
+    assert first is not None
+    assert parsed.msg.text == "new words"
+    assert parsed.msg.edit is not None
+    assert parsed.msg.edit.message_id == str(original["message_id"])
+    assert parsed.msg.edit.version == str(edited["edit_date"])
+    assert parsed.msg.edit.original_event_id == first.msg.event_id
+    assert parsed.msg.edit.sent_at == original["date"]
+    # one event per edit: the same edit delivered again has the same id, a later one another
+    again = parse_update({"update_id": 10, "edited_message": edited}, BOT)
+    later = parse_update({"update_id": 11, "edited_message": {**edited, "edit_date": 99}}, BOT)
+    assert again is not None
+    assert later is not None
+    assert again.msg.event_id == parsed.msg.event_id != later.msg.event_id
 
 
 def test_malformed_update_raises_a_clear_error() -> None:
