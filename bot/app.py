@@ -12,7 +12,7 @@ from agent.hands import Hands
 from agent.runner import AgentRunner
 from agent.tools import ToolProvider
 from agent.tools.schedules import schedule_tools
-from bot import texts
+from bot import i18n, texts
 from bot.access import AccessGate
 from bot.access.links import build_access
 from bot.approvals import Approvals
@@ -27,6 +27,7 @@ from bot.config.schema import Settings
 from bot.context import ServiceContext
 from bot.dispatcher import Dispatcher
 from bot.facade import HttpFront, ServiceFacade
+from bot.language import Languages
 from bot.metrics import Metrics
 from bot.resume import resume_entries
 from bot.schedules import build_schedules
@@ -41,14 +42,7 @@ from bot.usage.gate import build_usage
 from bot.webhooks import DynamicRoutes
 from channels import channel_class, config_model
 from channels.backoff import BackoffPolicy
-from channels.base import (
-    BusyPolicy,
-    Channel,
-    ChannelConfig,
-    ChannelError,
-    ChatRef,
-    InboundMessage,
-)
+from channels.base import BusyPolicy, Channel, ChannelConfig, ChannelError, ChatRef, InboundMessage
 from channels.pacing import Pacer
 
 log = logging.getLogger("bot.app")
@@ -127,6 +121,7 @@ class App:
         now = lambda: self.settings  # noqa: E731 (replaced when config.yaml changes)
         access = build_access(now, self.stores.access, self.runner, self.metrics)
         self.people, self.links = access  # roles, /link, the audit (tool calls go into it)
+        self.languages = Languages(self.people, lambda: self.settings.channels)
         self.audit = self.people.audit
         self.usage = build_usage(now, self.stores.usage, self.runner, self.people, self.metrics)
 
@@ -174,6 +169,7 @@ class App:
             access=self.people,
             links=self.links,
             usage=self.usage,
+            languages=self.languages,
         )
         self.dispatcher = Dispatcher(
             channels=self.channels,
@@ -199,6 +195,7 @@ class App:
             menu=self.commands.menu,
             choices=self.stores.choices,
         )
+        ctx.language = self.languages.of_channel
         self.contexts[name] = ctx
         self.gate.configs[name] = cfg
         self._channel_specs[name] = (cfg, kwargs)
@@ -339,17 +336,19 @@ class App:
 
     async def _tell_busy(self, msg: InboundMessage) -> None:
         if not msg.event_id.startswith(SCHEDULED_RUN):  # a scheduled run is published again
-            await self._tell(msg, texts.BUSY, "busy")
+            await self._tell(msg, lambda: texts.BUSY, "busy")
 
     async def _tell_refused(self, msg: InboundMessage) -> None:
-        await self._tell(msg, texts.NOT_ALLOWED, "refusal")
+        await self._tell(msg, lambda: texts.NOT_ALLOWED, "refusal")
 
-    async def _tell(self, msg: InboundMessage, text: str, what: str) -> None:
-        """A one-line notice in reply to `msg`; its failure is logged, never raised."""
+    async def _tell(self, msg: InboundMessage, text: Callable[[], str], what: str) -> None:
+        """A one-line notice in reply to `msg`, in its sender's language; a failure is logged."""
         channel = self.channels.get(msg.chat.channel)
         try:
+            with i18n.use(await self.languages.of(msg)):
+                said = text()
             if channel is not None:
-                await channel.send_text(msg.chat, text, reply_to=msg.message_id)
+                await channel.send_text(msg.chat, said, reply_to=msg.message_id)
         except Exception as exc:
             log.warning("%s notice on %s failed: %s", what, msg.chat.channel, exc)
 

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from agent.memory import MemoryService
     from bot.access.links import Links
     from bot.access.people import People
+    from bot.language import Languages
     from bot.schedules.service import Schedules
     from bot.stores.conversations import Conversation, ConversationStore
     from bot.usage.gate import UsageGate
@@ -67,6 +68,7 @@ class CommandService:
     access: People | None = None  # people, roles and grants (None: everyone may do anything)
     links: Links | None = None  # /link and /unlink
     usage: UsageGate | None = None  # /usage (None: not counted)
+    languages: Languages | None = None  # /lang (None: the service default only)
 
 
 @dataclass(frozen=True, slots=True)

@@ -114,7 +114,24 @@ CREATE TABLE usage_warned ({columns(usage.WARNED_TABLE, SQLITE)}
 {usage.INDEXES.format(t="usage")};
 """
 
-MIGRATIONS = (V1_BASE, V2_JOURNAL, V3_SCHEDULES, V4_GATEWAY, V5_CHOICES, V6_ACCESS, V7_USAGE)
+V8_LANGUAGES = """
+CREATE TABLE access_languages (
+    person TEXT PRIMARY KEY,
+    locale TEXT NOT NULL,
+    set_at REAL NOT NULL
+);
+"""
+
+MIGRATIONS = (
+    V1_BASE,
+    V2_JOURNAL,
+    V3_SCHEDULES,
+    V4_GATEWAY,
+    V5_CHOICES,
+    V6_ACCESS,
+    V7_USAGE,
+    V8_LANGUAGES,
+)
 
 
 def open_db(data_dir: Path) -> sqlite3.Connection:

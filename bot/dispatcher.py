@@ -16,7 +16,7 @@ from collections.abc import Callable, Coroutine
 from dataclasses import replace
 from typing import Any
 
-from bot import texts
+from bot import i18n, texts
 from bot.answer_again import AnswerAgain
 from bot.approvals import press_of
 from bot.command_context import CommandContext, CommandService
@@ -68,6 +68,12 @@ class Dispatcher:
     # ---------------------------------------------------------------- intake
 
     async def dispatch(self, msg: InboundMessage) -> None:
+        """Everything the message starts speaks its sender's language (bot/language.py)."""
+        languages = self.command_service.languages
+        with i18n.use(await languages.of(msg) if languages else i18n.current()):
+            await self._dispatch(msg)
+
+    async def _dispatch(self, msg: InboundMessage) -> None:
         channel = self.channels.get(msg.chat.channel)
         if channel is None:
             log.warning("message for unknown channel %s settled unanswered", msg.chat.channel)
@@ -79,19 +85,19 @@ class Dispatcher:
         command = parse_command(msg.text) if not msg.attachments else None
         if command is not None and (cmd := self.commands.builtin(command.name)):
             if cmd.ordered:
-                self._enqueue(Job(msg, command=command))
+                self._enqueue(Job(msg, command=command, locale=i18n.current()))
             else:
                 self._spawn(self._run_command(channel, msg, cmd.name, command.args))
         elif command is not None and not self.commands.is_skill(command.name):
             self._spawn(self._reply(channel, msg, self.commands.help_text()))
         elif press_of(msg.text) is not None:  # waits its turn, never interrupts a run
-            self._enqueue(Job(msg))
+            self._enqueue(Job(msg, locale=i18n.current()))
         else:
             await self._enqueue_chat(channel, msg)
 
     async def _enqueue_chat(self, channel: Channel, msg: InboundMessage) -> None:
         lane = self.lanes.get(msg.chat.key)
-        job = Job(msg)
+        job = Job(msg, locale=i18n.current())
         if lane is not None and (lane.run is not None or lane.jobs):
             if self.busy_policy(msg.chat.channel) is BusyPolicy.interrupt:
                 self._interrupt(lane)
@@ -100,7 +106,7 @@ class Dispatcher:
                 job.notice = self.notices.send(channel, msg, None, behind)
         elif self.working_lanes >= self.max_runs:
             ahead = self.working_lanes - self.max_runs + 1
-            doc = ReplyDoc(status="queued", text=texts.queued_behind(ahead))
+            doc = ReplyDoc(status="queued", text=texts.queued_behind(ahead), labels=texts.labels())
             job.notice = self.notices.send(channel, msg, doc)
         self._enqueue(job)
 
@@ -128,7 +134,7 @@ class Dispatcher:
     async def _drain(self, key: str, lane: Lane) -> None:
         try:
             while lane.jobs:
-                job = lane.jobs.popleft()
+                job = await self._next(lane)
                 if job.command is not None:
                     channel = self.channels[job.msg.chat.channel]
                     await self._run_command(channel, job.msg, job.command.name, job.command.args)
@@ -164,6 +170,16 @@ class Dispatcher:
             if not lane.jobs:
                 self.lanes.pop(key, None)
             self._check_idle()
+
+    async def _next(self, lane: Lane) -> Job:
+        """The lane's next job; the lane speaks its sender's language until the one after."""
+        job = lane.jobs.popleft()
+        languages = self.command_service.languages
+        if job.locale or languages is None:
+            i18n.set_current(job.locale or i18n.SOURCE)
+        else:
+            await languages.speak(job.msg)
+        return job
 
     async def _take_slot(self, lane: Lane, job: Job) -> bool:
         """Wait for a run slot; False when the wait was stopped (/stop, a newer message)."""

@@ -34,6 +34,7 @@ class Job:
     entry: Entry | None = None  # set when a restart resumes the message
     notice: asyncio.Task[ReplyHandle | None] | None = None  # the queued notice on its way
     taken_over: bool = False  # another worker owns its conversation now: not ours to answer
+    locale: str = ""  # the language its sender is answered in ("": asked when it runs)
 
 
 @dataclass

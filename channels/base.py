@@ -31,6 +31,7 @@ from channels.types import (
     ReplyDoc,
     ReplyStatus,
     Scope,
+    StatusLabels,
     ToolStep,
     UserRef,
 )
@@ -62,6 +63,7 @@ __all__ = [
     "ReplyHandle",
     "ReplyStatus",
     "Scope",
+    "StatusLabels",
     "ToolStep",
     "UserRef",
     "effective_limit",
@@ -99,6 +101,9 @@ class ChannelConfig(BaseModel):
     group_trigger_chats: dict[str, GroupTrigger] = Field(
         default_factory=dict, json_schema_extra=_LIVE
     )
+    locale: str | None = Field(default=None, json_schema_extra=_LIVE)
+    """The language the service speaks in this channel to people who chose none and whose
+    platform gives no hint (`zh-CN`, `en`); None: `channels.locale` (bot/language.py)."""
 
     @property
     def role_allowlist(self) -> list[str]:
@@ -161,9 +166,12 @@ class ChannelContext(Protocol):
 
     data_dir: Path
     bot_name: str
-    choice_expired: str
-    """The answer to a press on a button the service no longer knows (the text is the
-    service's: bot/texts.py)."""
+
+    @property
+    def choice_expired(self) -> str:
+        """The answer to a press on a button the service no longer knows (the text is the
+        service's, in the channel's language: bot/texts)."""
+        ...
 
     @property
     def choices(self) -> ChoiceStore:
@@ -175,8 +183,15 @@ class ChannelContext(Protocol):
         """Hand a message to the service. Returns once it is durably accepted (or not)."""
         ...
 
-    def commands(self) -> tuple[MenuCommand, ...]:
-        """The service's chat commands (built-ins, then enabled skills), for a native menu."""
+    def commands(self, language: str = "") -> tuple[MenuCommand, ...]:
+        """The service's chat commands (built-ins, then enabled skills), for a native menu,
+        described in `language` (a tag such as `zh`; "": the channel's own language)."""
+        ...
+
+    @property
+    def languages(self) -> tuple[str, ...]:
+        """The languages the service speaks besides the channel's own (tags: `en`, `zh`), for a
+        native menu per language."""
         ...
 
     def add_route(self, method: str, path: str, handler: Handler) -> None:

@@ -34,12 +34,15 @@ class ChatRef:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class UserRef:
     """The sender. `id` is the platform's user id; `name` is for display only; `roles`: the
-    sender's roles where the platform has them (Discord), for a role allowlist."""
+    sender's roles where the platform has them (Discord), for a role allowlist; `locale`: the
+    language of the sender's app where the platform says (Telegram's `language_code`), a hint
+    for the language the service answers in."""
 
     id: str
     name: str = ""
     is_bot: bool = False
     roles: tuple[str, ...] = ()
+    locale: str = ""
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> UserRef:
@@ -111,6 +114,27 @@ ReplyStatus = Literal["queued", "working", "done", "failed", "cancelled"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class StatusLabels:
+    """The words a channel shows for a reply's state (card headers, status lines), in the
+    language of the person it answers: the service fills them in (bot/texts), channels add
+    only their platform's marks (emoji, colours). `part` holds `{number}`, `running_status`
+    `{tool}` (Slack's assistant status: "Antler is running web_search...")."""
+
+    queued: str = "Queued"
+    queued_line: str = "Queued: I'll answer after the current reply."
+    working: str = "Thinking…"
+    working_line: str = "Working on it…"
+    done: str = "Done"
+    failed: str = "Failed"
+    failed_line: str = "Something went wrong."
+    stopped: str = "Stopped"
+    stopped_line: str = "Stopped."
+    part: str = "part {number}"
+    thinking_status: str = "is thinking..."
+    running_status: str = "is running {tool}..."
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ReplyDoc:
     """The whole visible state of one reply. Every update sends the whole document."""
 
@@ -119,6 +143,7 @@ class ReplyDoc:
     status: ReplyStatus = "working"
     buttons: tuple[Button, ...] = ()
     note: str = ""
+    labels: StatusLabels = StatusLabels()
 
     @property
     def final(self) -> bool:

@@ -51,6 +51,7 @@ GUEST_COMMANDS = [
     "/memory*",
     "/link",
     "/unlink",
+    "/lang",
 ]
 
 

@@ -19,6 +19,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, create_model
 
 from agent.config import AgentConfig, ModelConfig
+from bot import i18n
 from bot.access.roles import AccessConfig
 from bot.config.env import substitute
 from bot.config.secrets import read_secrets, secrets_path
@@ -126,6 +127,7 @@ class ChannelsShared(BaseModel):
     dedupe_window_hours: float = Field(default=24, gt=0, json_schema_extra=RESTART)
     shutdown_grace_seconds: float = Field(default=10, ge=0, json_schema_extra=LIVE)
     max_upload_mb: float = Field(default=20, gt=0, json_schema_extra=LIVE)
+    locale: str = Field(default="en", json_schema_extra=LIVE)  # the service's default language
 
     def platform(self, name: str) -> ChannelConfig | None:
         section = getattr(self, name, None)
@@ -292,6 +294,21 @@ def _message(err: Any, unset_var: str | None) -> str:
     return str(err["msg"]).removeprefix("Value error, ")
 
 
+def _locale_checks(channels: ChannelsShared) -> list[str]:
+    """Every `locale:` names a language the service has texts in (bot/locales/)."""
+    known = ", ".join(i18n.tag(loc) for loc in i18n.available())
+    asked = {"channels.locale": channels.locale} | {
+        f"channels.{name}.locale": cfg.locale
+        for name in REGISTRY
+        if (cfg := channels.platform(name)) is not None and cfg.locale is not None
+    }
+    return [
+        f"{path}: no texts in {value!r} (one of {known})"
+        for path, value in asked.items()
+        if i18n.supported(value) is None
+    ]
+
+
 def _cross_checks(settings: Settings) -> list[str]:
     problems = []
     if not settings.models:
@@ -308,6 +325,7 @@ def _cross_checks(settings: Settings) -> list[str]:
         {m.name for m in settings.models}, set(settings.access.roles)
     )
     problems += _bus_checks(settings)
+    problems += _locale_checks(settings.channels)
     gw = settings.gateway
     token = gw.auth_token.get_secret_value() if gw.auth_token else ""
     if gw.enabled and not token and not is_loopback(gw.host):

@@ -131,7 +131,7 @@ class Schedules:
             return texts.schedule_limit("you", self.config.max_per_person)
         in_chat = await self.store.count_live(chat=chat_key(chat))
         if in_chat >= self.config.max_per_chat:
-            return texts.schedule_limit("this chat", self.config.max_per_chat)
+            return texts.schedule_limit("chat", self.config.max_per_chat)
         return ""
 
     # ---------------------------------------------------------------- managing

@@ -16,7 +16,6 @@ MAX_MESSAGE = 2000
 MAX_TEXT_LEN = 1900
 MAX_BUTTONS = 25  # 5 rows of 5
 LABEL_LIMIT = 80
-QUEUED = "_Queued: I'll answer after the current reply._"
 _NOTE = {"failed": "⚠️", "cancelled": "🚫", "queued": "⏳"}
 
 
@@ -35,7 +34,7 @@ def body(doc: ReplyDoc, *, preview: bool = False) -> str:
         chunks.append("\n".join(_step_line(s) for s in doc.progress))
     text = doc.text.strip()
     if not text and doc.status == "queued":
-        text = QUEUED
+        text = f"_{doc.labels.queued_line}_"
     elif not text and doc.status == "working" and not doc.progress:
         text = "…"
     if text:
