@@ -1,6 +1,6 @@
 """The language the service speaks: gettext catalogs read with Babel, and the current locale.
 
-The service's own texts (bot/texts.py, the command summaries of bot/commands.py) are written in
+The service's own texts (bot/texts/, the command summaries of bot/commands.py) are written in
 English, which is also each message's id; `bot/locales/<locale>/LC_MESSAGES/antler.po` holds the
 translations of every other language (today `zh_CN`). A catalog is read once with Babel
 (`read_po`, compiled in memory with `write_mo`) into a `babel.support.Translations`.
@@ -106,7 +106,7 @@ def text(msgid: str, /, **values: object) -> str:
 
 
 def N_(msgid: str) -> str:
-    """Marks a constant's text for extraction; it is translated when read (bot/texts.py)."""
+    """Marks a constant's text for extraction; it is translated when read (bot/texts/)."""
     return msgid
 
 

@@ -12,6 +12,7 @@ handling it: notices, command answers, the reply's status labels, refusals.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -23,6 +24,8 @@ if TYPE_CHECKING:
     from bot.access.people import People
     from bot.config.schema import ChannelsShared
 
+log = logging.getLogger("bot.language")
+
 
 class Languages:
     def __init__(self, people: People, channels: Callable[[], ChannelsShared]) -> None:
@@ -30,8 +33,13 @@ class Languages:
         self.channels = channels  # the current settings: a `locale:` change applies live
 
     async def of(self, msg: InboundMessage) -> str:
-        """The locale to answer `msg`'s sender in."""
-        chosen = await self.chosen(msg)
+        """The locale to answer `msg`'s sender in (a store that cannot be read skips the
+        person's choice: the message is still answered)."""
+        try:
+            chosen = await self.chosen(msg)
+        except Exception as exc:
+            log.warning("the language of %s was not read: %s", msg.chat.key, exc)
+            chosen = None
         return chosen or i18n.supported(msg.sender.locale) or self.of_channel(msg.chat.channel)
 
     def of_channel(self, name: str) -> str:

@@ -111,6 +111,7 @@ class Button:
 
 
 ReplyStatus = Literal["queued", "working", "done", "failed", "cancelled"]
+_STATUSES: tuple[ReplyStatus, ...] = ("queued", "working", "done", "failed", "cancelled")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -132,6 +133,16 @@ class StatusLabels:
     part: str = "part {number}"
     thinking_status: str = "is thinking..."
     running_status: str = "is running {tool}..."
+
+    def title(self, status: ReplyStatus) -> str:
+        """A header's word for `status` (`Stopped`)."""
+        titles = (self.queued, self.working, self.done, self.failed, self.stopped)
+        return dict(zip(_STATUSES, titles, strict=True))[status]
+
+    def line(self, status: ReplyStatus) -> str:
+        """A sentence for `status` (`Stopped.`), shown where the reply has no text yet."""
+        lines = (self.queued_line, self.working_line, "", self.failed_line, self.stopped_line)
+        return dict(zip(_STATUSES, lines, strict=True))[status]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

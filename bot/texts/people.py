@@ -225,3 +225,12 @@ _ALREADY = {
 
 def approval_already(decision: str) -> str:
     return gettext(_ALREADY.get(decision, N_("This request was already answered: answered.")))
+
+
+def usage_whose(person: str) -> str:
+    """/usage's subject: `you (telegram:42)`; in a group `this chat`."""
+    return _("you ({person})", person=person) if person else _("this chat")
+
+
+def usage_period(period: str) -> str:
+    return _("today") if period == "day" else _("this month")

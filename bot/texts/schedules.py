@@ -127,3 +127,25 @@ def timezone_unknown(name: str) -> str:
         "{name} is not a time zone I know. Use a name like Europe/Berlin, America/New_York or UTC.",
         name=repr(name),
     )
+
+
+SCHEDULES_HEADING = N_("Scheduled tasks in this chat:")
+SCHEDULE_EMPTY_TASK = N_("Not scheduled: the task is empty.")
+
+
+def not_scheduled(reason: str) -> str:
+    """`reason`: what the time parser could not read (its own words)."""
+    return _("Not scheduled: {reason}", reason=reason)
+
+
+def not_scheduled_rest(rest: str) -> str:
+    return _("Not scheduled: I could not read {rest} as part of the time.", rest=repr(rest))
+
+
+def schedule_button(action: str, number: int) -> str:
+    """A button under /schedule list: `Pause #3`, `Resume #3`, `Cancel #3`."""
+    if action == "pause":
+        return _("Pause #{number}", number=number)
+    if action == "resume":
+        return _("Resume #{number}", number=number)
+    return _("Cancel #{number}", number=number)

@@ -23,14 +23,7 @@ _STATUS_MARK = {"queued": "⏳", "working": "⏳", "cancelled": "⏹", "failed":
 
 
 def _status_line(doc: ReplyDoc) -> str:
-    labels = doc.labels
-    line = {
-        "queued": labels.queued_line,
-        "working": labels.working_line,
-        "cancelled": labels.stopped_line,
-        "failed": labels.failed_line,
-    }[doc.status]
-    return f"{_STATUS_MARK[doc.status]} {line}"
+    return f"{_STATUS_MARK[doc.status]} {doc.labels.line(doc.status)}"
 
 
 _INLINE_CODE = re.compile(r"`([^`\n]+)`")

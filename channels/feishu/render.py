@@ -42,16 +42,9 @@ class ButtonScope:
 
 
 def header(doc: ReplyDoc, part: int = 0) -> dict[str, Any]:
-    labels = doc.labels
-    title = {
-        "queued": labels.queued,
-        "working": labels.working,
-        "done": labels.done,
-        "failed": labels.failed,
-        "cancelled": labels.stopped,
-    }[doc.status]
+    title = doc.labels.title(doc.status)
     if part:
-        title = f"{title} ({labels.part.format(number=part + 1)})"
+        title = f"{title} ({doc.labels.part.format(number=part + 1)})"
     return {"title": {"tag": "plain_text", "content": title}, "template": _COLOURS[doc.status]}
 
 

@@ -6,6 +6,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from tests.channels.contract.slack import SlackDriver
+from tests.channels.contract.telegram import TelegramDriver
 from tests.fakes.dingtalk_server import FakeDingTalk
 from tests.fakes.feishu_server import FakeFeishu
 from tests.fakes.slack_server import FakeSlack
@@ -39,3 +41,14 @@ def slack() -> Iterator[FakeSlack]:
 @pytest.fixture
 def fake_slack(slack: FakeSlack) -> FakeSlack:
     return slack
+
+
+@pytest.fixture
+def drivers() -> Iterator[tuple[TelegramDriver, SlackDriver]]:
+    """A person's DMs on two platforms (the contract drivers), for linked accounts."""
+    telegram, slack = TelegramDriver(), SlackDriver()
+    telegram.start()
+    slack.start()
+    yield telegram, slack
+    telegram.stop()
+    slack.stop()

@@ -91,8 +91,9 @@ class Driver(abc.ABC, Generic[F]):
         """How many 429s the fake server has answered."""
 
     @abc.abstractmethod
-    def saw_queued(self) -> bool:
-        """Some message showed the queued state ("I'll answer after the current reply")."""
+    def saw_queued(self, label: str = "Queued") -> bool:
+        """Some message showed the queued state ("I'll answer after the current reply"), by
+        its `label` where the platform shows one in words (Slack shows a reaction)."""
 
     def violations(self) -> list[str]:
         """Calls the fake server saw break the platform's rules (e.g. sent during a 429 block)."""
