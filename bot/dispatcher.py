@@ -52,7 +52,7 @@ class Dispatcher:
         self.busy_policy = busy_policy
         self.slots = asyncio.Semaphore(max_concurrent_runs)
         self.max_runs = max_concurrent_runs
-        self.waiting = 0  # lanes waiting for a slot
+        self.waiting = self.admitting = 0  # lanes waiting for a slot; messages in dispatch
         self.working_lanes = 0  # lanes with a job admitted and not done (known at admission)
         self.lanes: dict[str, Lane] = {}
         self._side_tasks: set[asyncio.Task[None]] = set()
@@ -68,10 +68,16 @@ class Dispatcher:
     # ---------------------------------------------------------------- intake
 
     async def dispatch(self, msg: InboundMessage) -> None:
-        """Everything the message starts speaks its sender's language (bot/language.py)."""
-        languages = self.command_service.languages
-        with i18n.use(await languages.of(msg) if languages else i18n.current()):
-            await self._dispatch(msg)
+        """All it starts speaks its sender's language; in flight while that is looked up."""
+        self.admitting += 1
+        self._idle.clear()
+        try:
+            languages = self.command_service.languages
+            with i18n.use(await languages.of(msg) if languages else i18n.current()):
+                await self._dispatch(msg)
+        finally:
+            self.admitting -= 1
+            self._check_idle()
 
     async def _dispatch(self, msg: InboundMessage) -> None:
         channel = self.channels.get(msg.chat.channel)
@@ -173,12 +179,8 @@ class Dispatcher:
 
     async def _next(self, lane: Lane) -> Job:
         """The lane's next job; the lane speaks its sender's language until the one after."""
-        job = lane.jobs.popleft()
-        languages = self.command_service.languages
-        if job.locale or languages is None:
-            i18n.set_current(job.locale or i18n.SOURCE)
-        else:
-            await languages.speak(job.msg)
+        job, languages = lane.jobs.popleft(), self.command_service.languages
+        i18n.set_current(job.locale or (await languages.of(job.msg) if languages else ""))
         return job
 
     async def _take_slot(self, lane: Lane, job: Job) -> bool:
@@ -344,7 +346,7 @@ class Dispatcher:
         return sum(1 for lane in self.lanes.values() if lane.run is not None)
 
     def _check_idle(self) -> None:
-        if not self.lanes and not self._side_tasks:
+        if not self.lanes and not self._side_tasks and not self.admitting:
             self._idle.set()
 
     async def wait_idle(self, timeout: float | None = None) -> bool:

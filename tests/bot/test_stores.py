@@ -192,6 +192,7 @@ async def test_postgres_schema_is_migrated_once(tmp_path: Path, pg_dsn: str) -> 
             "SELECT component, version FROM antler_migrations ORDER BY component"
         ).fetchall()
     assert rows == [
+        ("access", 1),
         ("access", 2),
         ("choices", 1),
         ("conversations", 1),
