@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEVSTAMP := $(VENV)/.installed-dev
 
-.PHONY: run test bench lint check clean browser bwrap
+.PHONY: run test bench lint check clean browser bwrap messages
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -86,3 +86,12 @@ check: $(STAMP) config.yaml
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache
+
+# The texts' template extracted from the code (bot/texts, the command summaries of
+# bot/commands.py), merged into every catalog under bot/locales/: new ids arrive with an empty
+# msgstr to fill in, ids no longer used are dropped (docs/configuration.md, "Languages").
+messages: $(DEVSTAMP)
+	$(BIN)/pybabel extract -F babel.cfg -k N_ -k register:2 -k _ -k gettext --no-default-keywords \
+		--no-location --omit-header -w 100 -o $(VENV)/antler.pot .
+	$(BIN)/pybabel update -i $(VENV)/antler.pot -d bot/locales -D antler -w 100 \
+		--no-fuzzy-matching --ignore-obsolete

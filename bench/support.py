@@ -220,7 +220,9 @@ class BenchContext:
             self.on_publish(msg)
         return PublishResult.accepted
 
-    def commands(self) -> tuple[Any, ...]:
+    languages: tuple[str, ...] = ()
+
+    def commands(self, language: str = "") -> tuple[Any, ...]:
         return ()
 
     def add_route(self, *_: Any) -> None:

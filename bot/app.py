@@ -12,7 +12,6 @@ from agent.hands import Hands
 from agent.runner import AgentRunner
 from agent.tools import ToolProvider
 from agent.tools.schedules import schedule_tools
-from bot import texts
 from bot.access import AccessGate
 from bot.access.links import build_access
 from bot.approvals import Approvals
@@ -27,21 +26,22 @@ from bot.config.schema import Settings
 from bot.context import ServiceContext
 from bot.dispatcher import Dispatcher
 from bot.facade import HttpFront, ServiceFacade
+from bot.language import Languages
 from bot.metrics import Metrics
 from bot.resume import resume_entries
 from bot.schedules import build_schedules
-from bot.schedules.scheduler import EVENT_PREFIX as SCHEDULED_RUN
 from bot.schedules.scheduler import Clock
 from bot.stores.build import build_stores
 from bot.stores.journal import Entry, Journal
 from bot.supervisor import ChannelSupervisor
+from bot.told import Told
 from bot.topology import build_topology
 from bot.turns import Governed, TurnRunner
 from bot.usage.gate import build_usage
 from bot.webhooks import DynamicRoutes
 from channels import channel_class, config_model
 from channels.backoff import BackoffPolicy
-from channels.base import BusyPolicy, Channel, ChannelConfig, ChannelError, ChatRef, InboundMessage
+from channels.base import BusyPolicy, Channel, ChannelConfig
 from channels.bots import platform_of
 from channels.pacing import Pacer
 
@@ -71,13 +71,15 @@ class App:
         self.conversations = self.stores.conversations
         self.metrics = Metrics()
         # one process, or several workers on Redis: chosen there, only there
-        self.topology = build_topology(settings, self.stores.journal, self._tell_busy, self.metrics)
+        self.channels: dict[str, Channel] = {}
+        self.told = Told(self.channels)  # one-line notices: busy, refused, the scheduler's
+        self.topology = build_topology(settings, self.stores.journal, self.told.busy, self.metrics)
         self.bus: MessageBus = self.topology.bus
         self.journal: Journal = self.topology.journal
         self.stores.on_orphans = self.topology.orphans  # messages of a process that died
         self.routes = DynamicRoutes()
         self.pacer = Pacer()
-        self.gate = AccessGate({}, self.pacer, self._tell_refused)
+        self.gate = AccessGate({}, self.pacer, self.told.refused)
         self._bound_agent = lambda name: self.settings.channels.agent_of(name)  # read live
         self._build_agent(settings, schedule_clock)
         self._build_channels(only, channel_kwargs or {}, backoff)
@@ -102,7 +104,7 @@ class App:
             self.stores.schedules,
             settings.schedules,
             publish=self.bus.publish,
-            notify=self._notify,
+            notify=self.told.notify,
             outcome=self.journal.entry,
             clock=schedule_clock,
         )
@@ -123,6 +125,8 @@ class App:
         now = lambda: self.settings  # noqa: E731 (replaced when config.yaml changes)
         access = build_access(now, self.stores.access, self.runner, self.metrics)
         self.people, self.links = access  # roles, /link, the audit (tool calls go into it)
+        self.languages = Languages(self.people, lambda: self.settings.channels)
+        self.told.languages = self.languages
         self.audit = self.people.audit
         self.usage = build_usage(now, self.stores.usage, self.runner, self.people, self.metrics)
         self.usage.pool(self.topology.spend_holds)  # calls in flight, held across workers
@@ -135,7 +139,6 @@ class App:
     ) -> None:
         ch = self.settings.channels
         self.contexts: dict[str, ServiceContext] = {}
-        self.channels: dict[str, Channel] = {}
         self._channel_specs: dict[str, tuple[ChannelConfig, dict[str, Any]]] = {}
         enabled = ch.enabled()
         for name in only if only is not None else list(enabled):
@@ -175,6 +178,7 @@ class App:
             links=self.links,
             usage=self.usage,
             bound_agent=self._bound_agent,
+            languages=self.languages,
         )
         self.dispatcher = Dispatcher(
             channels=self.channels,
@@ -200,6 +204,7 @@ class App:
             menu=self.commands.menu,
             choices=self.stores.choices,
         )
+        ctx.language = self.languages.of_channel
         self.contexts[name] = ctx
         self.gate.configs[name] = cfg
         self._channel_specs[name] = (cfg, kwargs)
@@ -330,29 +335,6 @@ class App:
         await self.usage.meter.close()  # the last calls' rows
         await self.hands.sandbox.close()  # the docker provider removes its containers
         await self.stores.close()
-
-    async def _notify(self, chat: ChatRef, text: str) -> None:
-        """A notice from the scheduler (a run late or skipped) into the schedule's chat."""
-        channel = self.channels.get(chat.channel)
-        if channel is None:
-            raise ChannelError(f"channel {chat.channel} is not running")
-        await channel.send_text(chat, text)
-
-    async def _tell_busy(self, msg: InboundMessage) -> None:
-        if not msg.event_id.startswith(SCHEDULED_RUN):  # a scheduled run is published again
-            await self._tell(msg, texts.BUSY, "busy")
-
-    async def _tell_refused(self, msg: InboundMessage) -> None:
-        await self._tell(msg, texts.NOT_ALLOWED, "refusal")
-
-    async def _tell(self, msg: InboundMessage, text: str, what: str) -> None:
-        """A one-line notice in reply to `msg`; its failure is logged, never raised."""
-        channel = self.channels.get(msg.chat.channel)
-        try:
-            if channel is not None:
-                await channel.send_text(msg.chat, text, reply_to=msg.message_id)
-        except Exception as exc:
-            log.warning("%s notice on %s failed: %s", what, msg.chat.channel, exc)
 
     # ---------------------------------------------------------------- state
 

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from agent.profiles import AgentProfile
     from bot.access.links import Links
     from bot.access.people import People
+    from bot.language import Languages
     from bot.schedules.service import Schedules
     from bot.stores.conversations import Conversation, ConversationStore
     from bot.usage.gate import UsageGate
@@ -73,6 +74,7 @@ class CommandService:
     links: Links | None = None  # /link and /unlink
     usage: UsageGate | None = None  # /usage (None: not counted)
     bound_agent: Callable[[str], str | None] = lambda channel: None  # a bot's agent, by channel
+    languages: Languages | None = None  # /lang (None: the service default only)
 
 
 @dataclass(frozen=True, slots=True)

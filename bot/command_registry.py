@@ -3,7 +3,8 @@
 The composition root (bot/app.py) builds it. The dispatcher asks it what `/name` is, `/help`
 and `/start` list it, the turn runner reads which names are skills (`/<skill> TASK` becomes a
 skill turn for the agent), and each channel's native menu (Telegram's command list, Slack's
-bare command words) gets it as plain `MenuCommand`s through its context.
+bare command words) gets it as plain `MenuCommand`s through its context. Built-in summaries are
+message ids (extracted from `COMMANDS.register` calls), given out in the current locale.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from bot import texts
+from bot import i18n, texts
 from bot.commands import COMMANDS, Command, CommandTable
 from channels.base import MenuCommand
 
@@ -58,7 +59,7 @@ class CommandRegistry:
     def menu(self) -> tuple[MenuCommand, ...]:
         """Every command a user may type, built-ins first, as plain data for channels."""
         visible = [
-            MenuCommand(name=c.name, summary=c.summary, usage=c.usage)
+            MenuCommand(name=c.name, summary=i18n.gettext(c.summary), usage=c.usage)
             for c in self.builtins.commands.values()
             if not c.hidden
         ]
@@ -70,13 +71,13 @@ class CommandRegistry:
 
     def help_text(self) -> str:
         entries = self.menu()
-        lines = ["Commands:"]
+        lines = [texts.HELP_COMMANDS]
         lines += [f"{e.usage} — {e.summary}" for e in entries if not e.skill]
         skills = [e for e in entries if e.skill]
         if skills:
-            lines.append("Skills:")
+            lines.append(texts.HELP_SKILLS)
             lines += [f"{e.usage} — {e.summary}" for e in skills]
-        lines.append("Anything else is a message to the agent.")
+        lines.append(texts.HELP_ELSE)
         return "\n".join(lines)
 
     def greeting(self) -> str:
@@ -98,5 +99,5 @@ def skill_commands(hands: Callable[[], Hands]) -> SkillSource:
 
 
 def _summary(description: str, limit: int = 100) -> str:
-    line = description.strip().splitlines()[0] if description.strip() else "run this skill"
+    line = description.strip().splitlines()[0] if description.strip() else texts.SKILL_SUMMARY
     return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"

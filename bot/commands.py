@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from bot import texts
+from bot import i18n, texts
 from bot.access.people import account_of
 from bot.command_context import CommandContext, CommandReply
 from bot.setting_choice import switched
@@ -140,26 +140,25 @@ async def _status(ctx: CommandContext, args: str) -> CommandReply:
         conv = await service.conversations.get_or_create(ctx.msg.chat.with_topic(None))
     profile = service.agent.profile(conv.agent or service.bound_agent(conv.channel))
     model = service.agent.resolve_model(conv.model or profile.model)
-    running = "yes" if lanes.is_running(conv.key) else "no"
+    running = texts.yes_no(lanes.is_running(conv.key))
     if ctx.msg.in_main_chat:
         running = str(len(await lanes.runs_in_chat_anywhere(ctx.msg.chat, ctx.msg.sender.id)))
-    lines = [
-        f"Thread: {conv.thread_id}",
-        f"Title: {conv.title or '(none yet)'}",
-        f"Agent: {profile.label} ({profile.name})",
-        f"Model: {model.label} ({model.name})",
-        f"Thinking: {_on(conv.thinking)} · Plan mode: {_on(conv.plan_mode)}",
-        f"Reply running: {running} · Queued messages: {lanes.queued(conv.key)}",
-    ]
+    model_text = f"{model.label} ({model.name})"
+    lines = texts.status_lines(
+        conv.thread_id,
+        conv.title,
+        f"{profile.label} ({profile.name})",
+        model_text,
+        conv.thinking,
+        conv.plan_mode,
+        running,
+        lanes.queued(conv.key),
+    )
     schedules = service.schedules
     if schedules is not None and (line := await schedules.status_line(ctx.msg.chat)):
         lines.append(line)
     lines += service.status_notes()
     return CommandReply("\n".join(lines))
-
-
-def _on(flag: bool) -> str:
-    return "on" if flag else "off"
 
 
 @COMMANDS.register(
@@ -233,43 +232,35 @@ async def _agent(ctx: CommandContext, args: str) -> CommandReply:
 async def _memory(ctx: CommandContext, args: str) -> CommandReply:
     memory = ctx.service.agent.memory
     if not memory.enabled:
-        return CommandReply(
-            "Long-term memory is not enabled on this service, so nothing is "
-            "remembered about you between conversations."
-        )
+        return CommandReply(texts.MEMORY_OFF)
     user_id = account_of(ctx.msg)
     words = args.split()
     if words[:1] == ["clear"]:
         removed = await memory.clear(user_id)
-        return CommandReply(f"Done: I forgot everything I remembered about you ({removed} facts).")
+        return CommandReply(texts.memory_cleared(removed))
     if words[:1] == ["forget"]:
         if len(words) != 2 or not words[1].isdigit():
             return CommandReply(texts.MEMORY_FORGET_USAGE)
         fact = await memory.forget(user_id, int(words[1]))
         if fact is None:
-            return CommandReply(f"There is no fact number {words[1]}; /memory lists them.")
-        return CommandReply(f"Forgotten: {fact.content}")
+            return CommandReply(texts.memory_no_fact(words[1]))
+        return CommandReply(texts.memory_forgotten(fact.content))
     if words:
         return CommandReply(texts.MEMORY_USAGE)
     if ctx.msg.chat.chat_type != "dm":
-        return CommandReply(
-            "What I remember about you is private: send /memory to me in a direct message."
-        )
+        return CommandReply(texts.MEMORY_PRIVATE)
     return CommandReply(_memory_text(await memory.listing(user_id)))
-
-
-_CONTEXT_LABELS = {"work": "Work", "personal": "Personal", "top_of_mind": "Current focus"}
 
 
 def _memory_text(view: MemoryView) -> str:
     if not view.contexts and not view.facts:
-        return "I don't remember anything about you yet."
-    lines = ["What I remember about you:"]
-    lines += [f"{_CONTEXT_LABELS[k]}: {v}" for k, v in view.contexts.items()]
+        return texts.MEMORY_EMPTY
+    lines = [texts.MEMORY_HEADING]
+    lines += [texts.memory_context(k, v) for k, v in view.contexts.items()]
     if view.facts:
-        lines.append("Facts:")
+        lines.append(texts.MEMORY_FACTS)
         lines += [f"{i}. {f.content} ({f.category})" for i, f in enumerate(view.facts, start=1)]
-        lines.append("/memory forget N removes one fact; /memory clear forgets everything.")
+        lines.append(texts.MEMORY_HOWTO)
     return "\n".join(lines)
 
 
@@ -277,28 +268,24 @@ def _memory_text(view: MemoryView) -> str:
     "plan", "plan mode: the agent keeps a visible todo list for longer tasks", "/plan on|off"
 )
 async def _plan(ctx: CommandContext, args: str) -> CommandReply:
-    return await _toggle(ctx, args, "plan_mode", "Plan mode")
+    return await _toggle(ctx, args, "plan_mode")
 
 
 @COMMANDS.register("think", "extended thinking on models that support it", "/think on|off")
 async def _think(ctx: CommandContext, args: str) -> CommandReply:
-    reply = await _toggle(ctx, args, "thinking", "Thinking")
+    reply = await _toggle(ctx, args, "thinking")
     model = ctx.service.agent.resolve_model(ctx.conversation.model)
     if args.strip().lower() == "on" and not model.supports_thinking:
-        return CommandReply(
-            f"{reply.text} ({model.label} does not support thinking; it applies "
-            "when you switch to a model that does.)"
-        )
+        return CommandReply(texts.no_thinking(reply.text, model.label))
     return reply
 
 
-async def _toggle(ctx: CommandContext, args: str, column: str, label: str) -> CommandReply:
+async def _toggle(ctx: CommandContext, args: str, column: str) -> CommandReply:
     choice = args.strip().lower()
     if choice not in ("on", "off"):
-        current = _on(bool(getattr(ctx.conversation, column)))
-        return CommandReply(f"{label} is {current} for this conversation. Use on or off.")
+        return CommandReply(texts.switch_is(column, bool(getattr(ctx.conversation, column))))
     await ctx.service.conversations.update(ctx.conversation.key, **{column: choice == "on"})
-    return CommandReply(f"{label} {choice} for this conversation.")
+    return CommandReply(texts.switched(column, choice == "on"))
 
 
 @COMMANDS.register(
@@ -365,6 +352,20 @@ async def _usage(ctx: CommandContext, args: str) -> CommandReply:
     from bot.usage.command import usage_command
 
     return CommandReply(await usage_command(ctx, args))
+
+
+@COMMANDS.register(
+    "lang", "show or set the language I answer you in", "/lang [en|zh|auto]", ordered=False
+)
+async def _lang(ctx: CommandContext, args: str) -> CommandReply:
+    languages, choice = ctx.service.languages, args.strip().lower()
+    if languages is None or (choice and choice != "auto" and i18n.supported(choice) is None):
+        return CommandReply(texts.LANG_USAGE)
+    if not choice:
+        return CommandReply(texts.lang_is(i18n.name_of(i18n.current())))
+    await languages.choose(ctx.msg, None if choice == "auto" else i18n.supported(choice))
+    await languages.speak(ctx.msg)  # this answer already in the new language
+    return CommandReply(texts.lang_set(i18n.name_of(i18n.current())))
 
 
 @COMMANDS.register("help", "show this help", ordered=False)

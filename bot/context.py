@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, Unpack
 
-from bot import texts
+from bot import i18n, texts
 from bot.access import AccessGate, Verdict
 from bot.bus import MessageBus
 from bot.webhooks import DynamicRoutes
@@ -82,13 +82,24 @@ class ServiceContext:
         self.data_dir = data_dir / "channels" / name
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self.bot_name = bot_name
-        self.choice_expired = texts.CHOICE_EXPIRED
         self._menu = menu
+        self.language: Callable[[str], str] = lambda name: i18n.SOURCE
+        """A channel's own language (its `locale:`, read live); the App sets it."""
         self.state = ChannelState()
 
-    def commands(self) -> tuple[MenuCommand, ...]:
-        """The command registry's entries, for the channel's native menu."""
-        return self._menu()
+    @property
+    def choice_expired(self) -> str:
+        with i18n.use(self.language(self.name)):
+            return texts.CHOICE_EXPIRED
+
+    def commands(self, language: str = "") -> tuple[MenuCommand, ...]:
+        """The command registry's entries, for the channel's native menu, in `language`."""
+        with i18n.use(i18n.supported(language) or self.language(self.name)):
+            return self._menu()
+
+    @property
+    def languages(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(i18n.primary(loc) for loc in i18n.available()))
 
     async def publish(self, msg: InboundMessage) -> PublishResult:
         self.state.last_event_at = time.time()
@@ -133,12 +144,13 @@ class RetiredContext:
         self.bot_name = ctx.bot_name
         self.choices = ctx.choices  # the replies it finishes may still ask a question
         self.choice_expired = ctx.choice_expired
+        self.languages = ctx.languages
 
     async def publish(self, msg: InboundMessage) -> PublishResult:
         return await self._ctx.publish(msg)  # an event already on its way when it stopped
 
-    def commands(self) -> tuple[MenuCommand, ...]:
-        return self._ctx.commands()
+    def commands(self, language: str = "") -> tuple[MenuCommand, ...]:
+        return self._ctx.commands(language)
 
     def add_route(self, method: str, path: str, handler: Handler) -> None:
         return

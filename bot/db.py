@@ -115,6 +115,13 @@ CREATE TABLE usage_warned ({columns(usage.WARNED_TABLE, SQLITE)}
 """
 
 V8_AGENTS = conversations.ADD_AGENT.format(table="conversations")
+V9_LANGUAGES = """
+CREATE TABLE access_languages (
+    person TEXT PRIMARY KEY,
+    locale TEXT NOT NULL,
+    set_at REAL NOT NULL
+);
+"""
 
 MIGRATIONS = (
     V1_BASE,
@@ -125,6 +132,7 @@ MIGRATIONS = (
     V6_ACCESS,
     V7_USAGE,
     V8_AGENTS,
+    V9_LANGUAGES,
 )
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from bot import texts
 from bot.stores.journal import Journal
 from channels.base import Button, Channel, InboundMessage, ReplyDoc, ReplyHandle, ToolStep
 
@@ -56,6 +57,7 @@ class FinalPlan:
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> FinalPlan:
         doc = ReplyDoc(
+            labels=texts.labels(),
             status=data.get("status", "done"),
             note=data.get("note", ""),
             buttons=tuple(Button(label=lb, value=v) for lb, v in data.get("buttons", [])),

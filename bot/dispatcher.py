@@ -16,14 +16,15 @@ from collections.abc import Callable, Coroutine
 from dataclasses import replace
 from typing import Any
 
-from bot import texts
+from bot import i18n, texts
 from bot.answer_again import AnswerAgain
 from bot.approvals import press_of
 from bot.command_context import CommandContext, CommandService
 from bot.command_registry import CommandRegistry
 from bot.commands import parse_command
 from bot.edits import Edits
-from bot.lanes import Job, Lane, RunsElsewhere, current_message, stop_waiting
+from bot.lane_views import LaneViews
+from bot.lanes import Job, Lane, RunsElsewhere, stop_waiting
 from bot.notices import QueuedNotices, RunningReply
 from bot.stores.conversations import ConversationStore
 from bot.stores.journal import Entry, State
@@ -33,7 +34,7 @@ from channels.base import BusyPolicy, Channel, ChatRef, InboundMessage, ReplyDoc
 log = logging.getLogger("bot.dispatcher")
 
 
-class Dispatcher:
+class Dispatcher(LaneViews):
     def __init__(
         self,
         *,
@@ -53,7 +54,7 @@ class Dispatcher:
         self.busy_policy = busy_policy
         self.slots = asyncio.Semaphore(max_concurrent_runs)
         self.max_runs = max_concurrent_runs
-        self.waiting = 0  # lanes waiting for a slot
+        self.waiting = self.admitting = 0  # lanes waiting for a slot; messages in dispatch
         self.working_lanes = 0  # lanes with a job admitted and not done (known at admission)
         self.lanes: dict[str, Lane] = {}
         self._side_tasks: set[asyncio.Task[None]] = set()
@@ -70,6 +71,18 @@ class Dispatcher:
     # ---------------------------------------------------------------- intake
 
     async def dispatch(self, msg: InboundMessage) -> None:
+        """All it starts speaks its sender's language; in flight while that is looked up."""
+        self.admitting += 1
+        self._idle.clear()
+        try:
+            languages = self.command_service.languages
+            with i18n.use(await languages.of(msg) if languages else i18n.current()):
+                await self._dispatch(msg)
+        finally:
+            self.admitting -= 1
+            self._check_idle()
+
+    async def _dispatch(self, msg: InboundMessage) -> None:
         channel = self.channels.get(msg.chat.channel)
         if channel is None:
             log.warning("message for unknown channel %s settled unanswered", msg.chat.channel)
@@ -86,19 +99,19 @@ class Dispatcher:
         command = parse_command(msg.text) if not msg.attachments else None
         if command is not None and (cmd := self.commands.builtin(command.name)):
             if cmd.ordered:
-                self._enqueue(Job(msg, command=command))
+                self._enqueue(Job(msg, command=command, locale=i18n.current()))
             else:
                 self._spawn(self._run_command(channel, msg, cmd.name, command.args))
         elif command is not None and not self.commands.is_skill(command.name):
             self._spawn(self._reply(channel, msg, self.commands.help_text()))
         elif press_of(msg.text) is not None:  # waits its turn, never interrupts a run
-            self._enqueue(Job(msg))
+            self._enqueue(Job(msg, locale=i18n.current()))
         else:
             await self._enqueue_chat(channel, msg)
 
     async def _enqueue_chat(self, channel: Channel, msg: InboundMessage) -> None:
         lane = self.lanes.get(msg.chat.key)
-        job = Job(msg)
+        job = Job(msg, locale=i18n.current())
         self.edits.remember(msg)
         if lane is not None and (lane.run is not None or lane.jobs):
             if self.busy_policy(msg.chat.channel) is BusyPolicy.interrupt:
@@ -108,7 +121,7 @@ class Dispatcher:
                 job.notice = self.notices.send(channel, msg, None, behind)
         elif self.working_lanes >= self.max_runs:
             ahead = self.working_lanes - self.max_runs + 1
-            doc = ReplyDoc(status="queued", text=texts.queued_behind(ahead))
+            doc = ReplyDoc(status="queued", text=texts.queued_behind(ahead), labels=texts.labels())
             job.notice = self.notices.send(channel, msg, doc)
         self._enqueue(job)
 
@@ -136,7 +149,7 @@ class Dispatcher:
     async def _drain(self, key: str, lane: Lane) -> None:
         try:
             while lane.jobs:
-                job = lane.jobs.popleft()
+                job = await self._next(lane)
                 if job.command is not None:
                     channel = self.channels[job.msg.chat.channel]
                     await self._run_command(channel, job.msg, job.command.name, job.command.args)
@@ -172,6 +185,12 @@ class Dispatcher:
             if not lane.jobs:
                 self.lanes.pop(key, None)
             self._check_idle()
+
+    async def _next(self, lane: Lane) -> Job:
+        """The lane's next job; the lane speaks its sender's language until the one after."""
+        job, languages = lane.jobs.popleft(), self.command_service.languages
+        i18n.set_current(job.locale or (await languages.of(job.msg) if languages else ""))
+        return job
 
     async def _take_slot(self, lane: Lane, job: Job) -> bool:
         """Wait for a run slot; False when the wait was stopped (/stop, a newer message)."""
@@ -292,18 +311,6 @@ class Dispatcher:
         await asyncio.wait({lane.run}, timeout=5)
         return True
 
-    def runs_in_chat(self, chat: ChatRef, sender_id: str) -> list[InboundMessage]:
-        """The messages of `sender_id` whose replies are being written anywhere in `chat`
-        (the chat itself and each of its threads or topics)."""
-        top = chat.with_topic(None)
-        return [
-            msg
-            for lane in self.lanes.values()
-            if (msg := current_message(lane)) is not None
-            and msg.chat.with_topic(None) == top
-            and msg.sender.id == sender_id
-        ]
-
     async def stop_anywhere(self, chat: ChatRef) -> bool:
         """Stop the reply of conversation `chat` on whichever worker writes it."""
         if await self.stop_run(chat.key):
@@ -317,28 +324,8 @@ class Dispatcher:
             runs += await self.elsewhere.in_chat(chat, sender_id)
         return runs
 
-    def is_running(self, key: str) -> bool:
-        lane = self.lanes.get(key)
-        return lane is not None and lane.run is not None
-
-    def live_reply(self, key: str) -> ReplyDoc | None:
-        """The document of the reply being written in conversation `key` on this worker."""
-        lane = self.lanes.get(key)
-        if lane is None or lane.run is None or lane.reply is None:
-            return None
-        return lane.reply.doc
-
-    def queued(self, key: str) -> int:
-        """Messages of conversation `key` waiting: behind its reply, or for a run slot."""
-        lane = self.lanes.get(key)
-        return len(lane.jobs) + (lane.waiting is not None) if lane else 0
-
-    @property
-    def active_runs(self) -> int:
-        return sum(1 for lane in self.lanes.values() if lane.run is not None)
-
     def _check_idle(self) -> None:
-        if not self.lanes and not self._side_tasks:
+        if not self.lanes and not self._side_tasks and not self.admitting:
             self._idle.set()
 
     async def wait_idle(self, timeout: float | None = None) -> bool:

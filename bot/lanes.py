@@ -35,6 +35,7 @@ class Job:
     notice: asyncio.Task[ReplyHandle | None] | None = None  # the queued notice on its way
     taken_over: bool = False  # another worker owns its conversation now: not ours to answer
     reopen: InboundMessage | None = None  # the message it edits: its reply is rewritten
+    locale: str = ""  # the language its sender is answered in ("": asked when it runs)
 
 
 @dataclass

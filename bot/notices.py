@@ -14,6 +14,7 @@ import asyncio
 import logging
 import time
 
+from bot import texts
 from bot.metrics import Metrics
 from bot.replies import ReplyStreamer
 from bot.stores.journal import Journal
@@ -82,7 +83,9 @@ class QueuedNotices:
             except ChannelError as exc:  # the notice still goes out: the message must show
                 log.warning("running reply not materialized on %s: %s", channel.name, exc)
         try:
-            handle = await channel.mark_queued(msg, doc)
+            handle = await channel.mark_queued(
+                msg, doc or ReplyDoc(status="queued", labels=texts.labels())
+            )
         except Exception as exc:  # a notice that failed must not lose the message
             log.warning("queued notice failed on %s: %s", channel.name, exc)
             return None

@@ -77,7 +77,7 @@ class ReplyStreamer:
         self.msg = msg
         self.pacer = channel.pacer  # one pacer per channel, shared with its own calls
         self.handle = handle
-        self.doc = ReplyDoc(status="working")
+        self.doc = ReplyDoc(status="working", labels=texts.labels())
         self.files: list[Path] = []
         self._key = f"{msg.chat.key}#{msg.event_id}"
         self._budgets = channel.capabilities.budgets_for(msg.chat)
@@ -93,7 +93,7 @@ class ReplyStreamer:
     async def open(self, note: str = "") -> None:
         """Show the placeholder (or turn the queued notice, or the reply a restart interrupted,
         into one; `note` says why it starts again)."""
-        working = ReplyDoc(status="working", note=note)
+        working = ReplyDoc(status="working", note=note, labels=texts.labels())
         if self.handle is None:
             self.handle = await self._deliver(self.channel.open_reply, self.msg, working)
         else:  # what it shows already (an approval card) stays, with what leads the answer
@@ -185,7 +185,7 @@ class ReplyStreamer:
             start += 1
         if start == 0 and self.handle is None:
             self.handle = await self._deliver(
-                self.channel.open_reply, self.msg, ReplyDoc(status="working")
+                self.channel.open_reply, self.msg, ReplyDoc(status="working", labels=texts.labels())
             )
         await self._send_plan(plan, start, True)
 
@@ -258,7 +258,7 @@ class ReplyStreamer:
 
     async def at_once(self, doc: ReplyDoc) -> None:
         """A reply opened and finished in one go (a command's answer with buttons)."""
-        working = ReplyDoc(status="working")
+        working = ReplyDoc(status="working", labels=texts.labels())
         self.handle = await self._deliver(self.channel.open_reply, self.msg, working)
         await self._deliver(self.channel.finish_reply, self.handle, doc)
 

@@ -58,8 +58,7 @@ class InstanceReplaced(Exception):
 
 @dataclass(frozen=True)
 class Governed:
-    """What governs a turn: the sender's grant (people and roles), usage (budgets) and
-    approvals (calls that wait for a yes)."""
+    """What governs a turn: the sender's grant, usage (budgets), approvals (calls that wait)."""
 
     access: People | None = None
     usage: UsageGate | None = None
@@ -194,7 +193,7 @@ class TurnRunner:
         try:
             if handle is not None:
                 await channel.finish_reply(
-                    handle, ReplyDoc(status="failed", note=texts.TURN_FAILED)
+                    handle, ReplyDoc(status="failed", note=texts.TURN_FAILED, labels=texts.labels())
                 )
             else:
                 await self._streamer(channel, msg, None).say(texts.TURN_FAILED)
@@ -209,7 +208,9 @@ class TurnRunner:
         """A message stopped while it waited for a run slot: its queued notice says so."""
         if handle is not None:
             try:
-                await channel.finish_reply(handle, ReplyDoc(status="cancelled", note=reason))
+                await channel.finish_reply(
+                    handle, ReplyDoc(status="cancelled", note=reason, labels=texts.labels())
+                )
             except ChannelError as exc:
                 log.warning("stop notice for %s not delivered: %s", msg.chat.key, exc)
         await self.settle.stopped(msg)
@@ -368,7 +369,9 @@ class TurnRunner:
         streamer = self._streamer(channel, msg, None)
         try:
             if buttons and channel.capabilities.buttons:
-                await streamer.at_once(ReplyDoc(text=text, buttons=buttons, status="done"))
+                await streamer.at_once(
+                    ReplyDoc(text=text, buttons=buttons, status="done", labels=texts.labels())
+                )
             else:
                 await streamer.say(text)
         except ChannelError as exc:

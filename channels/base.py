@@ -14,33 +14,28 @@ from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, TypedDict, Unpack
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    PrivateAttr,
-    ValidationError,
-    field_validator,
-    model_validator,
-)
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 from channels.backoff import RetryState
-from channels.bots import BOT_NAME
+from channels.bots import named_bot_configs
 from channels.choices import ChoiceStore
 from channels.errors import ChannelError, DeliveryRefused, FileTooLarge, RateLimited
 from channels.types import (
     Attachment,
+    BusyPolicy,
     Button,
     Capabilities,
     ChatRef,
     ChatType,
     Edit,
+    EditPolicy,
     InboundMessage,
     MenuCommand,
     RateBudget,
     ReplyDoc,
     ReplyStatus,
     Scope,
+    StatusLabels,
     ToolStep,
     UserRef,
 )
@@ -75,6 +70,7 @@ __all__ = [
     "ReplyStatus",
     "Report",
     "Scope",
+    "StatusLabels",
     "ToolStep",
     "UserRef",
     "effective_limit",
@@ -82,20 +78,6 @@ __all__ = [
 ]
 
 # --------------------------------------------------------------------------- config
-
-
-class BusyPolicy(enum.StrEnum):
-    queue = "queue"
-    interrupt = "interrupt"
-
-
-class EditPolicy(enum.StrEnum):
-    """What an edited message does (bot/edits.py): answered again in place (`reanswer`), answered
-    as a new message (`requeue`), or nothing (`ignore`)."""
-
-    reanswer = "reanswer"
-    requeue = "requeue"
-    ignore = "ignore"
 
 
 GroupTrigger = Literal["mention", "all"]
@@ -136,12 +118,16 @@ class ChannelConfig(BaseModel):
 
     @model_validator(mode="after")
     def _named_bots(self) -> ChannelConfig:
-        self._bots = _bot_configs(self)
+        self._bots = named_bot_configs(self)
         return self
 
     def bot_configs(self) -> dict[str, ChannelConfig]:
         """The section's named bots (`bots:`), each the section with its own keys on top."""
         return dict(self._bots)
+
+    locale: str | None = Field(default=None, json_schema_extra=_LIVE)
+    """The language the service speaks in this channel to people who chose none and whose
+    platform gives no hint (`zh-CN`, `en`); None: `channels.locale` (bot/language.py)."""
 
     @property
     def role_allowlist(self) -> list[str]:
@@ -169,34 +155,6 @@ class ChannelConfig(BaseModel):
         if isinstance(value, dict):
             return {_id_text(k): v for k, v in value.items()}
         return value
-
-
-def _bot_configs(section: ChannelConfig) -> dict[str, ChannelConfig]:
-    """`section.bots` as configs of the section's own model; ValueError naming the bad key
-    (`bots[1].bot_token: field required`)."""
-    if section.bots and not section.named_bots:
-        raise ValueError("bots: not supported on this platform yet (Telegram has them)")
-    base = {k: getattr(section, k) for k in type(section).model_fields if k != "bots"}
-    found: dict[str, ChannelConfig] = {}
-    for i, entry in enumerate(section.bots):
-        name = entry.get("name")
-        if not isinstance(name, str) or not BOT_NAME.fullmatch(name):
-            raise ValueError(
-                f"bots[{i}].name: required, lower-case letters, digits, - and _ (32 at most)"
-            )
-        if name in found:
-            raise ValueError(f"bots[{i}].name: duplicate bot name {name!r}")
-        own = {k: v for k, v in entry.items() if k != "name"}
-        if "bots" in own:
-            raise ValueError(f"bots[{i}].bots: a bot has no bots of its own")
-        try:
-            found[name] = type(section).model_validate({**base, **own})
-        except ValidationError as exc:
-            err = exc.errors()[0]
-            where = ".".join(str(part) for part in err["loc"])
-            message = "unknown key" if err["type"] == "extra_forbidden" else err["msg"]
-            raise ValueError(f"bots[{i}].{where}: {message}") from None
-    return found
 
 
 def _id_text(value: object) -> object:
@@ -246,9 +204,12 @@ class ChannelContext(Protocol):
 
     data_dir: Path
     bot_name: str
-    choice_expired: str
-    """The answer to a press on a button the service no longer knows (the text is the
-    service's: bot/texts.py)."""
+
+    @property
+    def choice_expired(self) -> str:
+        """The answer to a press on a button the service no longer knows (the text is the
+        service's, in the channel's language: bot/texts)."""
+        ...
 
     @property
     def choices(self) -> ChoiceStore:
@@ -260,8 +221,15 @@ class ChannelContext(Protocol):
         """Hand a message to the service. Returns once it is durably accepted (or not)."""
         ...
 
-    def commands(self) -> tuple[MenuCommand, ...]:
-        """The service's chat commands (built-ins, then enabled skills), for a native menu."""
+    def commands(self, language: str = "") -> tuple[MenuCommand, ...]:
+        """The service's chat commands (built-ins, then enabled skills), for a native menu,
+        described in `language` (a tag such as `zh`; "": the channel's own language)."""
+        ...
+
+    @property
+    def languages(self) -> tuple[str, ...]:
+        """The languages the service speaks besides the channel's own (tags: `en`, `zh`), for a
+        native menu per language."""
         ...
 
     def add_route(self, method: str, path: str, handler: Handler) -> None:

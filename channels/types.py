@@ -3,9 +3,25 @@ rate budgets, what a channel can do, and the command menu it may show."""
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
+
+
+class BusyPolicy(enum.StrEnum):
+    queue = "queue"
+    interrupt = "interrupt"
+
+
+class EditPolicy(enum.StrEnum):
+    """What an edited message does (bot/edits.py): answered again in place (`reanswer`), answered
+    as a new message (`requeue`), or nothing (`ignore`)."""
+
+    reanswer = "reanswer"
+    requeue = "requeue"
+    ignore = "ignore"
+
 
 ChatType = Literal["dm", "group"]
 Scope = Literal["reply", "chat", "workspace", "bot"]
@@ -34,12 +50,15 @@ class ChatRef:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class UserRef:
     """The sender. `id` is the platform's user id; `name` is for display only; `roles`: the
-    sender's roles where the platform has them (Discord), for a role allowlist."""
+    sender's roles where the platform has them (Discord), for a role allowlist; `locale`: the
+    language of the sender's app where the platform says (Telegram's `language_code`), a hint
+    for the language the service answers in."""
 
     id: str
     name: str = ""
     is_bot: bool = False
     roles: tuple[str, ...] = ()
+    locale: str = ""
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> UserRef:
@@ -134,6 +153,38 @@ class Button:
 
 
 ReplyStatus = Literal["queued", "working", "done", "failed", "cancelled"]
+_STATUSES: tuple[ReplyStatus, ...] = ("queued", "working", "done", "failed", "cancelled")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StatusLabels:
+    """The words a channel shows for a reply's state (card headers, status lines), in the
+    language of the person it answers: the service fills them in (bot/texts), channels add
+    only their platform's marks (emoji, colours). `part` holds `{number}`, `running_status`
+    `{tool}` (Slack's assistant status: "Antler is running web_search...")."""
+
+    queued: str = "Queued"
+    queued_line: str = "Queued: I'll answer after the current reply."
+    working: str = "Thinking…"
+    working_line: str = "Working on it…"
+    done: str = "Done"
+    failed: str = "Failed"
+    failed_line: str = "Something went wrong."
+    stopped: str = "Stopped"
+    stopped_line: str = "Stopped."
+    part: str = "part {number}"
+    thinking_status: str = "is thinking..."
+    running_status: str = "is running {tool}..."
+
+    def title(self, status: ReplyStatus) -> str:
+        """A header's word for `status` (`Stopped`)."""
+        titles = (self.queued, self.working, self.done, self.failed, self.stopped)
+        return dict(zip(_STATUSES, titles, strict=True))[status]
+
+    def line(self, status: ReplyStatus) -> str:
+        """A sentence for `status` (`Stopped.`), shown where the reply has no text yet."""
+        lines = (self.queued_line, self.working_line, "", self.failed_line, self.stopped_line)
+        return dict(zip(_STATUSES, lines, strict=True))[status]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -145,6 +196,7 @@ class ReplyDoc:
     status: ReplyStatus = "working"
     buttons: tuple[Button, ...] = ()
     note: str = ""
+    labels: StatusLabels = StatusLabels()
 
     @property
     def final(self) -> bool:

@@ -15,5 +15,6 @@ BUILT_INS = (
     "link",
     "unlink",
     "usage",
+    "lang",
     "help",
 )

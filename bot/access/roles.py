@@ -54,6 +54,7 @@ GUEST_COMMANDS = [
     "/memory*",
     "/link",
     "/unlink",
+    "/lang",
 ]
 
 

@@ -86,6 +86,26 @@ class AccessStore:
         rows = await self.run.all(f"SELECT person, role FROM {self.t}roles ORDER BY person")
         return {str(p): str(r) for p, r in rows}
 
+    # the language a person chose (/lang) ---------------------------------------------------
+
+    async def language(self, person: str) -> str | None:
+        row = await self.run.one(
+            f"SELECT locale FROM {self.t}languages WHERE person = ?", (person,)
+        )
+        return str(row[0]) if row else None
+
+    async def set_language(self, person: str, locale: str | None) -> None:
+        """Remember `person`'s language; None forgets it (the platform's hint applies again)."""
+        if locale is None:
+            await self.run.execute(f"DELETE FROM {self.t}languages WHERE person = ?", (person,))
+            return
+        await self.run.execute(
+            f"INSERT INTO {self.t}languages(person, locale, set_at) VALUES (?, ?, ?)"
+            " ON CONFLICT (person) DO UPDATE SET locale = EXCLUDED.locale,"
+            " set_at = EXCLUDED.set_at",
+            (person, locale, time.time()),
+        )
+
     # /link codes and tries ----------------------------------------------------------------------
 
     async def put_code(self, code_hash: str, account: str, expires_at: float) -> None:

@@ -127,6 +127,7 @@ LIVE_APPLIERS: dict[str, Applier] = {
     "gateway.auth_token": _admin_token,
     "gateway.tokens": _read_when_used,  # asked per request by the API's auth
     "channels.busy_policy": _read_when_used,
+    "channels.locale": _read_when_used,
     "channels.shutdown_grace_seconds": _read_when_used,
     "channels.max_upload_mb": _uploads,
     "channels.*": _access,  # the live keys of every platform's section

@@ -11,31 +11,22 @@ import ipaddress
 import os
 import re
 from collections.abc import Mapping
-from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, create_model
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
 from agent.config import AgentConfig, ModelConfig
 from agent.profiles import AgentProfile, bound_problems, profile_problems, soul_problems
 from bot.access.roles import AccessConfig
+from bot.config.channels import ChannelsShared, channels_model, locale_checks
 from bot.config.env import substitute
+from bot.config.reload import LIVE, RESTART
 from bot.config.secrets import read_secrets, secrets_path
 from bot.config.speech import SpeechConfig
 from bot.schedules.config import SchedulesConfig
 from bot.usage.config import UsageConfig
-from channels import REGISTRY, config_model
-from channels.base import BusyPolicy, ChannelConfig
-from channels.bots import bot_channel
-
-# The reload boundary, declared on each field (bot/config/boundary.py reads it): `live` applies
-# to the next turn or message, `channel` restarts only that channel, `restart` waits for a
-# restart of the service. A field without a marker inherits its section's.
-LIVE: dict[str, Any] = {"reload": "live"}
-CHANNEL: dict[str, Any] = {"reload": "channel"}
-RESTART: dict[str, Any] = {"reload": "restart"}
 
 
 class ConfigError(Exception):
@@ -117,55 +108,6 @@ class GatewayConfig(BaseModel):
 class LoggingConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
     level: Literal["debug", "info", "warning", "error"] = "info"
-
-
-class ChannelsShared(BaseModel):
-    """Settings shared by every channel; each platform adds its own section."""
-
-    model_config = ConfigDict(extra="forbid")
-    max_concurrent_runs: int = Field(default=16, ge=1, json_schema_extra=RESTART)
-    busy_policy: BusyPolicy = Field(default=BusyPolicy.queue, json_schema_extra=LIVE)
-    inbound_queue_size: int = Field(default=1000, ge=1, json_schema_extra=RESTART)
-    dedupe_window_hours: float = Field(default=24, gt=0, json_schema_extra=RESTART)
-    shutdown_grace_seconds: float = Field(default=10, ge=0, json_schema_extra=LIVE)
-    max_upload_mb: float = Field(default=20, gt=0, json_schema_extra=LIVE)
-
-    def platform(self, name: str) -> ChannelConfig | None:
-        """A channel's config: a platform's section, or one of its bots (`telegram.support`)."""
-        platform, _, bot = name.partition(".")
-        section = getattr(self, platform, None) if platform in REGISTRY else None
-        if not isinstance(section, ChannelConfig):
-            return None
-        return section.bot_configs().get(bot) if bot else section
-
-    def enabled(self) -> dict[str, ChannelConfig]:
-        """Every enabled channel: platforms' sections and their named bots."""
-        found: dict[str, ChannelConfig | None] = {}
-        for name in REGISTRY:
-            section = found[name] = self.platform(name)
-            bots = section.bot_configs() if section is not None else {}
-            found |= {bot_channel(name, bot): cfg for bot, cfg in bots.items()}
-        return {name: cfg for name, cfg in found.items() if cfg is not None and cfg.enabled}
-
-    def agent_of(self, channel: str) -> str | None:
-        """The agent profile a channel's bot talks as (`agent:`; None: lead_agent)."""
-        cfg = self.platform(channel)
-        return cfg.agent if cfg is not None else None
-
-    def busy_policy_for(self, name: str) -> BusyPolicy:
-        cfg = self.platform(name)
-        return cfg.busy_policy if cfg is not None and cfg.busy_policy else self.busy_policy
-
-
-@cache
-def channels_model() -> type[ChannelsShared]:
-    """ChannelsShared plus one optional section per registered platform."""
-    fields: dict[str, Any] = {
-        name: (config_model(name) | None, Field(default=None, json_schema_extra=CHANNEL))
-        for name in REGISTRY
-    }
-    model: type[ChannelsShared] = create_model("ChannelsConfig", __base__=ChannelsShared, **fields)
-    return model
 
 
 class Settings(BaseModel):
@@ -335,6 +277,7 @@ def _cross_checks(settings: Settings) -> list[str]:
         {m.name for m in settings.models}, set(settings.access.roles)
     )
     problems += _bus_checks(settings)
+    problems += locale_checks(settings.channels)
     gw = settings.gateway
     token = gw.auth_token.get_secret_value() if gw.auth_token else ""
     if gw.enabled and not token and not is_loopback(gw.host):

@@ -13,6 +13,8 @@ from zoneinfo import ZoneInfo
 
 from croniter import croniter
 
+from bot import i18n
+
 
 def valid_zone(name: str) -> bool:
     """True for an IANA time zone name (`Europe/Berlin`); False for anything else, including
@@ -69,4 +71,4 @@ def _same_wall_time(a: datetime, b: datetime) -> bool:
 def local_text(epoch: float, tz: str) -> str:
     """`Mon 2026-11-23 09:00 (Europe/Berlin)`: how times are shown to people."""
     when = datetime.fromtimestamp(epoch, ZoneInfo(tz))
-    return f"{when:%a %Y-%m-%d %H:%M} ({tz})"
+    return f"{i18n.when(when)} ({tz})"  # in the locale of the person it is shown to

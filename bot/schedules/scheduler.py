@@ -61,9 +61,7 @@ def run_message(
     schedule: Schedule, due: float, *, late: bool = False, now: float = 0.0
 ) -> InboundMessage:
     """The message a due run becomes: the task's prompt, sent by its creator, to its chat."""
-    context = texts.schedule_context(
-        schedule.id, schedule.label, local_text(due, schedule.tz), late
-    )
+    context = _context(schedule.id, schedule.label, local_text(due, schedule.tz), late)
     return InboundMessage(
         event_id=f"{EVENT_PREFIX}{schedule.id}:{int(due)}",
         chat=schedule.chat,
@@ -72,6 +70,16 @@ def run_message(
         quoted_text=context,
         received_at=now,
         raw={"schedule_id": schedule.id, "fresh_thread": schedule.fresh_thread},
+    )
+
+
+def _context(number: int, label: str, due: str, late: bool) -> str:
+    """What the agent is told of a due run (a prompt: English, as the agent's prompts are; it
+    answers in the chat's language)."""
+    lateness = " It is running late: the service was offline at that time." if late else ""
+    return (
+        f"This is scheduled task #{number} ({label}), due {due}, set up earlier in this chat. "
+        f"Do the task now and post the result.{lateness}"
     )
 
 

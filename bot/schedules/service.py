@@ -1,5 +1,5 @@
 """What people do with schedules: create (by command or the agent's tool), list, change, and
-the time zone of a conversation. Answers are plain text from bot/texts.py.
+the time zone of a conversation. Answers are plain text from bot/texts.
 """
 
 from __future__ import annotations
@@ -89,12 +89,12 @@ class Schedules:
         try:
             when, rest = parse_when(request.when.strip(), tz, self.clock.now())
         except ScheduleSyntaxError as exc:
-            return f"Not scheduled: {exc}"
+            return texts.not_scheduled(str(exc))
         if rest.strip():
-            return f"Not scheduled: I could not read {rest.strip()!r} as part of the time."
+            return texts.not_scheduled_rest(rest.strip())
         parsed = ParsedSchedule(when, request.task.strip(), fresh_thread=request.fresh_thread)
         if not parsed.prompt:
-            return "Not scheduled: the task is empty."
+            return texts.SCHEDULE_EMPTY_TASK
         return await self._add(msg.chat, msg.sender, parsed, tz)
 
     async def _add(self, chat: ChatRef, sender: UserRef, parsed: ParsedSchedule, tz: str) -> str:
@@ -131,7 +131,7 @@ class Schedules:
             return texts.schedule_limit("you", self.config.max_per_person)
         in_chat = await self.store.count_live(chat=chat_key(chat))
         if in_chat >= self.config.max_per_chat:
-            return texts.schedule_limit("this chat", self.config.max_per_chat)
+            return texts.schedule_limit("chat", self.config.max_per_chat)
         return ""
 
     # ---------------------------------------------------------------- managing
@@ -140,13 +140,17 @@ class Schedules:
         schedules = await self.store.for_chat(chat_key(chat))
         if not schedules:
             return Answer(texts.NO_SCHEDULES)
-        lines, buttons = ["Scheduled tasks in this chat:"], []
+        lines, buttons = [texts.SCHEDULES_HEADING], []
         for s in schedules:
             lines.append(self._line(s))
             toggle = "resume" if s.state == "paused" else "pause"
             buttons += [
-                Button(label=f"{toggle.title()} #{s.id}", value=f"/schedule {toggle} {s.id}"),
-                Button(label=f"Cancel #{s.id}", value=f"/schedule cancel {s.id}"),
+                Button(
+                    label=texts.schedule_button(toggle, s.id), value=f"/schedule {toggle} {s.id}"
+                ),
+                Button(
+                    label=texts.schedule_button("cancel", s.id), value=f"/schedule cancel {s.id}"
+                ),
             ]
         return Answer("\n".join(lines), tuple(buttons))
 

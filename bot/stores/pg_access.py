@@ -35,4 +35,11 @@ MIGRATIONS = (
     CREATE INDEX antler_access_audit_at ON antler_access_audit(at);
     CREATE INDEX antler_access_audit_person ON antler_access_audit(person, id);
     """,
+    """
+    CREATE TABLE antler_access_languages (
+        person TEXT PRIMARY KEY,
+        locale TEXT NOT NULL,
+        set_at DOUBLE PRECISION NOT NULL
+    );
+    """,
 )

@@ -73,9 +73,9 @@ def resets_at(period: str, at: float) -> str:
     t = time.gmtime(at)
     if period == "month":
         year, month = (t.tm_year + 1, 1) if t.tm_mon == 12 else (t.tm_year, t.tm_mon + 1)
-        return f"on {year:04d}-{month:02d}-01 00:00 UTC"
+        return texts.budget_resets(f"{year:04d}-{month:02d}-01", month=True)
     next_day = time.gmtime(calendar.timegm((t.tm_year, t.tm_mon, t.tm_mday, 0, 0, 0)) + 86400)
-    return f"at {time.strftime('%Y-%m-%d', next_day)} 00:00 UTC"
+    return texts.budget_resets(time.strftime("%Y-%m-%d", next_day), month=False)
 
 
 class Budgets:

@@ -16,7 +16,7 @@ async def usage_command(ctx: CommandContext, args: str) -> str:
     if gate is None or gate.meter.store is None:
         return texts.USAGE_NOT_COUNTED
     person = ctx.person or account_of(msg)
-    scope, value, whose = "person", person, f"you ({person})"
+    scope, value, whose = "person", person, texts.usage_whose(person)
     if args:
         if not await _is_admin(ctx, person):
             return texts.USAGE_OTHERS_ADMIN_ONLY
@@ -25,15 +25,19 @@ async def usage_command(ctx: CommandContext, args: str) -> str:
         value = await access.person_of(named) if access is not None else named
         whose = value
     elif msg.chat.chat_type != "dm":
-        scope, value, whose = "chat", msg.chat.with_topic(None).key, "this chat"
+        scope, value, whose = "chat", msg.chat.with_topic(None).key, texts.usage_whose("")
     await gate.meter.flush()
     now, currency = gate.meter.clock(), gate.config().currency
     lines = []
-    for label, period in (("today", "day"), ("this month", "month")):
+    for period in ("day", "month"):
         totals: Totals = await gate.meter.store.total(scope, value, period_start(period, now))
         lines.append(
             texts.usage_line(
-                label, totals.tokens, totals.calls, money(totals.cost, currency), totals.estimated
+                texts.usage_period(period),
+                totals.tokens,
+                totals.calls,
+                money(totals.cost, currency),
+                totals.estimated,
             )
         )
     return texts.usage_report(whose, lines)

@@ -19,12 +19,13 @@ from channels.base import Button, ReplyDoc, ToolStep
 from channels.markdown import parser
 
 _STEP_ICON = {"running": "⏳", "done": "✅", "failed": "❌"}
-_STATUS_LINE = {
-    "queued": "⏳ Queued: I'll answer after the current reply.",
-    "working": "⏳ Working on it…",
-    "cancelled": "⏹ Stopped.",
-    "failed": "⚠️ Something went wrong.",
-}
+_STATUS_MARK = {"queued": "⏳", "working": "⏳", "cancelled": "⏹", "failed": "⚠️"}
+
+
+def _status_line(doc: ReplyDoc) -> str:
+    return f"{_STATUS_MARK[doc.status]} {doc.labels.line(doc.status)}"
+
+
 _INLINE_CODE = re.compile(r"`([^`\n]+)`")
 RULE = "———————————"
 
@@ -36,10 +37,10 @@ def card_text(doc: ReplyDoc, *, links: bool = False) -> str:
     blocks = [_progress(doc.progress)] if doc.progress else []
     if doc.text:
         blocks.append(doc.text)
-    elif doc.status in _STATUS_LINE:
-        blocks.append(_STATUS_LINE[doc.status])
+    elif doc.status in _STATUS_MARK:
+        blocks.append(_status_line(doc))
     if doc.text and doc.status in ("failed", "cancelled"):
-        blocks.append(_STATUS_LINE[doc.status])
+        blocks.append(_status_line(doc))
     if doc.note:
         blocks.append(f"_{doc.note}_")
     if doc.buttons and links:

@@ -16,7 +16,6 @@ MAX_MESSAGE = 2000
 MAX_TEXT_LEN = 1900
 MAX_BUTTONS = 25  # 5 rows of 5
 LABEL_LIMIT = 80
-QUEUED = "_Queued: I'll answer after the current reply._"
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,7 +28,7 @@ class Shown:
 
 def body(doc: ReplyDoc, *, preview: bool = False) -> str:
     """The visible markdown of a reply: tool steps while working, text, note."""
-    content = reply_markdown(doc, QUEUED)
+    content = reply_markdown(doc, f"_{doc.labels.queued_line}_")
     if len(content) <= MAX_MESSAGE:
         return content
     if preview:  # the newest text, as the stream goes on

@@ -22,12 +22,12 @@ CARD_MAX_BYTES = 24_000  # Feishu allows ~30 KB of card JSON; leave room for the
 CARD_MAX_TABLES = 5
 CARD_MAX_CHARS = 12_000
 
-_HEADERS = {
-    "queued": ("Queued", "grey"),
-    "working": ("Thinking…", "blue"),
-    "done": ("Done", "green"),
-    "failed": ("Failed", "red"),
-    "cancelled": ("Stopped", "grey"),
+_COLOURS = {
+    "queued": "grey",
+    "working": "blue",
+    "done": "green",
+    "failed": "red",
+    "cancelled": "grey",
 }
 _STEP_ICON = {"running": "⏳", "done": "✅", "failed": "❌"}
 
@@ -42,10 +42,10 @@ class ButtonScope:
 
 
 def header(doc: ReplyDoc, part: int = 0) -> dict[str, Any]:
-    title, colour = _HEADERS[doc.status]
+    title = doc.labels.title(doc.status)
     if part:
-        title = f"{title} (part {part + 1})"
-    return {"title": {"tag": "plain_text", "content": title}, "template": colour}
+        title = f"{title} ({doc.labels.part.format(number=part + 1)})"
+    return {"title": {"tag": "plain_text", "content": title}, "template": _COLOURS[doc.status]}
 
 
 def progress_md(steps: tuple[ToolStep, ...], note: str = "") -> str:
@@ -58,9 +58,8 @@ def progress_md(steps: tuple[ToolStep, ...], note: str = "") -> str:
 def answer_md(doc: ReplyDoc, text: str) -> str:
     if text:
         return text
-    return {"queued": "_Waiting for the previous message…_", "working": "_Thinking…_"}.get(
-        doc.status, ""
-    )
+    shown = {"queued": doc.labels.queued_line, "working": doc.labels.working}.get(doc.status)
+    return f"_{shown}_" if shown else ""
 
 
 def _button_value(button: Button, scope: ButtonScope) -> dict[str, Any]:

@@ -34,8 +34,8 @@ def status_text(doc: ReplyDoc) -> str:
     """The assistant status line ("is thinking...", "is running web_search...")."""
     running = [s for s in doc.progress if s.state == "running"]
     if running:
-        return f"is running {running[-1].label}..."[:50]
-    return "is thinking..."
+        return doc.labels.running_status.format(tool=running[-1].label)[:50]
+    return doc.labels.thinking_status
 
 
 def body_markdown(doc: ReplyDoc, *, offset: int = 0) -> str:
@@ -47,7 +47,7 @@ def body_markdown(doc: ReplyDoc, *, offset: int = 0) -> str:
     if text.strip():
         parts.append(text)
     elif doc.status == "working" and not doc.progress:
-        parts.append("_thinking..._")
+        parts.append(f"_{doc.labels.working}_")
     if doc.note:
         parts.append(f"{_NOTE_STATUS.get(doc.status, '')} _{doc.note}_".strip())
     return "\n\n".join(parts) or "…"

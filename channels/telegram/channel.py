@@ -114,9 +114,14 @@ class TelegramChannel(DelegatedReplies[TelegramReply]):
         )
 
     async def _register_commands(self) -> None:
-        """The service's command registry as Telegram's command menu (setMyCommands)."""
+        """The service's command registry as Telegram's command menu (setMyCommands): in the
+        channel's language for everyone, and in each language the service speaks for people
+        whose app is set to it (`language_code`)."""
         try:
             await self.bot.set_my_commands(menu(self.ctx.commands()))
+            for language in self.ctx.languages:
+                commands = menu(self.ctx.commands(language))
+                await self.bot.set_my_commands(commands, language_code=language)
         except TelegramError as exc:
             self.log.warning("setMyCommands failed: %s", exc.message)
 

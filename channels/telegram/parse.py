@@ -169,7 +169,12 @@ def _user(holder: Mapping[str, Any]) -> UserRef:
         sender_chat = holder["sender_chat"]
         return UserRef(id=str(sender_chat["id"]), name=sender_chat.get("title", ""))
     name = " ".join(p for p in (user.get("first_name"), user.get("last_name")) if p)
-    return UserRef(id=str(user["id"]), name=name or user.get("username", ""), is_bot=user["is_bot"])
+    return UserRef(
+        id=str(user["id"]),
+        name=name or user.get("username", ""),
+        is_bot=user["is_bot"],
+        locale=str(user.get("language_code") or ""),
+    )
 
 
 def _real_reply(message: Mapping[str, Any]) -> Mapping[str, Any] | None:

@@ -39,7 +39,7 @@ def doc_markdown(doc: ReplyDoc) -> str:
     lines = [_step_line(step) for step in doc.progress]
     body = doc.text.strip()
     if not body and doc.status == "queued":
-        body = "_Queued: I'll answer after the current reply._"
+        body = f"_{doc.labels.queued_line}_"
     elif not body and doc.status == "working":
         body = "…"
     chunks = ["\n".join(lines)] if lines else []

@@ -12,12 +12,11 @@ from channels.text import reply_markdown, split_text
 
 MAX_BYTES = 20480
 MAX_TEXT_LEN = 5000
-QUEUED = "⏳ Queued: I'll answer after the current reply."
 
 
 def body(doc: ReplyDoc, *, preview: bool = False) -> str:
     """The visible markdown of a reply: tool steps while working, text, note."""
-    return fit(reply_markdown(doc, QUEUED, emphasis="*"), tail=preview)
+    return fit(reply_markdown(doc, f"⏳ {doc.labels.queued_line}", emphasis="*"), tail=preview)
 
 
 def fit(content: str, *, tail: bool = False) -> str:

@@ -193,6 +193,7 @@ async def test_postgres_schema_is_migrated_once(tmp_path: Path, pg_dsn: str) -> 
         ).fetchall()
     assert rows == [
         ("access", 1),
+        ("access", 2),
         ("choices", 1),
         ("conversations", 1),
         ("conversations", 2),  # the agent column

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 
+from tests.channels.contract.slack import SlackDriver
+from tests.channels.contract.telegram import TelegramDriver
 from tests.fakes.dingtalk_server import FakeDingTalk
 from tests.fakes.feishu_server import FakeFeishu
 from tests.fakes.slack_server import FakeSlack
@@ -19,3 +23,14 @@ slack = fake_fixture(FakeSlack, "slack")
 @pytest.fixture
 def fake_slack(slack: FakeSlack) -> FakeSlack:
     return slack
+
+
+@pytest.fixture
+def drivers() -> Iterator[tuple[TelegramDriver, SlackDriver]]:
+    """A person's DMs on two platforms (the contract drivers), for linked accounts."""
+    telegram, slack = TelegramDriver(), SlackDriver()
+    telegram.start()
+    slack.start()
+    yield telegram, slack
+    telegram.stop()
+    slack.stop()

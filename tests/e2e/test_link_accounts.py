@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -16,23 +16,11 @@ from agent.memory.records import NewFact
 from bot import texts
 from bot.access.store import AuditQuery
 from tests.channels.contract.driver import Driver
-from tests.channels.contract.slack import SlackDriver
-from tests.channels.contract.telegram import TelegramDriver
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.recording_channel import RecordingChannel
 from tests.harness import ServiceHarness
 
 TELEGRAM, SLACK = "telegram:42", "slack:U0001"
-
-
-@pytest.fixture
-def drivers() -> Iterator[tuple[Driver, Driver]]:
-    telegram, slack = TelegramDriver(), SlackDriver()
-    telegram.start()
-    slack.start()
-    yield telegram, slack
-    telegram.stop()
-    slack.stop()
 
 
 @pytest.fixture

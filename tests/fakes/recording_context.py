@@ -10,7 +10,7 @@ from typing import Any, Unpack
 
 from aiohttp import web
 
-from bot import texts
+from bot import i18n, texts
 from bot.command_registry import CommandRegistry
 from channels.backoff import RetryState
 from channels.base import Handler, InboundMessage, MenuCommand, PublishResult, Report
@@ -48,8 +48,15 @@ class RecordingContext:
         self.published.append(msg)
         return PublishResult.accepted
 
-    def commands(self) -> tuple[MenuCommand, ...]:
-        return self.menu
+    def commands(self, language: str = "") -> tuple[MenuCommand, ...]:
+        if not language:
+            return self.menu
+        with i18n.use(i18n.supported(language) or i18n.SOURCE):
+            return CommandRegistry().menu()
+
+    @property
+    def languages(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(i18n.primary(loc) for loc in i18n.available()))
 
     def add_route(self, method: str, path: str, handler: Handler) -> None:
         self.routes[(method, path)] = handler

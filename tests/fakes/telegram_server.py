@@ -33,6 +33,7 @@ from typing import Any
 
 from aiohttp import web
 
+from tests.fakes.telegram_files import FileSide
 from tests.fakes.telegram_updates import UserSide
 from tests.fakes.telegram_wire import (
     Failure,
@@ -54,7 +55,7 @@ UNGATED = {"getUpdates"}
 IN_FLIGHT = 0.1
 
 
-class FakeTelegram(UserSide, Served):
+class FakeTelegram(UserSide, FileSide, Served):
     """The fake server. `api_base` goes into TelegramConfig.api_base."""
 
     def __init__(
@@ -353,45 +354,6 @@ class FakeTelegram(UserSide, Served):
                 return error
         self._count_draft(int(body["chat_id"]), now)
         return answer_ok(True)
-
-    async def _upload(self, body: dict, now: float, field: str) -> web.Response:
-        upload = body.get(field)
-        if not isinstance(upload, dict):
-            return answer_error(400, f"Bad Request: there is no {field} in the request")
-        self._count_visible(int(body["chat_id"]), now)
-        content: dict[str, Any]
-        if field == "photo":
-            content = {
-                "photo": [{"file_id": "p1", "file_unique_id": "u1", "width": 1, "height": 1}]
-            }
-        else:
-            content = {"document": {"file_id": "d1", "file_unique_id": "u2",
-                                    "file_name": upload["filename"]}}  # fmt: skip
-        return answer_ok(self._new_message(body, **content))
-
-    async def _m_sendPhoto(self, body: dict, now: float) -> web.Response:
-        return await self._upload(body, now, "photo")
-
-    async def _m_sendDocument(self, body: dict, now: float) -> web.Response:
-        return await self._upload(body, now, "document")
-
-    async def _m_getFile(self, body: dict, now: float) -> web.Response:
-        file_id = str(body.get("file_id"))
-        if file_id not in self.files:
-            return answer_error(400, "Bad Request: invalid file_id")
-        _, size = self.files[file_id]
-        result = {"file_id": file_id, "file_unique_id": f"u-{file_id}", "file_size": size}
-        if size <= 20 * 1024 * 1024:
-            result["file_path"] = f"files/{file_id}"
-        return answer_ok(result)
-
-    async def _download(self, request: web.Request) -> web.Response:
-        bot = self._others.get(request.match_info["token"], self)  # the bot of that token
-        bot.calls.append(Recorded("download", request.path, {}, at=self.clock()))
-        file_id = request.match_info["path"].removeprefix("files/")
-        if request.match_info["token"] != bot.token or file_id not in bot.files:
-            return web.Response(status=404)
-        return web.Response(body=bot.files[file_id][0])
 
     async def _m_setMessageReaction(self, body: dict, now: float) -> web.Response:
         emojis, error = reaction_emojis(body)

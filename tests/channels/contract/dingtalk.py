@@ -89,14 +89,14 @@ class DingTalkDriver(Driver[FakeDingTalk]):
         keys = (FINAL_STATE, ("POST", MARKDOWN_PATHS[0]))
         return self._limits - sum(len(self.fake._failures.get(k) or []) for k in keys)
 
-    def saw_queued(self) -> bool:
+    def saw_queued(self, label: str = "Queued") -> bool:
         created = [
             json.dumps(c.body["cardData"], ensure_ascii=False)
             for c in self.fake.requests("POST", CARDS)
             if self._ai_card(c.body)
         ]
         streamed = [s["content"] for s in self.fake.streams()]
-        return any("Queued" in text for text in created + streamed)
+        return any(label in text for text in created + streamed)
 
     def violations(self) -> list[str]:
         return list(self.fake.violations)

@@ -70,8 +70,8 @@ class DiscordDriver(Driver[FakeDiscord]):
     def rate_limits_served(self) -> int:
         return self.fake.limits_served
 
-    def saw_queued(self) -> bool:
-        return any("Queued" in content for _, _, content in self.fake.history)
+    def saw_queued(self, label: str = "Queued") -> bool:
+        return any(label in content for _, _, content in self.fake.history)
 
     def violations(self) -> list[str]:
         return list(self.fake.violations)

@@ -97,8 +97,9 @@ class Driver(abc.ABC, Generic[F]):
         """How many 429s the fake server has answered."""
 
     @abc.abstractmethod
-    def saw_queued(self) -> bool:
-        """Some message showed the queued state ("I'll answer after the current reply")."""
+    def saw_queued(self, label: str = "Queued") -> bool:
+        """Some message showed the queued state ("I'll answer after the current reply"), by
+        its `label` where the platform shows one in words (Slack shows a reaction)."""
 
     audio = False
     """The user can send a voice note or an audio file (transcribed by the service)."""

@@ -98,9 +98,9 @@ class FeishuDriver(Driver[FakeFeishu]):
         ops = ("card_update", "reply")
         return self._limits - sum(len(self.fake._failures[op]) for op in ops)
 
-    def saw_queued(self) -> bool:
+    def saw_queued(self, label: str = "Queued") -> bool:
         return any(
-            "Queued" in json.dumps(c.body, ensure_ascii=False)
+            label in json.dumps(c.body, ensure_ascii=False)
             for c in self.fake.calls
             if c.headers.get("op", "").startswith("card")
         )

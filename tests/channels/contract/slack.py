@@ -138,5 +138,5 @@ class SlackDriver(Driver[FakeSlack]):
         ops = ("chat.stopStream", "chat.postMessage")
         return self._limits - sum(len(self.fake._failures.get(op) or []) for op in ops)
 
-    def saw_queued(self) -> bool:
+    def saw_queued(self, label: str = "Queued") -> bool:
         return bool(self.fake.calls_of("reactions.add"))

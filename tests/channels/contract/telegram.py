@@ -92,9 +92,9 @@ class TelegramDriver(Driver[FakeTelegram]):
     def rate_limits_served(self) -> int:
         return self._limits - len(self.fake._failures["sendMessage"])
 
-    def saw_queued(self) -> bool:
+    def saw_queued(self, label: str = "Queued") -> bool:
         calls = self.fake.calls_of("sendMessage", "editMessageText")
-        return any("Queued" in str(c.body.get("text")) for c in calls)
+        return any(label in str(c.body.get("text")) for c in calls)
 
     def violations(self) -> list[str]:
         return list(self.fake.violations)

@@ -77,10 +77,10 @@ class WeComDriver(Driver[FakeWeCom]):
     def rate_limits_served(self) -> int:
         return self.fake.served.get(RATE, 0)
 
-    def saw_queued(self) -> bool:
+    def saw_queued(self, label: str = "Queued") -> bool:
         frames = [f for m in self.fake.streams.values() for f in m["frames"]]
         pushed = [m.get("content", "") for m in self.fake.messages if m["kind"] == "markdown"]
-        return any("Queued" in text_ for text_ in [f["content"] for f in frames] + pushed)
+        return any(label in text_ for text_ in [f["content"] for f in frames] + pushed)
 
     def violations(self) -> list[str]:
         return list(self.fake.violations)

@@ -28,8 +28,11 @@ def offsets(fake: FakeTelegram) -> list[int]:
 async def test_start_registers_commands_and_polls(fake, ctx, make_channel) -> None:
     await make_channel()
     await fake.wait_for(lambda: fake.calls_of("getUpdates"))
-    methods = [c.method for c in fake.calls[:4]]
-    assert methods == ["getMe", "setMyCommands", "deleteWebhook", "getUpdates"]
+    methods = [c.method for c in fake.calls[:6]]
+    menus = ["setMyCommands"] * 3  # for everyone, then for English and for Chinese apps
+    assert methods == ["getMe", *menus, "deleteWebhook", "getUpdates"]
+    languages = [c.body.get("language_code") for c in fake.calls_of("setMyCommands")]
+    assert languages == [None, "en", "zh"]
     commands = [c["command"] for c in fake.calls_of("setMyCommands")[0].body["commands"]]
     assert {"new", "stop", "models", "help"} <= set(commands)
 
@@ -235,7 +238,7 @@ async def test_the_menu_is_the_command_registry(
     skills = [SkillCommand("thread_digest", "sum up a thread"), SkillCommand("data-to-chart", "x")]
     ctx.menu = CommandRegistry(skills=lambda: skills).menu()
     await make_channel()
-    (call,) = fake.calls_of("setMyCommands")
+    call = fake.calls_of("setMyCommands")[0]  # the menu everyone gets
     commands = call.body["commands"]
     entries = json.loads(commands) if isinstance(commands, str) else commands
     names = [c["command"] for c in entries]
