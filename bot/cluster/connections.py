@@ -26,10 +26,13 @@ import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
 from bot.cluster.lease import Lease
+from bot.cluster.send_relay import RedisRelay
 from channels.base import Channel
 
 log = logging.getLogger("bot.cluster.connections")
 
+RELAY_WAIT = 10.0
+"""Least seconds a relayed send waits for a holder (a handover takes about the lease time)."""
 Report = Callable[[str], None]  # "held" or "standby", for /health
 
 
@@ -119,7 +122,17 @@ class ConnectionLeases:
 
     def prepare(self, channel: Channel) -> None:
         """Before `channel.start()`: connect for sending only when the connection is exclusive."""
-        channel.receiving = channel.exclusive_connection() is None
+        bot = channel.exclusive_connection()
+        channel.receiving = bot is None
+        if bot is not None:  # sends from this worker reach the holder (channels.relay)
+            channel.relay = RedisRelay(
+                self.client,
+                f"{self.prefix}:relay:{channel.name}:{bot}",
+                self.worker,
+                lambda: channel.may_receive(),
+                wait=max(RELAY_WAIT, 3 * self.seconds),
+                repost=max(1.0, self.seconds / 3),
+            )
 
     def hold(self, name: str, channel: Channel, report: Report) -> None:
         """After a successful start: compete for the connection."""

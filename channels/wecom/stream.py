@@ -31,7 +31,7 @@ from channels.base import (
 from channels.choices import ChoiceStore
 from channels.pacing import Pacer
 from channels.wecom import cards, render
-from channels.wecom.connection import Connection
+from channels.wecom.relayed import Link
 
 log = logging.getLogger("channels.wecom")
 STREAM_WINDOW = 330.0  # WeCom: no stream frame later than 6 minutes after the first
@@ -56,7 +56,7 @@ class WeComReply:
 class Replies:
     def __init__(
         self,
-        conn: Callable[[], Connection],
+        conn: Callable[[], Link],
         pacer: Pacer,
         budgets: tuple[RateBudget, ...],
         choices: ChoiceStore,
