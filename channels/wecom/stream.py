@@ -30,6 +30,7 @@ from channels.base import (
 )
 from channels.choices import ChoiceStore
 from channels.pacing import Pacer
+from channels.relay import OutcomeUnknown
 from channels.wecom import cards, render
 from channels.wecom.relayed import Link
 
@@ -91,7 +92,7 @@ class Replies:
         restart) is given up: the reply goes on without updates and its final is pushed."""
         try:
             await self._frame(handle, render.body(doc, preview=True))
-        except RateLimited:
+        except (RateLimited, OutcomeUnknown):  # (OutcomeUnknown: it may be shown already)
             raise
         except ChannelError as exc:
             if exc.retryable:
@@ -117,7 +118,7 @@ class Replies:
             try:
                 await self._frame(handle, content, finish=True)
                 return
-            except RateLimited:
+            except (RateLimited, OutcomeUnknown):
                 raise
             except ChannelError as exc:
                 if exc.retryable:
