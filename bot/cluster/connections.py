@@ -12,7 +12,9 @@ platform keeps what was not confirmed (Telegram's offset) and the journal recogn
 dead holder had already accepted. The channel checks the lease before each receive call
 (`Channel.may_receive`), so a holder paused past its lease does not poll beside the new one, and
 an event pushed to its socket before it closed is left unacknowledged (the platform delivers it
-again, to the connection held now). Webhook modes have no lease: any worker receives.
+again, to the connection held now). Webhook modes have no lease: any worker receives. Each such
+channel is also given a send relay (`channels.relay`, bot/cluster/send_relay.py): a platform that
+sends only on that connection (WeCom) sends through its holder from the other workers.
 """
 
 from __future__ import annotations

@@ -6,6 +6,7 @@ fail as OutcomeUnknown (never posted twice) and a stream frame run again on the 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator
 
 import pytest
@@ -42,13 +43,23 @@ class Platform:
         return {"ok": {"n": len(self.sent)}, "echo": send["text"]}
 
 
+@contextlib.asynccontextmanager
+async def serving(holder: RedisRelay) -> AsyncIterator[Platform]:
+    """`holder` runs the relayed sends on a platform of its own while the block runs."""
+    platform = Platform()
+    holder.serve(platform.handler)
+    try:
+        yield platform
+    finally:
+        await holder.stop_serving()
+
+
 async def test_sends_reach_the_holder_in_order_per_chat_with_their_answers(
     client: aioredis.Redis, redis_bus: dict[str, dict[str, object]]
 ) -> None:
     prefix = redis_bus["redis"]["key_prefix"]
-    holder, sender, platform = relay(client, prefix, "w1"), relay(client, prefix, "w2"), Platform()
-    holder.serve(platform.handler)
-    try:
+    sender = relay(client, prefix, "w2")
+    async with serving(relay(client, prefix, "w1")) as platform:
 
         async def chat(name: str) -> list[str]:
             answers = []
@@ -66,8 +77,6 @@ async def test_sends_reach_the_holder_in_order_per_chat_with_their_answers(
         again = await sender.call({"text": "a0"}, key="a-0", order="a", idempotent=False)
         assert again["echo"] == "a0"
         assert len(platform.sent) == 15  # the key ran once: the answer was kept
-    finally:
-        await holder.stop_serving()
 
 
 async def test_no_holder_fails_retryable_and_the_send_never_runs_later(
@@ -78,14 +87,10 @@ async def test_no_holder_fails_retryable_and_the_send_never_runs_later(
     with pytest.raises(ChannelError) as caught:
         await sender.call({"text": "late"}, key="k1", order="a", idempotent=False)
     assert caught.value.retryable
-    holder, platform = relay(client, prefix, "w1"), Platform()
-    holder.serve(platform.handler)
-    try:
+    async with serving(relay(client, prefix, "w1")) as platform:
         answer = await sender.call({"text": "next"}, key="k2", order="a", idempotent=False)
         assert answer["echo"] == "next"
         assert [s["text"] for s in platform.sent] == ["next"]  # "late" was abandoned
-    finally:
-        await holder.stop_serving()
 
 
 async def test_a_holder_dying_mid_send_is_never_posted_twice(
@@ -103,16 +108,12 @@ async def test_a_holder_dying_mid_send_is_never_posted_twice(
     for task in {first._task, *first._running}:  # SIGKILL: no answer, no cleanup
         assert task is not None
         task.cancel()
-    second, after = relay(client, prefix, "w2"), Platform()
-    second.serve(after.handler)
-    try:
+    async with serving(relay(client, prefix, "w2")) as after:
         with pytest.raises(OutcomeUnknown) as caught:
             await push
         assert not caught.value.retryable
         assert (await frame)["echo"] == "f"  # a stream frame only replaces text: run again
         assert [s["text"] for s in after.sent] == ["f"]
-    finally:
-        await second.stop_serving()
 
 
 async def test_a_worker_whose_lease_lapsed_leaves_the_queue_to_the_holder(
@@ -121,17 +122,11 @@ async def test_a_worker_whose_lease_lapsed_leaves_the_queue_to_the_holder(
     prefix = redis_bus["redis"]["key_prefix"]
     base = f"{prefix}:relay:wecom:bot"
     stale = RedisRelay(lambda: client, base, lambda: "w1", lambda: False, wait=5, repost=0.3)
-    stale_platform = Platform()
-    stale.serve(stale_platform.handler)
     sender = relay(client, prefix, "w3")
-    call = asyncio.create_task(sender.call({"text": "x"}, key="x", order="a", idempotent=False))
-    await asyncio.sleep(0.5)
-    holder, platform = relay(client, prefix, "w2"), Platform()
-    holder.serve(platform.handler)
-    try:
-        assert (await call)["echo"] == "x"
+    async with serving(stale) as stale_platform:
+        call = asyncio.create_task(sender.call({"text": "x"}, key="x", order="a", idempotent=False))
+        await asyncio.sleep(0.5)  # (the stale worker pops it meanwhile and puts it back)
+        async with serving(relay(client, prefix, "w2")) as platform:
+            assert (await call)["echo"] == "x"
         assert stale_platform.sent == []
         assert [s["text"] for s in platform.sent] == ["x"]
-    finally:
-        await holder.stop_serving()
-        await stale.stop_serving()

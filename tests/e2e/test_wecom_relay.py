@@ -13,7 +13,7 @@ import pytest
 
 from bot.cluster.partitions import partition_of
 from tests.e2e.service_process import wait_until
-from tests.e2e.workers import Worker, own_database
+from tests.e2e.workers import Worker, own_database, shared_out
 from tests.fakes.openai_server import FakeOpenAI, echo_responder
 from tests.fakes.openai_wire import Reply
 from tests.fakes.wecom_payloads import BOT_ID, SECRET, shown_text, text_body
@@ -70,12 +70,7 @@ def cluster(
             for w in group:
                 wait_until(w.ready, 60, "a worker to start")
             wait_until(lambda: sum(w.role() == "held" for w in group) == 1, 30, "one holder")
-            wait_until(
-                lambda: sorted(p for w in group for p in w.partitions()) == list(range(PARTITIONS))
-                and all(w.partitions() for w in group),
-                30,
-                "the partitions shared out",
-            )
+            shared_out(group, PARTITIONS)
             yield group
         finally:
             for w in group:
@@ -108,9 +103,7 @@ def test_answers_written_on_other_workers_reach_the_chat_once_through_a_holder_k
     asked.update({chat: f"hello {chat}" for chat in chats_of(holder, 1, "a")})
     for chat, text in asked.items():
         wecom.push_message(text_body(text, chatid=chat))
-    wait_until(
-        lambda: all(answers(wecom, c, t) == 1 for c, t in asked.items()), 30, "all answered"
-    )
+    wait_until(lambda: all(answers(wecom, c, t) == 1 for c, t in asked.items()), 30, "all answered")
 
     fake_openai.responder = slow  # answers the other workers write, streaming as it dies
     streaming = {chat: f"story {chat}" for w in others for chat in chats_of(w, 2, "b")}
@@ -130,9 +123,7 @@ def test_answers_written_on_other_workers_reach_the_chat_once_through_a_holder_k
     wecom.push_message(text_body("and later", chatid=later))
     asked.update(streaming)
     asked[later] = "and later"
-    wait_until(
-        lambda: all(answers(wecom, c, t) >= 1 for c, t in asked.items()), 40, "all answered"
-    )
+    wait_until(lambda: all(answers(wecom, c, t) >= 1 for c, t in asked.items()), 40, "all answered")
     assert {c: answers(wecom, c, t) for c, t in asked.items()} == dict.fromkeys(asked, 1)
     assert not wecom.violations
     assert any("relayed" in w.output() for w in others)  # (the standby's start line)
