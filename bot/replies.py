@@ -48,6 +48,7 @@ from channels.base import (
     ToolStep,
 )
 from channels.held import Held
+from channels.relay import OutcomeUnknown
 from channels.text import split_text
 
 log = logging.getLogger("bot.replies")
@@ -288,6 +289,8 @@ class ReplyStreamer:
                 await self._not_sent()
                 self._block(exc)
                 await self.pacer.wait_unblocked(self.msg.chat, self._key, (exc.method,))
+            except OutcomeUnknown:  # a relayed send whose runner died: in doubt
+                raise
             except DeliveryRefused as exc:
                 await self._not_sent()
                 self._given_up(exc.reason, exc)

@@ -42,6 +42,7 @@ from channels.types import (
 
 if TYPE_CHECKING:
     from channels.pacing import Pacer
+    from channels.relay import SendRelay
 
 __all__ = [
     "Attachment",
@@ -273,6 +274,9 @@ class Channel(abc.ABC):
         """Checked before each receive call on an exclusive connection, and before an event
         pushed on it is acknowledged: False once this process's hold on the connection has
         lapsed (the fencing check; an unacknowledged event is delivered again elsewhere)."""
+        self.relay: SendRelay | None = None
+        """Set by the cluster for a channel that can send only on its exclusive connection
+        (`channels.relay`): a worker without the connection sends through its holder."""
 
     @abc.abstractmethod
     async def start(self) -> None:

@@ -12,7 +12,9 @@ platform keeps what was not confirmed (Telegram's offset) and the journal recogn
 dead holder had already accepted. The channel checks the lease before each receive call
 (`Channel.may_receive`), so a holder paused past its lease does not poll beside the new one, and
 an event pushed to its socket before it closed is left unacknowledged (the platform delivers it
-again, to the connection held now). Webhook modes have no lease: any worker receives.
+again, to the connection held now). Webhook modes have no lease: any worker receives. Each such
+channel is also given a send relay (`channels.relay`, bot/cluster/send_relay.py): a platform that
+sends only on that connection (WeCom) sends through its holder from the other workers.
 """
 
 from __future__ import annotations
@@ -26,10 +28,13 @@ import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
 from bot.cluster.lease import Lease
+from bot.cluster.send_relay import RedisRelay
 from channels.base import Channel
 
 log = logging.getLogger("bot.cluster.connections")
 
+RELAY_WAIT = 10.0
+"""Least seconds a relayed send waits for a holder (a handover takes about the lease time)."""
 Report = Callable[[str], None]  # "held" or "standby", for /health
 
 
@@ -119,7 +124,17 @@ class ConnectionLeases:
 
     def prepare(self, channel: Channel) -> None:
         """Before `channel.start()`: connect for sending only when the connection is exclusive."""
-        channel.receiving = channel.exclusive_connection() is None
+        bot = channel.exclusive_connection()
+        channel.receiving = bot is None
+        if bot is not None:  # sends from this worker reach the holder (channels.relay)
+            channel.relay = RedisRelay(
+                self.client,
+                f"{self.prefix}:relay:{channel.name}:{bot}",
+                self.worker,
+                lambda: channel.may_receive(),
+                wait=max(RELAY_WAIT, 3 * self.seconds),
+                repost=max(1.0, self.seconds / 3),
+            )
 
     def hold(self, name: str, channel: Channel, report: Report) -> None:
         """After a successful start: compete for the connection."""

@@ -3,11 +3,13 @@ service's event loop.
 
 Everything travels on that one connection, messages in and replies out, and WeCom keeps one
 per bot (a second subscription ends the first): with several workers the one holding the
-bot's lease (`exclusive_connection`) connects; the others cannot send to WeCom.
+bot's lease (`exclusive_connection`) connects; the others send through it (`Channel.relay`,
+channels/wecom/relayed.py).
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -29,6 +31,7 @@ from channels.wecom import files, render
 from channels.wecom.config import WeComConfig
 from channels.wecom.connection import Connection, trust
 from channels.wecom.inbound import Inbound
+from channels.wecom.relayed import Link, RelayedLink, run_send
 from channels.wecom.stream import SEND, Replies, WeComReply, reply_state, restore_reply
 
 
@@ -59,7 +62,7 @@ class WeComChannel(Channel):
         self.capabilities = capabilities_for(config)
         self.connection: Connection | None = None
         self._replies: Replies | None = None
-        self.inbound = Inbound(ctx, self._conn, lambda: self.may_receive(), self._answer_press)
+        self.inbound = Inbound(ctx, self._held, lambda: self.may_receive(), self._answer_press)
 
     @property
     def replies(self) -> Replies:
@@ -69,12 +72,21 @@ class WeComChannel(Channel):
             )
         return self._replies
 
-    def _conn(self) -> Connection:
+    def _held(self) -> Connection:
+        """The connection, on the worker holding it (the only one receiving)."""
         if self.connection is None:
             raise ChannelError(
                 "wecom: this worker does not hold the bot's connection", retryable=True
             )
         return self.connection
+
+    def _conn(self) -> Link:
+        """The connection on the worker holding it, else the relay to that worker."""
+        if self.connection is not None:
+            return self.connection
+        if self.relay is not None:
+            return RelayedLink(self.relay)
+        raise ChannelError("wecom: this worker does not hold the bot's connection", retryable=True)
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -83,9 +95,9 @@ class WeComChannel(Channel):
         if self.receiving:
             await self.start_receiving()
         else:
-            self.log.warning(
-                "wecom: another worker holds bot %s's connection; replies this worker writes "
-                "cannot be sent to WeCom (run WeCom on one worker)",
+            self.log.info(
+                "wecom: another worker holds bot %s's connection; this worker's replies are "
+                "relayed to it",
                 self.config.bot_id,
             )
 
@@ -99,9 +111,13 @@ class WeComChannel(Channel):
         connection = Connection(self.config, self.ctx, self.inbound.on_frame, self.backoff)
         await connection.open()
         self.connection = connection
+        if self.relay is not None:  # run the other workers' sends
+            self.relay.serve(functools.partial(run_send, connection))
         self.log.info("wecom connected as bot %s", self.config.bot_id)
 
     async def stop_receiving(self) -> None:
+        if self.relay is not None:
+            await self.relay.stop_serving()
         connection, self.connection = self.connection, None
         if connection is not None:
             await connection.close()

@@ -28,7 +28,7 @@ from aibot import decrypt_file
 from channels._threads import call_blocking
 from channels.base import Attachment, ChannelError, ChatRef, FileTooLarge
 from channels.files import free_path, outgoing_size
-from channels.wecom.connection import Connection
+from channels.wecom.relayed import Link
 
 CHUNK = 512 * 1024
 IMAGE_LIMIT = 10 * 1024 * 1024
@@ -81,7 +81,7 @@ async def _fetch(url: str, name: str, limit: int) -> tuple[bytes, str]:
         raise ChannelError(f"download of {name} failed: {exc!r}", retryable=True) from exc
 
 
-async def upload(conn: Connection, chat: ChatRef, path: Path, limit: int) -> None:
+async def upload(conn: Link, chat: ChatRef, path: Path, limit: int) -> None:
     """Upload `path` and send it to `chat` (an image as an image, up to WeCom's 10 MB)."""
     if not await call_blocking(path.is_file):
         raise ChannelError(f"no such file: {path.name}")

@@ -30,8 +30,9 @@ from channels.base import (
 )
 from channels.choices import ChoiceStore
 from channels.pacing import Pacer
+from channels.relay import OutcomeUnknown
 from channels.wecom import cards, render
-from channels.wecom.connection import Connection
+from channels.wecom.relayed import Link
 
 log = logging.getLogger("channels.wecom")
 STREAM_WINDOW = 330.0  # WeCom: no stream frame later than 6 minutes after the first
@@ -56,7 +57,7 @@ class WeComReply:
 class Replies:
     def __init__(
         self,
-        conn: Callable[[], Connection],
+        conn: Callable[[], Link],
         pacer: Pacer,
         budgets: tuple[RateBudget, ...],
         choices: ChoiceStore,
@@ -91,7 +92,7 @@ class Replies:
         restart) is given up: the reply goes on without updates and its final is pushed."""
         try:
             await self._frame(handle, render.body(doc, preview=True))
-        except RateLimited:
+        except (RateLimited, OutcomeUnknown):  # (OutcomeUnknown: it may be shown already)
             raise
         except ChannelError as exc:
             if exc.retryable:
@@ -117,7 +118,7 @@ class Replies:
             try:
                 await self._frame(handle, content, finish=True)
                 return
-            except RateLimited:
+            except (RateLimited, OutcomeUnknown):
                 raise
             except ChannelError as exc:
                 if exc.retryable:

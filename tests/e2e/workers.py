@@ -7,7 +7,7 @@ import json
 import re
 import urllib.request
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -92,9 +92,14 @@ def start_all(group: list[Worker]) -> None:
         30,
         "one worker to hold the Telegram connection",
     )
+    shared_out(group, PARTITIONS)
+
+
+def shared_out(group: Sequence[Worker], partitions: int) -> None:
+    """Wait until every partition has an owner and every worker owns some."""
     wait_until(
         lambda: (
-            sorted(p for w in group for p in w.partitions()) == list(range(PARTITIONS))
+            sorted(p for w in group for p in w.partitions()) == list(range(partitions))
             and all(w.partitions() for w in group)
         ),
         30,
