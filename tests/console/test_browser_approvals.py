@@ -45,8 +45,14 @@ async def test_an_operator_approves_a_waiting_call_in_the_browser(browser: Any, 
     await expect(row).to_contain_text("write_file(path='/mnt/user-data/outputs/deploy.txt'")
     await expect(row).to_contain_text("telegram:42")
     await row.get_by_role("button", name="Approve", exact=False).first.click()
-    await expect(page.get_by_role("status")).to_contain_text("its conversation goes on")
-    await expect(page.locator("#approvals")).to_contain_text("No tool call is waiting")
+    # generous bounds: the decision resumes the run before the page is drawn again (slow under
+    # a loaded machine)
+    await expect(page.get_by_role("status")).to_contain_text(
+        "its conversation goes on", timeout=20_000
+    )
+    await expect(page.locator("#approvals")).to_contain_text(
+        "No tool call is waiting", timeout=20_000
+    )
     await st.telegram.wait_for(
         lambda: any("Deployed v7." in t for t in st.telegram.shown_texts(CHAT)), timeout=20
     )
