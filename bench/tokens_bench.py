@@ -11,8 +11,9 @@ and 300) three sides run, each in a fresh process of its own, in alternating ord
 - after: the same with the shipped `HAND_OVER_EVERY`.
 
 Figures per side: process CPU per token (user + system, all threads), loop lag p50/p99 (a 10 ms
-timer), RSS per running stream ((peak RSS - RSS after start-up and one warm-up turn) / streams),
-wall time. CPU is the figure to compare: the machine is shared.
+timer), RSS per stream ((peak RSS - RSS after start-up and one warm-up turn) / streams, and for
+the service the same half-way through the tokens, when every stream runs), wall time. CPU is
+the figure to compare: the machine is shared.
 """
 
 from __future__ import annotations
@@ -76,10 +77,19 @@ async def service(url: str, streams: int) -> dict[str, float]:
     with LoopLag() as lag:
         for i in range(streams):
             await channel.inject("stream please", chat_id=f"s{i}")
+        half_way = asyncio.create_task(_rss_half_way())
         await done.wait(streams + 1, 300)
     figures = _figures(lag, rss0, cpu, start, streams, done.done - done.failed == streams + 1)
+    running = max(0, half_way.result() - rss0) if half_way.done() else 0
+    figures["rss_kb_per_running_stream"] = round(running / streams / 1024, 1)
     await app.stop()
     return figures
+
+
+async def _rss_half_way() -> int:
+    """RSS half-way through the streams' tokens: every stream running."""
+    await asyncio.sleep(TOKENS / TPS / 2)
+    return rss_bytes()
 
 
 def _figures(
