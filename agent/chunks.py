@@ -8,8 +8,11 @@ consecutive text-only deltas among them over as one chunk, so that work runs onc
 once per token.
 
 - Every SSE event is still decoded (the SDK's `SSEDecoder`) and parsed; the text is identical.
-- Only what is already read is joined: the last event of a read is handed over at once, so an
-  idle loop sees every chunk as soon as it arrives (no added latency).
+- Only what is already read is joined: the last event of a read is handed over at once. After
+  a hand-over the stream reads again only `HAND_OVER_EVERY` (0.1 s) after the hand-over began,
+  so a stream that sends faster than that hands its tokens over in reads of several events
+  each, not one LangChain chunk per token; a token waits at most that long (platforms show new
+  text every 0.3-3 s), the first token of a stream not at all.
 - Only deltas that carry nothing but text (`content`, and `role` on the first) of the same
   choice are joined; tool-call deltas, reasoning, a finish reason, usage or logprobs end a
   join and pass through unchanged.
@@ -20,6 +23,7 @@ errors inside the stream raise as before.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
@@ -42,7 +46,11 @@ _PLAIN_KEYS = frozenset(
     }
 )
 _CHOICE_KEYS = frozenset({"index", "delta", "finish_reason", "logprobs"})
+_DELTA_KEYS = frozenset({"content", "role"})
 _EVENT_ENDS = (b"\n\n", b"\r\r", b"\r\n\r\n")
+# Seconds from one hand-over to the next read; 0: read again at once (one chunk per token
+# whenever the loop keeps up).
+HAND_OVER_EVERY = 0.1
 
 
 class ReadBatches(SSEDecoder):
@@ -53,14 +61,19 @@ class ReadBatches(SSEDecoder):
 
     async def aiter_bytes(self, iterator: AsyncIterator[bytes]) -> AsyncIterator[ServerSentEvent]:
         pending = b""
+        loop, every = asyncio.get_running_loop(), HAND_OVER_EVERY
         try:
             async for chunk in iterator:
                 data = pending + chunk if pending else chunk
                 cut = _events_end(data)
                 pending = data[cut:]
                 if cut:
+                    began = loop.time()
                     for sse in self._counted(list(self.iter_bytes(iter((data[:cut],))))):
                         yield sse
+                    wait = began + every - loop.time()
+                    if every > 0 and wait > 0:  # what arrives meanwhile is read as one
+                        await asyncio.sleep(wait)
             for sse in self._counted(list(self.iter_bytes(iter((pending,))))):
                 yield sse
         finally:
@@ -110,21 +123,22 @@ class JoinedDeltas(AsyncStream[object]):
 
 
 def _text_delta(chunk: object) -> dict[str, Any] | None:
-    """The delta of a chunk that carries only text (and maybe its role), else None."""
-    if not isinstance(chunk, dict) or not chunk.keys() <= _PLAIN_KEYS:
+    """The delta of a chunk that carries only text (and maybe its role), else None. Runs per
+    token: exact type checks (JSON gives plain dicts, lists and strs) before the key checks."""
+    if type(chunk) is not dict or not chunk.keys() <= _PLAIN_KEYS:
         return None
     choices = chunk.get("choices")
-    if chunk.get("usage") is not None or not isinstance(choices, list) or len(choices) != 1:
+    if type(choices) is not list or len(choices) != 1 or chunk.get("usage") is not None:
         return None
     choice = choices[0]
-    if not isinstance(choice, dict) or not choice.keys() <= _CHOICE_KEYS:
+    if type(choice) is not dict or not choice.keys() <= _CHOICE_KEYS:
         return None
     if choice.get("finish_reason") is not None or choice.get("logprobs") is not None:
         return None
     delta = choice.get("delta")
-    if not isinstance(delta, dict) or not delta.keys() <= {"content", "role"}:
+    if type(delta) is not dict or not delta.keys() <= _DELTA_KEYS:
         return None
-    return delta if isinstance(delta.get("content"), str) else None
+    return delta if type(delta.get("content")) is str else None
 
 
 def _joins(held: dict[str, Any], chunk: dict[str, Any], delta: dict[str, Any]) -> bool:

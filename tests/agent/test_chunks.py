@@ -148,3 +148,20 @@ async def test_events_split_across_reads_are_decoded_whole() -> None:
     decoder = ReadBatches()
     seen = [(sse.data, decoder.ahead) async for sse in decoder.aiter_bytes(source())]
     assert seen == [('{"a": 1}', 0), ('{"b": 2}', 1), ('{"c": 3}', 0), ("x", 0), ("y", 0)]
+
+
+async def test_a_paced_stream_is_handed_over_in_reads_of_several_tokens(
+    fake_openai: FakeOpenAI,
+) -> None:
+    """After a hand-over the stream reads again only `HAND_OVER_EVERY` later, so tokens sent
+    one by one 5 ms apart reach LangChain joined, the text unchanged."""
+    tokens = len(split_tokens(TEXT))
+    http.hold_pools()
+    try:
+        chat = _chat(fake_openai)
+        fake_openai.script(Reply(text=TEXT, tokens_per_second=200))
+        parts = [part async for part in chat.astream("go")]
+    finally:
+        await http.release_pools()
+    assert "".join(str(part.content) for part in parts) == TEXT
+    assert len(parts) <= tokens // 3

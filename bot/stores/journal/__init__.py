@@ -26,7 +26,7 @@ import json
 import logging
 import time
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from typing import Any, Protocol
 
 from agent.sql import Sql
@@ -324,7 +324,22 @@ def entry_from_row(row: tuple[Any, ...]) -> Entry:
     )
 
 
+_MESSAGE_FIELDS = tuple(f.name for f in fields(InboundMessage))
+
+
 def dump_message(msg: InboundMessage) -> str:
+    """The message as JSON: what `asdict` gives, without its deep copy of every field (a
+    message is written once per turn); anything JSON does not take goes the slow way below."""
+    data: dict[str, Any] = {name: getattr(msg, name) for name in _MESSAGE_FIELDS}
+    data["chat"], data["sender"] = asdict(msg.chat), asdict(msg.sender)
+    data["attachments"] = [asdict(a) for a in msg.attachments]
+    try:
+        return json.dumps(data)
+    except (TypeError, ValueError):
+        return _dump_odd_message(msg)
+
+
+def _dump_odd_message(msg: InboundMessage) -> str:
     data = asdict(msg)
     try:
         json.dumps(data["raw"])
