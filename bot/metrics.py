@@ -8,6 +8,7 @@ things happen (bus, channel contexts, turns, reply streamers, the gateway's runs
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 
 from prometheus_client import (
@@ -84,6 +85,12 @@ class Metrics:
             "Accepted messages waiting for a free run slot.",
             registry=reg,
         )
+        self.asyncio_tasks = Gauge(
+            "antler_asyncio_tasks",
+            "Tasks alive on the service's event loop (a slow leak shows as a climb).",
+            registry=reg,
+        )
+        self.asyncio_tasks.set_function(_tasks_alive)
         self.first_visible = histogram(
             "antler_admission_to_first_visible_seconds",
             "From the platform event's arrival to the first sign of "
@@ -165,3 +172,11 @@ class Metrics:
 
     def render(self) -> str:
         return generate_latest(self.registry).decode()
+
+
+def _tasks_alive() -> float:
+    """Tasks of the running loop (0 when scraped off the loop, as in a unit test)."""
+    try:
+        return float(len(asyncio.all_tasks()))
+    except RuntimeError:
+        return 0.0

@@ -41,9 +41,11 @@ def answers(url: str) -> bool:
 
 
 class Throwaway:
-    """redis-server in a temporary directory, without persistence."""
+    """redis-server in a temporary directory, without persistence unless `persistent` (an
+    append-only file written at every command: a restart keeps everything)."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, persistent: bool = False) -> None:
+        self.persistent = persistent
         self.dir = Path(tempfile.mkdtemp(prefix="antler-redis-"))
         self.port = _free_port()
         self.url = f"redis://127.0.0.1:{self.port}/0"
@@ -63,7 +65,9 @@ class Throwaway:
                 "--save",
                 "",
                 "--appendonly",
-                "no",
+                "yes" if self.persistent else "no",
+                "--appendfsync",
+                "always",
                 "--dir",
                 str(self.dir),
             ],
@@ -75,10 +79,16 @@ class Throwaway:
             time.sleep(0.05)
         return self
 
-    def stop(self) -> None:
+    def halt(self) -> None:
+        """Kill the server (`start()` brings it back on the same port: with what the
+        append-only file kept when persistent, empty otherwise)."""
         if self.proc is not None:
             self.proc.kill()
             self.proc.wait(timeout=10)
+            self.proc = None
+
+    def stop(self) -> None:
+        self.halt()
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
