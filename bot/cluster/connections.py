@@ -13,9 +13,9 @@ dead holder had already accepted. The channel checks the lease before each recei
 (`Channel.may_receive`), so a holder paused past its lease does not poll beside the new one, and
 an event pushed to its socket before it closed is left unacknowledged (the platform delivers it
 again, to the connection held now). After Redis was unreachable, a worker waits half a lease
-(at least 1.5 s) from Redis's return before it competes again, so the messages every worker held meanwhile
-are appended before a new holder publishes later ones (bot/cluster/outage.py). Webhook modes
-have no lease: any worker receives.
+(at least 1.5 s) from Redis's return before it competes again, so the messages every worker
+held meanwhile are appended before a new holder publishes later ones (bot/cluster/outage.py).
+Webhook modes have no lease: any worker receives.
 """
 
 from __future__ import annotations
