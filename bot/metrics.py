@@ -77,6 +77,16 @@ class Metrics:
         self.reconnects = counter(
             "antler_channel_reconnects_total", "Times a channel connection came back after a drop."
         )
+        self._gauges(reg)
+        self.first_visible = histogram(
+            "antler_admission_to_first_visible_seconds",
+            "From the platform event's arrival to the first sign of "
+            "life the user sees (typing, placeholder, queued notice).",
+            LATENCY_BUCKETS,
+        )
+        self._access_metrics(reg)
+
+    def _gauges(self, reg: CollectorRegistry) -> None:
         self.queue_depth = Gauge(
             "antler_inbound_queue_depth", "Messages waiting in the inbound queue.", registry=reg
         )
@@ -91,13 +101,6 @@ class Metrics:
             registry=reg,
         )
         self.asyncio_tasks.set_function(_tasks_alive)
-        self.first_visible = histogram(
-            "antler_admission_to_first_visible_seconds",
-            "From the platform event's arrival to the first sign of "
-            "life the user sees (typing, placeholder, queued notice).",
-            LATENCY_BUCKETS,
-        )
-        self._access_metrics(reg)
 
     def _access_metrics(self, reg: CollectorRegistry) -> None:
         """No person labels: people are in the audit trail, not in metrics."""
