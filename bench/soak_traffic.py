@@ -28,6 +28,9 @@ from tests.fakes.telegram_server import FakeTelegram
 
 STREAMED = " ".join(f"word{i}" for i in range(60))  # a reply streamed over about 3 s
 CHATS = 12  # conversations per platform, taken in turn
+ROTATE = 120  # steps (4 minutes) after which the people move on to new conversations: a
+# conversation's history stays a few turns long, so what grows is what the service keeps, not
+# the histories it loads for a turn (the old conversations go idle; their memory must go too)
 TOKEN = "soak-admin-token"
 
 
@@ -94,7 +97,7 @@ class Traffic:
         self.admin = admin
         self.counts: dict[str, int] = {}
         self._n = itertools.count(1)
-        self._cycle: list[tuple[str, Callable[[int], None]]] = [
+        self._cycle: list[tuple[str, Callable[[int], object]]] = [
             ("telegram story", lambda n: self.f.telegram.push_message(self._tg(n), f"story {n}")),
             ("slack text", self._slack_text),
             ("feishu story", self._feishu),
@@ -131,21 +134,28 @@ class Traffic:
     # ------------------------------------------------------------------ the steps
 
     @staticmethod
-    def _tg(n: int) -> int:
-        return 7000 + n % CHATS
+    def _chat(n: int) -> int:
+        """The conversation of step `n`: CHATS at a time, new ones every ROTATE steps."""
+        return (n // ROTATE) * CHATS + n % CHATS
+
+    def _tg(self, n: int) -> int:
+        return 7000 + self._chat(n)
 
     def _slack_text(self, n: int) -> None:
         ts = f"1700{n:06d}.000100"
-        event = slack_events.dm(f"story {n}" if n % 2 else f"hello {n}", ts=ts)
+        text = f"story {n}" if n % 2 else f"hello {n}"
+        event = slack_events.dm(text, ts=ts, channel=f"D{self._chat(n):05d}")
         self.f.slack.push_event(event, event_id=f"Ev{n}")
 
     def _feishu(self, n: int) -> None:
-        chat = f"oc_soak{n % CHATS}"
+        chat = f"oc_soak{self._chat(n)}"
         event = feishu_payloads.message_event(f"story {n}", chat_id=chat, sender=f"ou_{chat}")
         self.f.feishu.push_event(event)
 
     def _dingtalk(self, n: int) -> None:
-        data = self.f.dingtalk.chatbot_data(f"hello {n}", conversation_id=f"cid-soak-{n % CHATS}")
+        data = self.f.dingtalk.chatbot_data(
+            f"hello {n}", conversation_id=f"cid-soak-{self._chat(n)}"
+        )
         self.f.dingtalk.push_message(data)
 
     def _telegram_file(self, n: int) -> None:
