@@ -99,13 +99,21 @@ class Partitions:
             watch.cancel()
 
     async def _watch(self) -> None:
-        """Every tenth of the lease: a lease this worker could not renew in time is given up
-        (its runs stop) before it runs out in Redis and another worker takes it."""
+        """Every tenth of the lease: a lease this worker could not renew in time is renewed at
+        once (after a stalled loop it still can: nobody else took it) or, when that fails or
+        hangs for a tenth of the lease, given up (its runs stop) before it runs out in Redis
+        and another worker takes it."""
         while True:
             await asyncio.sleep(self.seconds / 10)
             for p in sorted(self.readable | self.draining):
-                if not self.leases[p].held:
+                if not self.leases[p].held and not await self._renewed(p):
                     await self._lose(p, "its lease could not be renewed in time")
+
+    async def _renewed(self, p: int) -> bool:
+        try:
+            return await asyncio.wait_for(self.leases[p].renew(), self.seconds / 10)
+        except (RedisError, OSError):
+            return False
 
     async def _keep(self) -> None:
         while True:
