@@ -20,6 +20,7 @@ from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.telegram_server import FakeTelegram
 
 LEASE_SECONDS = 3
+DOWN_SECONDS = 3
 CHATS = list(range(501, 509))
 
 
@@ -48,53 +49,33 @@ def cluster(
     return group
 
 
+def restart(server: pg_server.Throwaway | redis_server.Throwaway) -> None:
+    """Stop `server`, keep it down DOWN_SECONDS (messages arrive meanwhile), start it again."""
+    server.halt()
+    time.sleep(DOWN_SECONDS)
+    server.start()
+
+
 def stop_all(group: list[Worker]) -> None:
     for w in group:
         w.stop()
 
 
-def test_postgres_restarted_mid_traffic(
-    tmp_path: Path, fake_openai: FakeOpenAI, telegram: FakeTelegram, own_pg: pg_server.Throwaway
-) -> None:
-    redis = redis_server.Throwaway().start()
-    with own_database(own_pg.dsn) as dsn:
-        group = cluster(tmp_path, fake_openai, telegram, dsn, redis.url)
-        try:
-            traffic = Traffic(telegram, CHATS)
-
-            def restart() -> None:
-                own_pg.halt()
-                time.sleep(3)  # down for 3 s: messages arrive meanwhile
-                own_pg.start()
-
-            ended = during(traffic, restart)
-            recovered = traffic.settle(ended)
-        finally:
-            stop_all(group)
-            redis.stop()
-    report("postgres restart", traffic, recovered, down_seconds=3)
-
-
-@pytest.mark.parametrize("persistent", [True, False], ids=["kept", "lost"])
-def test_redis_restarted_mid_traffic(
+@pytest.mark.parametrize("fault", ["postgres", "redis-kept", "redis-lost"])
+def test_restarted_mid_traffic(
     tmp_path: Path,
     fake_openai: FakeOpenAI,
     telegram: FakeTelegram,
     own_pg: pg_server.Throwaway,
-    persistent: bool,
+    fault: str,
 ) -> None:
-    redis = redis_server.Throwaway(persistent=persistent).start()
+    """PostgreSQL restarted; Redis restarted with its append-only file, or empty."""
+    redis = redis_server.Throwaway(persistent=fault == "redis-kept").start()
     with own_database(own_pg.dsn) as dsn:
         group = cluster(tmp_path, fake_openai, telegram, dsn, redis.url)
         try:
             traffic = Traffic(telegram, CHATS)
-
-            def restart() -> None:
-                redis.halt()
-                time.sleep(3)
-                redis.start()
-
-            ended = during(traffic, restart)
+            ended = during(traffic, lambda: restart(own_pg if fault == "postgres" else redis))
             recovered = traffic.settle(ended)
             wait_until(  # the partitions shared out again, every entry acknowledged
                 lambda: (
@@ -107,4 +88,4 @@ def test_redis_restarted_mid_traffic(
         finally:
             stop_all(group)
             redis.stop()
-    report(f"redis restart, data {'kept' if persistent else 'lost'}", traffic, recovered)
+    report(f"{fault} restart", traffic, recovered, down_seconds=DOWN_SECONDS)
