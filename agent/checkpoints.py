@@ -20,6 +20,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Protocol
 
+from agent.sql import with_room
+
 SETUP_LOCK = 0x616E7463  # advisory lock: processes starting together run setup() one at a time
 SETUP_POLL_SECONDS = 0.1
 
@@ -162,12 +164,16 @@ def inline_sqlite_saver() -> Any:
                 yield item
 
         async def aput(self, config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Any:
-            return self.put(config, checkpoint, metadata, new_versions)
+            return await with_room(
+                "checkpoints", lambda: self.put(config, checkpoint, metadata, new_versions)
+            )
 
         async def aput_writes(
             self, config: Any, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = ""
         ) -> None:
-            self.put_writes(config, writes, task_id, task_path)
+            await with_room(
+                "checkpoints", lambda: self.put_writes(config, writes, task_id, task_path)
+            )
 
         async def adelete_thread(self, thread_id: str) -> None:
             self.delete_thread(thread_id)

@@ -7,10 +7,16 @@ inline on the loop (statements take microseconds: a thread hop would cost more t
 `PostgresSql` runs each statement on a connection lent by a psycopg pool (tuple rows, `?` turned
 into `%s`), again through `retry` when the connection was lost in use; a transaction is retried
 whole.
+
+A full disk under SQLite is waited out, not raised: a statement (or a transaction, whole) that
+failed with "database or disk is full" is run again through the waiting the service installs
+(`wait_out_full_disk`, bot/stores/room.py: the one backoff) until there is room, so no message,
+checkpoint or journal step is dropped meanwhile. Without it installed, the error is raised.
 """
 
 from __future__ import annotations
 
+import errno
 import sqlite3
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from functools import lru_cache
@@ -22,6 +28,33 @@ from psycopg.rows import tuple_row
 T = TypeVar("T")
 Row = tuple[Any, ...]
 Retry = Callable[[str, Callable[[], Awaitable[Any]]], Awaitable[Any]]
+_room: list[Retry] = []  # the service's waiting for room on a full disk (one, once installed)
+
+
+def wait_out_full_disk(retry: Retry) -> None:
+    """Install `retry` (it runs the operation until it stops failing with a full disk)."""
+    _room[:] = [retry]
+
+
+def disk_full(exc: BaseException) -> bool:
+    return (isinstance(exc, sqlite3.OperationalError) and "disk is full" in str(exc)) or (
+        isinstance(exc, OSError) and exc.errno == errno.ENOSPC
+    )
+
+
+async def with_room(what: str, fn: Callable[[], T]) -> T:
+    """`fn()` (a synchronous SQLite call); on a full disk, again until there is room."""
+    try:
+        return fn()
+    except (sqlite3.OperationalError, OSError) as exc:
+        if not _room or not disk_full(exc):
+            raise
+
+    async def again() -> T:
+        return fn()
+
+    result: T = await _room[0](what, again)
+    return result
 
 
 class Sql(Protocol):
@@ -49,29 +82,50 @@ class SqliteSql:
 
     def __init__(self, db: sqlite3.Connection) -> None:
         self.db = db
+        self._in_transaction = False  # a statement in one is not run again alone
+
+    async def _run(self, fn: Callable[[], T]) -> T:
+        return fn() if self._in_transaction else await with_room("SQLite", fn)
 
     async def execute(self, sql: str, args: Sequence[Any] = ()) -> int:
-        return self.db.execute(sql, args).rowcount
+        return await self._run(lambda: self.db.execute(sql, args).rowcount)
 
     async def one(self, sql: str, args: Sequence[Any] = ()) -> Row | None:
-        rows = self.db.execute(sql, args).fetchall()  # to the end: a RETURNING completes
+        rows = await self.all(sql, args)  # to the end: a RETURNING completes
         return tuple(rows[0]) if rows else None
 
     async def all(self, sql: str, args: Sequence[Any] = ()) -> list[Row]:
-        return self.db.execute(sql, args).fetchall()
+        return await self._run(lambda: self.db.execute(sql, args).fetchall())
 
     async def many(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
-        self.db.executemany(sql, rows)
+        rows = list(rows)
+        await self._run(lambda: self.db.executemany(sql, rows))
 
     async def transaction(self, work: Callable[[Sql], Awaitable[T]]) -> T:
         """Under the write lock from the start (BEGIN IMMEDIATE), so a read inside sees what
-        the writes will apply to, also with other processes on the file."""
+        the writes will apply to, also with other processes on the file; on a full disk, the
+        whole transaction again once there is room."""
+        if self._in_transaction or not _room:
+            return await self._transaction(work)
+        try:
+            return await self._transaction(work)
+        except (sqlite3.OperationalError, OSError) as exc:
+            if not disk_full(exc):
+                raise
+        result: T = await _room[0]("SQLite", lambda: self._transaction(work))
+        return result
+
+    async def _transaction(self, work: Callable[[Sql], Awaitable[T]]) -> T:
         self.db.execute("BEGIN IMMEDIATE")
+        self._in_transaction = True
         try:
             result = await work(self)
         except BaseException:
-            self.db.execute("ROLLBACK")
+            if self.db.in_transaction:  # (SQLite may have rolled a full disk's back itself)
+                self.db.execute("ROLLBACK")
             raise
+        finally:
+            self._in_transaction = False
         self.db.execute("COMMIT")
         return result
 

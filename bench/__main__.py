@@ -1,6 +1,7 @@
 """Run the benchmarks, print their figures and write them to bench/results/<name>.json.
 
 `python -m bench` runs every `bench/*_bench.py`; `python -m bench spine telegram` runs those.
+`python -m bench soak --minutes N` is the long run of bench/soak.py (not one of them).
 Each module exposes `async def run() -> dict`.
 """
 
@@ -40,6 +41,10 @@ def main(argv: list[str]) -> int:
     from bot.runtime import run, tune_gc
 
     raise_fd_limit()
+    if argv[:1] == ["soak"]:  # a run of its own (bench/soak.py), not one of the benchmarks
+        from bench import soak
+
+        return soak.run(argv[1:])
     tune_gc()  # as `antler serve` runs
     RESULTS.mkdir(exist_ok=True)
     for name in _names(argv):

@@ -8,6 +8,7 @@ things happen (bus, channel contexts, turns, reply streamers, the gateway's runs
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 
 from prometheus_client import (
@@ -76,6 +77,16 @@ class Metrics:
         self.reconnects = counter(
             "antler_channel_reconnects_total", "Times a channel connection came back after a drop."
         )
+        self._gauges(reg)
+        self.first_visible = histogram(
+            "antler_admission_to_first_visible_seconds",
+            "From the platform event's arrival to the first sign of "
+            "life the user sees (typing, placeholder, queued notice).",
+            LATENCY_BUCKETS,
+        )
+        self._access_metrics(reg)
+
+    def _gauges(self, reg: CollectorRegistry) -> None:
         self.queue_depth = Gauge(
             "antler_inbound_queue_depth", "Messages waiting in the inbound queue.", registry=reg
         )
@@ -84,13 +95,12 @@ class Metrics:
             "Accepted messages waiting for a free run slot.",
             registry=reg,
         )
-        self.first_visible = histogram(
-            "antler_admission_to_first_visible_seconds",
-            "From the platform event's arrival to the first sign of "
-            "life the user sees (typing, placeholder, queued notice).",
-            LATENCY_BUCKETS,
+        self.asyncio_tasks = Gauge(
+            "antler_asyncio_tasks",
+            "Tasks alive on the service's event loop (a slow leak shows as a climb).",
+            registry=reg,
         )
-        self._access_metrics(reg)
+        self.asyncio_tasks.set_function(_tasks_alive)
 
     def _access_metrics(self, reg: CollectorRegistry) -> None:
         """No person labels: people are in the audit trail, not in metrics."""
@@ -165,3 +175,11 @@ class Metrics:
 
     def render(self) -> str:
         return generate_latest(self.registry).decode()
+
+
+def _tasks_alive() -> float:
+    """Tasks of the running loop (0 when scraped off the loop, as in a unit test)."""
+    try:
+        return float(len(asyncio.all_tasks()))
+    except RuntimeError:
+        return 0.0

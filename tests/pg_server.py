@@ -54,12 +54,14 @@ class Throwaway(throwaway.Throwaway):
         return f"postgresql://postgres@127.0.0.1:{self.port}/postgres"
 
     def start(self) -> Throwaway:
-        initdb, pg_ctl = _binary("initdb"), _binary("pg_ctl")
         data = self.dir / "data"
-        self._run([initdb, "-D", str(data), "-U", "postgres", "--auth=trust", "-E", "UTF8"])
+        if not data.exists():
+            self._run(
+                [_binary("initdb"), "-D", str(data), "-U", "postgres", "--auth=trust", "-E", "UTF8"]
+            )
         self._run(
             [
-                pg_ctl,
+                _binary("pg_ctl"),
                 "-D",
                 str(data),
                 "-l",
@@ -71,6 +73,11 @@ class Throwaway(throwaway.Throwaway):
             ]
         )
         return self
+
+    def halt(self) -> None:
+        """Stop the server and keep its data (`start()` brings it back on the same port), as a
+        database restart does: every connection is cut."""
+        self._run([_binary("pg_ctl"), "-D", str(self.dir / "data"), "-m", "fast", "-w", "stop"])
 
     def stop(self) -> None:
         data = self.dir / "data"

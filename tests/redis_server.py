@@ -39,10 +39,15 @@ def answers(url: str) -> bool:
 
 
 class Throwaway(throwaway.Throwaway):
-    """redis-server in a temporary directory, without persistence."""
+    """redis-server in a temporary directory, without persistence unless `persistent` (an
+    append-only file written at every command: a restart keeps everything)."""
 
     kind = "redis"
     proc: subprocess.Popen[bytes] | None = None
+
+    def __init__(self, *, persistent: bool = False) -> None:
+        super().__init__()
+        self.persistent = persistent
 
     @property
     def address(self) -> str:
@@ -62,7 +67,9 @@ class Throwaway(throwaway.Throwaway):
                 "--save",
                 "",
                 "--appendonly",
-                "no",
+                "yes" if self.persistent else "no",
+                "--appendfsync",
+                "always",
                 "--dir",
                 str(self.dir),
             ],
@@ -74,10 +81,16 @@ class Throwaway(throwaway.Throwaway):
             time.sleep(0.05)
         return self
 
-    def stop(self) -> None:
+    def halt(self) -> None:
+        """Kill the server (`start()` brings it back on the same port: with what the
+        append-only file kept when persistent, empty otherwise)."""
         if self.proc is not None:
             self.proc.kill()
             self.proc.wait(timeout=10)
+            self.proc = None
+
+    def stop(self) -> None:
+        self.halt()
         shutil.rmtree(self.dir, ignore_errors=True)
 
 

@@ -12,9 +12,12 @@ platform keeps what was not confirmed (Telegram's offset) and the journal recogn
 dead holder had already accepted. The channel checks the lease before each receive call
 (`Channel.may_receive`), so a holder paused past its lease does not poll beside the new one, and
 an event pushed to its socket before it closed is left unacknowledged (the platform delivers it
-again, to the connection held now). Webhook modes have no lease: any worker receives. Each such
-channel is also given a send relay (`channels.relay`, bot/cluster/send_relay.py): a platform that
-sends only on that connection (WeCom) sends through its holder from the other workers.
+again, to the connection held now). After Redis was unreachable, a worker waits half a lease
+(at least 1.5 s) from Redis's return before it competes again, so the messages every worker
+held meanwhile are appended before a new holder publishes later ones (bot/cluster/outage.py).
+Webhook modes have no lease: any worker receives. Each such channel is also given a send relay
+(`channels.relay`, bot/cluster/send_relay.py): a platform that sends only on that connection
+(WeCom) sends through its holder from the other workers.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
 from bot.cluster.lease import Lease
+from bot.cluster.redis_client import within
 from bot.cluster.send_relay import RedisRelay
 from channels.base import Channel
 
@@ -72,12 +76,17 @@ class Holder:
             await self.lease.release()
 
     async def _run(self) -> None:
+        down = False
         while True:
             try:
+                if down and not self.lease.held:  # once Redis answers again, let the workers
+                    await within(self.lease.client.ping(), self.lease.patience)  # append what
+                    await asyncio.sleep(max(1.5, self.seconds / 2))  # they held first, in order
                 held = await self.lease.acquire()  # renews when already held
+                down = False
             except (RedisError, OSError) as exc:
                 log.warning("connection lease of %s: Redis unreachable: %s", self.channel.name, exc)
-                held = self.lease.held
+                held, down = self.lease.held, True
             await self._set_receiving(held)
             await asyncio.sleep(self.seconds / (3 if held else 5))
 

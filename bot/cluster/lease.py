@@ -5,6 +5,10 @@ well before it runs out. Its value is a fencing token: a number from a counter t
 so a holder that was paused past the expiry (and whose lease another worker took since) finds a
 different token and acts no more: renewing, releasing and every fenced action compare the token
 in one Lua script.
+
+Every call is given up after a third of the lease (a cut network hangs them), and the holder
+counts the lease as its own for three quarters of it after a renewal began: it stops acting a
+while before another worker can take the key.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ import time
 
 import redis.asyncio as aioredis
 
-from bot.cluster.redis_client import done
+from bot.cluster.redis_client import within
 
 _RENEW = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then
@@ -39,6 +43,8 @@ class Lease:
         self.holder = holder  # who holds it, readable by others (a worker id)
         self.token: str | None = None
         self.valid_until = 0.0  # monotonic: past this, act as if the lease were lost
+        self.patience = seconds / 3  # a call that hangs longer is given up
+        self.margin = seconds * 0.75  # how long after a renewal began it counts as held
 
     @property
     def held(self) -> bool:
@@ -49,11 +55,11 @@ class Lease:
         if self.token is not None:
             return await self.renew()
         started = time.monotonic()
-        number = await self.client.incr(f"{self.key}:fence")
+        number = await within(self.client.incr(f"{self.key}:fence"), self.patience)
         token = f"{number}:{self.holder}"
-        if not await self.client.set(self.key, token, nx=True, px=self.ms):
+        if not await within(self.client.set(self.key, token, nx=True, px=self.ms), self.patience):
             return False
-        self.token, self.valid_until = token, started + self.ms / 1000 * 0.9
+        self.token, self.valid_until = token, started + self.margin
         return True
 
     async def renew(self) -> bool:
@@ -61,8 +67,8 @@ class Lease:
         if self.token is None:
             return False
         started = time.monotonic()
-        if await done(self.client.eval(_RENEW, 1, self.key, self.token, self.ms)):
-            self.valid_until = started + self.ms / 1000 * 0.9
+        if await within(self.client.eval(_RENEW, 1, self.key, self.token, self.ms), self.patience):
+            self.valid_until = started + self.margin
             return True
         self.token = None
         return False
@@ -70,4 +76,4 @@ class Lease:
     async def release(self) -> None:
         if self.token is not None:
             token, self.token = self.token, None
-            await done(self.client.eval(_RELEASE, 1, self.key, token))
+            await within(self.client.eval(_RELEASE, 1, self.key, token), self.patience)

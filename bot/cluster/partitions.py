@@ -35,12 +35,13 @@ class PartitionHooks:
     not yet settled; `on_gained(p)` runs before p is read (to claim its unacknowledged
     messages), `on_lost(p)` when a lease was taken away (a pause longer than the lease);
     `sweep(p)` once per lease time for each partition read (it claims entries another consumer
-    left unacknowledged too long)."""
+    left unacknowledged too long); `upkeep()` first in every round (the bus's epoch check)."""
 
     load: Callable[[int], int]
     on_gained: Hook
     on_lost: Hook
     sweep: Hook
+    upkeep: Callable[[], Awaitable[None]] | None = None
 
 
 def partition_of(conversation_key: str, partitions: int) -> int:
@@ -70,6 +71,7 @@ class Partitions:
         self.on_gained = hooks.on_gained
         self.on_lost = hooks.on_lost
         self.sweep = hooks.sweep
+        self.upkeep = hooks.upkeep
         self._ticks = 0
         self.leases = {
             p: Lease(client, f"{prefix}:bus:{p}:owner", seconds, worker) for p in range(count)
@@ -88,7 +90,32 @@ class Partitions:
         return (p in self.readable or p in self.draining) and self.leases[p].held
 
     async def run(self) -> None:
-        """Keep the share up to date, every third of the lease time."""
+        """Keep the share up to date, every third of the lease time; a watch gives up the
+        partitions whose lease lapsed even while Redis calls hang (a cut network)."""
+        watch = asyncio.create_task(self._watch(), name="bus-lease-watch")
+        try:
+            await self._keep()
+        finally:
+            watch.cancel()
+
+    async def _watch(self) -> None:
+        """Every tenth of the lease: a lease this worker could not renew in time is renewed at
+        once (after a stalled loop it still can: nobody else took it) or, when that fails or
+        hangs for a tenth of the lease, given up (its runs stop) before it runs out in Redis
+        and another worker takes it."""
+        while True:
+            await asyncio.sleep(self.seconds / 10)
+            for p in sorted(self.readable | self.draining):
+                if not self.leases[p].held and not await self._renewed(p):
+                    await self._lose(p, "its lease could not be renewed in time")
+
+    async def _renewed(self, p: int) -> bool:
+        try:
+            return await asyncio.wait_for(self.leases[p].renew(), self.seconds / 10)
+        except (RedisError, OSError):
+            return False
+
+    async def _keep(self) -> None:
         while True:
             try:
                 await self.tick()
@@ -100,9 +127,11 @@ class Partitions:
 
     async def tick(self) -> None:
         await self._announce()
+        if self.upkeep is not None:
+            await self.upkeep()
         for p in sorted(self.readable | self.draining):
             if not await self.leases[p].renew():
-                await self._lose(p)
+                await self._lose(p, "another worker took it over (this one paused too long)")
         self._ticks += 1
         if self._ticks % 3 == 0:  # once per lease time
             for p in sorted(self.readable):
@@ -133,13 +162,19 @@ class Partitions:
         except (RedisError, OSError):
             pass
 
+    async def lose_all(self) -> None:
+        """Redis lost every lease (it lost its data): stop work on every partition."""
+        for p in sorted(self.readable | self.draining):
+            self.leases[p].token = None
+            await self._lose(p, "Redis lost its data")
+
     async def _announce(self) -> None:
         now = time.time()
         async with self.client.pipeline(transaction=False) as pipe:
             pipe.zadd(self.workers_key, {self.worker: now + self.seconds})
             pipe.zremrangebyscore(self.workers_key, "-inf", now)
             pipe.zcard(self.workers_key)
-            *_, live = await pipe.execute()
+            *_, live = await asyncio.wait_for(pipe.execute(), self.seconds / 3)
         self.live_workers = int(live)
 
     async def _gain(self, wanted: int) -> None:
@@ -163,12 +198,8 @@ class Partitions:
             self.draining.add(p)
             self.changed.set()
 
-    async def _lose(self, p: int) -> None:
-        log.error(
-            "bus: partition %d was taken over by another worker (this one paused longer "
-            "than bus.redis.lease_seconds); its messages here are dropped",
-            p,
-        )
+    async def _lose(self, p: int, why: str) -> None:
+        log.error("bus: partition %d given up: %s; its next owner answers its messages", p, why)
         self.readable.discard(p)
         self.draining.discard(p)
         self.changed.set()

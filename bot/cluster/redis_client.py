@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 from collections.abc import Awaitable
 from typing import TypeVar, cast
@@ -65,3 +66,9 @@ async def done(value: Awaitable[T] | T) -> T:
     if inspect.isawaitable(value):
         return cast(T, await value)
     return value
+
+
+async def within(value: Awaitable[T] | T, seconds: float) -> T:
+    """`done(value)`, given up after `seconds` (TimeoutError, an OSError like a lost
+    connection): a call hung on a cut network must not outlive the lease it acts under."""
+    return await asyncio.wait_for(done(value), seconds)

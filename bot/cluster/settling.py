@@ -59,6 +59,9 @@ class SettleNotifyingJournal:
     async def unsettled(self) -> list[Entry]:
         return await self.inner.unsettled()
 
+    async def own_unsettled(self) -> list[Entry]:
+        return await self.inner.own_unsettled()
+
     async def recent(self, limit: int = 50, state: str | None = None) -> list[Entry]:
         return await self.inner.recent(limit, state)
 

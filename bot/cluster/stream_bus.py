@@ -30,8 +30,9 @@ from redis.exceptions import RedisError, ResponseError
 
 from bot.bus import MessageBus, OverflowHandler
 from bot.cluster import redis_client
+from bot.cluster.outage import Epoch, HeldMessages
 from bot.cluster.partitions import PartitionHooks, Partitions, partition_of
-from bot.cluster.redis_client import done
+from bot.cluster.redis_client import within
 from bot.config.schema import RedisConfig
 from bot.metrics import Metrics
 from bot.stores.journal import (
@@ -92,6 +93,10 @@ class RedisBus(MessageBus):
         self._room = asyncio.Event()
         self._reading: set[int] = set()  # partitions in the read now waiting for Redis
         self._tasks: list[asyncio.Task[None]] = []
+        self.held = HeldMessages(self._append, maxsize)  # accepted while Redis was away
+        self._appending = asyncio.Lock()
+        self.epoch: Epoch | None = None
+        self.patience = cfg.lease_seconds / 3  # a Redis call that hangs longer is given up
 
     # ---------------------------------------------------------------- life
 
@@ -99,16 +104,16 @@ class RedisBus(MessageBus):
         """Reach Redis (RedisUnavailable naming bus.redis.url if not) and start taking a share
         of the partitions."""
         self.client = await redis_client.connect(self.cfg)
-        for p in range(self.cfg.partitions):
-            with contextlib.suppress(ResponseError):  # BUSYGROUP: made by another worker
-                await self.client.xgroup_create(self.stream(p), GROUP, id="0", mkstream=True)
+        await self._make_groups()
+        self.epoch = Epoch(self.client, self.prefix)
+        await self.epoch.take()
         self.partitions = Partitions(
             self.client,
             self.prefix,
             self.cfg.partitions,
             self.cfg.lease_seconds,
             self.worker,
-            PartitionHooks(self._load, self._gained, self._lost, self.sweep),
+            PartitionHooks(self._load, self._gained, self._lost, self.sweep, self._upkeep),
         )
         assert self.cfg.url is not None
         log.info(
@@ -116,6 +121,25 @@ class RedisBus(MessageBus):
             redis_client.where(self.cfg.url.get_secret_value()),
             self.worker,
         )
+
+    async def _make_groups(self) -> None:
+        assert self.client is not None
+        for p in range(self.cfg.partitions):
+            with contextlib.suppress(ResponseError):  # BUSYGROUP: made by another worker
+                await self.client.xgroup_create(self.stream(p), GROUP, id="0", mkstream=True)
+
+    async def _upkeep(self) -> None:
+        """Each upkeep of the partitions: rebuild when Redis lost its data (bot/cluster/outage.py):
+        the leases went with it; this worker's unsettled messages go back into the streams."""
+        assert self.epoch is not None
+        assert self.partitions is not None
+        if not await asyncio.wait_for(self.epoch.changed(), self.patience):
+            return
+        await self.partitions.lose_all()
+        await self._make_groups()
+        entries = await self.journal.own_unsettled()
+        await self.republish(entries)
+        log.info("bus: rebuilt after Redis lost its data; %d messages appended again", len(entries))
 
     def start_reading(self) -> None:
         """Once the channels can answer: take a share of the partitions and read them."""
@@ -146,6 +170,7 @@ class RedisBus(MessageBus):
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self.held.close()  # what is still held stays accepted in the journal (taken over)
         if self.partitions is not None:
             await self.partitions.release_all()
         if self.client is not None:
@@ -160,12 +185,19 @@ class RedisBus(MessageBus):
     # ---------------------------------------------------------------- publishing
 
     async def _enqueue(self, msg: InboundMessage) -> str:
-        """Append the accepted message to its partition's stream (the bus's `publish`)."""
-        try:
-            await self._append(msg)
-        except (RedisError, OSError) as exc:
-            return f"bus: Redis refused a message ({exc})"
-        return ""
+        """Append the accepted message to its partition's stream (the bus's `publish`); while
+        Redis is away, hold it (in order behind any held already) and append it later."""
+        async with self._appending:  # one at a time: a later message never overtakes
+            why = "messages held before it"
+            if not self.held:
+                try:
+                    await asyncio.wait_for(self._append(msg), self.patience)
+                    return ""
+                except (RedisError, OSError) as exc:
+                    why = str(exc) or type(exc).__name__
+            if self.held.hold(msg, why):
+                return ""
+        return f"bus: Redis unreachable and {self.held.limit} messages held already"
 
     async def republish(self, entries: list[Entry]) -> None:
         """Messages of a worker that died before (or after) appending them: append them again;
@@ -195,8 +227,9 @@ class RedisBus(MessageBus):
                 continue
             self._reading = set(self.partitions.readable)
             try:
-                found = await self.client.xreadgroup(
-                    GROUP, self.worker, streams, count=room, block=500
+                found = await within(
+                    self.client.xreadgroup(GROUP, self.worker, streams, count=room, block=500),
+                    0.5 + self.patience,
                 )
             except (RedisError, OSError) as exc:
                 log.warning("bus: reading from Redis failed: %s", exc)
@@ -223,13 +256,16 @@ class RedisBus(MessageBus):
         known = {i for f in self.inflight.values() if f.partition == p for i in f.ids}
         cursor = "0-0"
         while True:
-            cursor, entries, *_ = await self.client.xautoclaim(
-                self.stream(p),
-                GROUP,
-                self.worker,
-                min_idle_time=idle_ms,
-                start_id=cursor,
-                count=100,
+            cursor, entries, *_ = await within(
+                self.client.xautoclaim(
+                    self.stream(p),
+                    GROUP,
+                    self.worker,
+                    min_idle_time=idle_ms,
+                    start_id=cursor,
+                    count=100,
+                ),
+                self.patience,
             )
             for entry_id, fields in entries:
                 if fields is not None and entry_id not in known:
@@ -286,10 +322,11 @@ class RedisBus(MessageBus):
         assert self.client is not None
         assert self.partitions is not None
         token = self.partitions.leases[p].token or ""
-        await done(
+        await within(
             self.client.eval(
                 _ACK, 2, self.stream(p), f"{self.prefix}:bus:{p}:owner", token, GROUP, *ids
-            )
+            ),
+            self.patience,
         )
 
     def _load(self, p: int) -> int:

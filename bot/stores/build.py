@@ -36,7 +36,7 @@ from agent.sql import PostgresSql, SqliteSql
 from bot.access.store import AccessStore
 from bot.config.schema import Settings, StorageBackend
 from bot.db import open_db
-from bot.stores import pg, pg_access
+from bot.stores import pg, pg_access, room
 from bot.stores.choices import postgres as pg_choices
 from bot.stores.choices.postgres import PostgresChoiceStore
 from bot.stores.choices.sqlite import SqliteChoiceStore
@@ -242,6 +242,7 @@ def build_stores(settings: Settings) -> Stores:
     storage = settings.storage
     if storage.backend is StorageBackend.postgres:
         return PostgresStores(settings)
+    room.install()  # a full disk under the files is waited out (bot/stores/room.py)
     db = open_db(storage.data_dir)
     return Stores(
         StorageBackend.sqlite.value,

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from bot.config.schema import ConfigError
+from channels.base import PublishResult
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.recording_channel import RecordingChannel
 from tests.harness import ServiceHarness
@@ -184,7 +185,7 @@ async def test_stop_in_a_main_chat_stops_replies_on_every_worker(
         assert len(stopped) == 2
 
 
-async def test_redis_going_away_tells_the_sender_to_retry_and_records_nothing(
+async def test_a_message_while_redis_is_away_is_held_and_answered_once_it_is_back(
     tmp_path: Path, fake_openai: FakeOpenAI, pg_dsn: str
 ) -> None:
     from bot import texts
@@ -201,9 +202,13 @@ async def test_redis_going_away_tells_the_sender_to_retry_and_records_nothing(
             a = chan(svc)
             await a.inject("first", event_id="evt-1")
             await settled(svc, 1)
-            server.stop()  # Redis is gone
-            assert (await a.inject("second", event_id="evt-2")).value == "busy"
-            assert texts.BUSY in a.texts()
-            assert await svc.app.journal.count("accepted") == 0  # the redelivery is taken later
+            server.halt()  # Redis is gone
+            assert await a.inject("second", event_id="evt-2") is PublishResult.accepted
+            assert await a.inject("third", event_id="evt-3") is PublishResult.accepted
+            assert texts.BUSY not in a.texts()
+            assert await svc.app.journal.count("accepted") == 2  # held; durable in the journal
+            server.start()  # back on its port, empty (it kept nothing): the bus is rebuilt
+            await settled(svc, 3)
+            assert a.texts() == ["echo: first", "echo: second", "echo: third"]
     finally:
         server.stop()

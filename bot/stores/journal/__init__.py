@@ -120,6 +120,11 @@ class Journal(Protocol):
         this one takes over."""
         ...
 
+    async def own_unsettled(self) -> list[Entry]:
+        """Messages this process accepted or runs and has not settled, oldest first (all of
+        them on a database of one process): what goes back into a bus that lost its data."""
+        ...
+
     async def recent(self, limit: int = 50, state: str | None = None) -> list[Entry]: ...
 
     async def count(self, state: str) -> int: ...
@@ -225,8 +230,14 @@ class SqlJournal:
         return entry_from_row(row) if row else None
 
     async def unsettled(self) -> list[Entry]:
+        return await self._entries(await self._unsettled_rows())
+
+    async def own_unsettled(self) -> list[Entry]:
+        return await self._entries(await self._own_unsettled_rows())
+
+    async def _entries(self, rows: list[tuple[Any, ...]]) -> list[Entry]:
         found = []
-        for row in await self._unsettled_rows():
+        for row in rows:
             entry = entry_from_row(row)
             if entry.msg is None:
                 log.warning("journal: unreadable entry %s settled as failed", entry.key)
@@ -285,6 +296,10 @@ class SqlJournal:
             f"SELECT {COLUMNS} FROM {self.table} WHERE state IN {UNSETTLED_SQL}"
             " ORDER BY received_at"
         )
+
+    async def _own_unsettled_rows(self) -> list[tuple[Any, ...]]:
+        """The unsettled rows of this process, oldest first (one process: all of them)."""
+        return await self._unsettled_rows()
 
 
 def entry_from_row(row: tuple[Any, ...]) -> Entry:

@@ -64,3 +64,11 @@ class PostgresJournal(SqlJournal):
             (str(self.owner), LIFE_LOCKS),
         )
         return sorted(rows, key=lambda row: row[9])  # received_at
+
+    async def _own_unsettled_rows(self) -> list[tuple[Any, ...]]:
+        """Those this process accepted or runs (and keeps)."""
+        return await self.sql.all(
+            f"SELECT {COLUMNS} FROM antler_journal WHERE state IN {UNSETTLED_SQL}"
+            " AND split_part(claim, ':', 1) = ? ORDER BY received_at",
+            (str(self.owner),),
+        )
