@@ -264,6 +264,16 @@ class Approvals:
         )
         return True
 
+    async def decided(self, short: str, within: float = 10.0, every: float = 0.1) -> bool:
+        """Whether request `short` is answered, waiting up to `within` seconds for a decision
+        sent through the bus to be taken (the console draws its list after it)."""
+        for _ in range(max(1, int(within / every))):
+            choice = await self.choices.get(_key(short))
+            if choice is None or choice.chosen is not None:
+                return True
+            await asyncio.sleep(every)
+        return False
+
     async def expire_due(self) -> int:
         """Send the expiry of every request past its deadline through the bus, as a press
         (`approval:<id>:x`) from the asker in its chat: its run is resumed, denied as expired,

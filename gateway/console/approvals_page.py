@@ -38,4 +38,5 @@ async def decide(ctx: Ctx) -> web.StreamResponse:
     by = f"console ({ctx.request.remote or '?'})"
     if not await _approvals(ctx).send_decision(short, decision, by):
         return ctx.back(HERE, f"Request {short} is no longer waiting.", "error")
+    await _approvals(ctx).decided(short)  # the list drawn next shows it gone (bounded wait)
     return ctx.back(HERE, f"Request {short} {SAID[decision]}: its conversation goes on.")
