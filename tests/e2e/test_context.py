@@ -3,6 +3,7 @@ recording channel and the fake OpenAI server."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +60,12 @@ async def test_title_is_made_once_and_shown_by_status(
         ch = chan(svc)
         await ch.say("/status", "how do I grow kumquats on my balcony?", "and in winter?")
         await svc.idle()
+        # the title is written beside the reply, after it (agent/after_answer.py): wait for it
+        # (bounded) before asking /status again
+        for _ in range(500):
+            if any(c.title for c in await svc.running.conversations.all()):
+                break
+            await asyncio.sleep(0.02)
         await ch.inject("/status")  # /status answers at once: wait for the turns first
         await svc.idle()
     titles = [r for r in fake_openai.requests if system_of(r).startswith("Write a title")]
