@@ -6,6 +6,7 @@ limit), on a virtual clock."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -90,9 +91,11 @@ async def test_typing_for_many_chats_is_in_flight_at_once(
     from channels.telegram.api import TYPING_AT_ONCE
 
     chats = [1000 + i for i in range(TYPING_AT_ONCE)]
-    holds = [
-        fake.hold("sendChatAction", lambda body, c=c: int(body["chat_id"]) == c) for c in chats
-    ]
+
+    def for_chat(chat: int) -> Callable[[dict[str, Any]], bool]:
+        return lambda body: int(body["chat_id"]) == chat
+
+    holds = [fake.hold("sendChatAction", for_chat(c)) for c in chats]
     channel = await make_channel()
     sends = [
         asyncio.create_task(channel.sender.typing(ChatRef(channel="telegram", chat_id=str(c))))
