@@ -34,6 +34,10 @@ _GONE = {  # BadRequest texts that mean the chat is not there for the bot any mo
     "topic_deleted": "topic deleted",
 }
 TextCall = Callable[[str, str | None], Awaitable[T]]
+# Chat actions in flight at once over the bot: Telegram counts them against no message limit,
+# so a burst of new chats shows "typing…" at once instead of one round trip after another;
+# bounded so that what is already on its way when a 429 comes stays small.
+TYPING_AT_ONCE = 20
 
 
 def retry_seconds(exc: RetryAfter) -> float:
@@ -94,7 +98,7 @@ class Sender:
         self.pacer = pacer
         self.gate = FloodGate(pacer)
         self._budgets = budgets
-        self._typing = asyncio.Lock()
+        self._typing = asyncio.Semaphore(TYPING_AT_ONCE)
 
     def budgets(self, chat: ChatRef, method: str = MESSAGE) -> tuple[RateBudget, ...]:
         return tuple(
@@ -141,8 +145,8 @@ class Sender:
     async def typing(self, chat: ChatRef) -> None:
         """Show "typing…"; skipped while blocked, failures only logged.
 
-        One at a time over the bot, checked just before each: a burst of typing calls for many
-        chats would otherwise still be on its way after the first one met a 429.
+        At most TYPING_AT_ONCE in flight over the bot, each checked just before it goes: after
+        a 429 no further one is sent, and at most that many were already on their way.
         """
         async with self._typing:
             if self.gate.remaining() > 0:

@@ -5,6 +5,8 @@ limit), on a virtual clock."""
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -79,3 +81,31 @@ async def test_a_message_waiting_for_a_run_slot_shows_typing_and_no_reaction_is_
     assert typing < first_final  # typing while it waited, before the first reply was done
     assert fake.calls_of("setMessageReaction") == []
     assert fake.shown_texts(OTHER) == ["echo: second"]
+
+
+async def test_typing_for_many_chats_is_in_flight_at_once(
+    make_channel: Any, fake: FakeTelegram
+) -> None:
+    """20 chats' "typing…" all reach Telegram while none has been answered (issue 34)."""
+    from channels.base import ChatRef
+    from channels.telegram.api import TYPING_AT_ONCE
+
+    chats = [1000 + i for i in range(TYPING_AT_ONCE)]
+
+    def for_chat(chat: int) -> Callable[[dict[str, Any]], bool]:
+        return lambda body: int(body["chat_id"]) == chat
+
+    holds = [fake.hold("sendChatAction", for_chat(c)) for c in chats]
+    channel = await make_channel()
+    sends = [
+        asyncio.create_task(channel.sender.typing(ChatRef(channel="telegram", chat_id=str(c))))
+        for c in chats
+    ]
+    try:
+        await fake.wait_for(lambda: all(h.reached.is_set() for h in holds), timeout=10)
+    finally:
+        for held in holds:
+            held.release()
+        await asyncio.gather(*sends)
+    assert len(fake.calls_of("sendChatAction")) == TYPING_AT_ONCE
+    assert fake.violations == []
