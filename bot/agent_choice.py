@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from bot import texts
 from bot.command_context import CommandContext, CommandReply
-from bot.setting_choice import switched
+from bot.setting_choice import refused, switched
 from bot.setting_choice import target as target_of
 from channels.base import Button
 
@@ -24,10 +24,9 @@ async def agent_command(ctx: CommandContext, args: str) -> CommandReply:
     name = _named(ctx, args)
     if name is None:
         return _listing(ctx, texts.unknown_agent(args), current, main)
-    if not ctx.grant.allows_agent(name):
-        if service.access is not None:
-            service.access.audit.denied("agent", ctx.person, ctx.msg.chat.key, name, ctx.grant.role)
-        return CommandReply(texts.agent_denied(name, ctx.grant.role))
+    allowed = ctx.grant.allows_agent(name)
+    if (refusal := refused(ctx, "agent", name, allowed, texts.agent_denied)) is not None:
+        return refusal
     await service.conversations.update(target.key, agent=name)
     label = service.agent.profile(name).label
     return await switched(

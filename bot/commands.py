@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from bot import i18n, texts
 from bot.access.people import account_of
 from bot.command_context import CommandContext, CommandReply
-from bot.setting_choice import switched
+from bot.setting_choice import refused, switched
 from bot.setting_choice import target as target_of
 from channels.base import Button
 
@@ -175,10 +175,9 @@ async def _models(ctx: CommandContext, args: str) -> CommandReply:
         return _model_list(ctx, None, target.model, main)
     if args not in service.agent.model_names():
         return _model_list(ctx, texts.unknown_model(args), target.model, main)
-    if not ctx.grant.allows_model(args):
-        if service.access is not None:
-            service.access.audit.denied("model", ctx.person, ctx.msg.chat.key, args, ctx.grant.role)
-        return CommandReply(texts.model_denied(args, ctx.grant.role))
+    allowed = ctx.grant.allows_model(args)
+    if (refusal := refused(ctx, "model", args, allowed, texts.model_denied)) is not None:
+        return refusal
     await service.conversations.update(target.key, model=args)
     label = service.agent.resolve_model(args).label
     return await switched(

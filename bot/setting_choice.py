@@ -23,6 +23,19 @@ async def target(ctx: CommandContext) -> Conversation:
     return ctx.conversation
 
 
+def refused(
+    ctx: CommandContext, kind: str, name: str, allowed: bool, denied: Callable[[str, str], str]
+) -> CommandReply | None:
+    """None when the sender's grant allows `name` (`allowed`); else `denied(name, role)`, the
+    refusal written to the audit as a denied `kind`."""
+    if allowed:
+        return None
+    access = ctx.service.access
+    if access is not None:
+        access.audit.denied(kind, ctx.person, ctx.msg.chat.key, name, ctx.grant.role)
+    return CommandReply(denied(name, ctx.grant.role))
+
+
 async def switched(
     ctx: CommandContext,
     here: str,
