@@ -8,33 +8,15 @@ nor chosen.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from agent.grant import Grant
 from bot import texts
-from bot.command_context import CommandContext, CommandReply
-from bot.setting_choice import refused, switched
-from bot.setting_choice import target as target_of
-from channels.base import Button
+from bot.command_context import CommandContext
+from bot.setting_choice import Choice
 
-
-async def agent_command(ctx: CommandContext, args: str) -> CommandReply:
-    service, main = ctx.service, ctx.msg.in_main_chat
-    target = await target_of(ctx)
-    current = target.agent or service.bound_agent(ctx.msg.chat.channel)
-    if not args:
-        return _listing(ctx, None, current, main)
-    name = _named(ctx, args)
-    if name is None:
-        return _listing(ctx, texts.unknown_agent(args), current, main)
-    allowed = ctx.grant.allows_agent(name)
-    if (refusal := refused(ctx, "agent", name, allowed, texts.agent_denied)) is not None:
-        return refusal
-    await service.conversations.update(target.key, agent=name)
-    label = service.agent.profile(name).label
-    return await switched(
-        ctx,
-        texts.agent_switched(label),
-        lambda running: texts.chat_default_agent(label, running),
-        lambda: _listing(ctx, None, name, main),
-    )
+if TYPE_CHECKING:
+    from bot.stores.conversations import Conversation
 
 
 def _named(ctx: CommandContext, args: str) -> str | None:
@@ -43,16 +25,28 @@ def _named(ctx: CommandContext, args: str) -> str | None:
     return next((n for n in ctx.service.agent.agent_names() if n.lower() == wanted), None)
 
 
-def _listing(
-    ctx: CommandContext, heading: str | None, current: str | None, main: bool
-) -> CommandReply:
-    agents = ctx.service.agent
-    active = agents.profile(current)
-    lines = [heading or texts.agent_list(active.label, chat_default=main), ""]
-    buttons = []
-    for name in [n for n in agents.agent_names() if ctx.grant.allows_agent(n)]:
-        profile = agents.profile(name)
-        here = name == active.name
-        lines.append(texts.agent_line(name, profile.label, profile.description, here))
-        buttons.append(Button(label=("✓ " if here else "") + profile.label, value=f"/agent {name}"))
-    return CommandReply("\n".join(lines), tuple(buttons))
+def _current(ctx: CommandContext, conv: Conversation) -> str | None:
+    return conv.agent or ctx.service.bound_agent(ctx.msg.chat.channel)
+
+
+def _line(ctx: CommandContext, name: str, here: bool) -> str:
+    profile = ctx.service.agent.profile(name)
+    return texts.agent_line(name, profile.label, profile.description, here)
+
+
+AGENTS = Choice(
+    command="agent",
+    column="agent",
+    names=lambda ctx: ctx.service.agent.agent_names(),
+    line=_line,
+    heading=texts.agent_list,
+    named=_named,
+    unknown=texts.unknown_agent,
+    allows=Grant.allows_agent,
+    denied=texts.agent_denied,
+    current=_current,
+    active=lambda ctx, current: ctx.service.agent.profile(current).name,
+    label=lambda ctx, name: ctx.service.agent.profile(name).label,
+    switched=texts.agent_switched,
+    chat_default=texts.chat_default_agent,
+)

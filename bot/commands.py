@@ -9,17 +9,21 @@ from __future__ import annotations
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
+from agent.grant import Grant
 from bot import i18n, texts
 from bot.access.people import account_of
-from bot.command_context import CommandContext, CommandReply
-from bot.setting_choice import refused, switched
-from bot.setting_choice import target as target_of
+from bot.agent_choice import AGENTS
+from bot.command_context import CommandContext, CommandReply, CommandService
+from bot.i18n import N_
+from bot.setting_choice import Choice, answer
 from channels.base import Button
 
 if TYPE_CHECKING:
     from agent.memory import MemoryView
+    from bot.access.links import Links
+    from bot.schedules.service import Schedules
 
 _LEADING_MENTIONS = re.compile(r"^(?:\s*(?:<@[\w|.-]+>|@\S+))+\s*")
 _COMMAND = re.compile(r"^/([A-Za-z][\w-]*)(?:@\S+)?(?:\s+(.*))?$", re.DOTALL)
@@ -44,6 +48,7 @@ def parse_command(text: str) -> ParsedCommand | None:
 
 
 Handler = Callable[[CommandContext, str], Awaitable[CommandReply]]
+P = TypeVar("P")
 Permission = Callable[[str], str]
 """A command's arguments → the key a role's `commands` grant is matched against."""
 
@@ -161,61 +166,40 @@ async def _status(ctx: CommandContext, args: str) -> CommandReply:
     return CommandReply("\n".join(lines))
 
 
-@COMMANDS.register(
-    "models",
-    "list models, or switch this conversation's model",
-    "/models [NAME]",
-    permission=lambda args: "/models NAME" if args.strip() else "/models",
+_MODELS = Choice(
+    command="models",
+    column="model",
+    names=lambda ctx: ctx.service.agent.model_names(),
+    line=lambda ctx, name, here: texts.model_line(
+        name, ctx.service.agent.resolve_model(name).label, here
+    ),
+    heading=texts.model_list,
+    named=lambda ctx, args: args if args in ctx.service.agent.model_names() else None,
+    unknown=texts.unknown_model,
+    allows=Grant.allows_model,
+    denied=texts.model_denied,
+    current=lambda ctx, conv: conv.model,
+    active=lambda ctx, current: ctx.service.agent.resolve_model(current).name,
+    label=lambda ctx, name: ctx.service.agent.resolve_model(name).label,
+    switched=texts.model_switched,
+    chat_default=texts.chat_default_model,
 )
-async def _models(ctx: CommandContext, args: str) -> CommandReply:
-    """In a main chat the chat-level setting: the model new conversations there start with."""
-    service, main = ctx.service, ctx.msg.in_main_chat
-    target = await target_of(ctx)
-    if not args:
-        return _model_list(ctx, None, target.model, main)
-    if args not in service.agent.model_names():
-        return _model_list(ctx, texts.unknown_model(args), target.model, main)
-    allowed = ctx.grant.allows_model(args)
-    if (refusal := refused(ctx, "model", args, allowed, texts.model_denied)) is not None:
-        return refusal
-    await service.conversations.update(target.key, model=args)
-    label = service.agent.resolve_model(args).label
-    return await switched(
-        ctx,
-        texts.model_switched(label),
-        lambda running: texts.chat_default_model(label, running),
-        lambda: _model_list(ctx, None, args, main),
-    )
 
 
-def _model_list(
-    ctx: CommandContext, heading: str | None, current: str | None, main: bool
-) -> CommandReply:
-    runner = ctx.service.agent
-    active = runner.resolve_model(current)
-    lines = [heading or texts.model_list(active.label, chat_default=main), ""]
-    buttons = []
-    for name in [n for n in runner.model_names() if ctx.grant.allows_model(n)]:
-        model = runner.resolve_model(name)
-        lines.append(texts.model_line(name, model.label, name == active.name))
-        buttons.append(
-            Button(
-                label=("✓ " if name == active.name else "") + model.label, value=f"/models {name}"
-            )
-        )
-    return CommandReply("\n".join(lines), tuple(buttons))
+def _choice_command(choice: Choice, summary: str) -> None:
+    """`/<name>` lists, `/<name> NAME` switches (bot/setting_choice.py); in a main chat the
+    chat-level setting, the one new conversations there start with."""
+    name = choice.command
+    COMMANDS.register(
+        name,
+        summary,
+        f"/{name} [NAME]",
+        permission=lambda args: f"/{name} NAME" if args.strip() else f"/{name}",
+    )(lambda ctx, args: answer(ctx, choice, args.strip()))
 
 
-@COMMANDS.register(
-    "agent",
-    "list agents, or switch this conversation's agent",
-    "/agent [NAME]",
-    permission=lambda args: "/agent NAME" if args.strip() else "/agent",
-)
-async def _agent(ctx: CommandContext, args: str) -> CommandReply:
-    from bot.agent_choice import agent_command
-
-    return await agent_command(ctx, args.strip())
+_choice_command(_MODELS, N_("list models, or switch this conversation's model"))
+_choice_command(AGENTS, N_("list agents, or switch this conversation's agent"))
 
 
 @COMMANDS.register(
@@ -287,16 +271,7 @@ async def _toggle(ctx: CommandContext, args: str, column: str) -> CommandReply:
     return CommandReply(texts.switched(column, choice == "on"))
 
 
-@COMMANDS.register(
-    "schedule",
-    "run a task later or repeatedly; list, pause or cancel them",
-    "/schedule WHEN TASK | list | cancel N | pause N | resume N",
-    ordered=False,
-)
-async def _schedule(ctx: CommandContext, args: str) -> CommandReply:
-    schedules = ctx.service.schedules
-    if schedules is None:
-        return CommandReply(texts.SCHEDULES_DISABLED)
+async def _schedule(schedules: Schedules, ctx: CommandContext, args: str) -> CommandReply:
     chat, sender = ctx.msg.chat, ctx.msg.sender
     words = args.split()
     action = words[0].lower() if words else ""
@@ -310,38 +285,62 @@ async def _schedule(ctx: CommandContext, args: str) -> CommandReply:
     return CommandReply(await schedules.create(chat, sender, args))
 
 
-@COMMANDS.register(
-    "timezone",
-    "show or set this conversation's time zone for schedules",
-    "/timezone [Area/City]",
-    ordered=False,
-)
-async def _timezone(ctx: CommandContext, args: str) -> CommandReply:
-    schedules = ctx.service.schedules
-    if schedules is None:
-        return CommandReply(texts.SCHEDULES_DISABLED)
+async def _timezone(schedules: Schedules, ctx: CommandContext, args: str) -> CommandReply:
     return CommandReply(await schedules.timezone_command(ctx.msg.chat, args))
 
 
-@COMMANDS.register(
-    "link",
-    "link this account to your account on another platform (same memory and role)",
-    "/link [CODE]",
-    ordered=False,
-)
-async def _link(ctx: CommandContext, args: str) -> CommandReply:
-    links = ctx.service.links
-    if links is None:
-        return CommandReply(texts.LINK_DISABLED)
+async def _link(links: Links, ctx: CommandContext, args: str) -> CommandReply:
     return CommandReply(await links.command(ctx.msg, args))
 
 
-@COMMANDS.register("unlink", "undo /link for this account", ordered=False)
-async def _unlink(ctx: CommandContext, args: str) -> CommandReply:
-    links = ctx.service.links
-    if links is None:
-        return CommandReply(texts.LINK_DISABLED)
+async def _unlink(links: Links, ctx: CommandContext, args: str) -> CommandReply:
     return CommandReply(await links.unlink_command(ctx.msg))
+
+
+def _given(
+    part: Callable[[CommandService], P | None],
+    off: str,
+    answer: Callable[[P, CommandContext, str], Awaitable[CommandReply]],
+) -> Handler:
+    """A command of an optional part of the service: `texts.<off>` while the part is off."""
+
+    async def handler(ctx: CommandContext, args: str) -> CommandReply:
+        got = part(ctx.service)
+        return CommandReply(getattr(texts, off)) if got is None else await answer(got, ctx, args)
+
+    return handler
+
+
+def _schedules(service: CommandService) -> Schedules | None:
+    return service.schedules
+
+
+def _links(service: CommandService) -> Links | None:
+    return service.links
+
+
+for _word, _about, _how, _answer in (
+    (
+        "schedule",
+        N_("run a task later or repeatedly; list, pause or cancel them"),
+        "/schedule WHEN TASK | list | cancel N | pause N | resume N",
+        _given(_schedules, "SCHEDULES_DISABLED", _schedule),
+    ),
+    (
+        "timezone",
+        N_("show or set this conversation's time zone for schedules"),
+        "/timezone [Area/City]",
+        _given(_schedules, "SCHEDULES_DISABLED", _timezone),
+    ),
+    (
+        "link",
+        N_("link this account to your account on another platform (same memory and role)"),
+        "/link [CODE]",
+        _given(_links, "LINK_DISABLED", _link),
+    ),
+    ("unlink", N_("undo /link for this account"), "", _given(_links, "LINK_DISABLED", _unlink)),
+):
+    COMMANDS.register(_word, _about, _how, ordered=False)(_answer)
 
 
 @COMMANDS.register(
