@@ -7,36 +7,21 @@ from __future__ import annotations
 import json
 import re
 import urllib.request
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
-
-import pytest
 
 from bot import texts
 from tests.e2e.service_process import wait_until
-from tests.e2e.workers import Worker, chat_owned_by, three_workers
-from tests.fakes.openai_server import FakeOpenAI
+from tests.e2e.workers import Worker, chat_owned_by, worker_group
 from tests.fakes.telegram_server import FakeTelegram
 from tests.fakes.threaded import fake_fixture
 
 telegram = fake_fixture(FakeTelegram, "telegram")
 
 
-@pytest.fixture
-def group(
-    tmp_path: Path,
-    fake_openai: FakeOpenAI,
-    telegram: FakeTelegram,
-    pg_server: str,
-    redis_bus: dict[str, Any],
-) -> Iterator[list[Worker]]:
-    agent = {"title": {"enabled": False}, "memory": {"debounce_seconds": 300}}
-    access = {"default_role": "guest"}
-    with three_workers(
-        tmp_path, fake_openai.base_url, telegram, pg_server, redis_bus, agent=agent, access=access
-    ) as found:
-        yield found
+group = worker_group(
+    agent={"title": {"enabled": False}, "memory": {"debounce_seconds": 300}},
+    access={"default_role": "guest"},
+)
 
 
 def api(worker: Worker, method: str, path: str, body: object) -> dict[str, Any]:

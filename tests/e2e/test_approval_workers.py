@@ -6,14 +6,10 @@ are answered by the chat's new owner, which did not start the run: the run resum
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
-
-import pytest
 
 from tests.e2e.service_process import wait_until
-from tests.e2e.workers import PARTITIONS, Worker, chat_owned_by, three_workers
+from tests.e2e.workers import PARTITIONS, Worker, chat_owned_by, worker_group
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.openai_wire import Reply, ToolCall
 from tests.fakes.telegram_server import FakeTelegram
@@ -22,19 +18,7 @@ TARGET = "/mnt/user-data/outputs/deploy.txt"
 ACCESS = {"default_role": "admin", "approvals": {"tools": {"write_file": "always"}}}
 
 
-@pytest.fixture
-def group(
-    tmp_path: Path,
-    fake_openai: FakeOpenAI,
-    telegram: FakeTelegram,
-    pg_server: str,
-    redis_bus: dict[str, Any],
-) -> Iterator[list[Worker]]:
-    agent = {"title": {"enabled": False}, "memory": {"enabled": False}}
-    with three_workers(
-        tmp_path, fake_openai.base_url, telegram, pg_server, redis_bus, agent=agent, access=ACCESS
-    ) as found:
-        yield found
+group = worker_group(access=ACCESS)
 
 
 def written(tmp_path: Path) -> list[str]:

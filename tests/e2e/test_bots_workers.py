@@ -13,7 +13,7 @@ import pytest
 
 from tests.e2e.hands_helpers import system_text
 from tests.e2e.service_process import wait_until
-from tests.e2e.workers import PARTITIONS, Worker, own_database, start_all
+from tests.e2e.workers import PARTITIONS, Worker, own_database, running
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.telegram_server import TOKEN, FakeTelegram
 
@@ -58,12 +58,8 @@ def group(
                        agents=AGENTS, agent={"title": {"enabled": False},
                                              "memory": {"enabled": False}})
             )  # fmt: skip
-        try:
-            start_all(found)
+        with running(found):
             yield found
-        finally:
-            for w in found:
-                w.stop()
 
 
 def holders(group: list[Worker], channel: str) -> int:

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.workers import Worker, own_database, start_all, workers
+from tests.e2e.workers import Worker, own_database, running, workers
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.openai_wire import Reply
 from tests.fakes.telegram_server import FakeTelegram
@@ -35,12 +35,8 @@ def cluster(
     usage = {"budgets": [{"scope": "channel", "name": "telegram", "tokens": LIMIT}]}
     with own_database(pg_server) as dsn, FakeTelegram().start() as telegram:
         group = workers(tmp_path, fake_openai.base_url, telegram, dsn, redis_bus, 3, usage=usage)
-        try:
-            start_all(group)
+        with running(group):
             yield group, telegram
-        finally:
-            for w in group:
-                w.stop()
 
 
 def used(worker: Worker) -> int:

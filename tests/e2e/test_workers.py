@@ -11,14 +11,12 @@ from __future__ import annotations
 import time
 from collections import defaultdict
 from collections.abc import Iterator
-from pathlib import Path
-from typing import Any
 
 import pytest
 
 from bot import texts
 from tests.e2e.service_process import wait_until
-from tests.e2e.workers import Worker, chat_owned_by, own_database, start_all, workers
+from tests.e2e.workers import Worker, chat_owned_by, worker_group
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.openai_wire import Reply
 from tests.fakes.telegram_server import FakeTelegram
@@ -75,34 +73,11 @@ def telegram() -> Iterator[FakeTelegram]:
         yield server
 
 
-@pytest.fixture
-def own_db(pg_server: str) -> Iterator[str]:
-    with own_database(pg_server) as dsn:
-        yield dsn
+group = worker_group(bus={"lease_seconds": LEASE_SECONDS})
 
 
-@pytest.fixture
-def cluster(
-    request: pytest.FixtureRequest,
-    tmp_path: Path,
-    fake_openai: FakeOpenAI,
-    telegram: FakeTelegram,
-    own_db: str,
-    redis_bus: dict[str, Any],
-) -> Iterator[list[Worker]]:
-    bus = {**redis_bus, "redis": {**redis_bus["redis"], "lease_seconds": LEASE_SECONDS}}
-    group = workers(tmp_path, fake_openai.base_url, telegram, own_db, bus, request.param)
-    try:
-        start_all(group)
-        yield group
-    finally:
-        for w in group:
-            w.stop()
-
-
-@pytest.mark.parametrize("cluster", [3], indirect=True)
 def test_three_workers_in_order_stop_through_any_and_failover(
-    cluster: list[Worker], telegram: FakeTelegram, fake_openai: FakeOpenAI
+    group: list[Worker], telegram: FakeTelegram, fake_openai: FakeOpenAI
 ) -> None:
     # many conversations at once: each message answered once, in order in its conversation
     chats = [1000 + c for c in range(CHATS)]
@@ -119,12 +94,12 @@ def test_three_workers_in_order_stop_through_any_and_failover(
     assert len(fake_openai.requests) == CHATS * PER_CHAT
     assert not [v for v in telegram.violations if "over the bot" in v]  # the bot-wide budget
     wait_until(
-        lambda: all(w.health()["bus"]["in_flight"] == 0 for w in cluster),
+        lambda: all(w.health()["bus"]["in_flight"] == 0 for w in group),
         10,
         "every stream entry acknowledged",
     )
-    holder = next(w for w in cluster if w.holds_connection())
-    others = [w for w in cluster if w is not holder]
+    holder = next(w for w in group if w.holds_connection())
+    others = [w for w in group if w is not holder]
     # /stop received by the connection holder for a reply another worker is writing
     chat = chat_owned_by(others[0], range(-100, -200, -1))
     fake_openai.reset()

@@ -12,9 +12,11 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
+import pytest
 
 from bot.cluster.partitions import partition_of
 from tests.e2e.service_process import ServiceProcess, wait_until
+from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.telegram_server import TOKEN, FakeTelegram
 
 PARTITIONS = 8
@@ -75,8 +77,7 @@ def workers(
                 {"telegram": tg, "max_concurrent_runs": RUNS},
                 storage=storage,
                 bus=bus,
-                agent={"title": {"enabled": False}, "memory": {"enabled": False}},
-                **extra,
+                **{"agent": {"title": {"enabled": False}, "memory": {"enabled": False}}, **extra},
             )
         )
     return found
@@ -128,37 +129,32 @@ def own_database(server: str) -> Iterator[str]:
 
 
 @contextlib.contextmanager
-def three_workers(
-    tmp_path: Path,
-    openai_base: str,
-    telegram: FakeTelegram,
-    pg_server: str,
-    redis_bus: dict[str, Any],
-    **extra: Any,
-) -> Iterator[list[Worker]]:
-    """Three started workers on a database of their own, Redis and the fake Telegram (`extra`:
-    more config sections, e.g. `access`); stopped after."""
-    tg = {"enabled": True, "bot_token": TOKEN, "api_base": telegram.api_base, "poll_timeout": 1}
-    bus = {**redis_bus, "redis": {**redis_bus["redis"], "partitions": PARTITIONS}}
-    with own_database(pg_server) as dsn:
-        storage = {"data_dir": str(tmp_path / "data"), "backend": "postgres"}
-        found = []
-        for i in range(3):
-            home = tmp_path / f"w{i}"
-            home.mkdir()
-            found.append(
-                Worker(
-                    home,
-                    openai_base,
-                    {"telegram": tg},
-                    storage={**storage, "postgres": {"dsn": dsn}},
-                    bus=bus,
-                    **extra,
-                )
-            )
-        try:
-            start_all(found)
-            yield found
-        finally:
-            for w in found:
-                w.stop()
+def running(group: list[Worker]) -> Iterator[list[Worker]]:
+    """`group` started (one holds the connection, the partitions shared out); stopped after."""
+    try:
+        start_all(group)
+        yield group
+    finally:
+        for w in group:
+            w.stop()
+
+
+def worker_group(count: int = 3, bus: dict[str, Any] | None = None, **extra: Any) -> Any:
+    """The pytest fixture `group`: `count` started workers on a database of their own, Redis
+    (`bus`: more of its settings) and the fake Telegram; `extra` adds config sections (e.g.
+    `access`, `agent`); stopped after."""
+
+    def group(
+        tmp_path: Path,
+        fake_openai: FakeOpenAI,
+        telegram: FakeTelegram,
+        pg_server: str,
+        redis_bus: dict[str, Any],
+    ) -> Iterator[list[Worker]]:
+        settings = {**redis_bus, "redis": {**redis_bus["redis"], **(bus or {})}}
+        with own_database(pg_server) as dsn:
+            found = workers(tmp_path, fake_openai.base_url, telegram, dsn, settings, count, **extra)
+            with running(found):
+                yield found
+
+    return pytest.fixture(group, name="group")
