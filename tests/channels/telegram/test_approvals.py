@@ -5,15 +5,17 @@ delivered; a press after the deadline counts as expired; an unanswered request e
 
 from __future__ import annotations
 
+import contextlib
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 from bot import texts
+from tests.channels.telegram.served import telegram_service
 from tests.channels.telegram.test_e2e import OUTPUTS
-from tests.fakes.clock import VirtualClock
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.openai_wire import Reply, ToolCall
-from tests.fakes.telegram_server import TOKEN, FakeTelegram
+from tests.fakes.telegram_server import FakeTelegram
 from tests.harness import ServiceHarness
 
 GROUP = -100
@@ -26,16 +28,11 @@ def written(svc: ServiceHarness) -> list[str]:
 
 
 def telegram(tmp_path: Path, fake_openai: FakeOpenAI, fake: FakeTelegram) -> ServiceHarness:
-    cfg = {"enabled": True, "bot_token": TOKEN, "api_base": fake.api_base, "poll_timeout": 1}
     access = {
         "people": {"telegram:7": "admin"},  # 42, the asker, is a member: it may not approve
         "approvals": {"groups": {"write_file": "always"}},
     }
-    clock = fake.clock
-    assert isinstance(clock, VirtualClock)
-    return ServiceHarness(
-        tmp_path, fake_openai, {"telegram": cfg}, pacer_clock=clock, access=access
-    )
+    return telegram_service(tmp_path, fake_openai, fake, harness={"access": access})
 
 
 def buttons(fake: FakeTelegram) -> dict[str, str]:
@@ -52,14 +49,23 @@ async def shows(fake: FakeTelegram, svc: ServiceHarness, text: str) -> None:
     await svc.idle()
 
 
-async def test_telegram_a_non_approver_is_refused_and_the_approver_resumes_after_a_restart(
-    tmp_path: Path, fake_openai: FakeOpenAI, fake: FakeTelegram
-) -> None:
-    fake_openai.script(WRITE, Reply(text="Deployed v7."))
+@contextlib.asynccontextmanager
+async def deploy_asked(
+    tmp_path: Path, fake_openai: FakeOpenAI, fake: FakeTelegram, then: str
+) -> AsyncIterator[tuple[ServiceHarness, int]]:
+    """The service, "deploy v7" asked in the group and its approval card shown (the card's
+    message id); once approved the model writes the file, then answers `then`."""
+    fake_openai.script(WRITE, Reply(text=then))
     async with telegram(tmp_path, fake_openai, fake) as svc:
         fake.push_message(GROUP, "@antler_bot deploy v7")
         await shows(fake, svc, "Approval needed")
-        card = max(m for (chat, m) in fake.messages if chat == GROUP)
+        yield svc, max(m for (chat, m) in fake.messages if chat == GROUP)
+
+
+async def test_telegram_a_non_approver_is_refused_and_the_approver_resumes_after_a_restart(
+    tmp_path: Path, fake_openai: FakeOpenAI, fake: FakeTelegram
+) -> None:
+    async with deploy_asked(tmp_path, fake_openai, fake, "Deployed v7.") as (svc, card):
         data = buttons(fake)
         assert list(data) == [texts.APPROVE, texts.DENY]
         fake.push_callback(GROUP, card, data[texts.APPROVE], user_id=42)  # the asker: a member
@@ -87,11 +93,8 @@ async def test_telegram_a_non_approver_is_refused_and_the_approver_resumes_after
 async def test_telegram_a_press_after_the_deadline_counts_as_expired(
     tmp_path: Path, fake_openai: FakeOpenAI, fake: FakeTelegram
 ) -> None:
-    fake_openai.script(WRITE, Reply(text="It was not approved in time."))
-    async with telegram(tmp_path, fake_openai, fake) as svc:
-        fake.push_message(GROUP, "@antler_bot deploy v7")
-        await shows(fake, svc, "Approval needed")
-        card = max(m for (chat, m) in fake.messages if chat == GROUP)
+    late = "It was not approved in time."
+    async with deploy_asked(tmp_path, fake_openai, fake, late) as (svc, card):
         approvals = svc.running.turns.approvals
         assert approvals is not None
         approvals.clock = lambda: time.time() + 16 * 60  # the default 15 minutes are over
@@ -106,17 +109,15 @@ async def test_telegram_a_press_after_the_deadline_counts_as_expired(
 async def test_telegram_an_unanswered_request_expires_once(
     tmp_path: Path, fake_openai: FakeOpenAI, fake: FakeTelegram
 ) -> None:
-    fake_openai.script(WRITE, Reply(text="Nobody approved it in time."))
-    async with telegram(tmp_path, fake_openai, fake) as svc:
-        fake.push_message(GROUP, "@antler_bot deploy v7")
-        await shows(fake, svc, "Approval needed")
-        card, data = max(m for (chat, m) in fake.messages if chat == GROUP), buttons(fake)
+    nobody = "Nobody approved it in time."
+    async with deploy_asked(tmp_path, fake_openai, fake, nobody) as (svc, card):
+        data = buttons(fake)
         approvals = svc.running.approvals
         assert await approvals.expire_due() == 0  # not due yet
         approvals.clock = lambda: time.time() + 16 * 60
         for _ in range(2):  # two workers looking at once: answered once
             await approvals.expire_due()
-        await shows(fake, svc, "Nobody approved it in time.")
+        await shows(fake, svc, nobody)
         assert await approvals.expire_due() == 0
         fake.push_callback(GROUP, card, data[texts.APPROVE], user_id=7)  # too late
         await shows(fake, svc, "already answered")

@@ -12,20 +12,13 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from tests.fakes.clock import VirtualClock
+from tests.channels.telegram.served import telegram_service as service
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.openai_wire import Reply
-from tests.fakes.telegram_server import TOKEN, FakeTelegram
-from tests.harness import ServiceHarness
+from tests.fakes.telegram_server import FakeTelegram
 
 DM = 555
 FIRST = "The first answer: " + " ".join(f"word{i}" for i in range(30)) + "."
-
-
-def service(tmp_path: Path, fake_openai: FakeOpenAI, fake: FakeTelegram) -> ServiceHarness:
-    tg = {"enabled": True, "bot_token": TOKEN, "api_base": fake.api_base, "poll_timeout": 1}
-    assert isinstance(fake.clock, VirtualClock)
-    return ServiceHarness(tmp_path, fake_openai, {"telegram": tg}, pacer_clock=fake.clock)
 
 
 def queued(body: dict[str, Any]) -> bool:

@@ -4,26 +4,13 @@ from __future__ import annotations
 
 import itertools
 import json
-from pathlib import Path
 from typing import Any
 
 import aiohttp
 
-from tests.fakes.clock import VirtualClock
-from tests.fakes.openai_server import FakeOpenAI, text_of
+from tests.channels.telegram.served import telegram_service as service
+from tests.fakes.openai_server import text_of
 from tests.fakes.openai_wire import Reply, ToolCall
-from tests.fakes.telegram_server import TOKEN, FakeTelegram
-from tests.harness import ServiceHarness
-
-
-def service(tmp_path: Path, fake_openai: FakeOpenAI, fake: FakeTelegram, **cfg: Any):
-    settings = {"enabled": True, "bot_token": TOKEN, "api_base": fake.api_base, "poll_timeout": 1}
-    clock = fake.clock  # the fixture's virtual clock: the service's pacer runs on it too
-    assert isinstance(clock, VirtualClock)
-    return ServiceHarness(
-        tmp_path, fake_openai, {"telegram": {**settings, **cfg}}, pacer_clock=clock
-    )
-
 
 OUTPUTS = "/mnt/user-data/outputs"
 
@@ -111,7 +98,11 @@ async def test_photo_path_reaches_the_model(tmp_path, fake_openai, fake) -> None
 
 
 async def test_webhook_secret_mismatch_is_403(tmp_path, fake_openai, fake) -> None:
-    cfg = {"mode": "webhook", "webhook_url": "https://bot.example/tg", "webhook_secret": "s3"}
+    cfg: dict[str, Any] = {
+        "mode": "webhook",
+        "webhook_url": "https://bot.example/tg",
+        "webhook_secret": "s3",
+    }
     async with service(tmp_path, fake_openai, fake, **cfg) as svc:
         update = {"update_id": 1, "message": fake.message(555, "hi")}
         async with aiohttp.ClientSession() as http:

@@ -5,21 +5,17 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from tests.channels.telegram.served import telegram_service
 from tests.fakes.clock import VirtualClock
 from tests.fakes.openai_server import FakeOpenAI
-from tests.fakes.telegram_server import TOKEN, FakeTelegram
+from tests.fakes.telegram_server import FakeTelegram
 from tests.harness import ServiceHarness
 
 
 def service(
     tmp_path: Path, fake_openai: FakeOpenAI, fake: FakeTelegram, clock: VirtualClock
 ) -> ServiceHarness:
-    settings = {"enabled": True, "bot_token": TOKEN, "api_base": fake.api_base, "poll_timeout": 1}
-    pacer_clock = fake.clock  # the fake's virtual clock, for its limit checks and the pacer
-    assert isinstance(pacer_clock, VirtualClock)
-    return ServiceHarness(
-        tmp_path, fake_openai, {"telegram": settings}, schedule_clock=clock, pacer_clock=pacer_clock
-    )
+    return telegram_service(tmp_path, fake_openai, fake, harness={"schedule_clock": clock})
 
 
 async def test_a_run_posts_a_new_message_in_the_forum_topic(tmp_path, fake_openai, fake) -> None:

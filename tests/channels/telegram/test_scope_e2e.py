@@ -65,4 +65,4 @@ async def test_stop_in_a_group_stops_its_running_reply(tmp_path, fake_openai, fa
             lambda: "Stopped the running reply." in fake.sent_texts(-100), timeout=10
         )
         await svc.idle()
-        assert svc.app.dispatcher.active_runs == 0
+        assert svc.running.dispatcher.active_runs == 0

@@ -11,22 +11,13 @@ from pathlib import Path
 from typing import Any
 
 from channels.telegram.reactions import DONE, WORKING
-from tests.fakes.clock import VirtualClock
+from tests.channels.telegram.served import DM, SLOW, answering_slowly, reached
+from tests.channels.telegram.served import telegram_service as service
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.openai_wire import Reply
 from tests.fakes.telegram_server import FakeTelegram
-from tests.harness import ServiceHarness
 
-DM, OTHER = 555, 556
-SLOW = "A slow answer: " + " ".join(f"word{i}" for i in range(30)) + "."
-
-
-def service(
-    tmp_path: Path, fake_openai: FakeOpenAI, fake: FakeTelegram, *, runs: int = 16, **extra: Any
-) -> ServiceHarness:
-    assert isinstance(fake.clock, VirtualClock)
-    channels = {"telegram": fake.channel_config(**extra), "max_concurrent_runs": runs}
-    return ServiceHarness(tmp_path, fake_openai, channels, pacer_clock=fake.clock)
+OTHER = 556
 
 
 def reactions(fake: FakeTelegram, chat: int, message_id: int) -> list[list[str]]:
@@ -42,8 +33,7 @@ async def test_the_persons_message_shows_working_then_done(
     tmp_path: Path, fake_openai: FakeOpenAI, fake: FakeTelegram
 ) -> None:
     async with service(tmp_path, fake_openai, fake) as svc:
-        message = fake.push_message(DM, "hello")["message"]
-        await fake_openai.wait_requests(1, timeout=20)
+        message = await reached(fake_openai, fake, DM, "hello")
         await svc.idle(timeout=20)
         await fake.wait_for(lambda: fake.reactions.get((DM, message["message_id"])) == [DONE])
     assert reactions(fake, DM, message["message_id"]) == [[WORKING], [DONE]]
@@ -54,10 +44,7 @@ async def test_the_persons_message_shows_working_then_done(
 async def test_a_stopped_answer_clears_the_reaction(
     tmp_path: Path, fake_openai: FakeOpenAI, fake: FakeTelegram
 ) -> None:
-    fake_openai.script(Reply(text=SLOW, tokens_per_second=5))
-    async with service(tmp_path, fake_openai, fake) as svc:
-        message = fake.push_message(DM, "hello")["message"]
-        await fake_openai.wait_requests(1, timeout=20)
+    async with answering_slowly(tmp_path, fake_openai, fake, "hello", 5) as (svc, message):
         fake.push_message(DM, "/stop")
         await svc.idle(timeout=20)
         await fake.wait_for(lambda: fake.reactions.get((DM, message["message_id"])) == [])

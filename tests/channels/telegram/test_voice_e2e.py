@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from bot import texts
-from tests.fakes.clock import VirtualClock
+from tests.channels.telegram.served import telegram_service
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.telegram_server import FakeTelegram
 from tests.harness import ServiceHarness
@@ -22,14 +22,7 @@ def service(
 ) -> ServiceHarness:
     url = base_url or fake_openai.base_url
     speech = {"model": "whisper-1", "base_url": url, "max_seconds": 120}
-    assert isinstance(fake.clock, VirtualClock)
-    return ServiceHarness(
-        tmp_path,
-        fake_openai,
-        {"telegram": fake.channel_config()},
-        pacer_clock=fake.clock,
-        speech=speech,
-    )
+    return telegram_service(tmp_path, fake_openai, fake, harness={"speech": speech})
 
 
 def voice(fake: FakeTelegram, file_id: str, seconds: int) -> dict[str, Any]:
