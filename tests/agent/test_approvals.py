@@ -33,6 +33,19 @@ def _providers() -> dict[str, Any]:
     }
 
 
+async def deploying(
+    make_runner: MakeRunner, fake_openai: FakeOpenAI, version: int, call_id: str, *then: Reply
+) -> AgentRunner:
+    """A runner with the `deploy` tool behind an ApprovalGuard (RAN emptied), the model asked to
+    call deploy(`version`) first, then to answer `then`."""
+    RAN.clear()
+    runner = await make_runner(**_providers())
+    fake_openai.script(
+        Reply(tool_calls=[ToolCall("deploy", {"version": version}, id=call_id)]), *then
+    )
+    return runner
+
+
 def policy(mode: str = "always") -> ApprovalPolicy:
     return ApprovalPolicy((ApprovalRule("dep*", mode, ("admin",)),), timeout_seconds=60)  # type: ignore[arg-type]
 
@@ -53,9 +66,7 @@ async def resume(
 async def test_a_call_waits_survives_a_restart_and_runs_once_approved(
     make_runner: MakeRunner, fake_openai: FakeOpenAI
 ) -> None:
-    RAN.clear()
-    runner = await make_runner(**_providers())
-    fake_openai.script(Reply(tool_calls=[ToolCall("deploy", {"version": 7}, id="c1")]))
+    runner = await deploying(make_runner, fake_openai, 7, "c1")
     events = await collect(runner, "t", "ship it", approvals=policy(), user_id="test:u1")
     [asked] = [e for e in events if isinstance(e, ApprovalRequested)]
     assert isinstance(events[-1], Final)
@@ -77,9 +88,7 @@ async def test_a_call_waits_survives_a_restart_and_runs_once_approved(
 async def test_a_denied_call_never_runs_and_the_model_is_told(
     make_runner: MakeRunner, fake_openai: FakeOpenAI
 ) -> None:
-    RAN.clear()
-    runner = await make_runner(**_providers())
-    fake_openai.script(Reply(tool_calls=[ToolCall("deploy", {"version": 8}, id="c2")]))
+    runner = await deploying(make_runner, fake_openai, 8, "c2")
     events = await collect(runner, "t", "ship it", approvals=policy())
     [asked] = [e for e in events if isinstance(e, ApprovalRequested)]
     fake_openai.script(Reply(text="Not deployed."))
@@ -97,9 +106,7 @@ async def test_a_denied_call_never_runs_and_the_model_is_told(
 async def test_first_use_asks_once_per_conversation(
     make_runner: MakeRunner, fake_openai: FakeOpenAI
 ) -> None:
-    RAN.clear()
-    runner = await make_runner(**_providers())
-    fake_openai.script(Reply(tool_calls=[ToolCall("deploy", {"version": 1}, id="c3")]))
+    runner = await deploying(make_runner, fake_openai, 1, "c3")
     events = await collect(runner, "t", "one", approvals=policy("first_use"))
     [asked] = [e for e in events if isinstance(e, ApprovalRequested)]
     assert asked.request["first_use"] is True
@@ -117,9 +124,7 @@ async def test_first_use_asks_once_per_conversation(
 async def test_without_a_policy_nothing_waits(
     make_runner: MakeRunner, fake_openai: FakeOpenAI
 ) -> None:
-    RAN.clear()
-    runner = await make_runner(**_providers())
-    fake_openai.script(Reply(tool_calls=[ToolCall("deploy", {"version": 4}, id="c6")]), Reply("ok"))
+    runner = await deploying(make_runner, fake_openai, 4, "c6", Reply("ok"))
     events = await collect(runner, "t", "go")
     assert RAN == [4]
     assert not [e for e in events if isinstance(e, ApprovalRequested)]
@@ -128,9 +133,7 @@ async def test_without_a_policy_nothing_waits(
 async def test_a_new_message_instead_of_a_decision_abandons_the_request(
     make_runner: MakeRunner, fake_openai: FakeOpenAI
 ) -> None:
-    RAN.clear()
-    runner = await make_runner(**_providers())
-    fake_openai.script(Reply(tool_calls=[ToolCall("deploy", {"version": 5}, id="c7")]))
+    runner = await deploying(make_runner, fake_openai, 5, "c7")
     await collect(runner, "t", "ship it", approvals=policy())
     fake_openai.script(Reply(text="Something else then."))
     events = await collect(runner, "t", "never mind", approvals=policy())
