@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from channels.base import Button, FileTooLarge, InboundMessage, ReplyDoc
+from channels.base import Button, FileTooLarge, InboundMessage, ReplyDoc, ReplyHandle
 from channels.wecom import stream
 from channels.wecom.channel import WeComChannel
 from tests.channels.wecom.conftest import Make, until
@@ -24,22 +24,37 @@ async def received(
     return ctx.published[-1]
 
 
+async def reply_opened(
+    fake: FakeWeCom, make_channel: Make, text: str
+) -> tuple[WeComChannel, ReplyHandle]:
+    """A started channel, `text` received in the DM and its reply opened."""
+    channel, ctx = await make_channel()
+    msg = await received(fake, ctx, text_body(text))
+    return channel, await channel.open_reply(msg, ReplyDoc())
+
+
+async def stream_hello(channel: WeComChannel, msg: InboundMessage, fake: FakeWeCom) -> ReplyHandle:
+    """A reply to `msg` streamed ("Hel", then "Hello there"): one entry of three frames."""
+    handle = await channel.open_reply(msg, ReplyDoc())
+    await channel.update_reply(handle, ReplyDoc(text="Hel"))
+    await channel.update_reply(handle, ReplyDoc(text="Hel"))  # unchanged: no frame
+    await channel.finish_reply(handle, ReplyDoc(text="Hello there", status="done"))
+    (entry,) = fake.chat_messages(USER)
+    assert [(f["content"], f["finish"]) for f in entry["frames"]] == [
+        ("…", False),
+        ("Hel", False),
+        ("Hello there", True),
+    ]
+    return handle
+
+
 async def test_a_dm_streams_its_reply_and_finishes_it(
     fake_wecom: FakeWeCom, make_channel: Make
 ) -> None:
     channel, ctx = await make_channel()
     msg = await received(fake_wecom, ctx, text_body("hello"))
     assert (msg.chat.chat_type, msg.chat.chat_id, msg.text) == ("dm", USER, "hello")
-    handle = await channel.open_reply(msg, ReplyDoc())
-    await channel.update_reply(handle, ReplyDoc(text="Hel"))
-    await channel.update_reply(handle, ReplyDoc(text="Hel"))  # unchanged: no frame
-    await channel.finish_reply(handle, ReplyDoc(text="Hello there", status="done"))
-    (entry,) = fake_wecom.chat_messages(USER)
-    assert [(f["content"], f["finish"]) for f in entry["frames"]] == [
-        ("…", False),
-        ("Hel", False),
-        ("Hello there", True),
-    ]
+    await stream_hello(channel, msg, fake_wecom)
     assert fake_wecom.violations == []
 
 
@@ -132,9 +147,7 @@ async def test_a_press_on_an_unknown_card_is_answered_plainly(
 async def test_a_refused_final_frame_is_pushed_instead(
     fake_wecom: FakeWeCom, make_channel: Make
 ) -> None:
-    channel, ctx = await make_channel()
-    msg = await received(fake_wecom, ctx, text_body("hi"))
-    handle = await channel.open_reply(msg, ReplyDoc())
+    channel, handle = await reply_opened(fake_wecom, make_channel, "hi")
     fake_wecom.fail("aibot_respond_msg", 40058, lambda body: body["stream"]["finish"])
     await channel.finish_reply(handle, ReplyDoc(text="The answer", status="done"))
     assert fake_wecom.chat_messages(USER)[-1]["content"] == "The answer"
@@ -143,9 +156,7 @@ async def test_a_refused_final_frame_is_pushed_instead(
 async def test_past_the_streams_six_minutes_the_final_is_pushed(
     fake_wecom: FakeWeCom, make_channel: Make
 ) -> None:
-    channel, ctx = await make_channel()
-    msg = await received(fake_wecom, ctx, text_body("a long task"))
-    handle = await channel.open_reply(msg, ReplyDoc())
+    channel, handle = await reply_opened(fake_wecom, make_channel, "a long task")
     assert handle.started is not None
     handle.started -= stream.STREAM_WINDOW + 1  # the first frame went out long ago
     await channel.update_reply(handle, ReplyDoc(text="more"))
@@ -174,9 +185,7 @@ async def test_a_reply_is_taken_up_again_after_a_restart(
 async def test_files_out_are_uploaded_in_chunks_and_sent(
     fake_wecom: FakeWeCom, make_channel: Make, tmp_path: Path
 ) -> None:
-    channel, ctx = await make_channel()
-    msg = await received(fake_wecom, ctx, text_body("make files"))
-    handle = await channel.open_reply(msg, ReplyDoc())
+    channel, handle = await reply_opened(fake_wecom, make_channel, "make files")
     report = tmp_path / "report.pdf"
     report.write_bytes(bytes(range(256)) * 2600)  # 665,600 bytes: two chunks
     picture = tmp_path / "plot.png"
@@ -198,9 +207,7 @@ async def test_files_out_are_uploaded_in_chunks_and_sent(
 async def test_a_long_preview_shows_its_end_within_the_bytes_of_a_message(
     fake_wecom: FakeWeCom, make_channel: Make
 ) -> None:
-    channel, ctx = await make_channel()
-    msg = await received(fake_wecom, ctx, text_body("write in Chinese"))
-    handle = await channel.open_reply(msg, ReplyDoc())
+    channel, handle = await reply_opened(fake_wecom, make_channel, "write in Chinese")
     text = "中文" * 4000 + "END"  # 24,003 bytes
     await channel.update_reply(handle, ReplyDoc(text=text))
     shown = fake_wecom.chat_messages(USER)[0]["frames"][-1]["content"]

@@ -17,6 +17,7 @@ from channels.base import RateLimited, ReplyDoc
 from channels.wecom.channel import WeComChannel
 from channels.wecom.connection import WeComRefused
 from tests.channels.wecom.conftest import Make, until
+from tests.channels.wecom.test_channel import stream_hello
 from tests.fakes.wecom_payloads import USER, text_body
 from tests.fakes.wecom_server import FakeWeCom
 
@@ -50,15 +51,7 @@ async def test_a_reply_and_a_file_written_elsewhere_go_through_the_holder(
     await until(lambda: ctx.published)
     msg = ctx.published[-1]
     assert other.connection is None
-    handle = await other.open_reply(msg, ReplyDoc())
-    await other.update_reply(handle, ReplyDoc(text="Hel"))
-    await other.finish_reply(handle, ReplyDoc(text="Hello there", status="done"))
-    (entry,) = fake_wecom.chat_messages(USER)
-    assert [(f["content"], f["finish"]) for f in entry["frames"]] == [
-        ("…", False),
-        ("Hel", False),
-        ("Hello there", True),
-    ]
+    handle = await stream_hello(other, msg, fake_wecom)
     report = tmp_path / "report.pdf"
     report.write_bytes(bytes(range(256)) * 2600)  # two chunks
     await other.send_file(handle, report)
