@@ -57,6 +57,19 @@ async def with_room(what: str, fn: Callable[[], T]) -> T:
     return result
 
 
+async def put(sql: Sql, table: str, key: tuple[str, Any], values: dict[str, Any]) -> None:
+    """The row whose `key` column (a primary or unique key) holds that value, with `values`:
+    inserted, or set on the row already there; one statement, the same in both dialects."""
+    names = [key[0], *values]
+    marks = ", ".join("?" * len(names))
+    sets = ", ".join(f"{name} = excluded.{name}" for name in values)
+    await sql.execute(
+        f"INSERT INTO {table}({', '.join(names)}) VALUES ({marks})"
+        f" ON CONFLICT ({key[0]}) DO UPDATE SET {sets}",
+        (key[1], *values.values()),
+    )
+
+
 class Sql(Protocol):
     """Statements with `?` marks; `execute` returns the rows touched."""
 

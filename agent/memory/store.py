@@ -15,7 +15,7 @@ import time
 from typing import Any
 
 from agent.memory.records import CONTEXT_KINDS, Fact, MemoryUpdate, NewFact, PendingExchange
-from agent.sql import Sql
+from agent.sql import Sql, put
 
 NO_LIMIT = 2**62  # `LIMIT ? OFFSET ?` with this: every row after the offset, in both dialects
 _FACT = "id, content, category, confidence, source, created_at, updated_at"
@@ -49,12 +49,8 @@ class MemoryStore:
 
     async def link(self, user_id: str, person: str) -> None:
         """Treat `user_id` as `person` from now on (its own memory stays under its own id)."""
-        await self.sql.execute(
-            f"INSERT INTO {self.links_table}(user_id, person, linked_at) VALUES (?, ?, ?)"
-            " ON CONFLICT (user_id) DO UPDATE SET person = excluded.person,"
-            " linked_at = excluded.linked_at",
-            (user_id, person, time.time()),
-        )
+        values = {"person": person, "linked_at": time.time()}
+        await put(self.sql, self.links_table, ("user_id", user_id), values)
 
     async def unlink(self, user_id: str) -> bool:
         """`user_id` counts as itself again; False when it was not linked."""

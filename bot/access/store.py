@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent.sql import Sql
+from agent.sql import Sql, put
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,21 +66,21 @@ class AccessStore:
 
     # roles given through the API --------------------------------------------------------------
 
+    async def _put(self, table: str, key: tuple[str, Any], values: dict[str, Any] | None) -> None:
+        """The row of `key` in `table` set to `values`; None deletes it."""
+        if values is None:
+            await self.run.execute(f"DELETE FROM {self.t}{table} WHERE {key[0]} = ?", (key[1],))
+        else:
+            await put(self.run, f"{self.t}{table}", key, values)
+
     async def role(self, person: str) -> str | None:
         row = await self.run.one(f"SELECT role FROM {self.t}roles WHERE person = ?", (person,))
         return str(row[0]) if row else None
 
     async def set_role(self, person: str, role: str | None, by: str) -> None:
         """Give `person` a role; None takes it back (the config's applies again)."""
-        if role is None:
-            await self.run.execute(f"DELETE FROM {self.t}roles WHERE person = ?", (person,))
-            return
-        await self.run.execute(
-            f"INSERT INTO {self.t}roles(person, role, set_by, set_at) VALUES (?, ?, ?, ?)"
-            " ON CONFLICT (person) DO UPDATE SET role = EXCLUDED.role,"
-            " set_by = EXCLUDED.set_by, set_at = EXCLUDED.set_at",
-            (person, role, by, time.time()),
-        )
+        values = None if role is None else {"role": role, "set_by": by, "set_at": time.time()}
+        await self._put("roles", ("person", person), values)
 
     async def roles(self) -> dict[str, str]:
         rows = await self.run.all(f"SELECT person, role FROM {self.t}roles ORDER BY person")
@@ -96,15 +96,8 @@ class AccessStore:
 
     async def set_language(self, person: str, locale: str | None) -> None:
         """Remember `person`'s language; None forgets it (the platform's hint applies again)."""
-        if locale is None:
-            await self.run.execute(f"DELETE FROM {self.t}languages WHERE person = ?", (person,))
-            return
-        await self.run.execute(
-            f"INSERT INTO {self.t}languages(person, locale, set_at) VALUES (?, ?, ?)"
-            " ON CONFLICT (person) DO UPDATE SET locale = EXCLUDED.locale,"
-            " set_at = EXCLUDED.set_at",
-            (person, locale, time.time()),
-        )
+        values = None if locale is None else {"locale": locale, "set_at": time.time()}
+        await self._put("languages", ("person", person), values)
 
     # /link codes and tries ----------------------------------------------------------------------
 
@@ -137,15 +130,9 @@ class AccessStore:
         return (int(row[0]), float(row[1])) if row else (0, 0.0)
 
     async def set_tries(self, account: str, failures: int, locked_until: float) -> None:
-        if failures == 0 and locked_until == 0:
-            await self.run.execute(f"DELETE FROM {self.t}link_tries WHERE account = ?", (account,))
-            return
-        await self.run.execute(
-            f"INSERT INTO {self.t}link_tries(account, failures, locked_until) VALUES (?, ?, ?)"
-            " ON CONFLICT (account) DO UPDATE SET failures = EXCLUDED.failures,"
-            " locked_until = EXCLUDED.locked_until",
-            (account, failures, locked_until),
-        )
+        clean = failures == 0 and locked_until == 0
+        values = None if clean else {"failures": failures, "locked_until": locked_until}
+        await self._put("link_tries", ("account", account), values)
 
     # the audit trail ------------------------------------------------------------------------------
 

@@ -14,7 +14,7 @@ import time
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
-from agent.sql import Sql
+from agent.sql import Sql, put
 from channels.base import ChatRef, UserRef
 
 ScheduleState = Literal["active", "paused", "done", "cancelled"]
@@ -251,11 +251,8 @@ class ScheduleStore:
         return str(row[0]) if row else None
 
     async def set_timezone(self, conv_key: str, tz: str) -> None:
-        await self.sql.execute(
-            f"INSERT INTO {self.zones}(conv_key, tz, updated_at) VALUES (?, ?, ?)"
-            " ON CONFLICT (conv_key) DO UPDATE SET tz = excluded.tz,"
-            " updated_at = excluded.updated_at",
-            (conv_key, tz, time.time()),
+        await put(
+            self.sql, self.zones, ("conv_key", conv_key), {"tz": tz, "updated_at": time.time()}
         )
 
     async def for_conversation(self, conv_key: str) -> list[Schedule]:

@@ -24,6 +24,16 @@ TARGET = f"{OUTPUTS}/deploy.txt"
 WRITE = Reply(tool_calls=[ToolCall("write_file", {"path": TARGET, "content": "v7"}, id="w1")])
 
 
+async def deploy_asked(
+    driver: Driver, service: ServiceHarness, fake_openai: FakeOpenAI, *then: Reply
+) -> None:
+    """ "deploy v7" sent and its approval card shown; once approved the model writes the file,
+    then answers `then`."""
+    fake_openai.script(WRITE, *then)
+    driver.send("deploy v7", "e1")
+    await answered(service, fake_openai, 1)
+
+
 def written(svc: ServiceHarness) -> list[str]:
     return [p.read_text() for p in svc.data_dir.rglob("deploy.txt") if "outputs" in p.parts]
 
@@ -37,9 +47,7 @@ def service_config(request: pytest.FixtureRequest) -> dict[str, Any]:
 async def test_approve_runs_the_call_and_the_answer_continues(
     driver: Driver, service: ServiceHarness, fake_openai: FakeOpenAI
 ) -> None:
-    fake_openai.script(WRITE, Reply(text="Deployed v7."))
-    driver.send("deploy v7", "e1")
-    await answered(service, fake_openai, 1)
+    await deploy_asked(driver, service, fake_openai, Reply(text="Deployed v7."))
     card = driver.shown()[-1]
     assert "Approval needed" in card
     assert "write_file(" in card
@@ -61,9 +69,7 @@ async def test_approve_runs_the_call_and_the_answer_continues(
 async def test_deny_tells_the_model_and_nothing_runs(
     driver: Driver, service: ServiceHarness, fake_openai: FakeOpenAI
 ) -> None:
-    fake_openai.script(WRITE, Reply(text="Not deployed."))
-    driver.send("deploy v7", "e1")
-    await answered(service, fake_openai, 1)
+    await deploy_asked(driver, service, fake_openai, Reply(text="Not deployed."))
     before = driver.shown()
     driver.press(texts.DENY)
     await answered(service, fake_openai, 2)
@@ -76,9 +82,7 @@ async def test_deny_tells_the_model_and_nothing_runs(
 async def test_an_expired_request_updates_its_card_and_nothing_runs(
     driver: Driver, service: ServiceHarness, fake_openai: FakeOpenAI
 ) -> None:
-    fake_openai.script(WRITE, Reply(text="Nobody approved it in time."))
-    driver.send("deploy v7", "e1")
-    await answered(service, fake_openai, 1)
+    await deploy_asked(driver, service, fake_openai, Reply(text="Nobody approved it in time."))
     before = driver.shown()
     approvals = service.running.approvals
     assert await approvals.expire_due() == 0  # not due yet
@@ -113,9 +117,9 @@ async def test_first_use_asks_once_per_conversation(
     driver: Driver, service: ServiceHarness, fake_openai: FakeOpenAI
 ) -> None:
     again = Reply(tool_calls=[ToolCall("write_file", {"path": TARGET, "content": "v8"}, id="w2")])
-    fake_openai.script(WRITE, Reply(text="Deployed v7."), again, Reply(text="Deployed v8."))
-    driver.send("deploy v7", "e1")
-    await answered(service, fake_openai, 1)
+    await deploy_asked(
+        driver, service, fake_openai, Reply(text="Deployed v7."), again, Reply(text="Deployed v8.")
+    )
     assert driver.buttons() == [texts.APPROVE, texts.APPROVE_CONVERSATION, texts.DENY]
     driver.press(texts.APPROVE_CONVERSATION)
     await answered(service, fake_openai, 2)
