@@ -13,11 +13,12 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 
-from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
+from langchain.agents.middleware import ModelRequest
 from langchain_core.messages import ToolMessage
 
 from agent.context import RunContext
 from agent.grant import ToolUse
+from agent.middlewares.base import RequestRewriter
 
 log = logging.getLogger(__name__)
 
@@ -28,7 +29,7 @@ def _plain(name: str) -> tuple[str, str | None]:
     return name, None
 
 
-class GrantGuard(AgentMiddleware):
+class GrantGuard(RequestRewriter):
     def __init__(self, qualify: Qualify = _plain) -> None:
         super().__init__()
         self.qualify = qualify
@@ -38,22 +39,13 @@ class GrantGuard(AgentMiddleware):
             return True
         return context.grant.allows_tool(*self.qualify(name))
 
-    def _offered(self, request: ModelRequest) -> ModelRequest:
+    def rewrite(self, request: ModelRequest) -> ModelRequest:
+        """The request offering only the tools the grant allows."""
         context = _context(request.runtime)
         if context is None or context.grant is None:
             return request
         tools = [t for t in request.tools if self._allowed(context, _name(t))]
         return request.override(tools=tools) if len(tools) != len(request.tools) else request
-
-    def wrap_model_call(
-        self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
-    ) -> Any:
-        return handler(self._offered(request))
-
-    async def awrap_model_call(
-        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
-    ) -> Any:
-        return await handler(self._offered(request))
 
     def wrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
         context = _context(request.runtime)
