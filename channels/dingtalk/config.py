@@ -5,6 +5,7 @@ from __future__ import annotations
 from pydantic import Field, SecretStr, field_validator, model_validator
 
 from channels.base import ChannelConfig
+from channels.section import FileLimit, required
 
 DEFAULT_API_BASE = "https://api.dingtalk.com"
 AI_MARKDOWN_TEMPLATE = "382e4302-551d-4880-bf29-a30acfab2e71.schema"
@@ -12,7 +13,7 @@ AI_MARKDOWN_TEMPLATE = "382e4302-551d-4880-bf29-a30acfab2e71.schema"
 flowStatus, sys_full_json_obj with msgButtons)."""
 
 
-class DingTalkConfig(ChannelConfig):
+class DingTalkConfig(FileLimit, ChannelConfig):
     """An enterprise-internal DingTalk app with a robot, connected in Stream mode.
 
     `api_base` is where every OpenAPI call goes (gateway, token, robot send, cards, files); see
@@ -31,7 +32,6 @@ class DingTalkConfig(ChannelConfig):
     upload_base: str = ""
     stream_interval: float = Field(default=0.5, ge=0.05, le=10.0)
     markdown_title: str = "Antler"
-    max_file_mb: float = Field(default=20.0, gt=0)
     http_timeout: float = Field(default=30.0, gt=0)
 
     @field_validator("client_id", "client_secret", "robot_code", "card_template_id", mode="before")
@@ -57,17 +57,15 @@ class DingTalkConfig(ChannelConfig):
 
     @model_validator(mode="after")
     def _credentials_when_enabled(self) -> DingTalkConfig:
-        if self.enabled and not self.client_id:
-            raise ValueError("client_id: required when channels.dingtalk.enabled is true")
-        if self.enabled and not self.client_secret.get_secret_value():
-            raise ValueError("client_secret: required when channels.dingtalk.enabled is true")
+        required(
+            self.enabled,
+            "channels.dingtalk",
+            client_id=self.client_id,
+            client_secret=self.client_secret,
+        )
         return self
 
     @property
     def robot(self) -> str:
         """The robot code; for apps created with a robot it equals the client id."""
         return self.robot_code or self.client_id
-
-    @property
-    def max_file_bytes(self) -> int:
-        return int(self.max_file_mb * 1024 * 1024)

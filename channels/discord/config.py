@@ -10,12 +10,13 @@ from typing import Any
 from pydantic import Field, SecretStr, field_validator, model_validator
 
 from channels.base import ChannelConfig
+from channels.section import FileLimit, secret
 
 PUBLIC_API = "https://discord.com/api/v10"
 _LIVE: dict[str, Any] = {"reload": "live"}
 
 
-class DiscordConfig(ChannelConfig):
+class DiscordConfig(FileLimit, ChannelConfig):
     """Bot token, where to reach Discord, threads, allowlists.
 
     discord.py has no constructor option for its endpoints: the channel sets
@@ -36,7 +37,7 @@ class DiscordConfig(ChannelConfig):
     allowed_channels: list[str] = Field(default_factory=list, json_schema_extra=_LIVE)
     allowed_roles: list[str] = Field(default_factory=list, json_schema_extra=_LIVE)
     allowed_guilds: list[str] = Field(default_factory=list, json_schema_extra=_LIVE)
-    max_file_mb: float = 10.0
+    max_file_mb: float = Field(default=10.0, gt=0)
     edits_per_second: float = Field(default=0.6, gt=0)
     """Edits of the streaming reply per channel (Discord allows 5 in 5 s; 2 + 0.6/s stays
     within)."""
@@ -74,13 +75,7 @@ class DiscordConfig(ChannelConfig):
 
     @property
     def token(self) -> str:
-        if self.bot_token is None:
-            raise ValueError("channels.discord.bot_token is not set")
-        return self.bot_token.get_secret_value()
-
-    @property
-    def max_file_bytes(self) -> int:
-        return int(self.max_file_mb * 1024 * 1024)
+        return secret(self.bot_token, "channels.discord.bot_token")
 
 
 def bot_id(token: str) -> str:

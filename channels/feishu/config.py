@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import Field, SecretStr, field_validator, model_validator
 
 from channels.base import ChannelConfig
+from channels.section import required
 
 DOMAINS = {"feishu": "https://open.feishu.cn", "lark": "https://open.larksuite.com"}
 
@@ -47,10 +48,7 @@ class FeishuConfig(ChannelConfig):
 
     @model_validator(mode="after")
     def _credentials(self) -> FeishuConfig:
-        if self.enabled and not self.app_id:
-            raise ValueError("app_id: required when channels.feishu.enabled is true")
-        if self.enabled and not self.app_secret.get_secret_value():
-            raise ValueError("app_secret: required when channels.feishu.enabled is true")
+        required(self.enabled, "channels.feishu", app_id=self.app_id, app_secret=self.app_secret)
         webhook = self.enabled and self.mode == "webhook"
         if webhook and not self.verification_token.get_secret_value():
             raise ValueError("verification_token: required when channels.feishu.mode is webhook")

@@ -7,11 +7,12 @@ from typing import Literal
 from pydantic import Field, SecretStr, field_validator, model_validator
 
 from channels.base import ChannelConfig
+from channels.section import FileLimit, secret
 
 PUBLIC_API = "https://slack.com/api/"
 
 
-class SlackConfig(ChannelConfig):
+class SlackConfig(FileLimit, ChannelConfig):
     """Slack app credentials, transport and behaviour.
 
     `api_base` is handed to `AsyncWebClient(base_url=...)`; Socket Mode follows it because
@@ -31,7 +32,6 @@ class SlackConfig(ChannelConfig):
     thread_follow: bool = True
     command_name: str = "/antler"
     native_stream: bool = True
-    max_file_mb: float = 20.0
     thread_context_messages: int = 30
     workspace_edits_per_second: float = 0.8
     workspace_appends_per_second: float = 1.5
@@ -65,10 +65,4 @@ class SlackConfig(ChannelConfig):
 
     @property
     def token(self) -> str:
-        if self.bot_token is None:
-            raise ValueError("channels.slack.bot_token is not set")
-        return self.bot_token.get_secret_value()
-
-    @property
-    def max_file_bytes(self) -> int:
-        return int(self.max_file_mb * 1024 * 1024)
+        return secret(self.bot_token, "channels.slack.bot_token")

@@ -7,11 +7,12 @@ from pathlib import Path
 from pydantic import Field, SecretStr, field_validator, model_validator
 
 from channels.base import ChannelConfig
+from channels.section import FileLimit, secret
 
 PUBLIC_WS = "wss://openws.work.weixin.qq.com"
 
 
-class WeComConfig(ChannelConfig):
+class WeComConfig(FileLimit, ChannelConfig):
     """The intelligent robot's Bot ID and Secret, where its long connection goes, limits.
 
     The SDK's only endpoint option is its WebSocket URL (`ws_url`) and it always connects with
@@ -31,7 +32,6 @@ class WeComConfig(ChannelConfig):
     """The SDK's ping interval; two pings without an answer end the connection (restarted)."""
     stream_interval: float = Field(default=0.5, gt=0)
     """The least time between two frames of a streaming reply."""
-    max_file_mb: float = Field(default=20.0, gt=0)
 
     @field_validator("ws_url")
     @classmethod
@@ -51,10 +51,4 @@ class WeComConfig(ChannelConfig):
 
     @property
     def secret_text(self) -> str:
-        if self.secret is None:
-            raise ValueError("channels.wecom.secret is not set")
-        return self.secret.get_secret_value()
-
-    @property
-    def max_file_bytes(self) -> int:
-        return int(self.max_file_mb * 1024 * 1024)
+        return secret(self.secret, "channels.wecom.secret")
