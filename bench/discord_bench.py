@@ -16,8 +16,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.support import cpu_seconds, run_phases
-from bench.telegram_bench import answer, pct
+from bench.support import at_once, load_figures, ms_p50_p99, run_phases
+from bench.telegram_bench import answer
 from tests.fakes.discord_server import TOKEN, FakeDiscord
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.openai_wire import Reply
@@ -53,10 +53,7 @@ async def latency(fake: FakeDiscord, openai: FakeOpenAI, data_dir: Path) -> dict
             assert seen is not None
             first.append(seen - pushed)
             await svc.idle(timeout=30)
-    return {
-        "first_visible_ms_p50": round(pct(first, 0.5) * 1000, 1),
-        "first_visible_ms_p99": round(pct(first, 0.99) * 1000, 1),
-    }
+    return ms_p50_p99("first_visible", first)
 
 
 async def load(fake: FakeDiscord, openai: FakeOpenAI, data_dir: Path) -> dict[str, Any]:
@@ -64,23 +61,17 @@ async def load(fake: FakeDiscord, openai: FakeOpenAI, data_dir: Path) -> dict[st
     channels = [8000 + n for n in range(50)]
     openai.script(*[Reply(text=text, tokens_per_second=TPS) for _ in channels])
     async with harness(data_dir, openai, fake) as svc:
-        started, cpu = time.monotonic(), cpu_seconds()
-        for channel in channels:
-            fake.push_message(fake.message_payload(channel, "go"))
-        await openai.wait_requests(len(channels), timeout=60)
-        await svc.idle(timeout=120)
-        elapsed, cpu = time.monotonic() - started, cpu_seconds() - cpu
+
+        def push() -> None:
+            for channel in channels:
+                fake.push_message(fake.message_payload(channel, "go"))
+
+        wall, cpu = await at_once(svc, openai, len(channels), push, 60)
     finals = sum(1 for c in channels if [m["content"] for m in fake.bot_messages(c)] == [text])
-    visible = len(fake.history)
-    return {
-        "load_chats": len(channels),
-        "load_finals_delivered": finals,
-        "load_visible_calls_per_reply": round(visible / len(channels), 1),
-        "load_wall_s": round(elapsed, 2),
-        # the whole process: the service, and the fake Discord and model servers (threads)
-        "load_cpu_ms_per_answer": round(cpu / len(channels) * 1000, 1),
-        "load_rule_violations": len(fake.violations),
-    }
+    visible = round(len(fake.history) / len(channels), 1)
+    return load_figures(
+        len(channels), finals, wall, cpu, len(fake.violations), load_visible_calls_per_reply=visible
+    )
 
 
 async def run() -> dict[str, Any]:

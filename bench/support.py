@@ -26,6 +26,39 @@ def pct(values: list[float], p: float) -> float:
     return ordered[index]
 
 
+def ms_p50_p99(prefix: str, seconds: list[float]) -> dict[str, float]:
+    """`<prefix>_ms_p50` and `<prefix>_ms_p99` of `seconds`, in milliseconds."""
+    return {f"{prefix}_ms_p{p}": round(pct(seconds, p) * 1000, 1) for p in (50, 99)}
+
+
+async def at_once(
+    svc: Any, openai: FakeOpenAI, count: int, push: Callable[[], object], timeout: float
+) -> tuple[float, float]:
+    """`push()` sends `count` messages at once; the wall and CPU seconds until the model has been
+    asked `count` times (within `timeout`) and the service is idle again (within twice that)."""
+    started, cpu = time.monotonic(), cpu_seconds()
+    push()
+    await openai.wait_requests(count, timeout=timeout)
+    await svc.idle(timeout=2 * timeout)
+    return time.monotonic() - started, cpu_seconds() - cpu
+
+
+def load_figures(
+    count: int, finals: int, wall: float, cpu: float, violations: int, **more: Any
+) -> dict[str, Any]:
+    """A load phase's figures: chats, finals delivered, `more`, wall time, CPU per answer (the
+    whole process: the service, the fake platform and the fake model, threads included) and the
+    rule violations the fake counted."""
+    return {
+        "load_chats": count,
+        "load_finals_delivered": finals,
+        **more,
+        "load_wall_s": round(wall, 2),
+        "load_cpu_ms_per_answer": round(cpu / count * 1000, 1),
+        "load_rule_violations": violations,
+    }
+
+
 def summary(prefix: str, values: list[float], scale: float = 1000.0) -> dict[str, float]:
     """p50/p99/mean in milliseconds (scale) under `prefix_`."""
     return {

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.support import cpu_seconds, run_phases
+from bench.support import at_once, ms_p50_p99, run_phases
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.openai_wire import Reply, split_tokens
 from tests.fakes.telegram_server import TOKEN, FakeTelegram
@@ -28,13 +28,6 @@ FIRST_CALLS = ("sendChatAction", *TEXT_CALLS)
 
 def answer(n_tokens: int) -> str:
     return " ".join(f"w{i}" for i in range(n_tokens))
-
-
-def pct(values: list[float], q: float) -> float:
-    if not values:
-        return float("nan")
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 def harness(data_dir: Path, openai: FakeOpenAI, tg: FakeTelegram) -> ServiceHarness:
@@ -88,12 +81,9 @@ async def latency(tg: FakeTelegram, openai: FakeOpenAI, data_dir: Path) -> dict[
                 token_delays(tg, chat_id, text, start)
             )
     return {
-        "first_visible_ms_p50": round(pct(first, 0.5) * 1000, 1),
-        "first_visible_ms_p99": round(pct(first, 0.99) * 1000, 1),
-        "dm_token_to_visible_ms_p50": round(pct(dm_tokens, 0.5) * 1000, 1),
-        "dm_token_to_visible_ms_p99": round(pct(dm_tokens, 0.99) * 1000, 1),
-        "group_token_to_visible_ms_p50": round(pct(group_tokens, 0.5) * 1000, 1),
-        "group_token_to_visible_ms_p99": round(pct(group_tokens, 0.99) * 1000, 1),
+        **ms_p50_p99("first_visible", first),
+        **ms_p50_p99("dm_token_to_visible", dm_tokens),
+        **ms_p50_p99("group_token_to_visible", group_tokens),
         "latency_violations": len(tg.violations),
     }
 
@@ -103,12 +93,12 @@ async def load(tg: FakeTelegram, openai: FakeOpenAI, data_dir: Path) -> dict[str
     chats = [2000 + n for n in range(100)] + [-2000 - n for n in range(10)]
     openai.script(*[Reply(text=text, tokens_per_second=TPS) for _ in chats])
     async with harness(data_dir, openai, tg) as svc:
-        started, cpu = time.monotonic(), cpu_seconds()
-        for chat_id in chats:
-            tg.push_message(chat_id, ("@antler_bot " if chat_id < 0 else "") + "go")
-        await openai.wait_requests(len(chats), timeout=30)
-        await svc.idle(timeout=60)
-        elapsed, cpu = time.monotonic() - started, cpu_seconds() - cpu
+
+        def push() -> None:
+            for chat_id in chats:
+                tg.push_message(chat_id, ("@antler_bot " if chat_id < 0 else "") + "go")
+
+        elapsed, cpu = await at_once(svc, openai, len(chats), push, 30)
     finals = sum(1 for c in chats if text in tg.shown_texts(c) or text in tg.sent_texts(c))
     return {
         "load_chats": len(chats),

@@ -18,8 +18,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.support import cpu_seconds, run_phases
-from bench.telegram_bench import answer, pct
+from bench.support import at_once, load_figures, ms_p50_p99, run_phases
+from bench.telegram_bench import answer
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.openai_wire import Reply
 from tests.fakes.threaded import Recorded
@@ -64,22 +64,20 @@ async def latency(fake: FakeWeCom, openai: FakeOpenAI, data_dir: Path) -> dict[s
             await until(lambda r=req_id: frames_of(fake, r))
             first.append(frames_of(fake, req_id)[0].at - pushed)
             await svc.idle(timeout=30)
-    return {
-        "first_frame_ms_p50": round(pct(first, 0.5) * 1000, 1),
-        "first_frame_ms_p99": round(pct(first, 0.99) * 1000, 1),
-    }
+    return ms_p50_p99("first_frame", first)
 
 
 async def load(fake: FakeWeCom, openai: FakeOpenAI, data_dir: Path) -> dict[str, Any]:
     text = answer(100)
     users = [f"user{n}" for n in range(50)]
     openai.script(*[Reply(text=text, tokens_per_second=TPS) for _ in users])
+    requests: list[str] = []
     async with harness(data_dir, openai, fake) as svc:
-        started, cpu = time.monotonic(), cpu_seconds()
-        requests = [fake.push_message(text_body("go", user=user)) for user in users]
-        await openai.wait_requests(len(users), timeout=60)
-        await svc.idle(timeout=120)
-        elapsed, cpu = time.monotonic() - started, cpu_seconds() - cpu
+
+        def push() -> None:
+            requests.extend(fake.push_message(text_body("go", user=user)) for user in users)
+
+        wall, cpu = await at_once(svc, openai, len(users), push, 60)
     finals = sum(
         1
         for u in users
@@ -87,16 +85,15 @@ async def load(fake: FakeWeCom, openai: FakeOpenAI, data_dir: Path) -> dict[str,
     )
     frames = [frames_of(fake, r) for r in requests]
     gaps = [b.at - a.at for f in frames for a, b in itertools.pairwise(f)]
-    return {
-        "load_chats": len(users),
-        "load_finals_delivered": finals,
-        "load_frames_per_reply": round(sum(map(len, frames)) / len(users), 1),
-        "load_least_frame_gap_s": round(min(gaps), 3) if gaps else None,
-        "load_wall_s": round(elapsed, 2),
-        # the whole process: the service, and the fake WeCom and model servers (threads)
-        "load_cpu_ms_per_answer": round(cpu / len(users) * 1000, 1),
-        "load_rule_violations": len(fake.violations),
-    }
+    return load_figures(
+        len(users),
+        finals,
+        wall,
+        cpu,
+        len(fake.violations),
+        load_frames_per_reply=round(sum(map(len, frames)) / len(users), 1),
+        load_least_frame_gap_s=round(min(gaps), 3) if gaps else None,
+    )
 
 
 async def run() -> dict[str, Any]:
