@@ -25,6 +25,7 @@ from bot.cluster.connections import ConnectionLeases
 from bot.context import RetiredContext, ServiceContext
 from channels.backoff import Backoff, BackoffPolicy, describe
 from channels.base import Channel
+from channels.tasks import cancel
 
 log = logging.getLogger("bot.supervisor")
 
@@ -153,6 +154,4 @@ class ChannelSupervisor:
 
     async def _cancel_retry(self, name: str) -> None:
         task = self._retries.pop(name, None)
-        if task is not None:
-            task.cancel()
-            await asyncio.gather(task, return_exceptions=True)
+        await cancel(task)

@@ -7,6 +7,8 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Hashable
 
+from channels.tasks import cancel_all
+
 
 class InOrder:
     def __init__(self) -> None:
@@ -40,6 +42,4 @@ class InOrder:
 
     async def close(self) -> None:
         """Cancel what is still queued or running (the channel stops)."""
-        for task in list(self._tasks):
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await cancel_all(self._tasks)

@@ -34,6 +34,7 @@ from bot.cluster.lease import Lease
 from bot.cluster.redis_client import within
 from bot.cluster.send_relay import RedisRelay
 from channels.base import Channel
+from channels.tasks import cancel
 
 log = logging.getLogger("bot.cluster.connections")
 
@@ -68,9 +69,7 @@ class Holder:
 
     async def stop(self) -> None:
         """Let go: stop receiving and hand the lease back, so a standby takes it at once."""
-        if self._task is not None:
-            self._task.cancel()
-            await asyncio.gather(self._task, return_exceptions=True)
+        await cancel(self._task)
         await self._set_receiving(False)
         with contextlib.suppress(RedisError, OSError):
             await self.lease.release()

@@ -25,9 +25,10 @@ from dataclasses import dataclass, field
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
-from bot.cluster.redis_client import done
+from bot.cluster.redis_client import done, keep_listening
 from bot.stores.journal import dump_message, load_message
 from channels.base import ChatRef, InboundMessage
+from channels.tasks import cancel
 
 log = logging.getLogger("bot.cluster.control")
 
@@ -145,24 +146,12 @@ class ClusterRuns:
     # ---------------------------------------------------------------- answering requests
 
     def listen(self) -> None:
-        self._listener = asyncio.create_task(self._listen(), name="cluster-control")
+        self._listener = asyncio.create_task(
+            keep_listening(self.client, self._serve, "control"), name="cluster-control"
+        )
 
     async def close(self) -> None:
-        if self._listener is not None:
-            self._listener.cancel()
-            await asyncio.gather(self._listener, return_exceptions=True)
-
-    async def _listen(self) -> None:
-        while True:
-            client = self.client()
-            if client is None:
-                await asyncio.sleep(1)
-                continue
-            try:
-                await self._serve(client)
-            except (RedisError, OSError) as exc:
-                log.warning("control: listening failed (%s); listening again", exc)
-                await asyncio.sleep(1)
+        await cancel(self._listener)
 
     async def _serve(self, client: aioredis.Redis) -> None:
         pubsub = client.pubsub()

@@ -26,6 +26,7 @@ from redis.exceptions import RedisError
 from bot.cluster.redis_client import done
 from channels.backoff import Backoff, BackoffPolicy, describe
 from channels.base import InboundMessage
+from channels.tasks import cancel
 
 log = logging.getLogger("bot.cluster.bus")
 
@@ -71,9 +72,7 @@ class HeldMessages:
         log.info("bus: every held message is in Redis again")
 
     async def close(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            await asyncio.gather(self._task, return_exceptions=True)
+        await cancel(self._task)
 
 
 class Epoch:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import Awaitable
+import logging
+from collections.abc import Awaitable, Callable
 from typing import TypeVar, cast
 from urllib.parse import urlsplit
 
@@ -19,6 +20,24 @@ class RedisUnavailable(ConfigError):
 
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
+
+
+async def keep_listening(
+    client: Callable[[], aioredis.Redis | None],
+    serve: Callable[[aioredis.Redis], Awaitable[None]],
+    what: str,
+) -> None:
+    """`serve(client)` for as long as the task runs: again a second after Redis was away or
+    the listening failed (logged as `what`)."""
+    while True:
+        current = client()
+        if current is not None:
+            try:
+                await serve(current)
+            except (RedisError, OSError) as exc:
+                log.warning("%s: listening failed (%s); listening again", what, exc)
+        await asyncio.sleep(1)
 
 
 def where(url: str) -> str:

@@ -26,6 +26,7 @@ from redis.exceptions import RedisError
 from bot.cluster.redis_client import done
 from channels.errors import ChannelError
 from channels.relay import Handler, OutcomeUnknown, Payload
+from channels.tasks import cancel, cancel_all
 
 log = logging.getLogger("bot.cluster.send_relay")
 KEEP = 600  # seconds a claim and an answer stay (a retried send finds them)
@@ -102,14 +103,10 @@ class RedisRelay:
 
     async def stop_serving(self) -> None:
         task, self._task = self._task, None
-        if task is not None:
-            task.cancel()
-            await asyncio.gather(task, return_exceptions=True)
+        await cancel(task)
         if self._running:
             await asyncio.wait(set(self._running), timeout=DRAIN)
-        for running in set(self._running):
-            running.cancel()
-        await asyncio.gather(*self._running, return_exceptions=True)
+        await cancel_all(self._running)
 
     async def _serve(self) -> None:
         while True:

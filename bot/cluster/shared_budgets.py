@@ -23,8 +23,9 @@ from collections.abc import Callable
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
-from bot.cluster.redis_client import done
+from bot.cluster.redis_client import done, keep_listening
 from channels.pacing import Key, Pacer, Pooled
+from channels.tasks import cancel
 
 log = logging.getLogger("bot.cluster.budgets")
 TIMEOUT = 1.0  # seconds a take may wait for Redis before the even split is used instead
@@ -143,23 +144,12 @@ class SharedPacing:
             log.warning("budgets: a block was not shared: %s", exc)
 
     def listen(self) -> None:
-        self._listener = asyncio.create_task(self._listen(), name="cluster-budgets")
+        self._listener = asyncio.create_task(
+            keep_listening(self.client, self._serve, "budgets"), name="cluster-budgets"
+        )
 
     async def close(self) -> None:
-        tasks = [*self._tasks, *([self._listener] if self._listener else [])]
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-
-    async def _listen(self) -> None:
-        while True:
-            client = self.client()
-            try:
-                if client is not None:
-                    await self._serve(client)
-            except (RedisError, OSError) as exc:
-                log.warning("budgets: listening failed (%s); listening again", exc)
-            await asyncio.sleep(1)
+        await cancel(*self._tasks, self._listener)
 
     async def _serve(self, client: aioredis.Redis) -> None:
         pubsub = client.pubsub()

@@ -45,6 +45,7 @@ from bot.stores.journal import (
     load_message,
 )
 from channels.base import InboundMessage
+from channels.tasks import cancel_all
 
 log = logging.getLogger("bot.cluster.bus")
 
@@ -167,9 +168,7 @@ class RedisBus(MessageBus):
 
     async def shutdown(self) -> None:
         """After the dispatcher stopped: stop reading and hand the partitions back."""
-        for task in self._tasks:
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await cancel_all(self._tasks)
         await self.held.close()  # what is still held stays accepted in the journal (taken over)
         if self.partitions is not None:
             await self.partitions.release_all()

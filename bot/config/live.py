@@ -39,6 +39,7 @@ from bot.config.schema import (
     substitute,
 )
 from bot.config.secrets import read_secrets, read_secrets_text, secrets_path, write_secrets
+from channels.tasks import cancel
 
 log = logging.getLogger("bot.config")
 
@@ -79,10 +80,8 @@ class LiveConfig:
         self._watcher = asyncio.create_task(self._watch(), name="config-watch")
 
     async def stop(self) -> None:
-        if self._watcher is not None:
-            self._watcher.cancel()
-            await asyncio.gather(self._watcher, return_exceptions=True)
-            self._watcher = None
+        await cancel(self._watcher)
+        self._watcher = None
 
     async def _watch(self) -> None:
         while True:

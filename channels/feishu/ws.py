@@ -28,6 +28,7 @@ from lark_oapi.ws.pb.pbbp2_pb2 import Frame
 from channels._threads import SdkThread, call_blocking
 from channels.backoff import Backoff, BackoffPolicy, RetryState, describe
 from channels.feishu.config import FeishuConfig
+from channels.tasks import cancel_all
 
 log = logging.getLogger("channels.feishu")
 StateFn = Callable[[bool, str | None, RetryState | None], None]
@@ -185,9 +186,7 @@ class LongConnection:
             await self._attempt()
 
     async def _close(self) -> None:
-        for task in self._tasks:
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await cancel_all(self._tasks)
         if self.client is not None:
             await self.client._disconnect()
         self.on_state(False, None, None)
