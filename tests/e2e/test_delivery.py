@@ -4,6 +4,8 @@ run pool is full, failing turns, and what a restart does with each state it find
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +63,25 @@ async def state_of(svc: ServiceHarness, msg: InboundMessage) -> tuple[State, str
     entry = await svc.app.journal.entry(msg)
     assert entry is not None
     return entry.state, entry.reason, entry.told
+
+
+async def started(tmp_path: Path, msg: InboundMessage) -> tuple[SqliteJournal, InboundMessage]:
+    """`msg` accepted and its turn started in the journal of a service not running yet."""
+    journal = SqliteJournal(open_db(tmp_path), 24)
+    await journal.accept(msg)
+    await journal.start(msg)
+    return journal, msg
+
+
+@contextlib.asynccontextmanager
+async def failing(
+    tmp_path: Path, fake_openai: FakeOpenAI, call: str, errors: list[Exception]
+) -> AsyncIterator[tuple[ServiceHarness, RecordingChannel]]:
+    """The service whose channel raises `errors` on its next `call`s (open, finish, …)."""
+    async with harness(tmp_path, fake_openai) as svc:
+        ch = chan(svc)
+        ch.failures[call] = list(errors)
+        yield svc, ch
 
 
 async def test_a_slow_title_call_does_not_hold_the_final(
@@ -207,9 +228,7 @@ async def test_a_conversation_taken_over_by_another_worker_is_left_without_a_wor
 async def test_a_turn_that_fails_unexpectedly_is_tried_once_more(
     tmp_path: Path, fake_openai: FakeOpenAI
 ) -> None:
-    async with harness(tmp_path, fake_openai) as svc:
-        ch = chan(svc)
-        ch.failures["open"] = [RuntimeError("boom")]
+    async with failing(tmp_path, fake_openai, "open", [RuntimeError("boom")]) as (svc, ch):
         await ch.inject("hello")
         await svc.idle()
         assert ch.texts() == ["echo: hello"]
@@ -218,9 +237,9 @@ async def test_a_turn_that_fails_unexpectedly_is_tried_once_more(
 async def test_a_turn_that_fails_twice_is_told_and_settled(
     tmp_path: Path, fake_openai: FakeOpenAI
 ) -> None:
-    async with harness(tmp_path, fake_openai) as svc:
-        ch = chan(svc)
-        ch.failures["open"] = [RuntimeError("boom"), RuntimeError("boom again")]
+    async with failing(
+        tmp_path, fake_openai, "open", [RuntimeError("boom"), RuntimeError("boom again")]
+    ) as (svc, ch):
         await ch.inject("hello", event_id="poison")
         await svc.idle()
         assert ch.texts() == [texts.TURN_FAILED]
@@ -237,9 +256,10 @@ async def test_a_turn_that_fails_twice_is_told_and_settled(
 async def test_a_definitive_refusal_is_recorded_with_its_reason(
     tmp_path: Path, fake_openai: FakeOpenAI
 ) -> None:
-    async with harness(tmp_path, fake_openai) as svc:
-        ch = chan(svc)
-        ch.failures["finish"] = [ChannelError("chat not found")]
+    async with failing(tmp_path, fake_openai, "finish", [ChannelError("chat not found")]) as (
+        svc,
+        ch,
+    ):
         await ch.inject("hello", event_id="gone")
         await svc.idle()
         assert await state_of(svc, stored("gone")) == (State.failed, "chat not found", False)
@@ -248,9 +268,7 @@ async def test_a_definitive_refusal_is_recorded_with_its_reason(
 async def test_restart_gives_up_on_a_message_that_failed_twice(
     tmp_path: Path, fake_openai: FakeOpenAI
 ) -> None:
-    journal, msg = SqliteJournal(open_db(tmp_path), 24), stored("crashy")
-    await journal.accept(msg)
-    await journal.start(msg)
+    journal, msg = await started(tmp_path, stored("crashy"))
     await journal.start(msg)  # two runs, each ended by a crash
     async with harness(tmp_path, fake_openai) as svc:
         await svc.idle()
@@ -262,9 +280,7 @@ async def test_restart_gives_up_on_a_message_that_failed_twice(
 async def test_restart_answers_a_running_message_in_its_reply(
     tmp_path: Path, fake_openai: FakeOpenAI
 ) -> None:
-    journal, msg = SqliteJournal(open_db(tmp_path), 24), stored("cut", "ping")
-    await journal.accept(msg)
-    await journal.start(msg)
+    journal, msg = await started(tmp_path, stored("cut", "ping"))
     await journal.keep_handle(msg, {"id": 77})
     async with harness(tmp_path, fake_openai) as svc:
         await svc.idle()
@@ -282,9 +298,7 @@ async def test_restart_answers_a_running_message_in_its_reply(
 async def test_restart_sends_only_the_rest_of_a_final(
     tmp_path: Path, fake_openai: FakeOpenAI
 ) -> None:
-    journal, msg = SqliteJournal(open_db(tmp_path), 24), stored("half")
-    await journal.accept(msg)
-    await journal.start(msg)
+    journal, msg = await started(tmp_path, stored("half"))
     await journal.keep_handle(msg, {"id": 5})
     await journal.delivering(msg, {"status": "done", "parts": ["part one", "part two"]})
     await journal.part_done(msg, 1, {"id": 5})

@@ -4,6 +4,8 @@ reset on a virtual clock, `/usage`."""
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +15,7 @@ from bot.stores.usage import Totals
 from bot.usage.budgets import resets_at
 from tests.e2e.hands_helpers import chan
 from tests.fakes.openai_server import FakeOpenAI, Reply, ToolCall
+from tests.fakes.recording_channel import RecordingChannel
 from tests.harness import ServiceHarness
 
 pytestmark = pytest.mark.usefixtures("test_channel_registered")
@@ -38,6 +41,17 @@ def on_clock(svc: ServiceHarness, clock: Clock) -> None:
     gate.meter.clock = clock
     assert gate.budgets is not None
     gate.budgets.clock = clock
+
+
+@contextlib.asynccontextmanager
+async def budgeted(
+    tmp_path: Path, fake: FakeOpenAI, budget: dict[str, Any]
+) -> AsyncIterator[tuple[ServiceHarness, RecordingChannel, Clock]]:
+    """The service under one `budget`, its meter and budgets on a clock at DAY; its channel."""
+    clock = Clock(DAY)
+    async with service(tmp_path, fake, {"budgets": [budget]}) as svc:
+        on_clock(svc, clock)
+        yield svc, chan(svc), clock
 
 
 async def test_an_answer_is_counted_with_a_footer_and_in_the_metrics(
@@ -68,10 +82,7 @@ async def test_warning_then_refusal_then_reset_the_next_day(
     tmp_path: Path, fake_openai: FakeOpenAI
 ) -> None:
     budget = {"scope": "person", "name": "test:ann", "period": "day", "tokens": 1200}
-    clock = Clock(DAY)
-    async with service(tmp_path, fake_openai, {"budgets": [budget]}) as svc:
-        on_clock(svc, clock)
-        ch = chan(svc)
+    async with budgeted(tmp_path, fake_openai, budget) as (svc, ch, clock):
         fake_openai.script(*[Reply(text=f"answer {i}", usage=USAGE) for i in range(4)])
         for text in ("one", "two", "three", "four"):
             await ch.inject(text, user="ann")
@@ -102,10 +113,7 @@ async def test_at_the_limit_a_refusal_says_when_it_resets_and_calls_no_model(
     tmp_path: Path, fake_openai: FakeOpenAI
 ) -> None:
     budget = {"scope": "role", "name": "member", "period": "month", "tokens": 500}
-    clock = Clock(DAY)
-    async with service(tmp_path, fake_openai, {"budgets": [budget]}) as svc:
-        on_clock(svc, clock)
-        ch = chan(svc)
+    async with budgeted(tmp_path, fake_openai, budget) as (svc, ch, _):
         fake_openai.script(Reply(text="first", usage=USAGE), Reply(text="never"))
         await ch.inject("one", user="ann")
         await svc.idle()
