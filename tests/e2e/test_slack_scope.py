@@ -4,8 +4,7 @@ their answers go to the sender only, and /stop reaches replies in any of its thr
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +16,7 @@ from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.openai_wire import Reply
 from tests.fakes.slack_server import FakeSlack
 from tests.harness import ServiceHarness
+from tests.polling import until
 
 
 @pytest.fixture
@@ -25,14 +25,6 @@ async def svc(
 ) -> AsyncIterator[ServiceHarness]:
     async with ServiceHarness(tmp_path, fake_openai, {"slack": slack_cfg(fake_slack)}) as s:
         yield s
-
-
-async def until(predicate: Callable[[], bool], timeout: float = 10.0) -> None:
-    for _ in range(int(timeout / 0.02)):
-        if predicate():
-            return
-        await asyncio.sleep(0.02)
-    raise AssertionError("condition not met")
 
 
 def ephemerals(fake: FakeSlack) -> list[dict[str, Any]]:

@@ -5,7 +5,6 @@ fake Slack (which refuses a duplicate or missing reaction and over 50 reaction c
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 from pathlib import Path
 
 from slack_sdk.web.async_client import AsyncWebClient
@@ -23,16 +22,9 @@ from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.openai_wire import Reply
 from tests.fakes.slack_server import BOT_TOKEN, FakeSlack
 from tests.harness import ServiceHarness
+from tests.polling import until
 
 SLOW = "A slow answer: " + " ".join(f"word{i}" for i in range(30)) + "."
-
-
-async def until(predicate: Callable[[], bool], timeout: float = 10.0) -> None:
-    for _ in range(int(timeout / 0.02)):
-        if predicate():
-            return
-        await asyncio.sleep(0.02)
-    raise AssertionError("condition not met in time")
 
 
 def reaction_calls(fake: FakeSlack, ts: str) -> list[tuple[str, str]]:

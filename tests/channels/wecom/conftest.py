@@ -3,7 +3,6 @@ it, with a fast backoff."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -37,16 +36,6 @@ def wecom_config(fake: FakeWeCom, **overrides: Any) -> dict[str, Any]:
         "heartbeat_seconds": 0.1,
         **overrides,
     }
-
-
-async def until(check: Callable[[], object], timeout: float = 10.0) -> None:
-    """Wait for `check()` to hold (the fake runs in another thread)."""
-    loop = asyncio.get_running_loop()
-    end = loop.time() + timeout
-    while not check():
-        if loop.time() > end:
-            raise TimeoutError("condition never held")
-        await asyncio.sleep(0.01)
 
 
 Make = Callable[..., Any]

@@ -9,10 +9,11 @@ import pytest
 from channels.base import Button, FileTooLarge, InboundMessage, ReplyDoc, ReplyHandle
 from channels.wecom import stream
 from channels.wecom.channel import WeComChannel
-from tests.channels.wecom.conftest import Make, until
+from tests.channels.wecom.conftest import Make
 from tests.fakes.recording_context import RecordingContext
 from tests.fakes.wecom_payloads import GROUP, USER, media_body, mixed_body, press_body, text_body
 from tests.fakes.wecom_server import FakeWeCom
+from tests.polling import until
 
 
 async def received(

@@ -10,9 +10,10 @@ import pytest
 from channels.backoff import RetryState
 from channels.base import ChannelError, ChatRef
 from channels.wecom.connection import TAKEN_OVER, SdkLog
-from tests.channels.wecom.conftest import Make, until
+from tests.channels.wecom.conftest import Make
 from tests.fakes.wecom_payloads import BOT_ID, SECRET, text_body
 from tests.fakes.wecom_server import FakeWeCom
+from tests.polling import until
 
 _NO = RetryState(0, "", 0.0, 0.0)
 

@@ -16,10 +16,11 @@ from bot.cluster.send_relay import RedisRelay
 from channels.base import RateLimited, ReplyDoc
 from channels.wecom.channel import WeComChannel
 from channels.wecom.connection import WeComRefused
-from tests.channels.wecom.conftest import Make, until
+from tests.channels.wecom.conftest import Make
 from tests.channels.wecom.test_channel import stream_hello
 from tests.fakes.wecom_payloads import USER, text_body
 from tests.fakes.wecom_server import FakeWeCom
+from tests.polling import until
 
 Pair = tuple[WeComChannel, WeComChannel, Any]
 

@@ -12,12 +12,13 @@ from typing import Any
 import aiohttp
 
 from bot import texts
-from tests.channels.wecom.conftest import FAST, until, wecom_config
+from tests.channels.wecom.conftest import FAST, wecom_config
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.openai_wire import Reply
 from tests.fakes.wecom_payloads import GROUP, USER, shown_text, text_body
 from tests.fakes.wecom_server import FakeWeCom
 from tests.harness import ServiceHarness
+from tests.polling import until
 
 LONG = "\n\n".join(f"第{i}段：" + "企业微信流式消息。" * 300 for i in range(3))  # ~24,000 bytes
 
