@@ -12,27 +12,24 @@ import pytest
 
 from bot.access.store import AuditQuery
 from tests.console.client import Console
+from tests.deploy import ALWAYS, WRITE, deployed
 from tests.e2e.hands_helpers import chan
 from tests.fakes.openai_server import FakeOpenAI
-from tests.fakes.openai_wire import Reply, ToolCall
+from tests.fakes.openai_wire import Reply
 from tests.gateway.conftest import TOKEN, make_harness
 from tests.harness import ServiceHarness
-
-TARGET = "/mnt/user-data/outputs/deploy.txt"
-WRITE = Reply(tool_calls=[ToolCall("write_file", {"path": TARGET, "content": "v7"}, id="w1")])
 
 
 @pytest.fixture
 async def svc(
     tmp_path: Path, fake_openai: FakeOpenAI, test_channel_registered: None
 ) -> AsyncIterator[ServiceHarness]:
-    access = {"approvals": {"tools": {"write_file": "always"}}}
-    async with make_harness(tmp_path, fake_openai, access=access) as s:
+    async with make_harness(tmp_path, fake_openai, access=ALWAYS) as s:
         yield s
 
 
 def written(svc: ServiceHarness) -> list[str]:
-    return [p.read_text() for p in svc.data_dir.rglob("deploy.txt") if "outputs" in p.parts]
+    return deployed(svc.data_dir)
 
 
 async def test_a_waiting_call_is_listed_and_approved_from_the_console_once(

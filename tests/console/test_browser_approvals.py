@@ -12,18 +12,16 @@ import pytest
 
 from tests.console.stage import Stage, stage
 from tests.console.test_browser import CHAT, browser, login
+from tests.deploy import ALWAYS, WRITE
 from tests.fakes.openai_server import FakeOpenAI
-from tests.fakes.openai_wire import Reply, ToolCall
+from tests.fakes.openai_wire import Reply
 
 __all__ = ["browser"]  # the fixture
-TARGET = "/mnt/user-data/outputs/deploy.txt"
-WRITE = Reply(tool_calls=[ToolCall("write_file", {"path": TARGET, "content": "v7"}, id="w1")])
 
 
 @pytest.fixture
 async def st(tmp_path: Path, fake_openai: FakeOpenAI) -> AsyncIterator[Stage]:
-    access = {"approvals": {"tools": {"write_file": "always"}}}
-    async with stage(tmp_path, fake_openai, access=access) as s:
+    async with stage(tmp_path, fake_openai, access=ALWAYS) as s:
         yield s
 
 

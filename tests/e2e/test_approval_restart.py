@@ -7,18 +7,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tests.deploy import WRITE, deployed
 from tests.e2e import test_dingtalk_choice_restart as restart
 from tests.e2e.service_process import ServiceProcess, wait_until
 from tests.fakes.dingtalk_server import FakeDingTalk
 from tests.fakes.openai_server import FakeOpenAI
-from tests.fakes.openai_wire import Reply, ToolCall
-
-TARGET = "/mnt/user-data/outputs/deploy.txt"
+from tests.fakes.openai_wire import Reply
 
 
 def written(svc: ServiceProcess) -> list[str]:
-    data = Path(svc.dir) / "data"
-    return [p.read_text() for p in data.rglob("deploy.txt") if "outputs" in p.parts]
+    return deployed(Path(svc.dir) / "data")
 
 
 def shown(fake: FakeDingTalk) -> str:
@@ -37,7 +35,7 @@ def test_an_approval_pressed_after_a_crash_resumes_the_run_once(
         + "access:\n  default_role: admin\n  approvals:\n    tools: {write_file: always}\n"
     )
     fake_openai.script(
-        Reply(tool_calls=[ToolCall("write_file", {"path": TARGET, "content": "v7"}, id="w1")]),
+        WRITE,
         Reply(text="Deployed v7."),
     )
     start(service, dingtalk)

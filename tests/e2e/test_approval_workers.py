@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tests.deploy import WRITE, deployed
 from tests.e2e.service_process import wait_until
 from tests.e2e.workers import PARTITIONS, Worker, chat_owned_by, worker_group
 from tests.fakes.openai_server import FakeOpenAI
-from tests.fakes.openai_wire import Reply, ToolCall
+from tests.fakes.openai_wire import Reply
 from tests.fakes.telegram_server import FakeTelegram
 
-TARGET = "/mnt/user-data/outputs/deploy.txt"
 ACCESS = {"default_role": "admin", "approvals": {"tools": {"write_file": "always"}}}
 
 
@@ -22,7 +22,7 @@ group = worker_group(access=ACCESS)
 
 
 def written(tmp_path: Path) -> list[str]:
-    return [p.read_text() for p in (tmp_path / "data").rglob("deploy.txt") if "outputs" in p.parts]
+    return deployed(tmp_path / "data")
 
 
 def approve_data(telegram: FakeTelegram) -> str:
@@ -41,7 +41,7 @@ def test_a_press_answered_by_a_worker_that_did_not_start_the_run_resumes_it_once
     others = [w for w in group if w is not starter]
     user = chat_owned_by(starter, range(500, 700))  # a DM: the chat is the user's id
     fake_openai.script(
-        Reply(tool_calls=[ToolCall("write_file", {"path": TARGET, "content": "v7"}, id="w1")]),
+        WRITE,
         Reply(text="Deployed v7."),
     )
     telegram.push_message(user, "deploy v7", user_id=user)

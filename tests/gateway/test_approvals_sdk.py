@@ -14,30 +14,27 @@ import aiohttp
 import pytest
 from langgraph_sdk.errors import APIStatusError
 
+from tests.deploy import ALWAYS, TARGET, WRITE, deployed
 from tests.e2e.hands_helpers import chan
 from tests.fakes.openai_server import FakeOpenAI
-from tests.fakes.openai_wire import Reply, ToolCall
+from tests.fakes.openai_wire import Reply
 from tests.gateway.conftest import Api, make_harness
 from tests.gateway.test_sdk import HUMAN, client
-
-TARGET = "/mnt/user-data/outputs/deploy.txt"
-WRITE = Reply(tool_calls=[ToolCall("write_file", {"path": TARGET, "content": "v7"}, id="w1")])
 
 
 @pytest.fixture
 async def api(
     tmp_path: Path, fake_openai: FakeOpenAI, test_channel_registered: None
 ) -> AsyncIterator[Api]:
-    access = {"approvals": {"tools": {"write_file": "always"}}}
     async with (
-        make_harness(tmp_path, fake_openai, access=access) as svc,
+        make_harness(tmp_path, fake_openai, access=ALWAYS) as svc,
         aiohttp.ClientSession() as session,
     ):
         yield Api(svc, session)
 
 
 def written(api: Api) -> list[str]:
-    return [p.read_text() for p in api.svc.data_dir.rglob("deploy.txt") if "outputs" in p.parts]
+    return deployed(api.svc.data_dir)
 
 
 async def paused(sdk: Any, api: Api) -> tuple[str, dict[str, Any]]:

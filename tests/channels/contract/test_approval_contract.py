@@ -14,14 +14,12 @@ import pytest
 
 from bot import texts
 from bot.access.store import AuditQuery
-from tests.channels.contract.driver import OUTPUTS, Driver
+from tests.channels.contract.driver import Driver
 from tests.channels.contract.test_contract import answered
+from tests.deploy import TARGET, WRITE, deployed
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.openai_wire import Reply, ToolCall
 from tests.harness import ServiceHarness
-
-TARGET = f"{OUTPUTS}/deploy.txt"
-WRITE = Reply(tool_calls=[ToolCall("write_file", {"path": TARGET, "content": "v7"}, id="w1")])
 
 
 async def deploy_asked(
@@ -35,7 +33,7 @@ async def deploy_asked(
 
 
 def written(svc: ServiceHarness) -> list[str]:
-    return [p.read_text() for p in svc.data_dir.rglob("deploy.txt") if "outputs" in p.parts]
+    return deployed(svc.data_dir)
 
 
 @pytest.fixture

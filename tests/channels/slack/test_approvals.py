@@ -9,17 +9,15 @@ from typing import Any
 
 from bot import texts
 from tests.channels.slack import events
+from tests.deploy import WRITE, deployed
 from tests.fakes.openai_server import FakeOpenAI
-from tests.fakes.openai_wire import Reply, ToolCall
+from tests.fakes.openai_wire import Reply
 from tests.fakes.slack_server import APP_TOKEN, BOT_TOKEN, SIGNING_SECRET, FakeSlack
 from tests.harness import ServiceHarness
 
-TARGET = "/mnt/user-data/outputs/deploy.txt"
-WRITE = Reply(tool_calls=[ToolCall("write_file", {"path": TARGET, "content": "v7"}, id="w1")])
-
 
 def written(svc: ServiceHarness) -> list[str]:
-    return [p.read_text() for p in svc.data_dir.rglob("deploy.txt") if "outputs" in p.parts]
+    return deployed(svc.data_dir)
 
 
 def slack_service(tmp_path: Path, fake_openai: FakeOpenAI, fake: FakeSlack) -> ServiceHarness:

@@ -12,19 +12,17 @@ from pathlib import Path
 
 from bot import texts
 from tests.channels.telegram.served import telegram_service
-from tests.channels.telegram.test_e2e import OUTPUTS
+from tests.deploy import WRITE, deployed
 from tests.fakes.openai_server import FakeOpenAI
-from tests.fakes.openai_wire import Reply, ToolCall
+from tests.fakes.openai_wire import Reply
 from tests.fakes.telegram_server import FakeTelegram
 from tests.harness import ServiceHarness
 
 GROUP = -100
-TARGET = f"{OUTPUTS}/deploy.txt"
-WRITE = Reply(tool_calls=[ToolCall("write_file", {"path": TARGET, "content": "v7"}, id="w1")])
 
 
 def written(svc: ServiceHarness) -> list[str]:
-    return [p.read_text() for p in svc.data_dir.rglob("deploy.txt") if "outputs" in p.parts]
+    return deployed(svc.data_dir)
 
 
 def telegram(tmp_path: Path, fake_openai: FakeOpenAI, fake: FakeTelegram) -> ServiceHarness:
