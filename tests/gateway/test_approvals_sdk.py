@@ -37,19 +37,21 @@ def written(api: Api) -> list[str]:
     return deployed(api.svc.data_dir)
 
 
-async def paused(sdk: Any, api: Api) -> tuple[str, dict[str, Any]]:
+async def paused(api: Api, fake_openai: FakeOpenAI, then: str) -> tuple[Any, str, dict[str, Any]]:
+    """A run on a new thread paused at the write (the model answers `then` once it runs): the
+    SDK client, the thread and the interrupt."""
+    sdk = client(api)
+    fake_openai.script(WRITE, Reply(text=then))
     thread = await sdk.threads.create()
     values = await sdk.runs.wait(thread["thread_id"], "lead_agent", input=HUMAN)
     [interrupt] = values["__interrupt__"]
-    return thread["thread_id"], interrupt
+    return sdk, thread["thread_id"], interrupt
 
 
 async def test_a_paused_run_is_interrupted_and_resumed_with_a_command(
     api: Api, fake_openai: FakeOpenAI
 ) -> None:
-    sdk = client(api)
-    fake_openai.script(WRITE, Reply(text="Deployed v7."))
-    thread_id, interrupt = await paused(sdk, api)
+    sdk, thread_id, interrupt = await paused(api, fake_openai, "Deployed v7.")
     assert interrupt["value"]["type"] == "approval"
     assert interrupt["value"]["calls"][0]["name"] == "write_file"
     assert written(api) == []
@@ -72,9 +74,7 @@ async def test_a_paused_run_is_interrupted_and_resumed_with_a_command(
 async def test_deny_through_the_api_and_nothing_left_to_resume(
     api: Api, fake_openai: FakeOpenAI
 ) -> None:
-    sdk = client(api)
-    fake_openai.script(WRITE, Reply(text="Not deployed."))
-    thread_id, _ = await paused(sdk, api)
+    sdk, thread_id, _ = await paused(api, fake_openai, "Not deployed.")
     values = await sdk.runs.wait(
         thread_id, "lead_agent", command={"resume": {"decision": "deny", "by": "Ops"}}
     )
