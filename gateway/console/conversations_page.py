@@ -4,6 +4,7 @@ the thread's checkpoint, stop a running reply, switch the model."""
 from __future__ import annotations
 
 import re
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -13,7 +14,7 @@ from agent.graph_api import STOPPED
 from agent.paths import THREAD_ID_PATTERN
 from bot.stores.conversations import Conversation
 from gateway.console.services import Conversations
-from gateway.console.web import Ctx, Pages, not_found
+from gateway.console.web import ConsoleHandler, Ctx, Pages, not_found
 from gateway.langgraph.serialize import state_values
 
 pages = Pages()
@@ -131,11 +132,23 @@ async def find(ctx: Ctx) -> Conversation | None:
     return await ctx.services.conversations.by_thread(thread_id)
 
 
+def of_conversation(
+    page: Callable[[Ctx, Conversation], Awaitable[web.StreamResponse]],
+) -> ConsoleHandler:
+    """A page of the conversation its `{thread_id}` names; a 404 page when there is none."""
+
+    async def handler(ctx: Ctx) -> web.StreamResponse:
+        conv = await find(ctx)
+        if conv is None:
+            return not_found(ctx, "that conversation")
+        return await page(ctx, conv)
+
+    return handler
+
+
 @pages.get("/console/conversations/{thread_id}")
-async def conversation(ctx: Ctx) -> web.StreamResponse:
-    conv = await find(ctx)
-    if conv is None:
-        return not_found(ctx, "that conversation")
+@of_conversation
+async def conversation(ctx: Ctx, conv: Conversation) -> web.StreamResponse:
     service = ctx.services.conversations
     tup = await service.checkpoint(conv.thread_id)
     values = values_of(tup)
@@ -151,10 +164,8 @@ async def conversation(ctx: Ctx) -> web.StreamResponse:
 
 
 @pages.post("/console/conversations/{thread_id}/stop")
-async def stop(ctx: Ctx) -> web.StreamResponse:
-    conv = await find(ctx)
-    if conv is None:
-        return not_found(ctx, "that conversation")
+@of_conversation
+async def stop(ctx: Ctx, conv: Conversation) -> web.StreamResponse:
     here = f"/console/conversations/{conv.thread_id}"
     if await ctx.services.conversations.stop(conv.key):
         return ctx.back(here, "The running reply was stopped.")
@@ -162,10 +173,8 @@ async def stop(ctx: Ctx) -> web.StreamResponse:
 
 
 @pages.post("/console/conversations/{thread_id}/model")
-async def switch_model(ctx: Ctx) -> web.StreamResponse:
-    conv = await find(ctx)
-    if conv is None:
-        return not_found(ctx, "that conversation")
+@of_conversation
+async def switch_model(ctx: Ctx, conv: Conversation) -> web.StreamResponse:
     here = f"/console/conversations/{conv.thread_id}"
     name = await ctx.field("model")
     try:

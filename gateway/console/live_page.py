@@ -16,9 +16,10 @@ from typing import Any
 
 from aiohttp import web
 
+from bot.stores.conversations import Conversation
 from channels.base import ReplyDoc
-from gateway.console.conversations_page import find
-from gateway.console.web import Ctx, Pages, not_found
+from gateway.console.conversations_page import of_conversation
+from gateway.console.web import Ctx, Pages
 
 pages = Pages()
 LIVE_HEADERS = {
@@ -45,10 +46,8 @@ def shown(doc: ReplyDoc) -> dict[str, Any]:
 
 
 @pages.get("/console/conversations/{thread_id}/live")
-async def live(ctx: Ctx) -> web.StreamResponse:
-    conv = await find(ctx)
-    if conv is None:
-        return not_found(ctx, "that conversation")
+@of_conversation
+async def live(ctx: Ctx, conv: Conversation) -> web.StreamResponse:
     service = ctx.services.conversations
     response = web.StreamResponse(headers=LIVE_HEADERS)
     await response.prepare(ctx.request)
