@@ -12,6 +12,7 @@ import aiohttp
 
 from bot.stores.journal import State
 from channels.base import ChatRef, InboundMessage, UserRef
+from gateway.console.web import NAV
 from tests.console.client import Console
 from tests.console.stage import ADMIN_TOKEN, stage
 from tests.fakes.openai_server import FakeOpenAI
@@ -310,19 +311,7 @@ async def test_metrics_page_and_data(admin: Console, svc: ServiceHarness) -> Non
 
 
 async def test_pages_answer_for_every_nav_entry(admin: Console) -> None:
-    for slug in (
-        "channels",
-        "conversations",
-        "deliveries",
-        "extensions",
-        "mcp",
-        "memory",
-        "metrics",
-        "schedules",
-        "people",
-        "approvals",
-        "audit",
-    ):
+    for slug, _ in NAV:
         status, page, _ = await admin.get(f"/console/{slug}")
         assert status == 200, slug
         assert 'aria-current="page"' in page
