@@ -14,6 +14,7 @@ from channels.base import FileTooLarge, ReplyDoc
 from channels.discord.channel import DiscordChannel
 from channels.discord.config import DiscordConfig, bot_id
 from channels.errors import ChannelError
+from tests.channels.fenced import lapsed
 from tests.fakes.discord_server import (
     BOT_ID,
     CHANNEL_ID,
@@ -284,13 +285,7 @@ async def test_a_holder_whose_lease_lapsed_publishes_nothing(
     make_channel: Make, fake_discord: FakeDiscord
 ) -> None:
     channel, ctx = await make_channel()
-    asked: list[bool] = []
-
-    def lapsed() -> bool:
-        asked.append(False)
-        return False
-
-    channel.may_receive = lapsed
+    asked = lapsed(channel)
     fake_discord.push_message(fake_discord.message_payload(DM, "not mine now"))
     async with asyncio.timeout(5):
         while not asked:  # the event arrived and was fenced

@@ -10,6 +10,7 @@ import pytest
 from channels.backoff import RetryState
 from channels.base import ChannelError, ChatRef
 from channels.wecom.connection import TAKEN_OVER, SdkLog
+from tests.channels.fenced import lapsed
 from tests.channels.wecom.conftest import Make
 from tests.fakes.wecom_payloads import BOT_ID, SECRET, text_body
 from tests.fakes.wecom_server import FakeWeCom
@@ -106,13 +107,7 @@ async def test_a_redelivered_message_is_published_once(
 
 async def test_a_lapsed_holder_publishes_nothing(fake_wecom: FakeWeCom, make_channel: Make) -> None:
     channel, ctx = await make_channel()
-    asked: list[bool] = []
-
-    def lapsed() -> bool:
-        asked.append(False)
-        return False
-
-    channel.may_receive = lapsed
+    asked = lapsed(channel)
     fake_wecom.push_message(text_body("not mine"))
     await until(lambda: asked)  # the callback arrived and was checked
     channel.may_receive = lambda: True
