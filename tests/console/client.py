@@ -39,12 +39,16 @@ class Console:
         async with self.http.post(self.base + path, data=form, allow_redirects=False, **kw) as resp:
             return resp.status, await resp.text(), resp
 
+    async def page(self, path: str) -> str:
+        """The page at `path`, which must answer 200."""
+        status, text, _ = await self.get(path)
+        assert status == 200, (path, status, text[:500])
+        return text
+
     async def follow(self, resp: aiohttp.ClientResponse) -> str:
         """The page a 303 leads to (with its flash message)."""
         assert resp.status == 303, resp.status
-        status, text, _ = await self.get(resp.headers["Location"])
-        assert status == 200, (status, text[:500])
-        return text
+        return await self.page(resp.headers["Location"])
 
     async def login(self, token: str) -> None:
         status, _, _ = await self.get("/console/login")

@@ -56,8 +56,7 @@ async def test_deliveries_show_recent_and_failed_entries_with_the_reason(
     await journal.failed(refused, "bot blocked by the user", told=False)
     assert (await journal.entry(refused)).state is State.failed
 
-    status, page, _ = await admin.get("/console/deliveries")
-    assert status == 200
+    page = await admin.page("/console/deliveries")
     failed_part = page[page.index('id="failed"') : page.index('id="recent"')]
     assert "e-gone" in failed_part
     assert "bot blocked by the user" in failed_part
@@ -74,27 +73,25 @@ async def test_conversation_page_agent_and_model_switch(
     chat = ChatRef(channel="test", chat_id="c7", chat_type="group")
     conv = await app(svc).conversations.get_or_create(chat)
     await app(svc).conversations.update(conv.key, title="Quarterly numbers")
-    status, page, _ = await admin.get("/console/conversations")
-    assert status == 200
+    page = await admin.page("/console/conversations")
     assert "Quarterly numbers" in page
     assert "c7" in page
-    status, page, _ = await admin.get("/console/conversations?channel=other")
+    page = await admin.page("/console/conversations?channel=other")
     assert "Quarterly numbers" not in page
 
     here = f"/console/conversations/{conv.thread_id}"
-    status, page, _ = await admin.get(here)
-    assert status == 200
+    page = await admin.page(here)
     assert "Nothing saved yet." in page
     assert "Stop the running reply" not in page
     assert "<dt>Agent</dt><dd>Lead agent</dd>" in page  # no /agent choice: lead_agent
     await app(svc).conversations.update(conv.key, agent="nobody-now")  # a profile since removed
     assert "<dt>Agent</dt><dd>Lead agent</dd>" in (await admin.get(here))[1]
-    status, _, resp = await admin.post(here + "/model", {"model": "smart"})
+    _, _, resp = await admin.post(here + "/model", {"model": "smart"})
     assert "Model switched to smart" in await admin.follow(resp)
     assert (await app(svc).conversations.get(conv.key)).model == "smart"
-    status, _, resp = await admin.post(here + "/model", {"model": "nope"})
+    _, _, resp = await admin.post(here + "/model", {"model": "nope"})
     assert "unknown model" in await admin.follow(resp)
-    status, _, resp = await admin.post(here + "/stop")
+    _, _, resp = await admin.post(here + "/stop")
     assert "Nothing was running." in await admin.follow(resp)
     assert (await admin.get("/console/conversations/no-such-thread"))[0] == 404
     assert (await admin.get("/console/conversations/bad%20id"))[0] == 404
@@ -103,11 +100,10 @@ async def test_conversation_page_agent_and_model_switch(
 async def test_skills_toggle_and_install(
     admin: Console, svc: ServiceHarness, tmp_path: Path
 ) -> None:
-    status, page, _ = await admin.get("/console/extensions")
-    assert status == 200
+    page = await admin.page("/console/extensions")
     assert 'id="skill-pdf-tools"' in page
     assert "Fast" in page
-    status, _, resp = await admin.post("/console/extensions/skills/pdf-tools", {"enabled": "false"})
+    _, _, resp = await admin.post("/console/extensions/skills/pdf-tools", {"enabled": "false"})
     assert "Skill pdf-tools disabled." in await admin.follow(resp)
     config = json.loads((tmp_path / "extensions_config.json").read_text())
     assert config["skills"] == {"pdf-tools": {"enabled": False}}
@@ -120,13 +116,13 @@ async def test_skills_toggle_and_install(
     form.add_field(
         "archive", buf.getvalue(), filename="notes.skill", content_type="application/zip"
     )
-    status, _, resp = await admin.post("/console/extensions/install", form)
+    _, _, resp = await admin.post("/console/extensions/install", form)
     assert "Skill notes installed." in await admin.follow(resp)
     assert (tmp_path / "skills" / "custom" / "notes" / "SKILL.md").is_file()
 
     bad = aiohttp.FormData()
     bad.add_field("archive", b"not a zip", filename="x.skill", content_type="application/zip")
-    status, _, resp = await admin.post("/console/extensions/install", bad)
+    _, _, resp = await admin.post("/console/extensions/install", bad)
     assert "Not installed:" in await admin.follow(resp)
     status, _, resp = await admin.post("/console/extensions/skills/nope", {"enabled": "true"})
     assert status == 404
@@ -163,7 +159,7 @@ async def test_mcp_servers_edit_with_errors_next_to_the_field_and_masked_secrets
     assert "mcpServers" not in json.loads(path.read_text())  # nothing written
 
     new.update(command="npx", args="-y\n@modelcontextprotocol/server-github")
-    status, _, resp = await admin.post("/console/mcp/save", new)
+    _, _, resp = await admin.post("/console/mcp/save", new)
     page = await admin.follow(resp)
     assert "MCP server github saved." in page
     assert "ghp_secret" not in page
@@ -179,7 +175,7 @@ async def test_mcp_servers_edit_with_errors_next_to_the_field_and_masked_secrets
         "env": "GITHUB_TOKEN=***",
         "description": "GitHub issues",
     }
-    status, _, resp = await admin.post("/console/mcp/save", edit)
+    _, _, resp = await admin.post("/console/mcp/save", edit)
     assert "saved" in await admin.follow(resp)
     stored = json.loads(path.read_text())["mcpServers"]["github"]
     assert stored["env"] == {"GITHUB_TOKEN": "ghp_secret"}
@@ -195,7 +191,7 @@ async def test_mcp_servers_edit_with_errors_next_to_the_field_and_masked_secrets
     assert status == 400
     assert 'id="github-env-error"' in page
 
-    status, _, resp = await admin.post("/console/mcp/github/delete")
+    _, _, resp = await admin.post("/console/mcp/github/delete")
     assert "deleted" in await admin.follow(resp)
     assert json.loads(path.read_text())["mcpServers"] == {}
 
@@ -203,24 +199,23 @@ async def test_mcp_servers_edit_with_errors_next_to_the_field_and_masked_secrets
 async def test_memory_people_facts_forget_one_and_all(admin: Console, svc: ServiceHarness) -> None:
     for content in ("Prefers metric units", "Works on the billing team"):
         await api(svc, "POST", "/api/memory/facts?person=test:42", {"content": content})
-    status, page, _ = await admin.get("/console/memory")
-    assert status == 200
+    page = await admin.page("/console/memory")
     assert "/console/memory/test:42" in page
-    status, page, _ = await admin.get("/console/memory/test:42")
+    page = await admin.page("/console/memory/test:42")
     assert "Prefers metric units" in page
     assert "Works on the billing team" in page
     facts = await app(svc).runner.memory.store.facts("test:42")
     first = next(f for f in facts if f.content == "Prefers metric units")
-    status, _, resp = await admin.post(f"/console/memory/test:42/facts/{first.id}/forget")
+    _, _, resp = await admin.post(f"/console/memory/test:42/facts/{first.id}/forget")
     page = await admin.follow(resp)
     assert "Fact forgotten." in page
     assert "Prefers metric units" not in page
-    status, _, resp = await admin.post(f"/console/memory/test:42/facts/{first.id}/forget")
+    _, _, resp = await admin.post(f"/console/memory/test:42/facts/{first.id}/forget")
     assert "already forgotten" in await admin.follow(resp)
-    status, _, resp = await admin.post("/console/memory/test:42/forget")
+    _, _, resp = await admin.post("/console/memory/test:42/forget")
     assert "nothing was forgotten" in await admin.follow(resp)
     assert len(await app(svc).runner.memory.store.facts("test:42")) == 1
-    status, _, resp = await admin.post("/console/memory/test:42/forget", {"confirm": "yes"})
+    _, _, resp = await admin.post("/console/memory/test:42/forget", {"confirm": "yes"})
     assert "Everything about test:42 was forgotten." in await admin.follow(resp)
     assert await app(svc).runner.memory.store.facts("test:42") == []
 
@@ -239,8 +234,7 @@ async def test_schedules_pause_resume_trigger_cancel(admin: Console, svc: Servic
     )
     assert isinstance(task, dict)
     tid = task["id"]
-    status, page, _ = await admin.get("/console/schedules")
-    assert status == 200
+    page = await admin.page("/console/schedules")
     assert "summarise the tracker" in page
     assert f'aria-label="Pause task {tid}"' in page
     for action, state, said in (
@@ -248,12 +242,12 @@ async def test_schedules_pause_resume_trigger_cancel(admin: Console, svc: Servic
         ("resume", "active", "resumed"),
         ("delete", "cancelled", "cancelled"),
     ):
-        status, _, resp = await admin.post(f"/console/schedules/{tid}/{action}")
+        _, _, resp = await admin.post(f"/console/schedules/{tid}/{action}")
         assert f"Task {tid} {said}." in await admin.follow(resp)
         assert (await app(svc).schedules.store.get(tid)).state == state
-    status, _, resp = await admin.post(f"/console/schedules/{tid}/trigger")
+    _, _, resp = await admin.post(f"/console/schedules/{tid}/trigger")
     assert f"Task {tid}:" in await admin.follow(resp)  # cancelled: refused with the reason
-    status, _, resp = await admin.post("/console/schedules/999/pause")
+    _, _, resp = await admin.post("/console/schedules/999/pause")
     assert "Task 999:" in await admin.follow(resp)
 
 
@@ -261,46 +255,42 @@ async def test_people_get_a_role_and_the_audit_shows_who_acted(
     admin: Console, svc: ServiceHarness
 ) -> None:
     await api(svc, "POST", "/api/people/test:42/accounts", {"account": "slack:U1"})
-    status, page, _ = await admin.get("/console/people")
-    assert status == 200
+    page = await admin.page("/console/people")
     assert "test:42" in page
     assert "slack:U1" in page
-    status, _, resp = await admin.post("/console/people/test:42/role", {"role": "guest"})
+    _, _, resp = await admin.post("/console/people/test:42/role", {"role": "guest"})
     assert "test:42 is now guest." in await admin.follow(resp)
     assert await app(svc).stores.access.role("test:42") == "guest"
-    status, _, resp = await admin.post("/console/people/test:42/role", {"role": "boss"})
+    _, _, resp = await admin.post("/console/people/test:42/role", {"role": "boss"})
     assert "Unknown role &#39;boss&#39;." in await admin.follow(resp)
     assert await app(svc).stores.access.role("test:42") == "guest"  # nothing written
-    status, page, _ = await admin.get("/console/audit?kind=role")
-    assert status == 200
+    page = await admin.page("/console/audit?kind=role")
     assert "console" in page
     assert "guest" in page
-    status, page, _ = await admin.get("/console/audit?kind=link&person=test:42")
+    page = await admin.page("/console/audit?kind=link&person=test:42")
     assert "slack:U1" in page
-    status, page, _ = await admin.get("/console/audit?kind=nonsense&before_id=x")
-    assert status == 200
-    status, _, resp = await admin.post("/console/people/test:42/accounts", {"account": "tg:7"})
+    page = await admin.page("/console/audit?kind=nonsense&before_id=x")
+    _, _, resp = await admin.post("/console/people/test:42/accounts", {"account": "tg:7"})
     assert "tg:7 is now test:42." in await admin.follow(resp)
-    status, _, resp = await admin.post("/console/people/test:42/accounts", {"account": "x y"})
+    _, _, resp = await admin.post("/console/people/test:42/accounts", {"account": "x y"})
     assert "An account is channel:id" in await admin.follow(resp)
-    status, _, resp = await admin.post("/console/people/test:42/accounts/slack:U1/unlink")
+    _, _, resp = await admin.post("/console/people/test:42/accounts/slack:U1/unlink")
     assert "slack:U1 is on its own again." in await admin.follow(resp)
-    status, _, resp = await admin.post("/console/people/test:42/accounts/test:42/unlink")
+    _, _, resp = await admin.post("/console/people/test:42/accounts/test:42/unlink")
     assert "The others are linked to test:42" in await admin.follow(resp)
     assert await app(svc).runner.memory.store.accounts("test:42") == ["tg:7"]
-    status, page, _ = await admin.get("/console/audit?kind=console")
+    page = await admin.page("/console/audit?kind=console")
     assert "/console/people/test:42/role" in page  # every console change, who and what
 
 
 async def test_metrics_page_and_data(admin: Console, svc: ServiceHarness) -> None:
-    status, page, _ = await admin.get("/console/metrics")
-    assert status == 200
+    page = await admin.page("/console/metrics")
     assert 'id="m-answers">0<' in page
     app(svc).metrics.run_finished("test", "succeeded", 1.2)
     app(svc).metrics.first_visible.labels(channel="test").observe(0.3)
-    status, page, _ = await admin.get("/console/metrics")
+    page = await admin.page("/console/metrics")
     assert 'id="m-answers">1<' in page
-    status, body, _ = await admin.get("/console/metrics/data")
+    body = await admin.page("/console/metrics/data")
     data = json.loads(body)
     assert set(data["series"]) >= {"t", "answers", "first_visible_p99", "run_p50"}
     assert len(data["series"]["t"]) >= 1

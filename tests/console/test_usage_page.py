@@ -61,7 +61,7 @@ async def test_usage_per_person_chat_and_model_over_a_range(
     assert [r[:2] for r in cells(page, "model")] == [["smart", "1,200"], ["fast", "165"]]
     assert f'href="/console/usage.csv?{RANGE}"' in page.replace("&amp;", "&")
 
-    status, page, _ = await admin.get(f"/console/usage?{RANGE}&model=fast")
+    page = await admin.page(f"/console/usage?{RANGE}&model=fast")
     assert cells(page, "person") == [
         ["test:ann", "150", "100", "50", "0", "1", "0.2500 USD"],
         ["test:bob", "15", "10", "5", "0", "1", "0.0100 USD"],
