@@ -114,7 +114,10 @@ class ChannelConfig(BaseModel):
     # more bots of this platform: `name`, `agent` and the keys of this section each changes
     # (channels/bots.py); a change of the section restarts its bots with it
     bots: list[dict[str, Any]] = Field(default_factory=list)
-    named_bots: ClassVar[bool] = False  # the platform's channel runs as its bot's name
+    named_bots: ClassVar[bool] = True  # `bots:` taken (not on the console)
+    credentials: ClassVar[tuple[str, ...]] = ()  # what each named bot sets itself
+    own_keys: ClassVar[tuple[str, ...]] = ()  # what a named bot never inherits
+    route_keys: ClassVar[tuple[str, ...]] = ()  # webhook paths: `<section's>/<bot>` by default
     _bots: dict[str, ChannelConfig] = PrivateAttr(default_factory=dict)
 
     @model_validator(mode="after")
