@@ -118,6 +118,9 @@ class ChannelConfig(BaseModel):
     credentials: ClassVar[tuple[str, ...]] = ()  # what each named bot sets itself
     own_keys: ClassVar[tuple[str, ...]] = ()  # what a named bot never inherits
     route_keys: ClassVar[tuple[str, ...]] = ()  # webhook paths: `<section's>/<bot>` by default
+    shared_keys: ClassVar[
+        tuple[str, ...]
+    ] = ()  # one value for the process: bots keep the section's
     _bots: dict[str, ChannelConfig] = PrivateAttr(default_factory=dict)
 
     @model_validator(mode="after")

@@ -52,6 +52,9 @@ def named_bot_configs(section: Any) -> dict[str, Any]:
         except ValidationError as exc:
             raise ValueError(f"bots[{i}].{_problem(exc)}") from None
         _own_credentials(i, entry, section, found)
+        for key in model.shared_keys:
+            if getattr(found[name], key) != getattr(section, key):
+                raise ValueError(f"bots[{i}].{key}: one for every bot (set it on the section)")
     return found
 
 

@@ -27,6 +27,7 @@ class DiscordConfig(ChannelConfig):
     """
 
     credentials: ClassVar[tuple[str, ...]] = ("bot_token",)  # each named bot its own
+    shared_keys: ClassVar[tuple[str, ...]] = ("api_base", "gateway_url")  # discord.py's globals
 
     bot_token: SecretStr | None = None
     api_base: str = PUBLIC_API

@@ -34,8 +34,8 @@ class Worker(ServiceProcess):
     def ready(self) -> bool:
         return "admin server on" in self.logs[-1].read_text()
 
-    def holds_connection(self) -> bool:
-        return bool(self.health()["channels"]["telegram"]["connection"] == "held")
+    def holds_connection(self, channel: str = "telegram") -> bool:
+        return bool(self.health()["channels"][channel]["connection"] == "held")
 
     def partitions(self) -> list[int]:
         return list(self.health()["bus"]["partitions"])
@@ -82,15 +82,15 @@ def workers(
     return found
 
 
-def start_all(group: list[Worker]) -> None:
+def start_all(group: list[Worker], channel: str = "telegram") -> None:
     for w in group:
         w.start()
     for w in group:
         wait_until(w.ready, 60, "a worker to start")
     wait_until(
-        lambda: sum(w.holds_connection() for w in group) == 1,
+        lambda: sum(w.holds_connection(channel) for w in group) == 1,
         30,
-        "one worker to hold the Telegram connection",
+        f"one worker to hold the {channel} connection",
     )
     shared_out(group, PARTITIONS)
 

@@ -1,0 +1,75 @@
+"""Several bots per platform beyond Telegram: on Slack, Feishu, DingTalk, Discord and WeCom, the
+section's bot and a named bot (a second app with credentials of its own, served as the platform
+serves a second app: `Driver.named_bot`) run in one process through the real SDK, bound to
+different agent profiles. The same person in the same DM of each bot is two conversations, each
+answered by its bot's agent; `/api/channels` and the metrics show each bot."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+
+from tests.channels.contract.conftest import DRIVERS
+from tests.channels.contract.driver import Driver
+from tests.e2e.hands_helpers import system_text
+from tests.fakes.openai_server import FakeOpenAI
+from tests.fakes.openai_wire import Reply
+from tests.harness import ServiceHarness, answered
+
+AGENTS = [
+    {"name": "eng", "display_name": "Engineering", "system_prompt": "You are the eng agent."},
+    {"name": "support", "display_name": "Support desk", "system_prompt": "You are support."},
+]
+PLATFORMS = ["dingtalk", "discord", "feishu", "slack", "wecom"]
+
+
+@pytest.fixture(params=PLATFORMS)
+def bots(request: pytest.FixtureRequest) -> Iterator[tuple[Driver[Any], Driver[Any]]]:
+    section = DRIVERS[request.param]()
+    section.start()
+    support = section.named_bot()
+    yield section, support
+    support.stop()
+    section.stop()
+
+
+async def test_two_bots_of_a_platform_talk_as_their_own_agents(
+    tmp_path: Path, fake_openai: FakeOpenAI, bots: tuple[Driver[Any], Driver[Any]]
+) -> None:
+    section, support = bots
+    platform = section.name
+    agents = {"": "eng", "support": "support"}
+    channels = {platform: section.as_section({"support": support}, agents)}
+    fake_openai.script(Reply(text="Eng here."), Reply(text="Support here."))
+    agent = {"title": {"enabled": False}}
+    async with ServiceHarness(
+        tmp_path / "data", fake_openai, channels, agent=agent, agents=AGENTS
+    ) as svc:
+        app = svc.running
+        section.send("hello eng", "e1")
+        await answered(svc, fake_openai, 1)
+        support.send("hello support", "e1")  # the same person, the same DM id, the other bot
+        await answered(svc, fake_openai, 2)
+        assert section.shown() == ["Eng here."]
+        assert support.shown() == ["Support here."]
+        keys = [c.key.split(":", 1) for c in await app.conversations.all()]
+        named = f"{platform}.support"
+        assert sorted(channel for channel, _ in keys) == [platform, named]  # one per bot
+        assert len({chat for _, chat in keys}) == 1  # of the same chat
+        async with (
+            aiohttp.ClientSession() as http,
+            http.get(svc.gateway_url + "/api/channels") as resp,
+        ):
+            listed = (await resp.json())["channels"]
+        assert listed[platform]["connected"] is True
+        assert listed[named]["connected"] is True
+        assert app.metrics.value("antler_runs_started_total", channel=named) == 1
+        assert app.metrics.value("antler_runs_started_total", channel=platform) == 1
+    eng, desk = fake_openai.requests
+    assert "You are the eng agent." in system_text(eng)
+    assert "You are support." in system_text(desk)
+    assert "You are the eng agent." not in system_text(desk)
