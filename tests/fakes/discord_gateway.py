@@ -91,7 +91,7 @@ class Gateway:
 
     def bot_of(self, token: str) -> Gateway | None:
         """The bot `token` is (this fake's, or one added with `add_bot`)."""
-        raise NotImplementedError
+        return next((b for b in self.bots() if b.token == token), None)
 
     async def _ready(self, ws: web.WebSocketResponse) -> None:
         self.identifies += 1

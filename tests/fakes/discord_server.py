@@ -98,8 +98,7 @@ class FakeDiscord(Served, Awaited, Payloads, Gateway):
         return f"{self.server.base}/api/v10"
 
     def add_bot(self, *, bot_id: int, app_id: int) -> FakeDiscord:
-        """Another bot (its own token, messages, calls and gateway sessions) served by this
-        started fake at the same `api_base` and gateway, as Discord serves every bot."""
+        """Another bot (own token, messages, calls, sessions) at this started fake's address."""
         other = FakeDiscord(bot_id=bot_id, app_id=app_id)
         other.server = self.server
         self._others[other.token] = other
@@ -107,9 +106,6 @@ class FakeDiscord(Served, Awaited, Payloads, Gateway):
 
     def bots(self) -> list[FakeDiscord]:  # type: ignore[override]
         return [self, *self._others.values()]
-
-    def bot_of(self, token: str) -> FakeDiscord | None:
-        return next((b for b in self.bots() if b.token == token), None)
 
     # ------------------------------------------------------------------ injection knobs
 
@@ -148,9 +144,9 @@ class FakeDiscord(Served, Awaited, Payloads, Gateway):
     async def _rest(self, request: web.Request) -> web.StreamResponse:
         path = "/" + request.match_info["tail"]
         body, files = await _read(request)
-        auth = request.headers.get("Authorization", "")
-        bot = self.bot_of(auth.removeprefix("Bot "))
-        if "/interactions/" in path:  # no token: the interaction's own id and token say whose
+        token = request.headers.get("Authorization", "").removeprefix("Bot ")
+        bot = next((b for b in self.bots() if b.token == token), None)
+        if "/interactions/" in path:  # no token: the interaction's id says whose
             bot = next((b for b in self.bots() if int(path.split("/")[2]) in b._interactions), self)
         if bot is None:
             return _error(401, 0, "401: Unauthorized")
