@@ -6,6 +6,7 @@ answered by its bot's agent; `/api/channels` and the metrics show each bot."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,9 +16,12 @@ import pytest
 
 from tests.channels.contract.conftest import DRIVERS
 from tests.channels.contract.driver import Driver
+from tests.channels.slack import events
 from tests.e2e.hands_helpers import system_text
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.openai_wire import Reply
+from tests.fakes.slack_payloads import signed_post
+from tests.fakes.slack_server import BOT_TOKEN, SIGNING_SECRET, FakeSlack
 from tests.harness import ServiceHarness, answered
 
 AGENTS = [
@@ -73,3 +77,31 @@ async def test_two_bots_of_a_platform_talk_as_their_own_agents(
     assert "You are the eng agent." in system_text(eng)
     assert "You are support." in system_text(desk)
     assert "You are the eng agent." not in system_text(desk)
+
+
+async def test_each_slack_app_has_its_own_events_url_and_signing_secret(
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
+    """HTTP mode: a named app's Request URL is the section's `http_path` plus its name, and only
+    its own signing secret opens it."""
+    main = FakeSlack().start()
+    support = FakeSlack(bot_user="UBOT2", bot_token="xoxb-second").start()
+    try:
+        http = {"mode": "http", "enabled": True}
+        bot = {"name": "support", "bot_token": "xoxb-second", "signing_secret": "second-secret",
+               "api_base": support.api_base}  # fmt: skip
+        section = {**http, "bot_token": BOT_TOKEN, "signing_secret": SIGNING_SECRET,
+                   "api_base": main.api_base, "bots": [bot]}  # fmt: skip
+        async with ServiceHarness(tmp_path, fake_openai, {"slack": section}) as svc:
+            url = svc.gateway_url + "/slack/events/support"
+            body = json.dumps(support.event_body(events.dm("via http"), event_id="EvS")).encode()
+            assert (await signed_post(url, body))[0] == 401  # the section's secret
+            assert (await signed_post(url, body, secret="second-secret"))[0] == 200
+            await support.until(lambda f: f.calls_of("chat.stopStream"), timeout=10)
+            await svc.idle()
+            keys = [c.key for c in await svc.running.conversations.all()]
+        assert [k.split(":", 1)[0] for k in keys] == ["slack.support"]
+        assert main.calls_of("chat.startStream") == []  # answered by the support app only
+    finally:
+        support.stop()
+        main.stop()
