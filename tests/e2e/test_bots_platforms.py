@@ -64,11 +64,12 @@ async def test_two_bots_of_a_platform_talk_as_their_own_agents(
         named = f"{platform}.support"
         assert sorted(channel for channel, _ in keys) == [platform, named]  # one per bot
         assert len({chat for _, chat in keys}) == 1  # of the same chat
-        async with (
-            aiohttp.ClientSession() as http,
-            http.get(svc.gateway_url + "/api/channels") as resp,
-        ):
-            listed = (await resp.json())["channels"]
+        async with aiohttp.ClientSession() as http:
+            async with http.get(svc.gateway_url + "/api/channels") as resp:
+                listed = (await resp.json())["channels"]
+            async with http.get(svc.gateway_url + "/console/channels") as resp:
+                page = await resp.text()
+        assert f'<tr id="channel-{named}">' in page  # the console's channels page: its own row
         assert listed[platform]["connected"] is True
         assert listed[named]["connected"] is True
         assert app.metrics.value("antler_runs_started_total", channel=named) == 1
