@@ -55,7 +55,18 @@ def named_bot_configs(section: Any) -> dict[str, Any]:
         for key in model.shared_keys:
             if getattr(found[name], key) != getattr(section, key):
                 raise ValueError(f"bots[{i}].{key}: one for every bot (set it on the section)")
+        _own_routes(i, name, section, found)
     return found
+
+
+def _own_routes(i: int, name: str, section: Any, found: dict[str, Any]) -> None:
+    """A bot's webhook path is its own (the section's or another bot's would take its events)."""
+    for key in type(section).route_keys:
+        others = {"the section's own bot": section, **{f"bot {n!r}": c for n, c in found.items()}}
+        others.pop(f"bot {name!r}")
+        for who, cfg in others.items():
+            if getattr(cfg, key) == getattr(found[name], key):
+                raise ValueError(f"bots[{i}].{key}: already the route of {who}")
 
 
 def _name(i: int, entry: dict[str, Any], found: dict[str, Any]) -> str:

@@ -125,6 +125,10 @@ def test_bad_bots_are_refused_with_their_yaml_path() -> None:
     assert problems("discord", {**discord, "bots": [bot]}) == [
         "channels.discord.bots[0].api_base: one for every bot (set it on the section)"
     ]
+    same = {"name": "a", "app_id": "cli_2", "app_secret": "t", "webhook_path": "/feishu/events"}
+    assert problems("feishu", {**feishu, "bots": [same]}) == [
+        "channels.feishu.bots[0].webhook_path: already the route of the section's own bot"
+    ]
     console = {"enabled": True, "bots": [{"name": "a"}]}
     assert problems("console", console) == ["channels.console.bots: this channel has no named bots"]
 
