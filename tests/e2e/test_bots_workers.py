@@ -137,9 +137,11 @@ def test_two_bots_on_three_workers_answer_as_their_agents(
             want = f"echo: to {who} from {chat}"
             seen = lambda b=bot, c=chat, w=want: w in pair.shown(b, c)  # noqa: E731
             wait_until(seen, 30, want)
+    for bot, who in bots:  # each message answered once, as the person sees it
+        for chat in range(301, 309):
+            assert pair.shown(bot, chat).count(f"echo: to {who} from {chat}") == 1
     asked = {fake_openai.user_texts(r)[-1]: system_text(r) for r in fake_openai.requests}
-    texts = sorted(fake_openai.user_texts(r)[-1] for r in fake_openai.requests)
-    assert len(texts) == 16, texts  # each message answered once
+    assert len(asked) == 16  # (a model call retried under load is not an answer)
     for chat in range(301, 309):
         assert "You are the eng agent." in asked[f"to eng from {chat}"]
         assert "You are support." in asked[f"to support from {chat}"]
