@@ -103,6 +103,8 @@ class ServiceContext:
 
     async def publish(self, msg: InboundMessage) -> PublishResult:
         self.state.last_event_at = time.time()
+        if msg.chat.channel != self.name:  # a platform's named bot (channels/bots.py): its
+            msg = replace(msg, chat=replace(msg.chat, channel=self.name))  # own conversations
         verdict = await self.gate.screen(msg) if self.gate is not None else Verdict.admit
         if verdict is not Verdict.admit:
             return PublishResult.refused if verdict is Verdict.refuse else PublishResult.ignored

@@ -17,6 +17,8 @@ from urllib.parse import quote
 
 from pydantic import BaseModel, SecretStr
 
+from channels.base import ChannelConfig
+
 MASK = "***"
 MIN_SECRET_LEN = 4
 """Shorter values are not masked: replacing every "abc" would garble the log, not protect it."""
@@ -74,6 +76,8 @@ def secrets_of(value: Any) -> list[str]:
             found += secrets_of(getattr(value, name, None))
         for extra in (value.model_extra or {}).values():
             found += secrets_of(extra)
+        if isinstance(value, ChannelConfig):  # its named bots' own credentials (`bots:`)
+            found += secrets_of(list(value.bot_configs().values()))
     elif isinstance(value, dict):
         for item in value.values():
             found += secrets_of(item)

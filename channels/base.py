@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, TypedDict, U
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
-from channels.backoff import RetryState
+from channels.backoff import BackoffPolicy, RetryState
 from channels.bots import named_bot_configs
 from channels.choices import ChoiceStore
 from channels.errors import ChannelError, DeliveryRefused, FileTooLarge, RateLimited
@@ -111,10 +111,14 @@ class ChannelConfig(BaseModel):
     )
     # the agent profile this bot talks as (`agents:`; None: lead_agent), read per message
     agent: str | None = Field(default=None, json_schema_extra=_LIVE)
-    # more bots of this platform: `name`, `agent` and the keys of this section each changes
-    # (channels/bots.py); a change of the section restarts its bots with it
+    # more bots of this platform (channels/bots.py, which reads the four ClassVars below: the
+    # keys each bot sets itself, never inherits, gets as `<section's>/<bot>`, keeps as is)
     bots: list[dict[str, Any]] = Field(default_factory=list)
-    named_bots: ClassVar[bool] = False  # the platform's channel runs as its bot's name
+    named_bots: ClassVar[bool] = True  # `bots:` taken (not on the console)
+    credentials: ClassVar[tuple[str, ...]] = ()
+    own_keys: ClassVar[tuple[str, ...]] = ()
+    route_keys: ClassVar[tuple[str, ...]] = ()
+    shared_keys: ClassVar[tuple[str, ...]] = ()
     _bots: dict[str, ChannelConfig] = PrivateAttr(default_factory=dict)
 
     @model_validator(mode="after")
@@ -257,9 +261,12 @@ class Channel(abc.ABC):
     capabilities: Capabilities = Capabilities()
     pacer: Pacer
 
-    def __init__(self, config: ChannelConfig, ctx: ChannelContext) -> None:
+    def __init__(
+        self, config: ChannelConfig, ctx: ChannelContext, backoff: BackoffPolicy | None = None
+    ) -> None:
         self.config = config
         self.ctx = ctx
+        self.backoff = backoff  # how a failing connection is retried (None: the default)
         named = getattr(ctx, "name", "")
         if named.startswith(f"{self.name}."):  # one of the platform's bots (channels/bots.py)
             self.name = named
@@ -277,6 +284,11 @@ class Channel(abc.ABC):
         self.relay: SendRelay | None = None
         """Set by the cluster for a channel that can send only on its exclusive connection
         (`channels.relay`): a worker without the connection sends through its holder."""
+        self.setup()
+
+    def setup(self) -> None:  # noqa: B027 (a platform's own set-up; none by default)
+        """The platform's own parts (capabilities, SDK client, senders, inbound), made after the
+        shared set-up above (`config`, `ctx`, `backoff`, `name`: a named bot's, `log`, `pacer`)."""
 
     @abc.abstractmethod
     async def start(self) -> None:

@@ -8,12 +8,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from channels.backoff import BackoffPolicy, RetryState
+from channels.backoff import RetryState
 from channels.base import (
     Attachment,
     Capabilities,
     Channel,
-    ChannelContext,
     ChannelError,
     ChatRef,
     InboundMessage,
@@ -51,11 +50,10 @@ class DingTalkReply:
 class DingTalkChannel(Channel):
     name = "dingtalk"
 
-    def __init__(
-        self, config: DingTalkConfig, ctx: ChannelContext, backoff: BackoffPolicy | None = None
-    ) -> None:
-        super().__init__(config, ctx)
-        self.config: DingTalkConfig = config
+    config: DingTalkConfig
+
+    def setup(self) -> None:
+        config, ctx = self.config, self.ctx
         self.capabilities = capabilities_for(config)
         self.api = DingTalkApi(config)
         self.outbox = Outbox(self.api, config)
@@ -65,7 +63,7 @@ class DingTalkChannel(Channel):
             config,
             self._on_callback,
             self._on_state,
-            backoff,
+            self.backoff,
             self._on_press,
             lambda: self.may_receive(),
         )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from pydantic import Field, SecretStr, field_validator, model_validator
 
 from channels.base import ChannelConfig
@@ -20,6 +22,10 @@ class DingTalkConfig(FileLimit, ChannelConfig):
     `channels.dingtalk.endpoint` for how it reaches the SDK. `upload_base` defaults to the legacy
     host `https://oapi.dingtalk.com` when `api_base` is the official one, else to `api_base`.
     """
+
+    # a named bot (channels/bots.py) is an app (robot) of its own
+    credentials: ClassVar[tuple[str, ...]] = ("client_id", "client_secret")
+    own_keys: ClassVar[tuple[str, ...]] = ("robot_code",)
 
     client_id: str = ""
     client_secret: SecretStr = SecretStr("")

@@ -15,11 +15,9 @@ import aiohttp
 import discord
 from discord.http import Route
 
-from channels.backoff import BackoffPolicy
 from channels.base import (
     Attachment,
     Capabilities,
-    ChannelContext,
     ChannelError,
     ChatRef,
     InboundMessage,
@@ -75,12 +73,10 @@ class DiscordChannel(DelegatedReplies[DiscordReply]):
     name = "discord"
     replies: Replies
 
-    def __init__(
-        self, config: DiscordConfig, ctx: ChannelContext, backoff: BackoffPolicy | None = None
-    ) -> None:
-        super().__init__(config, ctx)
-        self.config: DiscordConfig = config
-        self.backoff = backoff
+    config: DiscordConfig
+
+    def setup(self) -> None:
+        config, ctx = self.config, self.ctx
         self.capabilities = capabilities_for(config)
         self.sender = Sender(self.pacer, self.capabilities.edit_budget)
         self.client = self._new_client()

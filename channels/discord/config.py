@@ -5,7 +5,7 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import Field, SecretStr, field_validator, model_validator
 
@@ -26,6 +26,9 @@ class DiscordConfig(FileLimit, ChannelConfig):
     `allowed_channels` is Discord's name for it (merged). `allowed_roles` admits members of
     those roles besides `allowed_users`; `allowed_guilds` limits the servers (refuses DMs).
     """
+
+    credentials: ClassVar[tuple[str, ...]] = ("bot_token",)  # each named bot its own
+    shared_keys: ClassVar[tuple[str, ...]] = ("api_base", "gateway_url")  # discord.py's globals
 
     bot_token: SecretStr | None = None
     api_base: str = PUBLIC_API

@@ -7,12 +7,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from channels.backoff import BackoffPolicy, RetryState
+from channels.backoff import RetryState
 from channels.base import (
     Attachment,
     Capabilities,
     Channel,
-    ChannelContext,
     ChannelError,
     ChatRef,
     InboundMessage,
@@ -38,12 +37,10 @@ MAX_FILE_IN = 100 * 1024 * 1024
 class FeishuChannel(Channel):
     name = "feishu"
 
-    def __init__(
-        self, config: FeishuConfig, ctx: ChannelContext, backoff: BackoffPolicy | None = None
-    ) -> None:
-        super().__init__(config, ctx)
-        self.config: FeishuConfig = config
-        self.backoff = backoff
+    config: FeishuConfig
+
+    def setup(self) -> None:
+        config, ctx = self.config, self.ctx
         self.capabilities = Capabilities(
             max_text_len=render.CARD_MAX_CHARS,
             buttons=True,

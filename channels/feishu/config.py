@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import Field, SecretStr, field_validator, model_validator
 
@@ -14,6 +14,12 @@ DOMAINS = {"feishu": "https://open.feishu.cn", "lark": "https://open.larksuite.c
 
 class FeishuConfig(ChannelConfig):
     """Feishu (China) or Lark (international): one app, one bot."""
+
+    # a named bot (channels/bots.py) is an app of its own: its id, secret, event keys and
+    # callback path (`/feishu/events/<bot>` unless it sets `webhook_path`)
+    credentials: ClassVar[tuple[str, ...]] = ("app_id", "app_secret")
+    own_keys: ClassVar[tuple[str, ...]] = ("verification_token", "encrypt_key")
+    route_keys: ClassVar[tuple[str, ...]] = ("webhook_path",)
 
     app_id: str = ""
     app_secret: SecretStr = SecretStr("")

@@ -16,7 +16,6 @@ from channels.base import (
     Attachment,
     Capabilities,
     Channel,
-    ChannelContext,
     ChannelError,
     ChatRef,
     InboundMessage,
@@ -67,9 +66,10 @@ REJECTED = "unauthorized"
 class SlackChannel(Channel):
     name = "slack"
 
-    def __init__(self, config: SlackConfig, ctx: ChannelContext) -> None:
-        super().__init__(config, ctx)
-        self.config: SlackConfig = config
+    config: SlackConfig
+
+    def setup(self) -> None:
+        config, ctx = self.config, self.ctx
         self.capabilities = capabilities_for(config)
         self.client = AsyncWebClient(token=config.token, base_url=config.api_base)
         self.writer = ReplyWriter(

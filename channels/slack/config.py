@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import Field, SecretStr, field_validator, model_validator
 
@@ -19,6 +19,12 @@ class SlackConfig(FileLimit, ChannelConfig):
     `apps.connections.open` goes through the same client. `allowed_channels` is Slack's name for
     the shared `allowed_chats` allowlist (both may be given; they are merged).
     """
+
+    # a named bot (channels/bots.py) is an app of its own: its token, app token or signing
+    # secret, and its events URL (`/slack/events/<bot>` unless it sets `http_path`)
+    credentials: ClassVar[tuple[str, ...]] = ("bot_token",)
+    own_keys: ClassVar[tuple[str, ...]] = ("app_token", "signing_secret")
+    route_keys: ClassVar[tuple[str, ...]] = ("http_path",)
 
     bot_token: SecretStr | None = None
     app_token: SecretStr | None = None

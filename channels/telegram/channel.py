@@ -20,11 +20,9 @@ from telegram import Bot, BotCommand
 from telegram.error import InvalidToken, TelegramError
 from telegram.request import HTTPXRequest
 
-from channels.backoff import BackoffPolicy
 from channels.base import (
     Attachment,
     Capabilities,
-    ChannelContext,
     ChannelError,
     ChatRef,
     InboundMessage,
@@ -52,12 +50,10 @@ class TelegramChannel(DelegatedReplies[TelegramReply]):
     name = "telegram"
     replies: Replies
 
-    def __init__(
-        self, config: TelegramConfig, ctx: ChannelContext, backoff: BackoffPolicy | None = None
-    ) -> None:
-        super().__init__(config, ctx)
-        self.config: TelegramConfig = config
-        self.backoff = backoff
+    config: TelegramConfig
+
+    def setup(self) -> None:
+        config, ctx = self.config, self.ctx
         self.capabilities = _capabilities(config)
         self.bot = Bot(
             config.bot_token.get_secret_value(),

@@ -17,7 +17,9 @@ DEFAULT_WEBHOOK_PATH = "/telegram/webhook"
 class TelegramConfig(ChannelConfig):
     """Telegram bot settings. `api_base` points the SDK at a self-hosted Bot API server."""
 
-    named_bots: ClassVar[bool] = True  # `bots:` (channels/bots.py)
+    # a named bot (channels/bots.py) sets its own token, and its own URL in webhook mode
+    credentials: ClassVar[tuple[str, ...]] = ("bot_token",)
+    own_keys: ClassVar[tuple[str, ...]] = ("webhook_url",)
 
     bot_token: SecretStr = SecretStr("")
     api_base: str = DEFAULT_API_BASE

@@ -14,12 +14,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from channels.backoff import BackoffPolicy
 from channels.base import (
     Attachment,
     Capabilities,
     Channel,
-    ChannelContext,
     ChannelError,
     ChatRef,
     InboundMessage,
@@ -53,12 +51,10 @@ def capabilities_for(config: WeComConfig) -> Capabilities:
 class WeComChannel(Channel):
     name = "wecom"
 
-    def __init__(
-        self, config: WeComConfig, ctx: ChannelContext, backoff: BackoffPolicy | None = None
-    ) -> None:
-        super().__init__(config, ctx)
-        self.config: WeComConfig = config
-        self.backoff = backoff
+    config: WeComConfig
+
+    def setup(self) -> None:
+        config, ctx = self.config, self.ctx
         self.capabilities = capabilities_for(config)
         self.connection: Connection | None = None
         self._replies: Replies | None = None

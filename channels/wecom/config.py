@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import ClassVar
 
 from pydantic import Field, SecretStr, field_validator, model_validator
 
@@ -21,6 +22,8 @@ class WeComConfig(FileLimit, ChannelConfig):
     the connection's and the media downloads'). `allowed_chats` holds group chat ids and, for a
     DM, the person's userid.
     """
+
+    credentials: ClassVar[tuple[str, ...]] = ("bot_id", "secret")  # each named bot its own
 
     bot_id: str = ""
     secret: SecretStr | None = None

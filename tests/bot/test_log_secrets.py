@@ -223,7 +223,14 @@ def test_secrets_are_collected_from_the_whole_tree() -> None:
         {
             "models": [{"name": "m", "model": "x", "api_key": "sk-1234"}],
             "gateway": {"auth_token": "gw-1234"},
-            "channels": {"slack": {"bot_token": "xoxb-1", "signing_secret": "sign-1"}},
+            "channels": {
+                "slack": {
+                    "bot_token": "xoxb-1",
+                    "signing_secret": "sign-1",
+                    "bots": [{"name": "desk", "bot_token": "xoxb-2", "signing_secret": "sign-2"}],
+                }
+            },
         }
     )
-    assert {"sk-1234", "gw-1234", "xoxb-1", "sign-1"} <= set(secrets_of(settings))
+    found = set(secrets_of(settings))
+    assert {"sk-1234", "gw-1234", "xoxb-1", "sign-1", "xoxb-2", "sign-2"} <= found

@@ -77,29 +77,71 @@ async def test_two_telegram_bots_talk_as_their_own_agents(
 
 
 def test_bad_bots_are_refused_with_their_yaml_path() -> None:
-    def problems(bots: list[dict[str, Any]], **section: Any) -> list[str]:
-        telegram = {"enabled": True, "bot_token": "1:x", "bots": bots, **section}
-        raw = {"models": [{"name": "m", "model": "m"}], "channels": {"telegram": telegram}}
+    def problems(platform: str, section: dict[str, Any]) -> list[str]:
+        raw = {"models": [{"name": "m", "model": "m"}], "channels": {platform: section}}
         with pytest.raises(ConfigError) as info:
             settings_from_dict(raw)
         return info.value.problems
 
-    assert problems([{"bot_token": "2:y"}]) == [
+    def telegram(bots: list[dict[str, Any]], **section: Any) -> list[str]:
+        return problems("telegram", {"enabled": True, "bot_token": "1:x", "bots": bots, **section})
+
+    assert telegram([{"bot_token": "2:y"}]) == [
         "channels.telegram.bots[0].name: required, lower-case letters, digits, - and _ (32 at most)"
     ]
-    assert problems([{"name": "a", "bogus": 1}]) == ["channels.telegram.bots[0].bogus: unknown key"]
-    assert problems([{"name": "a"}, {"name": "a"}]) == [
+    assert telegram([{"name": "a", "bot_token": "2:y", "bogus": 1}]) == [
+        "channels.telegram.bots[0].bogus: unknown key"
+    ]
+    assert telegram([{"name": "a", "bot_token": "2:y"}, {"name": "a", "bot_token": "3:z"}]) == [
         "channels.telegram.bots[1].name: duplicate bot name 'a'"
     ]
-    assert problems([{"name": "a", "agent": "nobody"}]) == [
+    assert telegram([{"name": "a", "bot_token": "2:y", "agent": "nobody"}]) == [
         "channels.telegram.bots[a].agent: 'nobody' is not one of agents[].name"
     ]
-    slack = {"enabled": True, "bot_token": "xoxb-1", "app_token": "xapp-1", "bots": [{"name": "a"}]}
-    with pytest.raises(ConfigError) as info:
-        settings_from_dict({"models": [{"name": "m", "model": "m"}], "channels": {"slack": slack}})
-    assert info.value.problems == [
-        "channels.slack.bots: not supported on this platform yet (Telegram has them)"
-    ]
-    assert problems([], agent="nobody") == [
+    assert telegram([], agent="nobody") == [
         "channels.telegram.agent: 'nobody' is not one of agents[].name"
     ]
+    assert telegram([{"name": "a"}]) == [
+        "channels.telegram.bots[0].bot_token: required (each bot has its own credentials)"
+    ]
+    assert telegram([{"name": "a", "bot_token": "1:x"}]) == [
+        "channels.telegram.bots[0].bot_token: the same account as the section's own bot"
+    ]
+    slack = {"enabled": True, "bot_token": "xoxb-1", "app_token": "xapp-1"}
+    assert problems("slack", {**slack, "bots": [{"name": "a", "bot_token": "xoxb-2"}]}) == [
+        "channels.slack.bots[0].app_token: required (xapp-...) when channels.slack.mode is socket"
+    ]  # an app's own token is never the section's
+    feishu = {"enabled": True, "app_id": "cli_1", "app_secret": "s"}
+    two = [{"name": "a", "app_id": "cli_2", "app_secret": "t"}, {"name": "b", "app_id": "cli_2"}]
+    assert problems("feishu", {**feishu, "bots": two}) == [
+        "channels.feishu.bots[1].app_secret: required (each bot has its own credentials)"
+    ]
+    two[1]["app_secret"] = "u"
+    assert problems("feishu", {**feishu, "bots": two}) == [
+        "channels.feishu.bots[1].app_id: the same account as bot 'a'"
+    ]
+    discord = {"enabled": True, "bot_token": "NDI0Mg.x", "api_base": "http://a"}
+    bot = {"name": "a", "bot_token": "NDI0Mw.y", "api_base": "http://b"}
+    assert problems("discord", {**discord, "bots": [bot]}) == [
+        "channels.discord.bots[0].api_base: one for every bot (set it on the section)"
+    ]
+    same = {"name": "a", "app_id": "cli_2", "app_secret": "t", "webhook_path": "/feishu/events"}
+    assert problems("feishu", {**feishu, "bots": [same]}) == [
+        "channels.feishu.bots[0].webhook_path: already the route of the section's own bot"
+    ]
+    console = {"enabled": True, "bots": [{"name": "a"}]}
+    assert problems("console", console) == ["channels.console.bots: this channel has no named bots"]
+
+
+def test_named_bots_get_webhook_paths_and_secrets_of_their_own() -> None:
+    feishu = {"enabled": True, "app_id": "cli_1", "app_secret": "s", "encrypt_key": "k"}
+    bot = {"name": "desk", "app_id": "cli_2", "app_secret": "t"}
+    raw = {
+        "models": [{"name": "m", "model": "m"}],
+        "channels": {"feishu": {**feishu, "bots": [bot]}},
+    }
+    section = settings_from_dict(raw).channels.platform("feishu")
+    assert section is not None
+    desk = section.bot_configs()["desk"]
+    assert desk.webhook_path == "/feishu/events/desk"  # type: ignore[attr-defined]
+    assert desk.encrypt_key.get_secret_value() == ""  # type: ignore[attr-defined]

@@ -36,8 +36,8 @@ class Worker(ServiceProcess):
     def ready(self) -> bool:
         return "admin server on" in self.logs[-1].read_text()
 
-    def holds_connection(self) -> bool:
-        return bool(self.health()["channels"]["telegram"]["connection"] == "held")
+    def holds_connection(self, channel: str = "telegram") -> bool:
+        return bool(self.health()["channels"][channel]["connection"] == "held")
 
     def partitions(self) -> list[int]:
         return list(self.health()["bus"]["partitions"])
@@ -83,15 +83,15 @@ def workers(
     return found
 
 
-def start_all(group: list[Worker]) -> None:
+def start_all(group: list[Worker], channel: str = "telegram") -> None:
     for w in group:
         w.start()
     for w in group:
         wait_until(w.ready, 60, "a worker to start")
     wait_until(
-        lambda: sum(w.holds_connection() for w in group) == 1,
+        lambda: sum(w.holds_connection(channel) for w in group) == 1,
         30,
-        "one worker to hold the Telegram connection",
+        f"one worker to hold the {channel} connection",
     )
     shared_out(group, PARTITIONS)
 
@@ -129,10 +129,11 @@ def own_database(server: str) -> Iterator[str]:
 
 
 @contextlib.contextmanager
-def running(group: list[Worker]) -> Iterator[list[Worker]]:
-    """`group` started (one holds the connection, the partitions shared out); stopped after."""
+def running(group: list[Worker], channel: str = "telegram") -> Iterator[list[Worker]]:
+    """`group` started (one holds the `channel` connection, the partitions shared out); stopped
+    after."""
     try:
-        start_all(group)
+        start_all(group, channel)
         yield group
     finally:
         for w in group:

@@ -14,7 +14,7 @@ from typing import Any
 import aiohttp
 from aiohttp import web
 
-from tests.fakes.discord_payloads import APP_ID, BOT_ID, GUILD_ID, TOKEN, user_payload
+from tests.fakes.discord_payloads import GUILD_ID, user_payload
 from tests.fakes.threaded import ThreadedServer
 
 
@@ -27,6 +27,9 @@ class Session:
 
 class Gateway:
     server: ThreadedServer
+    bot_id: int
+    app_id: int
+    token: str
     identifies: int
     resumes: int
     _sessions: dict[str, Session]
@@ -67,27 +70,40 @@ class Gateway:
             elif op == 6:
                 await self._resume(ws, entry, msg["d"])
         self.server.websockets.discard(ws)
-        with self._cond:
-            self._sockets = [(w, s) for w, s in self._sockets if w is not ws]
-            self._cond.notify_all()
+        for bot in self.bots():
+            with bot._cond:
+                bot._sockets = [(w, s) for w, s in bot._sockets if w is not ws]
+                bot._cond.notify_all()
         return ws
+
+    def bots(self) -> list[Gateway]:
+        """Every bot this fake serves: its own, then those added with `add_bot`."""
+        return [self]
 
     async def _identify(
         self, ws: web.WebSocketResponse, entry: list[Any], data: dict[str, Any]
     ) -> None:
-        if data.get("token") != TOKEN:
+        bot = self.bot_of(str(data.get("token")))
+        if bot is None:
             await ws.close(code=4004, message=b"Authentication failed.")
             return
+        await bot._ready(ws)
+
+    def bot_of(self, token: str) -> Gateway | None:
+        """The bot `token` is (this fake's, or one added with `add_bot`)."""
+        return next((b for b in self.bots() if b.token == token), None)
+
+    async def _ready(self, ws: web.WebSocketResponse) -> None:
         self.identifies += 1
         session = Session(id=f"session{self.next_id()}")
         self._sessions[session.id] = session
         ready = {
             "v": 10,
-            "user": user_payload(BOT_ID, "antler", bot=True),
+            "user": user_payload(self.bot_id, "antler", bot=True),
             "guilds": [{"id": str(GUILD_ID), "unavailable": True}],
             "session_id": session.id,
             "resume_gateway_url": self.gateway_url,
-            "application": {"id": str(APP_ID), "flags": 0},
+            "application": {"id": str(self.app_id), "flags": 0},
             "private_channels": [],
             "relationships": [],
         }
@@ -98,6 +114,10 @@ class Gateway:
     async def _resume(
         self, ws: web.WebSocketResponse, entry: list[Any], data: dict[str, Any]
     ) -> None:
+        owner = next((b for b in self.bots() if str(data.get("session_id")) in b._sessions), self)
+        if owner is not self:
+            await owner._resume(ws, entry, data)
+            return
         session = self._sessions.get(str(data.get("session_id")))
         if session is None:
             await ws.send_json({"op": 9, "d": False, "s": None, "t": None})

@@ -9,7 +9,14 @@ from typing import Any
 
 BOT_ID = 4242
 APP_ID = 4243
-TOKEN = base64.b64encode(str(BOT_ID).encode()).decode().rstrip("=") + ".fake.token"
+
+
+def token_of(bot_id: int) -> str:
+    """A bot token as Discord makes them: the bot's id (base64) first."""
+    return base64.b64encode(str(bot_id).encode()).decode().rstrip("=") + ".fake.token"
+
+
+TOKEN = token_of(BOT_ID)
 USER_ID = 1001
 GUILD_ID = 9000
 CHANNEL_ID = 9001  # a text channel of the guild
@@ -31,6 +38,8 @@ def user_payload(user_id: int, name: str, *, bot: bool = False) -> dict[str, Any
 class Payloads:
     """Builders of messages, threads, the guild and interactions (ids from one counter)."""
 
+    bot_id: int
+    app_id: int
     files: dict[int, bytes]
     threads: dict[int, dict[str, Any]]
     _interactions: dict[int, dict[str, Any]]
@@ -46,7 +55,7 @@ class Payloads:
 
     def _application(self) -> dict[str, Any]:
         return {
-            "id": str(APP_ID),
+            "id": str(self.app_id),
             "name": "antler",
             "icon": None,
             "description": "",
@@ -60,7 +69,7 @@ class Payloads:
     def mention_payload(self, text: str) -> dict[str, Any]:
         """A message in the guild's text channel that @-mentions the bot: `<@bot> text`."""
         return self.message_payload(
-            CHANNEL_ID, f"<@{BOT_ID}> {text}", guild=GUILD_ID, mentions=(BOT_ID,)
+            CHANNEL_ID, f"<@{self.bot_id}> {text}", guild=GUILD_ID, mentions=(self.bot_id,)
         )
 
     def message_payload(
@@ -82,7 +91,7 @@ class Payloads:
             "edited_timestamp": None,
             "tts": False,
             "mention_everyone": False,
-            "mentions": [user_payload(m, "antler", bot=m == BOT_ID) for m in mentions],
+            "mentions": [user_payload(m, "antler", bot=m == self.bot_id) for m in mentions],
             "mention_roles": [],
             "attachments": [],
             "embeds": [],
@@ -126,7 +135,7 @@ class Payloads:
             "type": 11,
             "guild_id": str(GUILD_ID),
             "parent_id": str(parent),
-            "owner_id": str(BOT_ID),
+            "owner_id": str(self.bot_id),
             "name": name,
             "message_count": 0,
             "member_count": 1,
@@ -202,7 +211,7 @@ class Payloads:
         interaction_id = self.next_id()
         out: dict[str, Any] = {
             "id": str(interaction_id),
-            "application_id": str(APP_ID),
+            "application_id": str(self.app_id),
             "type": kind,
             "data": data,
             "channel_id": str(channel),

@@ -36,6 +36,7 @@ from tests.fakes.discord_payloads import (
     TOKEN,
     USER_ID,
     Payloads,
+    token_of,
     user_payload,
 )
 from tests.fakes.threaded import Awaited, Recorded, Served, ThreadedServer
@@ -60,7 +61,9 @@ class FakeDiscord(Served, Awaited, Payloads, Gateway):
     name = "fake discord"
     wait_seconds = 10.0
 
-    def __init__(self) -> None:
+    def __init__(self, *, bot_id: int = BOT_ID, app_id: int = APP_ID) -> None:
+        self.bot_id, self.app_id, self.token = bot_id, app_id, token_of(bot_id)
+        self._others: dict[str, FakeDiscord] = {}  # more bots on this server, by token
         self.calls: list[Recorded] = []
         self.messages: dict[int, dict[str, Any]] = {}  # id -> message (the latest content)
         self.history: list[tuple[str, int, str]] = []  # (POST|PATCH, message id, content)
@@ -94,6 +97,16 @@ class FakeDiscord(Served, Awaited, Payloads, Gateway):
     def api_base(self) -> str:
         return f"{self.server.base}/api/v10"
 
+    def add_bot(self, *, bot_id: int, app_id: int) -> FakeDiscord:
+        """Another bot (own token, messages, calls, sessions) at this started fake's address."""
+        other = FakeDiscord(bot_id=bot_id, app_id=app_id)
+        other.server = self.server
+        self._others[other.token] = other
+        return other
+
+    def bots(self) -> list[FakeDiscord]:  # type: ignore[override]
+        return [self, *self._others.values()]
+
     # ------------------------------------------------------------------ injection knobs
 
     def rate_limit(
@@ -119,7 +132,7 @@ class FakeDiscord(Served, Awaited, Payloads, Gateway):
         mine = [
             m
             for m in self.messages.values()
-            if m["channel_id"] == str(channel_id) and m["author"]["id"] == str(BOT_ID)
+            if m["channel_id"] == str(channel_id) and m["author"]["id"] == str(self.bot_id)
         ]
         return sorted(mine, key=lambda m: int(m["id"]))
 
@@ -131,9 +144,18 @@ class FakeDiscord(Served, Awaited, Payloads, Gateway):
     async def _rest(self, request: web.Request) -> web.StreamResponse:
         path = "/" + request.match_info["tail"]
         body, files = await _read(request)
-        rec = Recorded(request.method, path, body, dict(request.headers))
-        if request.headers.get("Authorization") != f"Bot {TOKEN}" and "/interactions/" not in path:
+        token = request.headers.get("Authorization", "").removeprefix("Bot ")
+        bot = next((b for b in self.bots() if b.token == token), None)
+        if "/interactions/" in path:  # no token: the interaction's id says whose
+            bot = next((b for b in self.bots() if int(path.split("/")[2]) in b._interactions), self)
+        if bot is None:
             return _error(401, 0, "401: Unauthorized")
+        return await bot._serve(request, path, body, files)
+
+    async def _serve(
+        self, request: web.Request, path: str, body: dict[str, Any], files: list[dict[str, Any]]
+    ) -> web.StreamResponse:
+        rec = Recorded(request.method, path, body, dict(request.headers))
         self._check_blocks(request.method, path)
         limited = self._limited(request.method, path)
         if limited is not None:
@@ -200,7 +222,7 @@ class FakeDiscord(Served, Awaited, Payloads, Gateway):
     ) -> web.StreamResponse:
         parts = path.strip("/").split("/")
         if path == "/users/@me":
-            return _json(user_payload(BOT_ID, "antler", bot=True))
+            return _json(user_payload(self.bot_id, "antler", bot=True))
         if path == "/oauth2/applications/@me":
             return _json(self._application())
         if path == "/gateway/bot":
@@ -218,7 +240,7 @@ class FakeDiscord(Served, Awaited, Payloads, Gateway):
             )
         if parts[0] == "applications" and parts[-1] == "commands" and method == "PUT":
             self.commands = [
-                {**c, "id": str(self.next_id()), "application_id": str(APP_ID)}
+                {**c, "id": str(self.next_id()), "application_id": str(self.app_id)}
                 for c in body["_json"]
             ]
             return _json(self.commands)
@@ -266,7 +288,7 @@ class FakeDiscord(Served, Awaited, Payloads, Gateway):
                 self._attachment_payload(self.next_id(), f["filename"], f["data"], index)
             )
         message = self.message_payload(
-            channel, content, author=user_payload(BOT_ID, "antler", bot=True)
+            channel, content, author=user_payload(self.bot_id, "antler", bot=True)
         )
         message.update(components=payload.get("components") or [], attachments=attachments)
         ref = payload.get("message_reference")
@@ -313,7 +335,7 @@ class FakeDiscord(Served, Awaited, Payloads, Gateway):
             message = self.message_payload(
                 channel,
                 str(data.get("content") or ""),
-                author=user_payload(BOT_ID, "antler", bot=True),
+                author=user_payload(self.bot_id, "antler", bot=True),
             )
             message["interaction_metadata"] = {
                 "id": str(interaction_id),
@@ -327,7 +349,8 @@ class FakeDiscord(Served, Awaited, Payloads, Gateway):
         return _json(result)
 
     async def _attachment(self, request: web.Request) -> web.Response:
-        data = self.files.get(int(request.match_info["id"]))
+        found = (b.files.get(int(request.match_info["id"])) for b in self.bots())
+        data = next((d for d in found if d is not None), None)
         if data is None:
             return web.Response(status=404)
         return web.Response(body=data, content_type="application/octet-stream")

@@ -50,8 +50,18 @@ class FakeSlack(Served, Awaited, SocketMode):
 
     name = "fake slack"
 
-    def __init__(self, *, team: str = TEAM, bot_user: str = BOT_USER) -> None:
+    def __init__(
+        self,
+        *,
+        team: str = TEAM,
+        bot_user: str = BOT_USER,
+        bot_token: str = BOT_TOKEN,
+        app_token: str = APP_TOKEN,
+    ) -> None:
+        """One Slack app (`bot_token`, `app_token`; a second app is a second fake, like a
+        second app installed in the same workspace)."""
         self.team, self.bot_user = team, bot_user
+        self.bot_token, self.app_token = bot_token, app_token
         self.calls: list[Recorded] = []
         self.messages: dict[str, dict[str, Any]] = {}  # ts -> message
         self.reactions: dict[tuple[str, str], list[str]] = defaultdict(list)  # the bot's
@@ -149,6 +159,9 @@ class FakeSlack(Served, Awaited, SocketMode):
         method = request.match_info["method"]
         body = await _read_body(request)
         self._record(Recorded(method, request.path, body, dict(request.headers)))
+        tokens = (self.bot_token, self.app_token)
+        if request.headers.get("Authorization") not in [f"Bearer {t}" for t in tokens]:
+            return web.json_response({"ok": False, "error": "invalid_auth"})
         failures = self._failures.get(method)
         if failures:
             status, payload, headers = failures.pop(0)
@@ -294,7 +307,7 @@ class FakeSlack(Served, Awaited, SocketMode):
         auth = request.headers.get("Authorization", "")
         self.downloads.append({"path": request.path, "auth": auth})
         data = self.files.get(request.match_info["file_id"])
-        if auth != f"Bearer {BOT_TOKEN}" or data is None:
+        if auth != f"Bearer {self.bot_token}" or data is None:
             return web.Response(status=200, text="<html>login</html>", content_type="text/html")
         return web.Response(body=data, content_type="application/octet-stream")
 

@@ -62,7 +62,9 @@ class TLSServer(ThreadedServer):
 
 
 class FakeWeCom(Running):
-    def __init__(self) -> None:
+    def __init__(self, *, bot_id: str = BOT_ID, secret: str = SECRET) -> None:
+        """One intelligent robot (`bot_id`, `secret`); a second robot is a second fake."""
+        self.bot_id, self.secret = bot_id, secret
         self.calls: list[Recorded] = []
         self.callbacks: dict[str, dict[str, Any]] = {}  # req id -> {"body", "event", "at"}
         self.messages: list[dict[str, Any]] = []  # streams, markdown, cards, files; in order
@@ -229,7 +231,7 @@ class FakeWeCom(Running):
 
     async def _subscribe(self, ws: web.WebSocketResponse, req_id: str, body: Any) -> None:
         self.subscribes += 1
-        good = body.get("bot_id") == BOT_ID and body.get("secret") == SECRET
+        good = body.get("bot_id") == self.bot_id and body.get("secret") == self.secret
         if self.auth_failure or not good:
             await self._ack(ws, req_id, 40001, None)
             return

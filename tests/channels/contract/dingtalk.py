@@ -19,8 +19,17 @@ class DingTalkDriver(Driver[FakeDingTalk]):
     max_part = 4000
     fake_type = FakeDingTalk
 
+    client_id = "ding-contract"
+
     def config(self) -> dict[str, Any]:
-        return self.fake.channel_config("ding-contract", card_template_id="tpl")
+        return self.fake.channel_config(self.client_id, card_template_id="tpl")
+
+    def named_bot(self) -> DingTalkDriver:
+        """A second app (robot): its own client id and secret, its own stream connection."""
+        other = DingTalkDriver()
+        other.client_id = "ding-second"
+        other.start()
+        return other
 
     def send(self, text: str, event: str) -> None:
         self.events[event] = self.fake.chatbot_data(text)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from tests.channels.contract.driver import Driver
-from tests.fakes.discord_server import TOKEN, FakeDiscord
+from tests.fakes.discord_server import FakeDiscord
 
 DM = 5555
 
@@ -16,7 +16,15 @@ class DiscordDriver(Driver[FakeDiscord]):
     fake_type = FakeDiscord
 
     def config(self) -> dict[str, Any]:
-        return {"enabled": True, "bot_token": TOKEN, "api_base": self.fake.api_base}
+        return {"enabled": True, "bot_token": self.fake.token, "api_base": self.fake.api_base}
+
+    def named_bot(self) -> DiscordDriver:
+        """A second bot (its own token, user and application) served by the same fake Discord
+        (discord.py has one API address per process, as Discord has)."""
+        other = DiscordDriver()
+        other.fake = self.fake.add_bot(bot_id=5252, app_id=5253)
+        other.owns_fake = False
+        return other
 
     def send(self, text: str, event: str) -> None:
         self.events[event] = self.fake.message_payload(DM, text)

@@ -9,6 +9,7 @@ passes `test_contract.py`.
 from __future__ import annotations
 
 import abc
+from collections.abc import Mapping
 from typing import Any, Generic, Protocol, TypeVar
 
 OUTPUTS = "/mnt/user-data/outputs"
@@ -41,12 +42,39 @@ class Driver(abc.ABC, Generic[F]):
         self.events: dict[str, dict[str, Any]] = {}  # what `send` pushed, by event name
         self._limits = 0  # 429s injected so far
 
+    owns_fake = True
+    """False for a named bot served by another driver's fake (`named_bot`): that one runs it."""
+
     def start(self) -> None:
         """Start the fake server."""
-        self.fake.start()
+        if self.owns_fake:
+            self.fake.start()
 
     def stop(self) -> None:
-        self.fake.stop()
+        if self.owns_fake:
+            self.fake.stop()
+
+    def named_bot(self) -> Driver[F]:
+        """Another bot of this platform beside this (started) driver's, with credentials of its
+        own, served as the platform serves a second app: started, its `config()` the keys of its
+        entry in `bots:`. By default a fake of its own (a platform's fakes serve one app each)."""
+        other = type(self)()
+        other.start()
+        return other
+
+    def as_section(
+        self, bots: Mapping[str, Driver[Any]], agents: Mapping[str, str] | None = None
+    ) -> dict[str, Any]:
+        """This driver's section with `bots` (by name) as its named bots; `agents`: the agent
+        profile of the section's bot ("") and of each named bot."""
+        agents = agents or {}
+        own = {"agent": agents[""]} if "" in agents else {}
+        named = [
+            {"name": name, **({"agent": agents[name]} if name in agents else {}),
+             **{k: v for k, v in bot.config().items() if k != "enabled"}}
+            for name, bot in bots.items()
+        ]  # fmt: skip
+        return {**self.config(), **own, "bots": named}
 
     @abc.abstractmethod
     def config(self) -> dict[str, Any]:

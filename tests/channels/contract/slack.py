@@ -9,7 +9,7 @@ from typing import Any
 
 from tests.channels.contract.driver import Driver
 from tests.channels.slack import events
-from tests.fakes.slack_server import APP_TOKEN, BOT_TOKEN, SIGNING_SECRET, FakeSlack
+from tests.fakes.slack_server import SIGNING_SECRET, FakeSlack
 
 DM = "D0001"
 
@@ -39,11 +39,19 @@ class SlackDriver(Driver[FakeSlack]):
     def config(self) -> dict[str, Any]:
         return {
             "enabled": True,
-            "bot_token": BOT_TOKEN,
-            "app_token": APP_TOKEN,
+            "bot_token": self.fake.bot_token,
+            "app_token": self.fake.app_token,
             "signing_secret": SIGNING_SECRET,
             "api_base": self.fake.api_base,
         }
+
+    def named_bot(self) -> SlackDriver:
+        """A second Slack app: its own bot token, app-level token and bot user."""
+        other = SlackDriver()
+        tokens = {"bot_token": "xoxb-second", "app_token": "xapp-1-A0002-second"}
+        other.fake = FakeSlack(bot_user="UBOT2", **tokens)
+        other.start()
+        return other
 
     def _push(self, event: dict[str, Any], name: str, retry: int = 0) -> None:
         self.fake.push_event(event, event_id=f"Ev-{name}", retry_attempt=retry)

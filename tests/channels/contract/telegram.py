@@ -8,6 +8,7 @@ from tests.channels.contract.driver import Driver
 from tests.fakes.telegram_server import FakeTelegram
 
 DM = 555
+SECOND_TOKEN = "333333:SECOND-token"
 
 
 class TelegramDriver(Driver[FakeTelegram]):
@@ -17,6 +18,13 @@ class TelegramDriver(Driver[FakeTelegram]):
 
     def config(self) -> dict[str, Any]:
         return self.fake.channel_config()
+
+    def named_bot(self) -> TelegramDriver:
+        """A second bot (its own token) served by the same fake Telegram, as Telegram does."""
+        other = TelegramDriver()
+        other.fake = self.fake.add_bot(SECOND_TOKEN, bot_id=333333, username="second_bot")
+        other.owns_fake = False
+        return other
 
     def send(self, text: str, event: str) -> None:
         self.events[event] = self.fake.message(DM, text)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from tests.channels.contract.driver import Driver
-from tests.fakes.wecom_payloads import BOT_ID, SECRET, USER, media_body, press_body, shown_text
+from tests.fakes.wecom_payloads import USER, media_body, press_body, shown_text
 from tests.fakes.wecom_payloads import text_body as text
 from tests.fakes.wecom_server import FakeWeCom
 
@@ -23,12 +23,19 @@ class WeComDriver(Driver[FakeWeCom]):
     def config(self) -> dict[str, Any]:
         return {
             "enabled": True,
-            "bot_id": BOT_ID,
-            "secret": SECRET,
+            "bot_id": self.fake.bot_id,
+            "secret": self.fake.secret,
             "ws_url": self.fake.ws_url,
             "ca_file": self.fake.ca_file,
             "stream_interval": 0.1,
         }
+
+    def named_bot(self) -> WeComDriver:
+        """A second intelligent robot: its own bot id and secret."""
+        other = WeComDriver()
+        other.fake = FakeWeCom(bot_id="aib-second-bot", secret="wecom-second-secret")
+        other.start()
+        return other
 
     def send(self, text_: str, event: str) -> None:
         self.events[event] = text(text_)
