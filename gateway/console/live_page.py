@@ -16,6 +16,7 @@ from typing import Any
 
 from aiohttp import web
 
+from bot.i18n import text as _
 from channels.base import ReplyDoc
 from gateway.console.conversations_page import find
 from gateway.console.web import Ctx, Pages, not_found
@@ -48,7 +49,7 @@ def shown(doc: ReplyDoc) -> dict[str, Any]:
 async def live(ctx: Ctx) -> web.StreamResponse:
     conv = await find(ctx)
     if conv is None:
-        return not_found(ctx, "that conversation")
+        return not_found(ctx, _("that conversation"))
     service = ctx.services.conversations
     response = web.StreamResponse(headers=LIVE_HEADERS)
     await response.prepare(ctx.request)
