@@ -18,6 +18,9 @@ class DiscordDriver(Driver[FakeDiscord]):
     def config(self) -> dict[str, Any]:
         return {"enabled": True, "bot_token": TOKEN, "api_base": self.fake.api_base}
 
+    def speaks(self, tag: str) -> None:
+        self.fake.user_locale = tag
+
     def send(self, text: str, event: str) -> None:
         self.events[event] = self.fake.message_payload(DM, text)
         self.fake.push_message(self.events[event])

@@ -48,6 +48,10 @@ class Driver(abc.ABC, Generic[F]):
     def stop(self) -> None:
         self.fake.stop()
 
+    def speaks(self, tag: str) -> None:
+        """The person's app is in `tag` (`zh-CN`), where the platform sends it with every press
+        or command (Discord's interactions); elsewhere nothing to do."""
+
     @abc.abstractmethod
     def config(self) -> dict[str, Any]:
         """The channel's section of the service config, pointing at the fake server."""

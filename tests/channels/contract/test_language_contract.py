@@ -32,6 +32,7 @@ async def service(
     tmp_path: Path, fake_openai: FakeOpenAI, driver: Driver
 ) -> AsyncIterator[ServiceHarness]:
     channels = {driver.name: {**driver.config(), "locale": "zh-CN"}}
+    driver.speaks("zh-CN")  # a Chinese team's apps (Discord sends it with a button press)
     access = {"approvals": {"tools": {"write_file": "always"}, "timeout_minutes": 5}}
     async with ServiceHarness(tmp_path, fake_openai, channels, access=access) as svc:
         yield svc
