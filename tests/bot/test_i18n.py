@@ -243,3 +243,27 @@ def test_a_locale_without_texts_stops_start_up() -> None:
     ]
     raw["channels"]["telegram"]["locale"] = "zh"  # type: ignore[index]
     assert settings_from_dict(raw).channels.locale == "zh-CN"
+
+
+def test_a_named_bots_locale_without_texts_stops_start_up() -> None:
+    raw = {
+        "models": [{"name": "m", "model": "m", "api_key": "k"}],
+        "channels": {
+            "telegram": {
+                "bot_token": "1:x",
+                "bots": [
+                    {"name": "support", "bot_token": "2:y", "locale": "zh-CN"},
+                    {"name": "sales", "bot_token": "3:z", "locale": "klingon"},
+                ],
+            }
+        },
+    }
+    with pytest.raises(ConfigError) as caught:
+        settings_from_dict(raw)
+    assert caught.value.problems == [
+        "channels.telegram.bots[1].locale: no texts in 'klingon' (one of en, zh-CN)"
+    ]
+    raw["channels"]["telegram"]["bots"][1]["locale"] = "en"  # type: ignore[index]
+    channels = settings_from_dict(raw).channels
+    assert channels.platform("telegram.support").locale == "zh-CN"  # type: ignore[union-attr]
+    assert channels.platform("telegram.sales").locale == "en"  # type: ignore[union-attr]
