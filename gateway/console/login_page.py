@@ -9,7 +9,7 @@ from aiohttp import web
 
 from bot import i18n
 from bot.i18n import text as _
-from gateway.console import language
+from gateway.console.language import SWITCH, remember
 from gateway.console.session import set_cookie
 from gateway.console.web import SESSIONS_KEY, Ctx, Pages, guarded, refused
 
@@ -26,7 +26,7 @@ LOGIN_ASSETS = frozenset(
 class Gate:
     """For the gateway's auth: what is public, who is logged in, the answer to a stranger."""
 
-    public = frozenset({LOGIN, language.SWITCH}) | LOGIN_ASSETS
+    public = frozenset({LOGIN, SWITCH}) | LOGIN_ASSETS
 
     def authed(self, request: web.Request) -> bool:
         session = request.app[SESSIONS_KEY].find(request)
@@ -78,14 +78,14 @@ async def login(ctx: Ctx) -> web.StreamResponse:
     return response
 
 
-@public.get(language.SWITCH)
+@public.get(SWITCH)
 async def switch_language(ctx: Ctx) -> web.StreamResponse:
     """The header's "en / 中文": remember the language asked for (`?to=zh-CN`) and go back to
     the page it was chosen on (`next`, a console path only). An unknown one changes nothing."""
     response = ctx.back(safe_next(ctx.request.query.get("next", "")))
     chosen = i18n.supported(ctx.request.query.get("to"))
     if chosen is not None:
-        language.remember(response, ctx.request, chosen)
+        remember(response, ctx.request, chosen)
     return response
 
 

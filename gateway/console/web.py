@@ -20,7 +20,7 @@ from bot import i18n
 from bot.access.store import AuditEntry
 from bot.i18n import N_
 from bot.i18n import text as _
-from gateway.console import language
+from gateway.console.language import choices, locale_of
 from gateway.console.services import ConsoleServices
 from gateway.console.session import Session, Sessions, csrf_ok, set_cookie
 from gateway.errors import ApiError
@@ -104,7 +104,7 @@ class Ctx:
             flash=self.session.take_flash(),
             open_mode=self.request.app[SESSIONS_KEY].open,
             lang=i18n.tag(i18n.current()),
-            languages=language.choices(),
+            languages=choices(),
             here=self.request.path_qs,
             **values,
         )
@@ -147,7 +147,7 @@ def guarded(fn: ConsoleHandler, *, login: bool = True) -> Callable[[web.Request]
     the CSRF check; every answer gets the security headers."""
 
     async def handle(request: web.Request) -> web.StreamResponse:
-        with i18n.use(language.locale_of(request)):
+        with i18n.use(locale_of(request)):
             return await _guard(request, fn, login=login)
 
     return handle

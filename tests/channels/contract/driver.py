@@ -49,8 +49,8 @@ class Driver(abc.ABC, Generic[F]):
         self.fake.stop()
 
     def speaks(self, tag: str) -> None:
-        """The person's app is in `tag` (`zh-CN`), where the platform sends it with every press
-        or command (Discord's interactions); elsewhere nothing to do."""
+        """The person's app is in `tag` (`zh-CN`), where the platform tells (Discord's
+        interactions, Slack's users.info); elsewhere nothing to do."""
 
     @abc.abstractmethod
     def config(self) -> dict[str, Any]:
