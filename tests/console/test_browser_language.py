@@ -69,6 +69,13 @@ async def test_the_console_speaks_chinese_and_switches_back(browser: Any, st: St
         assert page.url.endswith(f"/console/{slug}")
     await expect(page.get_by_role("button", name="退出登录")).to_be_visible()
 
+    # the charts' words too (the template hands them to the page's script)
+    await page.get_by_role("navigation").get_by_role("link", name="指标").click()
+    await expect(page.locator(".chart[data-chart=answers] .u-legend")).to_contain_text("回答")
+    await expect(page.locator(".chart[data-chart=answers] .u-legend")).not_to_contain_text(
+        "answers"
+    )
+
     # a change's flash message, and a time written the Chinese way
     await page.get_by_role("link", name="渠道").click()
     await page.get_by_role("button", name="重启 telegram").click()
