@@ -99,6 +99,11 @@ def gettext(msgid: str) -> str:
     return translations(_current.get()).gettext(msgid)
 
 
+def ngettext(singular: str, plural: str, n: int) -> str:
+    """The singular or plural text for `n` in the current locale."""
+    return translations(_current.get()).ngettext(singular, plural, n)
+
+
 def text(msgid: str, /, **values: object) -> str:
     """`msgid` in the current locale with its `{placeholders}` filled in."""
     found = gettext(msgid)

@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping
 from bot import i18n, texts
 from bot.language import Languages
 from bot.schedules.scheduler import EVENT_PREFIX as SCHEDULED_RUN
-from channels.base import Channel, ChannelError, ChatRef, InboundMessage
+from channels.base import Channel, ChannelError, InboundMessage
 
 log = logging.getLogger("bot.app")
 
@@ -19,12 +19,20 @@ class Told:
         self.channels = channels  # the App's, as they are (re)started
         self.languages: Languages | None = None  # set once access is built
 
-    async def notify(self, chat: ChatRef, text: str) -> None:
-        """A notice from the scheduler (a run late or skipped) into the schedule's chat."""
+    async def notify(self, owner: InboundMessage, text: Callable[[], str]) -> None:
+        """A notice from the scheduler (a run late or skipped) into the schedule's chat, in the
+        language of the schedule's owner (`owner`: the run's message, sent by its creator):
+        their /lang, else their platform's hint, else the chat's channel language."""
+        chat = owner.chat
         channel = self.channels.get(chat.channel)
         if channel is None:
             raise ChannelError(f"channel {chat.channel} is not running")
-        await channel.send_text(chat, text)
+        with i18n.use(await self.language_of(owner)):
+            said = text()
+        await channel.send_text(chat, said)
+
+    async def language_of(self, msg: InboundMessage) -> str:
+        return await self.languages.of(msg) if self.languages else i18n.current()
 
     async def busy(self, msg: InboundMessage) -> None:
         if not msg.event_id.startswith(SCHEDULED_RUN):  # a scheduled run is published again
@@ -37,8 +45,7 @@ class Told:
         """A one-line notice in reply to `msg`, in its sender's language; a failure is logged."""
         channel = self.channels.get(msg.chat.channel)
         try:
-            locale = await self.languages.of(msg) if self.languages else i18n.current()
-            with i18n.use(locale):
+            with i18n.use(await self.language_of(msg)):
                 said = text()
             if channel is not None:
                 await channel.send_text(msg.chat, said, reply_to=msg.message_id)

@@ -65,13 +65,19 @@ def channels_model() -> type[ChannelsShared]:
 
 
 def locale_checks(channels: ChannelsShared) -> list[str]:
-    """Every `locale:` names a language the service has texts in (bot/locales/)."""
+    """Every `locale:` names a language the service has texts in (bot/locales/): the service's,
+    each platform section's and each named bot's (`channels.telegram.bots[1].locale`)."""
     known = ", ".join(i18n.tag(loc) for loc in i18n.available())
-    asked = {"channels.locale": channels.locale} | {
-        f"channels.{name}.locale": cfg.locale
-        for name in REGISTRY
-        if (cfg := channels.platform(name)) is not None and cfg.locale is not None
-    }
+    asked = {"channels.locale": channels.locale}
+    for name in REGISTRY:
+        cfg = channels.platform(name)
+        if cfg is None:
+            continue
+        if cfg.locale is not None:
+            asked[f"channels.{name}.locale"] = cfg.locale
+        for i, bot in enumerate(cfg.bots):
+            if isinstance(bot, dict) and bot.get("locale") is not None:
+                asked[f"channels.{name}.bots[{i}].locale"] = str(bot["locale"])
     return [
         f"{path}: no texts in {value!r} (one of {known})"
         for path, value in asked.items()

@@ -30,7 +30,7 @@ from bot import texts
 from bot.schedules.recurrence import local_text, next_fire
 from bot.stores.journal import Entry, State
 from bot.stores.schedules import Run, RunState, Schedule, ScheduleStore
-from channels.base import ChannelError, ChatRef, InboundMessage, PublishResult
+from channels.base import ChannelError, InboundMessage, PublishResult
 
 log = logging.getLogger("bot.schedules")
 
@@ -38,7 +38,9 @@ EVENT_PREFIX = "schedule:"
 THREAD_CHANNEL = "api"  # a Gateway thread's tasks: ChatRef(THREAD_CHANNEL, <thread id>)
 
 Publish = Callable[[InboundMessage], Awaitable[PublishResult]]
-Notify = Callable[[ChatRef, str], Awaitable[None]]
+Notify = Callable[[InboundMessage, Callable[[], str]], Awaitable[None]]
+"""A notice into a schedule's chat: the run's message (its chat, and its owner, whose language
+the notice is written in) and the notice, written once that language is known."""
 Outcome = Callable[[InboundMessage], Awaitable[Entry | None]]
 RunInThread = Callable[[InboundMessage], Awaitable[tuple[RunState, str] | None]]
 """Start a Gateway thread's task: (the run's state, its reason), or None to try again later."""
@@ -153,14 +155,15 @@ class Scheduler:
         ):
             return  # another process claimed it
         if late:
-            due_text = local_text(due, schedule.tz)
-            next_text = local_text(nxt, schedule.tz) if nxt is not None else None
-            note = (
-                texts.schedule_skipped(schedule.id, due_text, next_text)
-                if skip
-                else texts.schedule_ran_late(schedule.id, due_text)
-            )
-            await self._tell(schedule.chat, note)
+
+            def note() -> str:  # dates too in the owner's language
+                due_text = local_text(due, schedule.tz)
+                if not skip:
+                    return texts.schedule_ran_late(schedule.id, due_text)
+                next_text = local_text(nxt, schedule.tz) if nxt is not None else None
+                return texts.schedule_skipped(schedule.id, due_text, next_text)
+
+            await self._tell(run_message(schedule, due, late=True, now=now), note)
 
     async def _publish(self, run: Run) -> None:
         schedule = await self.store.get(run.schedule_id)
@@ -196,8 +199,8 @@ class Scheduler:
                 log.warning("schedule #%d %s", schedule.id, reason)
                 await self.store.set_state(schedule.id, "paused", reason)
 
-    async def _tell(self, chat: ChatRef, text: str) -> None:
+    async def _tell(self, owner: InboundMessage, text: Callable[[], str]) -> None:
         try:
-            await self.notify(chat, text)
+            await self.notify(owner, text)
         except ChannelError as exc:
-            log.warning("schedule notice to %s failed: %s", chat.key, exc)
+            log.warning("schedule notice to %s failed: %s", owner.chat.key, exc)

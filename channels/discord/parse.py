@@ -25,14 +25,26 @@ def mention_pattern(bot_id: int) -> re.Pattern[str]:
     return re.compile(rf"<@!?{bot_id}>")
 
 
-def sender(user: discord.User | discord.Member) -> UserRef:
+def sender(user: discord.User | discord.Member, locale: str = "") -> UserRef:
     roles = getattr(user, "roles", None) or []
     return UserRef(
         id=str(user.id),
         name=user.display_name,
         is_bot=user.bot,
         roles=tuple(str(r.id) for r in roles if not r.is_default()),
+        locale=locale,
     )
+
+
+def locale_of(interaction: discord.Interaction) -> str:
+    """The language hint of an interaction: the person's Discord language (`zh-CN`), else the
+    server's (`guild_locale`) when Discord sent a language it does not know; messages carry
+    neither."""
+    known = set(discord.Locale)
+    for found in (getattr(interaction, "locale", None), getattr(interaction, "guild_locale", None)):
+        if found in known:
+            return str(found.value)
+    return ""
 
 
 def chat_of(
@@ -128,7 +140,7 @@ def parse_interaction(
     return InboundMessage(
         event_id=f"i{interaction.id}",
         chat=chat,
-        sender=sender(user),
+        sender=sender(user, locale_of(interaction)),
         text=clean_input(text),
         message_id=str(anchor) if anchor else None,
         received_at=time.time(),

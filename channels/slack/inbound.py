@@ -20,6 +20,7 @@ from channels.base import ChannelContext, InboundMessage
 from channels.slack import parse
 from channels.slack.config import SlackConfig
 from channels.slack.follow import FollowedThreads
+from channels.slack.locales import UserLocales
 
 log = logging.getLogger("channels.slack")
 
@@ -39,6 +40,8 @@ class Inbound:
         self.app: AsyncApp | None = None
         # bare words after a mention that act as commands ("@Antler new"): the built-ins
         self.command_words = frozenset(c.name for c in ctx.commands() if not c.skill)
+        # the sender's Slack locale: the language hint (events carry none)
+        self.locales = UserLocales(lambda: self.app.client if self.app is not None else None)
 
     def register(self, app: AsyncApp) -> None:
         self.app = app
@@ -122,6 +125,9 @@ class Inbound:
         return replace(msg, quoted_text=context) if context else msg
 
     async def _publish(self, msg: InboundMessage) -> None:
+        if msg.sender.id and not msg.sender.locale and not msg.sender.is_bot:
+            locale = await self.locales.of(msg.sender.id)
+            msg = replace(msg, sender=replace(msg.sender, locale=locale))
         result = await self.ctx.publish(msg)
         if not result.done:
             log.info("slack message %s not accepted: %s", msg.event_id, result.value)

@@ -12,6 +12,7 @@ from aiohttp import web
 
 from bot.access.people import LinkingOff, People
 from bot.access.store import AuditEntry, AuditQuery
+from bot.i18n import text as _
 from gateway.console.web import Ctx, Pages
 from gateway.errors import present
 from gateway.registry import PATH_PARAMS
@@ -38,7 +39,7 @@ async def people_page(ctx: Ctx) -> web.StreamResponse:
     return ctx.render(
         "people.html",
         page="people",
-        title="People",
+        title=_("People"),
         rows=rows,
         roles=list(people.config().roles),
     )
@@ -50,9 +51,9 @@ async def set_role(ctx: Ctx) -> web.StreamResponse:
     person = ctx.request.match_info["person"]
     role = await ctx.field("role")
     if not re.fullmatch(PATH_PARAMS["person"], person):
-        return ctx.back(PEOPLE, "Not a person id.", "error")
+        return ctx.back(PEOPLE, _("Not a person id."), "error")
     if role and role not in people.config().roles:
-        return ctx.back(PEOPLE, f"Unknown role {role!r}.", "error")
+        return ctx.back(PEOPLE, _("Unknown role {role}.", role=repr(role)), "error")
     person = await people.person_of(person)
     before = await people.role_of(person)
     await people.store.set_role(person, role or None, "console")
@@ -60,7 +61,7 @@ async def set_role(ctx: Ctx) -> web.StreamResponse:
     detail = {"from": before, "to": after, "given": role or None}
     entry = AuditEntry(kind="role", actor="console", person=person, subject=after, detail=detail)
     await people.audit.record(entry)
-    return ctx.back(PEOPLE, f"{person} is now {after}.")
+    return ctx.back(PEOPLE, _("{person} is now {after}.", person=person, after=after))
 
 
 @pages.post(PEOPLE + "/{person}/accounts")
@@ -69,15 +70,15 @@ async def link_account(ctx: Ctx) -> web.StreamResponse:
     person = ctx.request.match_info["person"]
     account = await ctx.field("account")
     if links is None or not re.fullmatch(PATH_PARAMS["person"], person):
-        return ctx.back(PEOPLE, "Not a person id.", "error")
+        return ctx.back(PEOPLE, _("Not a person id."), "error")
     if not re.fullmatch(r"[a-z]+:\S{1,250}", account):
-        return ctx.back(PEOPLE, "An account is channel:id, e.g. slack:U0123.", "error")
+        return ctx.back(PEOPLE, _("An account is channel:id, e.g. slack:U0123."), "error")
     person = await people.person_of(person)
     try:
         await links.link(account, person, actor="console")
     except LinkingOff as exc:
-        return ctx.back(PEOPLE, f"Not linked: {exc}.", "error")
-    return ctx.back(PEOPLE, f"{account} is now {person}.")
+        return ctx.back(PEOPLE, _("Not linked: {reason}.", reason=exc), "error")
+    return ctx.back(PEOPLE, _("{account} is now {person}.", account=account, person=person))
 
 
 @pages.post(PEOPLE + "/{person}/accounts/{account}/unlink")
@@ -85,17 +86,24 @@ async def unlink_account(ctx: Ctx) -> web.StreamResponse:
     people, links = _people(ctx), ctx.services.links
     account, person = ctx.request.match_info["account"], ctx.request.match_info["person"]
     if links is None or not all(re.fullmatch(PATH_PARAMS["person"], v) for v in (account, person)):
-        return ctx.back(PEOPLE, "Not an account id.", "error")
+        return ctx.back(PEOPLE, _("Not an account id."), "error")
     if await people.person_of(account) != await people.person_of(person):
-        return ctx.back(PEOPLE, f"{account} is not linked to {person}.", "error")
+        return ctx.back(
+            PEOPLE,
+            _("{account} is not linked to {person}.", account=account, person=person),
+            "error",
+        )
     try:
         result = await links.unlink(account, actor="console")
     except LinkingOff as exc:
-        return ctx.back(PEOPLE, f"Not unlinked: {exc}.", "error")
+        return ctx.back(PEOPLE, _("Not unlinked: {reason}.", reason=exc), "error")
     said = {
-        "unlinked": (f"{account} is on its own again.", "ok"),
-        "anchor": (f"The others are linked to {account}: unlink them instead.", "error"),
-        "not_linked": (f"{account} is not linked.", "error"),
+        "unlinked": (_("{account} is on its own again.", account=account), "ok"),
+        "anchor": (
+            _("The others are linked to {account}: unlink them instead.", account=account),
+            "error",
+        ),
+        "not_linked": (_("{account} is not linked.", account=account), "error"),
     }[result]
     return ctx.back(PEOPLE, *said)
 
@@ -117,7 +125,7 @@ async def audit_page(ctx: Ctx) -> web.StreamResponse:
     return ctx.render(
         "audit.html",
         page="audit",
-        title="Audit",
+        title=_("Audit"),
         entries=entries,
         kinds=KINDS,
         kind=query.kind or "",

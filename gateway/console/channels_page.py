@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
+from bot.i18n import text as _
 from gateway.console.web import Ctx, Pages, not_found
 
 pages = Pages()
@@ -13,7 +14,7 @@ pages = Pages()
 async def channels(ctx: Ctx) -> web.StreamResponse:
     states = ctx.services.channels.states()
     return ctx.render(
-        "channels.html", page="channels", title="Channels", channels=sorted(states.items())
+        "channels.html", page="channels", title=_("Channels"), channels=sorted(states.items())
     )
 
 
@@ -22,10 +23,12 @@ async def restart(ctx: Ctx) -> web.StreamResponse:
     name = ctx.request.match_info["name"]
     service = ctx.services.channels
     if name not in service.states():
-        return not_found(ctx, f"channel {name}")
+        return not_found(ctx, _("channel {name}", name=name))
     if await service.restart(name):
-        return ctx.back("/console/channels", f"{name} restarted.")
+        return ctx.back("/console/channels", _("{name} restarted.", name=name))
     error = service.states()[name].last_error
     return ctx.back(
-        "/console/channels", f"{name} did not start: {error}; retrying with backoff.", "error"
+        "/console/channels",
+        _("{name} did not start: {error}; retrying with backoff.", name=name, error=error),
+        "error",
     )

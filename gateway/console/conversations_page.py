@@ -3,6 +3,7 @@ the thread's checkpoint, stop a running reply, switch the model."""
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -12,9 +13,10 @@ from aiohttp import web
 
 from agent.graph_api import STOPPED
 from agent.paths import THREAD_ID_PATTERN
+from bot.i18n import text as _
 from bot.stores.conversations import Conversation
 from gateway.console.services import Conversations
-from gateway.console.web import ConsoleHandler, Ctx, Pages, not_found
+from gateway.console.web import ConsoleHandler, Ctx, Pages, not_found, when
 from gateway.langgraph.serialize import state_values
 
 pages = Pages()
@@ -78,7 +80,12 @@ def trim(text: str, limit: int = TRIM) -> str:
 
 
 def _short_ts(ts: str) -> str:
-    return ts[:19].replace("T", " ") + " UTC" if ts else "—"
+    """A checkpoint's ISO time as the page's language writes a time (web.when)."""
+    try:
+        moment = dt.datetime.fromisoformat(ts)
+    except ValueError:
+        return ts[:19].replace("T", " ") + " UTC" if ts else "—"
+    return when((moment if moment.tzinfo else moment.replace(tzinfo=dt.UTC)).timestamp())
 
 
 def text_of(content: Any) -> str:
@@ -98,7 +105,7 @@ def transcript(values: dict[str, Any]) -> list[Line]:
         text = text_of(message.get("content"))
         calls = [c.get("name", "") for c in message.get("tool_calls") or []]
         if calls:
-            text = (text + "\n" if text else "") + "→ tools: " + ", ".join(calls)
+            text = (text + "\n" if text else "") + _("→ tools: {names}", names=", ".join(calls))
         if role == "tool":
             text = f"{message.get('name', 'tool')}: {text[:500]}"
         stopped = bool((message.get("response_metadata") or {}).get(STOPPED))
@@ -117,7 +124,7 @@ async def conversations(ctx: Ctx) -> web.StreamResponse:
     return ctx.render(
         "conversations.html",
         page="conversations",
-        title="Conversations",
+        title=_("Conversations"),
         rows=rows,
         channel=channel,
         channels=channels,
@@ -140,7 +147,7 @@ def of_conversation(
     async def handler(ctx: Ctx) -> web.StreamResponse:
         conv = await find(ctx)
         if conv is None:
-            return not_found(ctx, "that conversation")
+            return not_found(ctx, _("that conversation"))
         return await page(ctx, conv)
 
     return handler
@@ -168,8 +175,8 @@ async def conversation(ctx: Ctx, conv: Conversation) -> web.StreamResponse:
 async def stop(ctx: Ctx, conv: Conversation) -> web.StreamResponse:
     here = f"/console/conversations/{conv.thread_id}"
     if await ctx.services.conversations.stop(conv.key):
-        return ctx.back(here, "The running reply was stopped.")
-    return ctx.back(here, "Nothing was running.", "error")
+        return ctx.back(here, _("The running reply was stopped."))
+    return ctx.back(here, _("Nothing was running."), "error")
 
 
 @pages.post("/console/conversations/{thread_id}/model")
@@ -181,4 +188,6 @@ async def switch_model(ctx: Ctx, conv: Conversation) -> web.StreamResponse:
         await ctx.services.conversations.set_model(conv.key, name)
     except ValueError as exc:
         return ctx.back(here, str(exc), "error")
-    return ctx.back(here, f"Model switched to {name}; it applies from the next message.")
+    return ctx.back(
+        here, _("Model switched to {name}; it applies from the next message.", name=name)
+    )

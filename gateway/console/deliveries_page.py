@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from aiohttp import web
 
+from bot.i18n import text as _
 from bot.stores.journal import Entry
 from gateway.console.web import Ctx, Pages
 
@@ -28,7 +29,7 @@ class Delivery:
 
 
 def delivery(entry: Entry) -> Delivery:
-    channel, _, event = entry.key.partition(":")
+    channel, _sep, event = entry.key.partition(":")
     text = entry.msg.text if entry.msg is not None else ""
     return Delivery(
         channel=channel,
@@ -51,7 +52,7 @@ async def deliveries(ctx: Ctx) -> web.StreamResponse:
     return ctx.render(
         "deliveries.html",
         page="deliveries",
-        title="Deliveries",
+        title=_("Deliveries"),
         counts=await service.counts(),
         failed=failed,
         recent=recent,

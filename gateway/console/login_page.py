@@ -1,11 +1,15 @@
-"""`/console/login` (the admin token → a session cookie) and `/console/logout`, and the
-console's side of the gateway's allowlist (gateway/auth.py): the login page and the assets
-it renders with are public; every other console path needs a logged-in session."""
+"""`/console/login` (the admin token → a session cookie), `/console/logout`, the language switch
+(`/console/lang`) and the console's side of the gateway's allowlist (gateway/auth.py): the login
+page, the switch and the assets the login page renders with are public; every other console
+path needs a logged-in session."""
 
 from __future__ import annotations
 
 from aiohttp import web
 
+from bot import i18n
+from bot.i18n import text as _
+from gateway.console.language import SWITCH, remember
 from gateway.console.session import set_cookie
 from gateway.console.web import SESSIONS_KEY, Ctx, Pages, guarded, refused
 
@@ -22,7 +26,7 @@ LOGIN_ASSETS = frozenset(
 class Gate:
     """For the gateway's auth: what is public, who is logged in, the answer to a stranger."""
 
-    public = frozenset({LOGIN}) | LOGIN_ASSETS
+    public = frozenset({LOGIN, SWITCH}) | LOGIN_ASSETS
 
     def authed(self, request: web.Request) -> bool:
         session = request.app[SESSIONS_KEY].find(request)
@@ -62,15 +66,26 @@ async def login(ctx: Ctx) -> web.StreamResponse:
             "login.html",
             status=429,
             next=target,
-            error="Too many wrong tokens from this address; wait a few minutes.",
+            error=_("Too many wrong tokens from this address; wait a few minutes."),
         )
     session = sessions.login(ctx.session, await ctx.field("token"), remote)
     if session is None:
         return ctx.render(
-            "login.html", status=401, next=target, error="That token is not the admin token."
+            "login.html", status=401, next=target, error=_("That token is not the admin token.")
         )
     response = web.Response(status=303, headers={"Location": target})
     set_cookie(ctx.request, response, session)
+    return response
+
+
+@public.get(SWITCH)
+async def switch_language(ctx: Ctx) -> web.StreamResponse:
+    """The header's "en / 中文": remember the language asked for (`?to=zh-CN`) and go back to
+    the page it was chosen on (`next`, a console path only). An unknown one changes nothing."""
+    response = ctx.back(safe_next(ctx.request.query.get("next", "")))
+    chosen = i18n.supported(ctx.request.query.get("to"))
+    if chosen is not None:
+        remember(response, ctx.request, chosen)
     return response
 
 

@@ -10,6 +10,7 @@ from typing import Any
 from aiohttp import web
 from pydantic import ValidationError
 
+from bot.i18n import text as _
 from gateway.api.mcp import MASK, McpServer, masked_servers, replace_servers, stdio_problems
 from gateway.console.web import Ctx, Pages, not_found
 from gateway.errors import ApiError
@@ -41,7 +42,11 @@ def pairs(text: str, sep: str, field: str, errors: dict[str, str]) -> dict[str, 
             continue
         key, found, value = line.partition(sep)
         if not found or not key.strip():
-            errors[field] = f"each line must be NAME{sep}VALUE (line: {line.strip()[:40]!r})"
+            errors[field] = _(
+                "each line must be NAME{sep}VALUE (line: {line})",
+                sep=sep,
+                line=repr(line.strip()[:40]),
+            )
             continue
         out[key.strip()] = value.strip()
     return out
@@ -62,9 +67,9 @@ def parse(values: dict[str, str], base: dict[str, Any]) -> tuple[McpServer | Non
         description=values["description"],
     )
     if values["type"] not in TYPES:
-        errors["type"] = f"type must be one of {', '.join(TYPES)}"
+        errors["type"] = _("type must be one of {types}", types=", ".join(TYPES))
     if values["type"] in ("sse", "http") and not re.match(r"^https?://\S+$", values["url"]):
-        errors["url"] = "an sse or http server needs an http:// or https:// URL"
+        errors["url"] = _("an sse or http server needs an http:// or https:// URL")
     if errors:
         return None, errors
     try:
@@ -94,7 +99,7 @@ def render(
     return ctx.render(
         "mcp.html",
         page="mcp",
-        title="MCP servers",
+        title=_("MCP servers"),
         servers=servers,
         forms=forms,
         new=new,
@@ -121,12 +126,12 @@ async def save(ctx: Ctx) -> web.StreamResponse:
     values = {key: str(form.get(key, "")) for key in form_values({})}
     values["new_name"] = "" if original else name
     if original and original not in servers:
-        return not_found(ctx, f"MCP server {original}")
+        return not_found(ctx, _("MCP server {name}", name=original))
     errors: dict[str, str] = {}
     if not original and not re.fullmatch(NAME, name):
-        errors["name"] = "a name of letters, digits and . _ : - (at most 128)"
+        errors["name"] = _("a name of letters, digits and . _ : - (at most 128)")
     elif not original and name in servers:
-        errors["name"] = f"a server named {name} exists already"
+        errors["name"] = _("a server named {name} exists already", name=name)
     server, problems = parse(values, servers.get(original, {}))
     errors.update(problems)
     if server is None or errors:
@@ -137,7 +142,7 @@ async def save(ctx: Ctx) -> web.StreamResponse:
         await replace_servers(path, updated)
     except ApiError as exc:
         return ctx.back(HERE, str(exc.detail), "error")
-    return ctx.back(HERE, f"MCP server {name} saved.")
+    return ctx.back(HERE, _("MCP server {name} saved.", name=name))
 
 
 @pages.post(HERE + "/{name}/delete")
@@ -146,7 +151,7 @@ async def delete(ctx: Ctx) -> web.StreamResponse:
     servers = masked_servers(path)
     name = ctx.request.match_info["name"]
     if name not in servers:
-        return not_found(ctx, f"MCP server {name}")
+        return not_found(ctx, _("MCP server {name}", name=name))
     del servers[name]
     await replace_servers(path, {n: McpServer.model_validate(s) for n, s in servers.items()})
-    return ctx.back(HERE, f"MCP server {name} deleted.")
+    return ctx.back(HERE, _("MCP server {name} deleted.", name=name))

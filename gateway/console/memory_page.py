@@ -7,6 +7,7 @@ from urllib.parse import quote
 
 from aiohttp import web
 
+from bot.i18n import text as _
 from gateway.console.web import Ctx, Pages, not_found
 from gateway.registry import PATH_PARAMS
 
@@ -29,7 +30,7 @@ async def people(ctx: Ctx) -> web.StreamResponse:
     return ctx.render(
         "memory.html",
         page="memory",
-        title="Memory",
+        title=_("Memory"),
         enabled=memory.enabled,
         people=await memory.store.people(),
         person_url=person_url,
@@ -40,12 +41,12 @@ async def people(ctx: Ctx) -> web.StreamResponse:
 async def person(ctx: Ctx) -> web.StreamResponse:
     who = _person(ctx)
     if who is None:
-        return not_found(ctx, "that person")
+        return not_found(ctx, _("that person"))
     view = await ctx.services.memory.service.listing(who)
     return ctx.render(
         "person.html",
         page="memory",
-        title=f"Memory of {who}",
+        title=_("Memory of {person}", person=who),
         person=who,
         url=person_url(who),
         contexts=view.contexts,
@@ -57,20 +58,22 @@ async def person(ctx: Ctx) -> web.StreamResponse:
 async def forget_fact(ctx: Ctx) -> web.StreamResponse:
     who = _person(ctx)
     if who is None:
-        return not_found(ctx, "that person")
+        return not_found(ctx, _("that person"))
     store = ctx.services.memory.service.store
     fact_id = int(ctx.request.match_info["fact_id"])
     if not await store.forget(await store.person(who), fact_id):
-        return ctx.back(person_url(who), "That fact was already forgotten.", "error")
-    return ctx.back(person_url(who), "Fact forgotten.")
+        return ctx.back(person_url(who), _("That fact was already forgotten."), "error")
+    return ctx.back(person_url(who), _("Fact forgotten."))
 
 
 @pages.post(HERE + "/{person}/forget")
 async def forget_all(ctx: Ctx) -> web.StreamResponse:
     who = _person(ctx)
     if who is None:
-        return not_found(ctx, "that person")
+        return not_found(ctx, _("that person"))
     if await ctx.field("confirm") != "yes":
-        return ctx.back(person_url(who), "Tick the box to confirm; nothing was forgotten.", "error")
+        return ctx.back(
+            person_url(who), _("Tick the box to confirm; nothing was forgotten."), "error"
+        )
     await ctx.services.memory.service.clear(who)
-    return ctx.back(HERE, f"Everything about {who} was forgotten.")
+    return ctx.back(HERE, _("Everything about {person} was forgotten.", person=who))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
+from bot.i18n import text as _
 from gateway.console.metrics_history import WINDOW
 from gateway.console.web import Ctx, Pages
 
@@ -17,7 +18,7 @@ async def metrics(ctx: Ctx) -> web.StreamResponse:
     return ctx.render(
         "metrics.html",
         page="metrics",
-        title="Metrics",
+        title=_("Metrics"),
         totals=history.totals(),
         step=history.step,
         span=history.span,

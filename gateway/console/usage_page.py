@@ -12,6 +12,8 @@ from urllib.parse import urlencode
 from aiohttp import web
 from pydantic import ValidationError
 
+from bot.i18n import N_
+from bot.i18n import text as _
 from bot.usage.gate import UsageGate, money
 from gateway.api.usage import UsageParams, UsageReport, csv_response, report_of
 from gateway.console.web import Ctx, Pages
@@ -21,13 +23,13 @@ pages = Pages()
 FILTERS = ("since", "until", "person", "chat", "model")
 DEFAULT_DAYS = 30
 MAX_DAYS = 366
-TABLES = (("person", "Per person"), ("chat", "Per chat"), ("model", "Per model"))
+TABLES = (("person", N_("Per person")), ("chat", N_("Per chat")), ("model", N_("Per model")))
 
 
 def _gate(ctx: Ctx) -> UsageGate:
     gate = ctx.services.usage
     if gate is None or gate.meter.store is None:
-        raise ApiError(409, "Usage is not counted on this service.")
+        raise ApiError(409, _("Usage is not counted on this service."))
     return gate
 
 
@@ -51,7 +53,9 @@ def asked(ctx: Ctx, group_by: str) -> tuple[UsageParams, dict[str, str]]:
     except (ValidationError, ValueError) as exc:
         raise ApiError(422, _problem(exc)) from None
     if not 0 < span <= MAX_DAYS:
-        raise ApiError(422, f"until: 1 to {MAX_DAYS} days after since (not {span})")
+        raise ApiError(
+            422, _("until: 1 to {most} days after since (not {span})", most=MAX_DAYS, span=span)
+        )
     return q, shown
 
 
@@ -77,13 +81,13 @@ async def usage(ctx: Ctx) -> web.StreamResponse:
     tables = []
     for column, caption in TABLES:
         part = await report_of(gate, q.model_copy(update={"group_by": column}))
-        tables.append((column, caption, _rows(part, column)))
+        tables.append((column, _(caption), _rows(part, column)))
     total = (await report_of(gate, q)).total
     query = urlencode(shown)
     return ctx.render(
         "usage.html",
         page="usage",
-        title="Usage",
+        title=_("Usage"),
         form={k: shown.get(k, "") for k in FILTERS},
         money=money,
         total=total,
@@ -98,7 +102,7 @@ async def usage(ctx: Ctx) -> web.StreamResponse:
 async def data(ctx: Ctx) -> web.StreamResponse:
     """The chart's series: one point a UTC day of the range (0 on a day without calls)."""
     gate = _gate(ctx)
-    q, _ = asked(ctx, "day")
+    q = asked(ctx, "day")[0]
     by_day = {item.key["day"]: item for item in (await report_of(gate, q)).items}
     first, last = _day(q.since or ""), _day(q.until or "")
     series: dict[str, list[float]] = {"t": [], "prompt": [], "completion": [], "cost": []}
@@ -116,5 +120,5 @@ async def data(ctx: Ctx) -> web.StreamResponse:
 @pages.get("/console/usage.csv")
 async def usage_csv(ctx: Ctx) -> web.StreamResponse:
     """The range as CSV, a row per day, person, chat and model."""
-    q, _ = asked(ctx, "day,person,chat,model")
+    q = asked(ctx, "day,person,chat,model")[0]
     return csv_response(await report_of(_gate(ctx), q))

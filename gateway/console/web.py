@@ -13,9 +13,14 @@ from urllib.parse import quote
 
 import jinja2
 from aiohttp import web
+from babel.dates import format_datetime
 from multidict import MultiDictProxy
 
+from bot import i18n
 from bot.access.store import AuditEntry
+from bot.i18n import N_
+from bot.i18n import text as _
+from gateway.console.language import choices, locale_of
 from gateway.console.services import ConsoleServices
 from gateway.console.session import Session, Sessions, csrf_ok, set_cookie
 from gateway.errors import ApiError
@@ -29,20 +34,25 @@ TEMPLATES = jinja2.Environment(
     undefined=jinja2.StrictUndefined,
     trim_blocks=True,
     lstrip_blocks=True,
+    extensions=["jinja2.ext.i18n"],
 )
-NAV = (
-    ("channels", "Channels"),
-    ("conversations", "Conversations"),
-    ("deliveries", "Deliveries"),
-    ("extensions", "Models & skills"),
-    ("mcp", "MCP servers"),
-    ("memory", "Memory"),
-    ("metrics", "Metrics"),
-    ("usage", "Usage"),
-    ("schedules", "Schedules"),
-    ("people", "People"),
-    ("approvals", "Approvals"),
-    ("audit", "Audit"),
+# the templates' _() / gettext() / ngettext(): the service's catalog in the request's language
+TEMPLATES.install_gettext_callables(  # type: ignore[attr-defined]
+    gettext=i18n.gettext, ngettext=i18n.ngettext, newstyle=True
+)
+NAV = (  # each label is translated where the header shows it
+    ("channels", N_("Channels")),
+    ("conversations", N_("Conversations")),
+    ("deliveries", N_("Deliveries")),
+    ("extensions", N_("Models & skills")),
+    ("mcp", N_("MCP servers")),
+    ("memory", N_("Memory")),
+    ("metrics", N_("Metrics")),
+    ("usage", N_("Usage")),
+    ("schedules", N_("Schedules")),
+    ("people", N_("People")),
+    ("approvals", N_("Approvals")),
+    ("audit", N_("Audit")),
 )
 HEADERS = {
     "Content-Security-Policy": "default-src 'self'; script-src 'self'; style-src 'self'; "
@@ -56,10 +66,13 @@ HEADERS = {
 
 
 def when(ts: float | None) -> str:
-    """A unix time as `2026-11-23 16:40:05 UTC` ("—" for none)."""
+    """A unix time in UTC as the page's language writes it: `2026-11-23 16:40:05 UTC`,
+    `2026年11月23日 16:40:05 UTC` (Babel's format_datetime; "—" for none)."""
     if not ts:
         return "—"
-    return dt.datetime.fromtimestamp(ts, dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    moment = dt.datetime.fromtimestamp(ts, dt.UTC)
+    pattern = i18n.gettext("yyyy-MM-dd HH:mm:ss 'UTC'")
+    return format_datetime(moment, pattern, tzinfo=dt.UTC, locale=i18n.current())
 
 
 TEMPLATES.filters["when"] = when
@@ -90,6 +103,9 @@ class Ctx:
             csrf=self.session.csrf,
             flash=self.session.take_flash(),
             open_mode=self.request.app[SESSIONS_KEY].open,
+            lang=i18n.tag(i18n.current()),
+            languages=choices(),
+            here=self.request.path_qs,
             **values,
         )
         return web.Response(text=page, status=status, content_type="text/html", charset="utf-8")
@@ -131,27 +147,33 @@ def guarded(fn: ConsoleHandler, *, login: bool = True) -> Callable[[web.Request]
     the CSRF check; every answer gets the security headers."""
 
     async def handle(request: web.Request) -> web.StreamResponse:
-        sessions = request.app[SESSIONS_KEY]
-        session, fresh = sessions.find(request), False
-        if session is None and (sessions.open or not login or request.method == "GET"):
-            session, fresh = sessions.new(authed=False), True
-        if session is None or (request.method == "POST" and not await csrf_ok(request, session)):
-            response: web.StreamResponse = refused(request)
-        elif login and not session.authed:
-            response = web.Response(
-                status=303,
-                headers={"Location": "/console/login?next=" + quote(request.path_qs, safe="")},
-            )
-        else:
-            response = await _page(fn, Ctx(request, session, request.app[SERVICES_KEY], fresh))
-            if request.method == "POST" and login:
-                await audit_console_action(request, response.status)
-        if fresh and session is not None:
-            set_cookie(request, response, session)
-        response.headers.update(HEADERS)
-        return response
+        with i18n.use(locale_of(request)):
+            return await _guard(request, fn, login=login)
 
     return handle
+
+
+async def _guard(request: web.Request, fn: ConsoleHandler, *, login: bool) -> web.StreamResponse:
+    """The session check, the CSRF check and the page, in the request's language."""
+    sessions = request.app[SESSIONS_KEY]
+    session, fresh = sessions.find(request), False
+    if session is None and (sessions.open or not login or request.method == "GET"):
+        session, fresh = sessions.new(authed=False), True
+    if session is None or (request.method == "POST" and not await csrf_ok(request, session)):
+        response: web.StreamResponse = refused(request)
+    elif login and not session.authed:
+        response = web.Response(
+            status=303,
+            headers={"Location": "/console/login?next=" + quote(request.path_qs, safe="")},
+        )
+    else:
+        response = await _page(fn, Ctx(request, session, request.app[SERVICES_KEY], fresh))
+        if request.method == "POST" and login:
+            await audit_console_action(request, response.status)
+    if fresh and session is not None:
+        set_cookie(request, response, session)
+    response.headers.update(HEADERS)
+    return response
 
 
 async def _page(fn: ConsoleHandler, ctx: Ctx) -> web.StreamResponse:
@@ -160,16 +182,16 @@ async def _page(fn: ConsoleHandler, ctx: Ctx) -> web.StreamResponse:
         return await fn(ctx)
     except ApiError as exc:
         return ctx.render(
-            "failed.html", status=exc.status, title="Failed", page="", detail=str(exc.detail)
+            "failed.html", status=exc.status, title=_("Failed"), page="", detail=str(exc.detail)
         )
     except Exception:
         log.exception("%s %s failed", ctx.request.method, ctx.request.path)
         return ctx.render(
             "failed.html",
             status=500,
-            title="Failed",
+            title=_("Failed"),
             page="",
-            detail="Internal error; see the service log.",
+            detail=_("Internal error; see the service log."),
         )
 
 
@@ -185,7 +207,7 @@ async def audit_console_action(request: web.Request, status: int) -> None:
 
 
 def refused(request: web.Request) -> web.Response:
-    page = TEMPLATES.get_template("refused.html").render()
+    page = TEMPLATES.get_template("refused.html").render(lang=i18n.tag(i18n.current()))
     return web.Response(text=page, status=403, content_type="text/html", charset="utf-8")
 
 

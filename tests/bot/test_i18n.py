@@ -15,6 +15,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 from babel.messages.extract import extract_from_dir
+from babel.messages.frontend import parse_mapping_cfg
 from babel.messages.pofile import read_po
 
 from bot import i18n, texts
@@ -25,16 +26,19 @@ ROOT = Path(__file__).resolve().parents[2]
 KEYWORDS = {"N_": None, "_": None, "gettext": None, "register": (2,)}
 """What `make messages` extracts (its `-k` flags; test_the_makefile_extracts_the_same_keywords)."""
 MARKERS = {"_", "N_", "gettext"}
+PERCENT = re.compile(r"%\((\w+)\)([sd])")
 TRANSLATED = [loc for loc in i18n.available() if loc != i18n.SOURCE]
 
 
 def code_messages() -> dict[str, str]:
-    """Every message id in the code, with where it is: extracted as `pybabel extract` does."""
-    method_map = [("bot/**.py", "python")]
+    """Every message id in the code (bot/, the console's pages and templates), with where it
+    is: extracted from what babel.cfg names, as `make messages` does."""
+    with (ROOT / "babel.cfg").open() as cfg:
+        method_map, options_map = parse_mapping_cfg(cfg)
     keywords = {k: v or (1,) for k, v in KEYWORDS.items()}
     found: dict[str, str] = {}
     for path, line, msgid, _comments, _ctx in extract_from_dir(
-        str(ROOT), method_map, keywords=keywords
+        str(ROOT), method_map, options_map, keywords=keywords
     ):
         if isinstance(msgid, str) and msgid:
             found.setdefault(msgid, f"{path}:{line}")
@@ -42,7 +46,10 @@ def code_messages() -> dict[str, str]:
 
 
 def fields(text: str) -> list[str]:
-    """The placeholders of a text with their format specs, sorted (`{tokens:,}`)."""
+    """The placeholders of a text with their format specs, sorted: `{tokens:,}` in Python,
+    `%(name)s` in the console's templates (jinja2's newstyle gettext)."""
+    if PERCENT.search(text):
+        return sorted(f"%{m.group(1)}:{m.group(2)}" for m in PERCENT.finditer(text))
     return sorted(f"{name}:{spec}" for _, name, spec, _ in string.Formatter().parse(text) if name)
 
 
@@ -85,6 +92,9 @@ def test_the_catalogs_are_found_and_the_extraction_sees_the_texts() -> None:
     assert "Stopped {count} running replies." in messages  # a function's text
     assert "show this help" in messages  # a command summary (COMMANDS.register)
     assert len(messages) > 150
+    assert "Log out" in messages  # the console's templates
+    assert "Skill {name} installed." in messages  # the console's pages
+    assert "Restart %(name)s" in messages  # a template's text with a placeholder
 
 
 def test_a_missing_translation_is_named_with_its_place() -> None:
@@ -98,6 +108,8 @@ def test_a_missing_translation_is_named_with_its_place() -> None:
 def test_a_differing_placeholder_is_named() -> None:
     assert fields("{count} of {total:,}") == ["count:", "total:,"]
     assert fields("{count} 条") != fields("{n} 条")
+    assert fields("Restart %(name)s") == ["%name:s"]
+    assert fields("重启 %(name)s") != fields("重启 %(who)s")
 
 
 # ------------------------------------------------------------------ nothing escapes translation
@@ -231,3 +243,27 @@ def test_a_locale_without_texts_stops_start_up() -> None:
     ]
     raw["channels"]["telegram"]["locale"] = "zh"  # type: ignore[index]
     assert settings_from_dict(raw).channels.locale == "zh-CN"
+
+
+def test_a_named_bots_locale_without_texts_stops_start_up() -> None:
+    raw = {
+        "models": [{"name": "m", "model": "m", "api_key": "k"}],
+        "channels": {
+            "telegram": {
+                "bot_token": "1:x",
+                "bots": [
+                    {"name": "support", "bot_token": "2:y", "locale": "zh-CN"},
+                    {"name": "sales", "bot_token": "3:z", "locale": "klingon"},
+                ],
+            }
+        },
+    }
+    with pytest.raises(ConfigError) as caught:
+        settings_from_dict(raw)
+    assert caught.value.problems == [
+        "channels.telegram.bots[1].locale: no texts in 'klingon' (one of en, zh-CN)"
+    ]
+    raw["channels"]["telegram"]["bots"][1]["locale"] = "en"  # type: ignore[index]
+    channels = settings_from_dict(raw).channels
+    assert channels.platform("telegram.support").locale == "zh-CN"  # type: ignore[union-attr]
+    assert channels.platform("telegram.sales").locale == "en"  # type: ignore[union-attr]

@@ -1,6 +1,7 @@
 """Which language a person gets, through the real SDKs: `/lang zh` is remembered for the person
 (across a restart, and on an account linked from another platform), Telegram's `language_code`
-is a hint when they chose none, and Telegram gets its command menu once per language."""
+and Slack's user locale (users.info) are hints when they chose none, and Telegram gets its
+command menu once per language."""
 
 from __future__ import annotations
 
@@ -64,6 +65,23 @@ async def test_telegrams_language_code_is_a_hint(
             await asyncio.sleep(0.05)
         assert telegram.shown()[-1].startswith(zh("Commands:"))
         assert await said(telegram, "/lang en", "t1") == texts.lang_set("English")  # a choice wins
+
+
+async def test_slacks_user_locale_is_a_hint_asked_once(
+    tmp_path: Path, fake_openai: FakeOpenAI, drivers: tuple[TelegramDriver, SlackDriver]
+) -> None:
+    _, slack = drivers
+    slack.fake.user_locales["U0001"] = "zh-CN"  # the person's Slack is in Chinese
+    new_started = texts.constants()["NEW_STARTED"]
+    async with harness(tmp_path, fake_openai, slack):
+        assert await said(slack, "/new", "s1") == zh(new_started)  # no /lang needed
+        assert (await said(slack, "/help", "s2")).startswith(zh("Commands:"))
+        asked = slack.fake.calls_of("users.info")
+        assert len(asked) == 1  # remembered for the next messages
+        assert asked[0].body["user"] == "U0001"
+        assert str(asked[0].body["include_locale"]).lower() in ("true", "1")
+        assert await said(slack, "/lang en", "s3") == texts.lang_set("English")  # a choice wins
+        assert await said(slack, "/new", "s4") == new_started
 
 
 async def test_telegram_gets_a_command_menu_per_language(

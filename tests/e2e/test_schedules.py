@@ -3,11 +3,13 @@ with the scheduler on a virtual clock."""
 
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 
 import pytest
 
+from bot import i18n, texts
 from bot.app import App
 from tests.fakes.clock import VirtualClock
 from tests.fakes.openai_server import FakeOpenAI
@@ -214,3 +216,26 @@ async def test_runs_missed_while_down_follow_the_policy_and_the_chat_is_told(
     assert len(notices) == 1
     assert notice in notices[0].text
     assert len(ch.of("finish")) == runs
+
+
+async def test_the_missed_run_notice_speaks_the_owners_language(
+    tmp_path: Path, fake_openai: FakeOpenAI, clock: VirtualClock
+) -> None:
+    svc = harness(tmp_path, fake_openai, clock)
+    await svc.start()
+    await chan(svc).inject("/lang zh")  # the schedule's owner chose Chinese
+    await chan(svc).inject("/schedule every hour stand up and stretch")
+    await svc.idle()
+    await svc.stop()
+    clock.advance(3 * 3600 + 900)
+    await svc.start()
+    ch = chan(svc)
+    await svc.fire_schedules()
+    await svc.fire_schedules()
+    await svc.stop()
+    (notice,) = ch.of("text")
+    with i18n.use("zh_CN"):
+        expected = texts.schedule_ran_late(1, "DUE").split("DUE")[0]
+    assert notice.text.startswith(expected), notice.text  # not the scheduler's English
+    assert re.search(r"\d{4}年\d{1,2}月\d{1,2}日", notice.text)  # its date, the Chinese way
+    assert "offline" not in notice.text

@@ -44,6 +44,8 @@ class Payloads:
     threads: dict[int, dict[str, Any]]
     _interactions: dict[int, dict[str, Any]]
     _ids = itertools.count(100_000)
+    user_locale = "en-US"  # the person's Discord language, sent with every interaction
+    guild_locale = "en-US"  # a server's language, sent with its interactions
 
     def next_id(self) -> int:
         return next(self._ids)
@@ -102,6 +104,7 @@ class Payloads:
         }
         if guild is not None:
             out["guild_id"] = str(guild)
+            out["guild_locale"] = self.guild_locale
             out["member"] = {
                 "roles": [str(ROLE_ID)],
                 "joined_at": EPOCH,
@@ -207,6 +210,7 @@ class Payloads:
         channel: int,
         guild: int | None = None,
         message: dict[str, Any] | None = None,
+        locale: str | None = None,
     ) -> dict[str, Any]:
         interaction_id = self.next_id()
         out: dict[str, Any] = {
@@ -218,7 +222,7 @@ class Payloads:
             "channel": {"id": str(channel), "type": 1 if guild is None else 0},
             "token": f"itoken{interaction_id}",
             "version": 1,
-            "locale": "en-US",
+            "locale": locale or self.user_locale,
             "app_permissions": "0",
             "entitlements": [],
             "authorizing_integration_owners": {},
@@ -229,6 +233,7 @@ class Payloads:
             out["user"] = user_payload(USER_ID, "alice")
         else:
             out["guild_id"] = str(guild)
+            out["guild_locale"] = self.guild_locale
             out["channel"].update(
                 guild_id=str(guild), name="general", position=0, permission_overwrites=[]
             )

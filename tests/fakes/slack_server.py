@@ -69,6 +69,8 @@ class FakeSlack(Served, Awaited, SocketMode):
         self.downloads: list[dict[str, str]] = []
         self.files: dict[str, bytes] = {}  # served under /files/<id>/<name>
         self.acks: dict[str, dict[str, Any]] = {}
+        self.user_locales: dict[str, str] = {}  # user id -> its Slack locale
+        self.default_locale = "en-US"  # everyone else's (Slack's default)
         self.streaming_supported = True
         self._failures: dict[str, list[tuple[int, dict[str, Any], dict[str, str]]]] = defaultdict(
             list
@@ -188,6 +190,16 @@ class FakeSlack(Served, Awaited, SocketMode):
             "user": "antler",
             "url": "https://fake.slack.com/",
         }
+
+    def _m_users_info(self, body: dict[str, Any]) -> dict[str, Any]:
+        """As Slack's users.info: the user, with `locale` only when asked (include_locale)."""
+        user_id = str(body.get("user") or "")
+        if not user_id:
+            return {"ok": False, "error": "user_not_found"}
+        user: dict[str, Any] = {"id": user_id, "team_id": self.team, "name": user_id.lower()}
+        if str(body.get("include_locale")).lower() in ("true", "1"):
+            user["locale"] = self.user_locales.get(user_id, self.default_locale)
+        return {"user": user}
 
     def _m_apps_connections_open(self, body: dict[str, Any]) -> dict[str, Any]:
         return {"url": f"ws://127.0.0.1:{self.server.port}/link?ticket={uuid.uuid4()}"}

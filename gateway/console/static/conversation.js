@@ -17,7 +17,7 @@
       li = el("li", "msg msg-assistant msg-live");
       li.id = "live";
       li.setAttribute("aria-live", "polite");
-      li.append(el("span", "role", "assistant"), " ", el("span", "status status-running", "writing…"),
+      li.append(el("span", "role", "assistant"), " ", el("span", "status status-running", document.getElementById("transcript").dataset.writing || "writing…"),
         el("ul", "steps"), el("div", "text"));
       document.getElementById("transcript").appendChild(li);
       var empty = document.querySelector("#transcript .empty");

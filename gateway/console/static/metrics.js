@@ -10,7 +10,9 @@
     rate_limited: { unit: "429s / min", lines: [["429s", "rate_limited", "#ea580c"]] },
     run: { unit: "duration", time: true, lines: [["p50", "run_p50", BLUE], ["p99", "run_p99", RED]] }
   };
-  var charts = [], span = 600, newest = null, hhmm, day;
+  var charts = [], span = 600, newest = null, hhmm, day, words = {};
+  // the page's language: its template gives each word's translation (data-texts)
+  function tr(word) { return words[word] || word; }
 
   function secs(v) {
     if (v == null) { return "—"; }
@@ -28,15 +30,15 @@
         x: { time: true, range: function () { return [end() - span, end()]; } },
         y: { range: function (u, min, max) { return [0, max > 0 ? max * 1.15 : (kind.time ? 1 : 5)]; } }
       },
-      series: [{ label: "at", value: function (u, v) { return v == null ? "—" : day(new Date(v * 1000)) + " " + hhmm(new Date(v * 1000)); } }]
+      series: [{ label: tr("at"), value: function (u, v) { return v == null ? "—" : day(new Date(v * 1000)) + " " + hhmm(new Date(v * 1000)); } }]
         .concat(kind.lines.map(function (l) {
-          return { label: l[0], stroke: l[2], width: 2, spanGaps: false, value: function (u, v) { return fmt(v); } };
+          return { label: tr(l[0]), stroke: l[2], width: 2, spanGaps: false, value: function (u, v) { return fmt(v); } };
         })),
       axes: [
-        { label: function () { return (el.dataset.day = day(new Date(end() * 1000))) + " (local time)"; },
+        { label: function () { return (el.dataset.day = day(new Date(end() * 1000))) + " " + tr("(local time)"); },
           labelSize: 20, incrs: [60, 120, 300, 600, 900, 1800, 3600], space: 50,
           values: function (u, splits) { return shown(el, "xticks", splits.map(function (s) { return hhmm(new Date(s * 1000)); })); } },
-        { label: kind.unit, labelSize: 20, size: 64,
+        { label: tr(kind.unit), labelSize: 20, size: 64,
           incrs: kind.time ? undefined : [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000],
           values: function (u, splits) { return shown(el, "yticks", splits.map(fmt)); } }
       ]
@@ -71,6 +73,7 @@
     if (!box || typeof uPlot === "undefined") { return; }
     hhmm = uPlot.fmtDate("{HH}:{mm}");
     day = uPlot.fmtDate("{YYYY}-{MM}-{DD}");
+    words = JSON.parse(box.dataset.texts || "{}");
     box.querySelectorAll(".chart").forEach(make);
     window.addEventListener("resize", function () {
       charts.forEach(function (c) { c.plot.setSize({ width: Math.max(c.el.clientWidth, 200), height: 200 }); });

@@ -57,10 +57,10 @@ class Node:
         self.published.append(msg)
         return PublishResult.accepted
 
-    async def notify(self, chat: ChatRef, text: str) -> None:
+    async def notify(self, owner: InboundMessage, text: Callable[[], str]) -> None:
         if self.chat_gone:
             raise ChannelError("chat not found")
-        self.notices.append(text)
+        self.notices.append(text())
 
     async def tick(self) -> None:
         await self.schedules.scheduler.tick()

@@ -26,6 +26,9 @@ class DiscordDriver(Driver[FakeDiscord]):
         other.owns_fake = False
         return other
 
+    def speaks(self, tag: str) -> None:
+        self.fake.user_locale = tag
+
     def send(self, text: str, event: str) -> None:
         self.events[event] = self.fake.message_payload(DM, text)
         self.fake.push_message(self.events[event])

@@ -76,6 +76,10 @@ class Driver(abc.ABC, Generic[F]):
         ]  # fmt: skip
         return {**self.config(), **own, "bots": named}
 
+    def speaks(self, tag: str) -> None:
+        """The person's app is in `tag` (`zh-CN`), where the platform tells (Discord's
+        interactions, Slack's users.info); elsewhere nothing to do."""
+
     @abc.abstractmethod
     def config(self) -> dict[str, Any]:
         """The channel's section of the service config, pointing at the fake server."""

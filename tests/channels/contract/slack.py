@@ -56,6 +56,9 @@ class SlackDriver(Driver[FakeSlack]):
     def _push(self, event: dict[str, Any], name: str, retry: int = 0) -> None:
         self.fake.push_event(event, event_id=f"Ev-{name}", retry_attempt=retry)
 
+    def speaks(self, tag: str) -> None:
+        self.fake.default_locale = tag  # what users.info answers (include_locale)
+
     def send(self, text: str, event: str) -> None:
         self.events[event] = events.dm(text, ts=self._now_ts())
         self._push(self.events[event], event)

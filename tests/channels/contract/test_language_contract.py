@@ -32,6 +32,7 @@ async def service(
     tmp_path: Path, fake_openai: FakeOpenAI, driver: Driver
 ) -> AsyncIterator[ServiceHarness]:
     channels = {driver.name: {**driver.config(), "locale": "zh-CN"}}
+    driver.speaks("zh-CN")  # a Chinese team's apps (Slack and Discord tell the service)
     access = {"approvals": {"tools": {"write_file": "always"}, "timeout_minutes": 5}}
     async with ServiceHarness(tmp_path, fake_openai, channels, access=access) as svc:
         yield svc
@@ -72,6 +73,7 @@ async def test_a_refusal_in_chinese(
     tmp_path: Path, fake_openai: FakeOpenAI, driver: Driver
 ) -> None:
     channels = {driver.name: {**driver.config(), "locale": "zh", "allowed_users": ["someone"]}}
+    driver.speaks("zh-CN")
     async with ServiceHarness(tmp_path, fake_openai, channels) as svc:
         driver.send("你好", "e1")
         await shown(driver, 1)

@@ -1,6 +1,7 @@
 """The whole service on Discord (bus, dispatcher, agent on the fake OpenAI, discord.py on the
 fake Discord): streaming within the edit budget under 429s, the 2,000-character limit and
-continuation messages, slash commands, a mention answered in its thread."""
+continuation messages, slash commands (and their locale as the language hint), a mention
+answered in its thread."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from bot import texts
+from bot import i18n, texts
 from tests.channels.discord.conftest import discord_config
 from tests.fakes.discord_server import CHANNEL_ID, GUILD_ID, FakeDiscord
 from tests.fakes.openai_server import FakeOpenAI
@@ -81,6 +82,39 @@ async def test_a_slash_command_is_answered_below_its_echo(
     assert answer["content"] == texts.NEW_STARTED
     assert answer["message_reference"]["message_id"] == int(echo["id"])
     assert fake_openai.requests == []
+
+
+async def test_a_slash_commands_locale_is_the_language_hint(
+    service: ServiceHarness, fake_openai: FakeOpenAI, fake_discord: FakeDiscord
+) -> None:
+    with i18n.use("zh_CN"):
+        new_started, in_main = texts.NEW_STARTED, texts.NEW_IN_MAIN_CHAT
+        lang_set = texts.lang_set("English")
+    data = {"id": "1", "name": "new", "type": 1}
+    fake_discord.push_interaction(
+        fake_discord.interaction_payload(2, data, channel=DM, locale="zh-CN")
+    )
+    await fake_discord.until(lambda f: len(f.bot_messages(DM)) == 2, timeout=20)
+    await service.idle(timeout=20)
+    assert fake_discord.bot_messages(DM)[-1]["content"] == new_started  # no /lang needed
+    # in a server: a language Discord does not know falls back to the server's (guild_locale)
+    fake_discord.guild_locale = "zh-CN"
+    payload = fake_discord.interaction_payload(
+        2, data, channel=CHANNEL_ID, guild=GUILD_ID, locale="xx-XX"
+    )
+    fake_discord.push_interaction(payload)
+    await fake_discord.until(lambda f: len(f.bot_messages(CHANNEL_ID)) == 2, timeout=20)
+    await service.idle(timeout=20)
+    assert fake_discord.bot_messages(CHANNEL_ID)[-1]["content"] == in_main
+    # the person's own choice wins over the hint
+    lang = {"id": "2", "name": "lang", "type": 1, "options": [{"name": "args", "value": "en"}]}
+    fake_discord.push_interaction(
+        fake_discord.interaction_payload(2, lang, channel=DM, locale="zh-CN")
+    )
+    await fake_discord.until(lambda f: len(f.bot_messages(DM)) == 4, timeout=20)
+    await service.idle(timeout=20)
+    assert fake_discord.bot_messages(DM)[-1]["content"] == texts.lang_set("English")
+    assert lang_set != texts.lang_set("English")
 
 
 async def test_a_mention_is_answered_in_its_thread_and_the_thread_continues(
