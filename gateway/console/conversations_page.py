@@ -1,5 +1,6 @@
 """Conversations: every chat (title, agent, model, last activity, running/queued), a transcript from
-the thread's checkpoint, stop a running reply, switch the model."""
+the thread's checkpoint, stop a running reply, switch the model (and the agent:
+gateway/console/agents_page.py)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from aiohttp import web
 from agent.graph_api import STOPPED
 from agent.paths import THREAD_ID_PATTERN
 from bot.stores.conversations import Conversation
+from gateway.console.agent_grant import allowed_agents
 from gateway.console.services import Conversations
 from gateway.console.web import Ctx, Pages, not_found
 from gateway.langgraph.serialize import state_values
@@ -147,6 +149,8 @@ async def conversation(ctx: Ctx) -> web.StreamResponse:
         lines=transcript(values),
         models=service.models(),
         current=service.resolve_model(conv.model).name,
+        agents=await allowed_agents(ctx, conv),
+        current_agent=service.agent_of(conv).name,
     )
 
 

@@ -33,6 +33,7 @@ TEMPLATES = jinja2.Environment(
 NAV = (
     ("channels", "Channels"),
     ("conversations", "Conversations"),
+    ("agents", "Agents"),
     ("deliveries", "Deliveries"),
     ("extensions", "Models & skills"),
     ("mcp", "MCP servers"),
