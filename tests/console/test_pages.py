@@ -313,6 +313,7 @@ async def test_pages_answer_for_every_nav_entry(admin: Console) -> None:
     for slug in (
         "channels",
         "conversations",
+        "agents",
         "deliveries",
         "extensions",
         "mcp",
