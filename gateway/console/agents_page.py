@@ -15,9 +15,10 @@ from dataclasses import dataclass
 from aiohttp import web
 
 from agent.profiles import AgentProfile
+from bot.stores.conversations import Conversation
 from gateway.console.agent_grant import who_talks
-from gateway.console.conversations_page import find
-from gateway.console.web import Ctx, Pages, not_found
+from gateway.console.conversations_page import conversation_action
+from gateway.console.web import Ctx, Pages
 
 pages = Pages()
 
@@ -44,12 +45,8 @@ async def agents(ctx: Ctx) -> web.StreamResponse:
     return ctx.render("agents.html", page="agents", title="Agents", rows=rows)
 
 
-@pages.post("/console/conversations/{thread_id}/agent")
-async def switch_agent(ctx: Ctx) -> web.StreamResponse:
-    conv = await find(ctx)
-    if conv is None:
-        return not_found(ctx, "that conversation")
-    here = f"/console/conversations/{conv.thread_id}"
+@conversation_action(pages, "agent")
+async def switch_agent(ctx: Ctx, conv: Conversation, here: str) -> web.StreamResponse:
     service, name = ctx.services.conversations, await ctx.field("agent")
     profile = next((p for p in service.agents() if p.name == name), None)
     if profile is None:

@@ -5,6 +5,7 @@ gateway/console/agents_page.py)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -154,23 +155,37 @@ async def conversation(ctx: Ctx) -> web.StreamResponse:
     )
 
 
-@pages.post("/console/conversations/{thread_id}/stop")
-async def stop(ctx: Ctx) -> web.StreamResponse:
-    conv = await find(ctx)
-    if conv is None:
-        return not_found(ctx, "that conversation")
-    here = f"/console/conversations/{conv.thread_id}"
+ConversationAction = Callable[[Ctx, Conversation, str], Awaitable[web.StreamResponse]]
+
+
+def conversation_action(
+    registry: Pages, action: str
+) -> Callable[[ConversationAction], ConversationAction]:
+    """A POST on a conversation's page (`…/{thread_id}/<action>`): the handler gets the
+    conversation and its page's path; an unknown thread answers 404."""
+
+    def register(fn: ConversationAction) -> ConversationAction:
+        async def handler(ctx: Ctx) -> web.StreamResponse:
+            conv = await find(ctx)
+            if conv is None:
+                return not_found(ctx, "that conversation")
+            return await fn(ctx, conv, f"/console/conversations/{conv.thread_id}")
+
+        registry.post(f"/console/conversations/{{thread_id}}/{action}")(handler)
+        return fn
+
+    return register
+
+
+@conversation_action(pages, "stop")
+async def stop(ctx: Ctx, conv: Conversation, here: str) -> web.StreamResponse:
     if await ctx.services.conversations.stop(conv.key):
         return ctx.back(here, "The running reply was stopped.")
     return ctx.back(here, "Nothing was running.", "error")
 
 
-@pages.post("/console/conversations/{thread_id}/model")
-async def switch_model(ctx: Ctx) -> web.StreamResponse:
-    conv = await find(ctx)
-    if conv is None:
-        return not_found(ctx, "that conversation")
-    here = f"/console/conversations/{conv.thread_id}"
+@conversation_action(pages, "model")
+async def switch_model(ctx: Ctx, conv: Conversation, here: str) -> web.StreamResponse:
     name = await ctx.field("model")
     try:
         await ctx.services.conversations.set_model(conv.key, name)
