@@ -126,3 +126,32 @@ async def test_a_chat_member_may_not_change_an_agent(
     assert (await svc.call("GET", "/api/agents/helper"))[1]["soul"] == "You help."
     audit = (await svc.call("GET", "/api/audit?kind=denied"))[1]
     assert any(e["subject"] == "helper" and e["outcome"] == "agent" for e in audit["entries"])
+
+
+async def test_a_bad_change_is_refused_and_setup_again_replaces(
+    svc: Service, fake_openai: FakeOpenAI
+) -> None:
+    client = get_client(url=svc.url + "/api", api_key=None)
+    body = {"name": "helper", "soul": "You help.", "description": "helps", "model": "smart"}
+    assert (await svc.call("POST", "/api/agents", body))[0] == 201
+    thread = await client.threads.create()
+    fake_openai.script(
+        Reply(tool_calls=[ToolCall("update_agent", {"model": "huge"})]), Reply(text="No.")
+    )
+    values = await client.runs.wait(thread["thread_id"], "helper", input=said("use huge"))
+    assert tool_results(values, "update_agent") == [
+        "Error: agents[0].model: 'huge' is not one of models[].name"
+    ]
+    assert (await svc.call("GET", "/api/agents/helper"))[1]["model"] == "smart"
+
+    fake_openai.script(
+        Reply(tool_calls=[ToolCall("setup_agent", {"soul": "You help more.", "description": "x",
+                                                   "skills": []})]),
+        Reply(text="Done."),
+    )  # fmt: skip
+    values = await client.runs.wait(
+        thread["thread_id"], "lead_agent", input=said("again"), context=ui_context("helper")
+    )
+    assert tool_results(values, "setup_agent") == ["Agent 'helper' updated successfully!"]
+    got = (await svc.call("GET", "/api/agents/helper"))[1]
+    assert (got["soul"], got["skills"], got["model"]) == ("You help more.", [], "smart")
