@@ -81,7 +81,8 @@ class AgentEditor(AgentPort):
         live = self._live()
         if live is None:
             return "Error: the service was not started from a config file; agents cannot change"
-        if not DEERFLOW_NAME.fullmatch(request.name) or request.name.lower() == LEAD_AGENT:
+        new_name_bad = request.create and not DEERFLOW_NAME.fullmatch(request.name)
+        if new_name_bad or request.name.lower() == LEAD_AGENT:  # (an existing one may have `_`)
             return f"Error: {request.name!r} cannot be a custom agent's name"
         name = request.name.lower()
         current = list(live.settings.agents)

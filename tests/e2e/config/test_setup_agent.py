@@ -12,7 +12,14 @@ import yaml
 from langgraph_sdk import get_client
 
 from bot import texts
-from tests.e2e.config.service import Service, answered, system_text, tool_names
+from tests.e2e.config.service import (
+    Service,
+    answered,
+    system_text,
+    tool_names,
+    wait_change,
+    write_config,
+)
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.openai_wire import Reply, ToolCall
 from tests.fakes.telegram_server import FakeTelegram
@@ -155,3 +162,23 @@ async def test_a_bad_change_is_refused_and_setup_again_replaces(
     assert tool_results(values, "setup_agent") == ["Agent 'helper' updated successfully!"]
     got = (await svc.call("GET", "/api/agents/helper"))[1]
     assert (got["soul"], got["skills"], got["model"]) == ("You help more.", [], "smart")
+
+
+async def test_update_agent_on_a_profile_named_in_the_file(
+    svc: Service, fake_openai: FakeOpenAI
+) -> None:
+    """Antler's own names may hold `_` (DeerFlow's rule is only for new agents)."""
+    raw = yaml.safe_load(svc.path.read_text(encoding="utf-8"))
+    raw["agents"] = [{"name": "eng_bot", "system_prompt": "You build."}]
+    write_config(svc.path, raw)
+    await wait_change(svc, 1)
+    client = get_client(url=svc.url + "/api", api_key=None)
+    thread = await client.threads.create()
+    fake_openai.script(
+        Reply(tool_calls=[ToolCall("update_agent", {"description": "builds"})]), Reply(text="ok")
+    )
+    values = await client.runs.wait(thread["thread_id"], "eng_bot", input=said("describe"))
+    assert tool_results(values, "update_agent")[0].startswith("Agent 'eng_bot' updated")
+    assert yaml.safe_load(svc.path.read_text(encoding="utf-8"))["agents"] == [
+        {"name": "eng_bot", "description": "builds", "system_prompt": "You build."}
+    ]
