@@ -56,11 +56,23 @@ class Continuity:
         return PreparedTurn(message, await self.memory_block(turn), first)
 
     async def memory_block(self, turn: Turn) -> str:
+        """The sender's profile (theirs whichever agent answers), then the memory the run
+        reads (the person's, or theirs with an agent of `memory: own`)."""
         name = turn.user_name if turn.chat_type != "dm" else ""
         try:
-            return await self.memory.context_for(turn.memory_id or turn.user_id, turn.text, name)
+            memory = await self.memory.context_for(turn.memory_id or turn.user_id, turn.text, name)
         except Exception:  # memory is a help, never a reason to fail the turn
             log.exception("memory lookup for %s failed", turn.user_id)
+            memory = ""
+        return "\n\n".join(block for block in (await self.profile_block(turn), memory) if block)
+
+    async def profile_block(self, turn: Turn) -> str:
+        """The sender's `<user_profile>` ("" when none, or when it cannot be read)."""
+        name = turn.user_name if turn.chat_type != "dm" else ""
+        try:
+            return await self.memory.profile_for(turn.user_id, name)
+        except Exception:
+            log.exception("profile lookup for %s failed", turn.user_id)
             return ""
 
     async def remember(self, thread_id: str, turn: Turn, answer: str) -> None:

@@ -128,4 +128,6 @@ class RunSettings:
     model: str | None = None  # None: the profile's model, else the default
     thinking: bool = False
     plan_mode: bool = False
+    # DeerFlow's bootstrap: the name of the agent this run sets up (`setup_agent`); None: none
+    bootstrap: str | None = None
     extra: dict[str, object] = field(default_factory=dict)

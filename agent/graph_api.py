@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from agent.after_answer import AfterAnswer
     from agent.config import AgentConfig, ModelConfig
     from agent.context import RunContext
+    from agent.continuity import Continuity
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +51,7 @@ class GraphApi:
         ) -> None: ...
 
         _after: AfterAnswer
+        continuity: Continuity
 
         async def _release(self, thread_id: str, run: Run) -> None: ...
         def _context(
@@ -177,12 +179,13 @@ class GraphApi:
         queue: asyncio.Queue[tuple[str, Any]],
     ) -> None:
         thread_id = config["configurable"]["thread_id"]
+        profile = await self.continuity.profile_block(turn)  # the caller's (DeerFlow's USER.md)
         with self.usage_scope(thread_id, turn):
             try:
                 async for mode, payload in graph.astream(
                     graph_input,
                     config={**config, "recursion_limit": self.config.recursion_limit},
-                    context=self._context(thread_id, turn, settings),
+                    context=self._context(thread_id, turn, settings, profile),
                     stream_mode=modes,
                 ):
                     queue.put_nowait((mode, payload))

@@ -1,4 +1,4 @@
-"""Compiled graphs, built once per agent profile, model and thinking/plan choice.
+"""Compiled graphs, built once per agent profile, model, thinking/plan choice and bootstrap.
 
 A build runs on a worker thread (a fraction of a second of CPU the loop would otherwise stall
 for). Runs asking for the same graph meanwhile wait for the one build; a run cancelled while it
@@ -16,7 +16,7 @@ from typing import Any
 
 from agent.context import BuildContext
 
-Key = tuple[str, str, bool, bool]  # profile, model, thinking, plan mode
+Key = tuple[str, str, bool, bool, bool]  # profile, model, thinking, plan mode, bootstrap
 Builder = Callable[[BuildContext], Any]  # runs on a worker thread
 
 
@@ -28,7 +28,7 @@ class GraphCache:
 
     async def get(self, ctx: BuildContext, build: Callable[[BuildContext], Any]) -> Any:
         key: Key = (ctx.profile_name, ctx.model.name, ctx.settings.thinking,
-                    ctx.settings.plan_mode)  # fmt: skip
+                    ctx.settings.plan_mode, bool(ctx.settings.bootstrap))  # fmt: skip
         graph = self._graphs.get(key)
         if graph is not None:
             return graph

@@ -350,7 +350,8 @@ class AgentRunner(GraphApi):
 
         model = self.model_for(settings)
         thinking = settings.thinking and model.supports_thinking
-        profile = self.profile(settings.agent)
+        # a bootstrap run (DeerFlow's agent creation) is the lead agent with `setup_agent`
+        profile = self.profile(None if settings.bootstrap else settings.agent)
         ctx = BuildContext(
             model=model,
             agent=self.config,
@@ -359,6 +360,7 @@ class AgentRunner(GraphApi):
                 model=model.name,
                 thinking=thinking,
                 plan_mode=settings.plan_mode,
+                bootstrap=settings.bootstrap,
             ),
             models=tuple(self.models),
             profile=profile,

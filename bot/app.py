@@ -11,9 +11,11 @@ from typing import Any
 from agent.hands import Hands
 from agent.runner import AgentRunner
 from agent.tools import ToolProvider
+from agent.tools.agent_setup import agent_setup_middlewares, agent_setup_tools
 from agent.tools.schedules import schedule_tools
 from bot.access import AccessGate
 from bot.access.links import build_access
+from bot.agent_editor import AgentEditor
 from bot.approvals import Approvals
 from bot.bus import MessageBus
 from bot.channel_restarts import ChannelRestarts
@@ -108,7 +110,8 @@ class App:
             outcome=self.journal.entry,
             clock=schedule_clock,
         )
-        tools: list[ToolProvider] = [self.hands.tools]
+        editor = AgentEditor(lambda: self.live, lambda: self.audit)  # setup_agent, update_agent
+        tools: list[ToolProvider] = [self.hands.tools, agent_setup_tools(editor)]
         if settings.schedules.enabled:
             tools.append(schedule_tools(self.schedules))
         self.runner = AgentRunner(
@@ -117,7 +120,7 @@ class App:
             config=settings.agent,
             data_dir=self.data_dir,
             tool_providers=tools,
-            middleware_providers=[self.hands.middlewares],
+            middleware_providers=[self.hands.middlewares, agent_setup_middlewares],
             checkpoints=self.stores.checkpoints,
             memory_store=self.stores.memory,
         )

@@ -49,6 +49,7 @@ def api_routes() -> list[Route]:
         thread_feed,  # a thread's messages page and token usage
         uploads,
         usage,  # tokens and cost (bot/usage/)
+        user_profile,  # DeerFlow's USER.md: a person's own profile
     )
     from gateway.langgraph import assistants, runs, threads
 
@@ -72,6 +73,7 @@ def api_routes() -> list[Route]:
         schedules,
         features,
         agents,
+        user_profile,
         config,
         people,
         audit,

@@ -58,6 +58,18 @@ def memory_block(
     return "\n".join(lines)
 
 
+def profile_block(profile: str, name: str = "") -> str:
+    """`<user_profile>…</user_profile>`: what the person wrote about themselves (DeerFlow's
+    USER.md), or "" when nothing."""
+    if not profile.strip():
+        return ""
+    who = name or "the person you are talking with"
+    return (
+        f"<user_profile>\nWhat {who} wrote about themselves (background and preferences):\n"
+        f"{profile.strip()}\n</user_profile>"
+    )
+
+
 def rank_facts(facts: Sequence[Fact], query: str) -> list[Fact]:
     words = set(_WORD.findall(query.lower()))
 

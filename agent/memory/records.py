@@ -6,6 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 CONTEXT_KINDS = ("work", "personal", "top_of_mind")
+# the person's own profile (DeerFlow's USER.md): written by them (the API), never by extraction;
+# kept in the contexts table under this kind
+PROFILE_KIND = "profile"
 
 
 @dataclass(frozen=True, slots=True)

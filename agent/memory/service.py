@@ -20,7 +20,7 @@ from typing import Any
 
 from agent.config_context import MemoryConfig
 from agent.memory.extract import extraction_messages, parse_update
-from agent.memory.inject import memory_block
+from agent.memory.inject import memory_block, profile_block
 from agent.memory.records import Fact, PendingExchange
 from agent.memory.sqlite import SqliteMemoryStore
 from agent.memory.store import MemoryStore
@@ -100,6 +100,13 @@ class MemoryService:
             self.config.max_injection_tokens,
             name,
         )
+
+    async def profile_for(self, user_id: str, name: str = "") -> str:
+        """The `<user_profile>` block of this person's turn ("" when they keep none); shown
+        whether or not long-term memory is enabled: the person wrote it to be read."""
+        if not user_id or not (self.enabled or self._store is not None or self.path.exists()):
+            return ""  # memory off and never opened (no one wrote a profile): no memory.db
+        return profile_block(await self.store.profile(await self.store.person(user_id)), name)
 
     async def record(self, user_id: str, thread_id: str, user_text: str, answer: str) -> None:
         if not self.enabled or not user_id or not user_text.strip():

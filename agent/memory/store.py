@@ -14,7 +14,14 @@ import re
 import time
 from typing import Any
 
-from agent.memory.records import CONTEXT_KINDS, Fact, MemoryUpdate, NewFact, PendingExchange
+from agent.memory.records import (
+    CONTEXT_KINDS,
+    PROFILE_KIND,
+    Fact,
+    MemoryUpdate,
+    NewFact,
+    PendingExchange,
+)
 from agent.sql import Sql, put
 
 NO_LIMIT = 2**62  # `LIMIT ? OFFSET ?` with this: every row after the offset, in both dialects
@@ -110,6 +117,29 @@ class MemoryStore:
         )
         found = {str(kind): str(summary) for kind, summary in rows}
         return {kind: found[kind] for kind in CONTEXT_KINDS if found.get(kind)}
+
+    async def profile(self, person: str) -> str:
+        """The person's own profile (DeerFlow's USER.md); "" when none."""
+        row = await self.sql.one(
+            f"SELECT summary FROM {self.contexts_table} WHERE person = ? AND kind = ?",
+            (person, PROFILE_KIND),
+        )
+        return str(row[0]) if row else ""
+
+    async def set_profile(self, person: str, content: str) -> None:
+        """Replace the person's profile; an empty one removes it."""
+        if not content.strip():
+            await self.sql.execute(
+                f"DELETE FROM {self.contexts_table} WHERE person = ? AND kind = ?",
+                (person, PROFILE_KIND),
+            )
+            return
+        await self.sql.execute(
+            f"INSERT INTO {self.contexts_table}(person, kind, summary, updated_at)"
+            " VALUES (?, ?, ?, ?) ON CONFLICT (person, kind) DO UPDATE"
+            " SET summary = excluded.summary, updated_at = excluded.updated_at",
+            (person, PROFILE_KIND, content.strip(), time.time()),
+        )
 
     async def counts(self) -> tuple[int, int, int]:
         """(people remembered, facts, exchanges waiting for extraction)."""
@@ -215,7 +245,10 @@ class MemoryStore:
 
         async def work(tx: Sql) -> None:
             await tx.execute(f"DELETE FROM {self.facts_table} WHERE person = ?", (person,))
-            await tx.execute(f"DELETE FROM {self.contexts_table} WHERE person = ?", (person,))
+            await tx.execute(  # the person's own profile is not part of a memory document
+                f"DELETE FROM {self.contexts_table} WHERE person = ? AND kind <> ?",
+                (person, PROFILE_KIND),
+            )
             await self._put_contexts(tx, person, contexts, now, replace=False)
             await self._insert_facts(
                 tx, person, [f for f in facts if f.content.strip()], source, now
@@ -230,7 +263,8 @@ class MemoryStore:
         return removed > 0
 
     async def clear(self, person: str) -> int:
-        """Forget the person entirely: facts, summaries and exchanges not yet processed."""
+        """Forget the person entirely: facts, summaries, their profile and exchanges not yet
+        processed."""
 
         async def work(tx: Sql) -> int:
             removed = await tx.execute(

@@ -15,13 +15,12 @@ chat, and recorded. Without a config file, reads work and changes answer 409.
 
 from __future__ import annotations
 
-import re
-from pathlib import Path
-from typing import Any
+from collections.abc import Callable
 
 from pydantic import BaseModel, Field
 
 from agent.profiles import LEAD_AGENT, AgentProfile
+from bot.agent_editor import DEERFLOW_NAME, InvalidAgent, agents_body, merged, valid
 from gateway.api.config import ConfigChange, _edit
 from gateway.errors import ApiError
 from gateway.registry import Call, Registry
@@ -30,7 +29,6 @@ from gateway.service import Gateway
 api = Registry()
 TAG = "agents"
 ONE = "/api/agents/{name}"
-DEERFLOW_NAME = re.compile(r"^[A-Za-z0-9-]+$")
 
 
 class AgentResponse(BaseModel):
@@ -125,23 +123,12 @@ def response(profile: AgentProfile, fallback: str = "") -> AgentResponse:
     )
 
 
-def _entry(profile: AgentProfile, base: Path) -> dict[str, Any]:
-    """A profile as config.yaml keeps it: defaults left out, a SOUL file inside the config's
-    folder relative to it (as it was written)."""
-    entry = profile.model_dump(mode="json", exclude_defaults=True)
-    if profile.soul_file is not None and profile.soul_file.is_relative_to(base):
-        entry["soul_file"] = str(profile.soul_file.relative_to(base))
-    return entry
-
-
 async def _write(call: Call, profiles: list[AgentProfile]) -> ConfigChange:
     """The whole `agents:` list, each entry merged into the file's by name (comments kept)."""
     live = call.gw.service.live_config()
     if live is None:
         raise ApiError(409, "the service was not started from a config file; nothing to change")
-    base = live.path.absolute().parent
-    body = {"agents": [_entry(p, base) for p in profiles]}
-    return await _edit(call, (), body, replace=False)
+    return await _edit(call, (), agents_body(profiles, live.path), replace=False)
 
 
 @api.route("GET", "/api/agents", summary="List custom agents", tag=TAG,
@@ -180,7 +167,7 @@ async def create_agent(call: Call) -> AgentResponse:
            "description": body.description, "model": body.model, "tools": body.tool_groups,
            "skills": body.skills, "system_prompt": body.soul, "mcp_servers": body.mcp_servers,
            "memory": body.memory}  # fmt: skip
-    await _write(call, [*current, _valid(new)])
+    await _write(call, [*current, _checked(lambda: valid(new))])
     return response(_find(call.gw, name))
 
 
@@ -197,11 +184,7 @@ async def update_agent(call: Call) -> AgentResponse:
     changed = {keys.get(k, k): v for k, v in sent.items()}
     if "display_name" in changed:
         changed["display_name"] = changed["display_name"] or ""
-    if "system_prompt" in changed:
-        changed["system_prompt"] = changed["system_prompt"] or ""
-        changed["soul_file"] = None
-    merged = {**old.model_dump(mode="json"), **changed}
-    profile = _valid(merged)
+    profile = _checked(lambda: merged(old, changed))
     await _write(call, [profile if p is old else p for p in _configured(call.gw)])
     return response(_find(call.gw, name), call.gw.service.agent_config().system_prompt)
 
@@ -215,12 +198,9 @@ async def delete_agent(call: Call) -> None:
     await _write(call, [p for p in _configured(call.gw) if p is not old])
 
 
-def _valid(data: dict[str, Any]) -> AgentProfile:
-    from pydantic import ValidationError
-
+def _checked(make: Callable[[], AgentProfile]) -> AgentProfile:
     try:
-        return AgentProfile.model_validate(data)
-    except ValidationError as exc:
-        errors = [f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()]
+        return make()
+    except InvalidAgent as exc:
         raise ApiError(422, {"message": "agent not valid; nothing was changed",
-                             "errors": errors}) from None  # fmt: skip
+                             "errors": exc.errors}) from None  # fmt: skip

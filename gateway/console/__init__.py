@@ -14,6 +14,7 @@ from aiohttp.web import Request, Response
 
 from gateway.console import (
     access_page,
+    agents_page,
     approvals_page,
     channels_page,
     conversations_page,
@@ -35,6 +36,7 @@ PAGE_MODULES = (
     login_page,
     channels_page,
     conversations_page,
+    agents_page,
     deliveries_page,
     extensions_page,
     live_page,

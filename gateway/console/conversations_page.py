@@ -1,5 +1,6 @@
 """Conversations: every chat (title, agent, model, last activity, running/queued), a transcript from
-the thread's checkpoint, stop a running reply, switch the model."""
+the thread's checkpoint, stop a running reply, switch the model (and the agent:
+gateway/console/agents_page.py)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from agent.graph_api import STOPPED
 from agent.paths import THREAD_ID_PATTERN
 from bot.i18n import text as _
 from bot.stores.conversations import Conversation
+from gateway.console.agent_grant import allowed_agents
 from gateway.console.services import Conversations
 from gateway.console.web import ConsoleHandler, Ctx, Pages, not_found, when
 from gateway.langgraph.serialize import state_values
@@ -167,6 +169,8 @@ async def conversation(ctx: Ctx, conv: Conversation) -> web.StreamResponse:
         lines=transcript(values),
         models=service.models(),
         current=service.resolve_model(conv.model).name,
+        agents=await allowed_agents(ctx, conv),
+        current_agent=service.agent_of(conv).name,
     )
 
 

@@ -51,6 +51,7 @@ class Conversations:
     models: Callable[[], list[ModelConfig]]
     resolve_model: Callable[[str | None], ModelConfig]
     agent_of: Callable[[Conversation], AgentProfile]  # the profile its next run uses
+    agents: Callable[[], list[AgentProfile]] = lambda: []  # every profile, lead_agent first
     live: Callable[[str], ReplyDoc | None] = lambda key: None  # the reply being written
 
     async def by_thread(self, thread_id: str) -> Conversation | None:
@@ -139,6 +140,7 @@ class ConsoleServices:
                 models=models,
                 resolve_model=runner.resolve_model,
                 agent_of=lambda c: runner.profile(c.agent or service.bound_agent(c.channel)),
+                agents=lambda: list(runner.profiles.values()),
                 live=service.live_reply,
             ),
             deliveries=Deliveries(service.journal),

@@ -43,6 +43,7 @@ TEMPLATES.install_gettext_callables(  # type: ignore[attr-defined]
 NAV = (  # each label is translated where the header shows it
     ("channels", N_("Channels")),
     ("conversations", N_("Conversations")),
+    ("agents", N_("Agents")),
     ("deliveries", N_("Deliveries")),
     ("extensions", N_("Models & skills")),
     ("mcp", N_("MCP servers")),

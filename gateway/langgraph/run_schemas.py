@@ -34,6 +34,7 @@ class RunContextInput(BaseModel):
     model_name: str | None = None
     model: str | None = None
     agent_name: str | None = None  # DeerFlow's custom agent; else a custom assistant_id
+    is_bootstrap: bool | None = None  # DeerFlow's agent creation: sets up `agent_name`
     thinking_enabled: bool | None = None
     is_plan_mode: bool | None = None
 

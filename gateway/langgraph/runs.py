@@ -18,6 +18,7 @@ from aiohttp import web
 
 from agent.approval import ApprovalPolicy
 from agent.events import RunSettings
+from bot.agent_editor import DEERFLOW_NAME
 from gateway.errors import ApiError
 from gateway.langgraph.run_input import convert, fork_point, with_files
 from gateway.langgraph.run_manager import RunRefused, RunRequest
@@ -142,12 +143,28 @@ async def _settings(gw: Gateway, thread_id: str, body: RunCreate) -> RunSettings
         raise ApiError(400, f"model {model!r} is not configured; see GET /api/models")
     thinking = ctx.thinking_enabled if ctx and ctx.thinking_enabled is not None else None
     plan = ctx.is_plan_mode if ctx and ctx.is_plan_mode is not None else None
+    bootstrap = _bootstrap(body)
     return RunSettings(
-        agent=_agent(gw, body, conv.agent if conv else None),
+        agent=None if bootstrap else _agent(gw, body, conv.agent if conv else None),
         model=model or (conv.model if conv else None),
         thinking=thinking if thinking is not None else bool(conv and conv.thinking),
         plan_mode=plan if plan is not None else bool(conv and conv.plan_mode),
+        bootstrap=bootstrap,
     )
+
+
+def _bootstrap(body: RunCreate) -> str | None:
+    """DeerFlow's agent creation (`is_bootstrap` with the new agent's `agent_name`, in the
+    context or configurable): the agent it sets up, in lower case; None for other runs."""
+    configurable = body.config.configurable if body.config else {}
+    ctx = body.context
+    if not ((ctx and ctx.is_bootstrap) or configurable.get("is_bootstrap") is True):
+        return None
+    name = (ctx.agent_name if ctx else None) or configurable.get("agent_name")
+    if not isinstance(name, str) or not DEERFLOW_NAME.fullmatch(name):
+        raise ApiError(422, "is_bootstrap needs context.agent_name, the new agent's name "
+                       "(letters, digits and hyphens)")  # fmt: skip
+    return name.lower()
 
 
 def _agent(gw: Gateway, body: RunCreate, chosen: str | None) -> str | None:

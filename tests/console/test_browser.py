@@ -33,6 +33,7 @@ TODAY = """(() => { const d = new Date(), two = (n) => String(n).padStart(2, "0"
 PAGES = (
     "channels",
     "conversations",
+    "agents",
     "deliveries",
     "extensions",
     "mcp",

@@ -170,6 +170,10 @@ class AgentNameCheck(Shape):
     name: StrictStr
 
 
+class UserProfileResponse(Shape):
+    content: StrictStr | None
+
+
 # ---------------------------------------------------------------- LangGraph-compatible
 
 
