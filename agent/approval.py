@@ -6,7 +6,11 @@ decides) and puts it on the `Turn`. The agent's `ApprovalGuard` middleware pause
 LangGraph interrupt carrying an `approval request` (a JSON object, below) before such a call
 runs; the run is resumed with `Command(resume=...)` and a decision (`decision_value`).
 
-Patterns are tool names, MCP tools as `server:tool`, shell globs (`deploy:*`, `web_*`).
+Patterns are tool names, MCP tools as `server:tool`, shell globs (`deploy:*`, `web_*`), and
+skills as `skill:<name>` (`skill:deploy-*`). A skill is used by a call whose arguments name a path
+in its folder under /mnt/skills (reading its SKILL.md, running its scripts), so such a call waits
+as the skill's rule says; a `skill:` pattern never matches a tool and a tool pattern (`*`) never
+matches a skill.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ DENY = "deny"
 EXPIRED = "expired"
 DECISIONS: tuple[str, ...] = (APPROVE, APPROVE_CONVERSATION, DENY, EXPIRED)
 
+SKILL = "skill:"  # the prefix of a skill's pattern and key
 KIND = "approval"  # the `type` of an approval request (an interrupt's value)
 DEFAULT_TIMEOUT = 15 * 60.0
 
@@ -42,15 +47,25 @@ class ApprovalPolicy:
 
     def rule_for(self, tool: str, server: str | None = None) -> ApprovalRule | None:
         """The rule deciding a call of `tool` (of MCP `server`); None: it runs unasked."""
-        name = f"{server}:{tool}" if server else tool
+        return self._first(tool_key(tool, server), skill=False)
+
+    def skill_rule(self, skill: str) -> ApprovalRule | None:
+        """The rule deciding a use of skill `skill`; None: it is used unasked."""
+        return self._first(skill_key(skill), skill=True)
+
+    def _first(self, key: str, *, skill: bool) -> ApprovalRule | None:
         for rule in self.rules:
-            if fnmatchcase(name, rule.pattern):
+            if rule.pattern.startswith(SKILL) == skill and fnmatchcase(key, rule.pattern):
                 return None if rule.mode == "never" else rule
         return None
 
 
 def tool_key(tool: str, server: str | None) -> str:
     return f"{server}:{tool}" if server else tool
+
+
+def skill_key(skill: str) -> str:
+    return f"{SKILL}{skill}"
 
 
 def decision_value(decision: str, by: str = "") -> dict[str, Any]:

@@ -72,7 +72,9 @@ def call_line(call: dict[str, Any]) -> str:
     """One call as the card shows it: arguments with secrets redacted and long values cut."""
     args = redact(dict(call.get("args") or {}))
     shown = ", ".join(f"{k}={_cut(v)}" for k, v in args.items())
-    return f"{call.get('name', '')}({shown})"
+    line = f"{call.get('name', '')}({shown})"
+    skills = [str(s) for s in call.get("skills") or ()]
+    return texts.approval_skill(skills, line) if skills else line
 
 
 def _cut(value: Any, limit: int = 60) -> str:
