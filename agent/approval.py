@@ -79,24 +79,45 @@ def is_request(value: Any) -> bool:
     return isinstance(value, dict) and value.get("type") == KIND
 
 
+def merged(requests: list[tuple[str, dict[str, Any]]]) -> tuple[str, dict[str, Any]]:
+    """One request for approval interrupts raised at once (`(id, request)` each: subagents of
+    one answer pausing together): one card, one decision for all of them. Its id is the first's;
+    `interrupts` names them all (each is resumed with the decision)."""
+    first_id, first = requests[0]
+    if len(requests) == 1:
+        return first_id, first
+    rest = [request for _, request in requests]
+    return first_id, {
+        **first,
+        "calls": [call for request in rest for call in request.get("calls") or ()],
+        "first_use": any(request.get("first_use") for request in rest),
+        "approvers": sorted({str(r) for request in rest for r in request.get("approvers") or ()}),
+        "expires_at": min(float(request.get("expires_at") or 0) for request in rest),
+        "interrupts": [interrupt_id for interrupt_id, _ in requests],
+    }
+
+
 def resume_command(resume: dict[str, Any]) -> Any:
-    """The `Command` that resumes a pending approval (`resume`: a turn's `resume`)."""
+    """The `Command` that resumes a pending approval (`resume`: a turn's `resume`): each of its
+    interrupts (`interrupts`, else `interrupt_id`) with the decision."""
     from langgraph.types import Command
 
-    value = {k: v for k, v in resume.items() if k not in ("interrupt_id", "calls")}
-    return Command(resume={str(resume["interrupt_id"]): value})
+    ids = resume.get("interrupts") or [resume["interrupt_id"]]
+    value = {k: v for k, v in resume.items() if k not in ("interrupt_id", "calls", "interrupts")}
+    return Command(resume={str(interrupt_id): value for interrupt_id in ids})
 
 
 def api_resume(pending: dict[str, Any], value: Any) -> dict[str, Any]:
     """A turn's `resume` from a LangGraph client's `command.resume`: a decision name, or
-    `{"decision": ..., "by": ...}`, for the thread's first pending interrupt (`pending`, by id).
+    `{"decision": ..., "by": ...}`, for every interrupt of the thread waiting (`pending`, by id;
+    several when subagents paused at once: one decision, as on the card).
     ValueError when nothing waits or the value is not a decision."""
     if not pending:
         raise ValueError("the thread has no interrupt to resume")
-    interrupt_id, request = next(iter(pending.items()))
     decision = value.get("decision") if isinstance(value, dict) else value
     by = value.get("by") if isinstance(value, dict) else None
     answer = decision_value(str(decision), str(by or "api"))
-    asked = request.get("calls") or [] if is_request(request) else []
-    calls = [str(c.get("id", "")) for c in asked]
-    return {"interrupt_id": interrupt_id, "calls": calls, **answer}
+    asked = [r for r in pending.values() if is_request(r)]
+    calls = [str(c.get("id", "")) for r in asked for c in r.get("calls") or ()]
+    ids = list(pending)
+    return {"interrupt_id": ids[0], "interrupts": ids, "calls": calls, **answer}

@@ -323,6 +323,7 @@ class Approvals:
             approvals=self.people.approvals(asker, chat),
             resume={
                 "interrupt_id": interrupt,
+                "interrupts": list(request.get("interrupts") or [interrupt]),
                 "calls": [str(c.get("id", "")) for c in request.get("calls") or []],
                 "decision": decision,
                 "by": by,
