@@ -157,6 +157,7 @@ class Resume:
     said: str
     card: str = ""  # the event id of the message the card answered (its reply is the card)
     shown: str = ""  # the card's text, kept above the decision when the card is updated
+    own: str = ""  # the card's own text (what its message shows when the reply was split)
 
 
 class Approvals:
@@ -184,6 +185,7 @@ class Approvals:
         payload = {
             "event": msg.event_id,
             "shown": shown,
+            "card": card_text(ReplyDoc(), event),
             "thread": thread_id,
             "interrupt": event.interrupt_id,
             "chat": chat_key(msg.chat),
@@ -228,7 +230,7 @@ class Approvals:
         turn = await self._turn(msg.chat, request, interrupt, decision, by)
         said = texts.approval_decided(decision, by)
         card_event, shown = str(payload.get("event") or ""), str(payload.get("shown") or "")
-        return Resume(thread, turn, said, card_event, shown)
+        return Resume(thread, turn, said, card_event, shown, str(payload.get("card") or ""))
 
     async def waiting(self, limit: int = 500) -> list[dict[str, Any]]:
         """The requests no one has answered yet, oldest first (the API's list)."""
