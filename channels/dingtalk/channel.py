@@ -181,7 +181,9 @@ class DingTalkChannel(Channel):
 
     def handle_state(self, handle: DingTalkReply) -> dict[str, Any]:
         card = handle.card
-        state = {"card_id": card.card_id, "sender_id": card.sender_id} if card else {}
+        state: dict[str, Any] = (
+            {"card_id": card.card_id, "sender_id": card.sender_id} if card else {}
+        )
         if handle.last:  # the reply's last part (an approval card), as a reply of its own
             state["last"] = handle.last
         return state | ({"buttons_card": handle.buttons_card} if handle.buttons_card else {})

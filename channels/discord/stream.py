@@ -208,7 +208,11 @@ class Replies:
 
 
 def reply_state(handle: DiscordReply) -> dict[str, Any]:
-    state = {"target": handle.target, "message_id": handle.message_id, "reply_to": handle.reply_to}
+    state: dict[str, Any] = {
+        "target": handle.target,
+        "message_id": handle.message_id,
+        "reply_to": handle.reply_to,
+    }
     if handle.last_message_id is not None:  # the reply's last part, as a reply of its own
         state["last"] = {"target": handle.target, "message_id": handle.last_message_id}
     return state
