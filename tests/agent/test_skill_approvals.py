@@ -45,6 +45,20 @@ async def hands_runner(make_runner: MakeRunner, tmp_path: Path) -> Any:
     )
 
 
+async def reading_waits(
+    make_runner: MakeRunner, tmp_path: Path, fake_openai: FakeOpenAI, mode: str
+) -> tuple[Any, ApprovalPolicy, ApprovalRequested]:
+    """The model reads the deploy skill's SKILL.md under `skill:deploy: <mode>`: the runner, the
+    policy and the request it waits on (nothing read)."""
+    runner = await hands_runner(make_runner, tmp_path)
+    rules = policy(("skill:deploy", mode))
+    fake_openai.script(READ)
+    events = await collect(runner, "t", "deploy please", approvals=rules)
+    assert not [e for e in events if isinstance(e, ToolFinished)]
+    [asked] = [e for e in events if isinstance(e, ApprovalRequested)]
+    return runner, rules, asked
+
+
 def policy(*rules: tuple[str, str]) -> ApprovalPolicy:
     return ApprovalPolicy(tuple(ApprovalRule(p, m) for p, m in rules), timeout_seconds=60)  # type: ignore[arg-type]
 
@@ -70,15 +84,10 @@ def test_skill_patterns_and_tool_patterns_never_cross() -> None:
 async def test_reading_a_skill_waits_names_the_skill_and_runs_once_approved(
     make_runner: MakeRunner, fake_openai: FakeOpenAI, tmp_path: Path
 ) -> None:
-    runner = await hands_runner(make_runner, tmp_path)
-    rules = policy(("skill:deploy", "always"))
-    fake_openai.script(READ)
-    events = await collect(runner, "t", "deploy please", approvals=rules)
-    [asked] = [e for e in events if isinstance(e, ApprovalRequested)]
+    runner, rules, asked = await reading_waits(make_runner, tmp_path, fake_openai, "always")
     assert asked.request["calls"] == [
         {"id": "r1", "name": "read_file", "args": {"path": SKILL_MD}, "skills": ["deploy"]}
     ]
-    assert not [e for e in events if isinstance(e, ToolFinished)]  # nothing read yet
     fake_openai.script(Reply(text="Following the skill."))
     events = await resume(runner, "t", asked, "approve", rules)
     [read] = [e for e in events if isinstance(e, ToolFinished)]
@@ -104,14 +113,7 @@ async def test_a_skill_rule_asks_for_no_other_file_and_a_tool_rule_for_no_skill(
 async def test_first_use_of_a_skill_asks_once_per_conversation(
     make_runner: MakeRunner, fake_openai: FakeOpenAI, tmp_path: Path
 ) -> None:
-    runner = await hands_runner(make_runner, tmp_path)
-    rules = policy(("skill:deploy", "first_use"))
-    fake_openai.script(READ)
-    [asked] = [
-        e
-        for e in await collect(runner, "t", "deploy", approvals=rules)
-        if isinstance(e, ApprovalRequested)
-    ]
+    runner, rules, asked = await reading_waits(make_runner, tmp_path, fake_openai, "first_use")
     assert asked.request["first_use"] is True
     script = "/mnt/skills/public/deploy/scripts/go.sh"
     fake_openai.script(

@@ -1,7 +1,7 @@
 """Skills that wait for approval, on every platform through its real SDK and fake server: the
 agent reading a skill the policy names (`skill:data-*`) waits, the card names the skill and the
-call; Approve lets it read the skill and the answer continues in the card, Deny tells the model
-and nothing is read."""
+call; Approve lets it read the skill, Deny tells the model and nothing is read; either way the
+card is updated and the answer continues in it."""
 
 from __future__ import annotations
 
@@ -30,10 +30,22 @@ def tool_result(fake_openai: FakeOpenAI) -> str:
     return str(result["content"])
 
 
-async def test_a_skill_waits_its_card_names_it_and_approve_lets_the_agent_use_it(
-    driver: Driver, service: ServiceHarness, fake_openai: FakeOpenAI
+@pytest.mark.parametrize(
+    ("press", "decided", "answer"),
+    [
+        (texts.APPROVE, "✅ Approved by", "Charted with the skill."),
+        (texts.DENY, "🚫 Denied by", "I may not use that skill."),
+    ],
+)
+async def test_a_skill_waits_its_card_names_it_and_the_decision_stands(
+    driver: Driver,
+    service: ServiceHarness,
+    fake_openai: FakeOpenAI,
+    press: str,
+    decided: str,
+    answer: str,
 ) -> None:
-    fake_openai.script(READ, Reply(text="Charted with the skill."))
+    fake_openai.script(READ, Reply(text=answer))
     driver.send("chart my numbers", "e1")
     await answered(service, fake_openai, 1)
     card = driver.shown()[-1]
@@ -42,21 +54,9 @@ async def test_a_skill_waits_its_card_names_it_and_approve_lets_the_agent_use_it
     assert "read_file(" in card
     assert driver.buttons() == [texts.APPROVE, texts.DENY]
     before = driver.shown()
-    driver.press(texts.APPROVE)
+    driver.press(press)
     await answered(service, fake_openai, 2)
-    assert "# Data to chart" in tool_result(fake_openai)  # the skill, read once approved
-    updated_in_place(driver, before, "✅ Approved by", "Charted with the skill.")
-
-
-async def test_a_denied_skill_is_not_read_and_the_model_is_told(
-    driver: Driver, service: ServiceHarness, fake_openai: FakeOpenAI
-) -> None:
-    fake_openai.script(READ, Reply(text="I may not use that skill."))
-    driver.send("chart my numbers", "e1")
-    await answered(service, fake_openai, 1)
-    before = driver.shown()
-    driver.press(texts.DENY)
-    await answered(service, fake_openai, 2)
-    assert "denied by" in tool_result(fake_openai)
-    assert "# Data to chart" not in tool_result(fake_openai)
-    updated_in_place(driver, before, "🚫 Denied by", "I may not use that skill.")
+    read = "# Data to chart" in tool_result(fake_openai)  # the skill, read once approved
+    assert read == (press == texts.APPROVE)
+    assert ("denied by" in tool_result(fake_openai)) == (press == texts.DENY)
+    updated_in_place(driver, before, decided, answer)
