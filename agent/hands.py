@@ -82,7 +82,7 @@ class Hands:
             LoopGuard(),
             McpToolsMiddleware(self.mcp),
             GrantGuard(self.mcp.qualify),
-            ApprovalGuard(self.mcp.qualify, can_ask=can_ask),
+            ApprovalGuard(self.mcp.qualify, can_ask=can_ask, skills_of=self.skills.used_in),
             ToolErrors(),
         ]
 

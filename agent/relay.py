@@ -3,7 +3,8 @@
 Text comes only from AI message chunks of the model node (never tool, human or hidden
 messages, never a model a tool calls internally). Tool steps come from node updates: the
 model node's tool calls start them, the tools node's `ToolMessage`s finish them. An approval
-interrupt (agent/middlewares/approval.py) becomes an `ApprovalRequested` event.
+interrupt (agent/middlewares/approval.py) becomes an `ApprovalRequested` event before `Final`; the
+interrupts of one run (subagents pausing together) become one.
 The deltas, concatenated, always equal `Final.text`.
 """
 
@@ -14,7 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from agent.approval import is_request
+from agent.approval import is_request, merged
 from agent.events import (
     AgentEvent,
     ApprovalRequested,
@@ -59,6 +60,7 @@ class EventRelay:
         self._message_id: str | None = None
         self._started: set[str] = set()
         self._todos: dict[str, Progress] = {}
+        self._paused: list[tuple[str, dict[str, Any]]] = []  # approval interrupts, in order
 
     @property
     def text(self) -> str:
@@ -74,8 +76,13 @@ class EventRelay:
             return custom_event(payload)
         return []
 
-    def final(self) -> Final:
-        return Final(self.text)
+    def final(self) -> list[AgentEvent]:
+        """The run's last events: the approval it waits on (one request for every interrupt
+        it raised: subagents of one answer pause in updates of their own), then `Final`."""
+        paused: list[AgentEvent] = (
+            [ApprovalRequested(*merged(self._paused))] if self._paused else []
+        )
+        return [*paused, Final(self.text)]
 
     def _message(self, chunk: Any, metadata: dict[str, Any]) -> list[AgentEvent]:
         if metadata.get("langgraph_node") != MODEL_NODE or getattr(chunk, "type", "") not in (
@@ -102,7 +109,7 @@ class EventRelay:
         events: list[AgentEvent] = []
         for node, update in payload.items():
             if node == INTERRUPT:
-                events.extend(_approvals(update))
+                self._paused += _approvals(update)
                 continue
             messages = update.get("messages", []) if isinstance(update, dict) else []
             if node == MODEL_NODE:
@@ -172,9 +179,9 @@ def custom_event(payload: dict[str, Any]) -> list[AgentEvent]:
     return []
 
 
-def _approvals(interrupts: Any) -> list[AgentEvent]:
+def _approvals(interrupts: Any) -> list[tuple[str, dict[str, Any]]]:
     return [
-        ApprovalRequested(str(getattr(i, "id", "")), dict(i.value))
+        (str(getattr(i, "id", "")), dict(i.value))
         for i in interrupts or ()
         if is_request(getattr(i, "value", None))
     ]

@@ -319,7 +319,8 @@ class AgentRunner(GraphApi):
             log.warning("run failed on thread %s", thread_id, exc_info=True)
             queue.put_nowait(describe_failure(exc))
             return
-        queue.put_nowait(relay.final())
+        for event in relay.final():
+            queue.put_nowait(event)
         if turn.resume is not None:
             return  # the exchange is remembered once, from the turn that asked
         # after the answer, not before; a task of its own, so the end of the stream (which

@@ -72,7 +72,9 @@ def call_line(call: dict[str, Any]) -> str:
     """One call as the card shows it: arguments with secrets redacted and long values cut."""
     args = redact(dict(call.get("args") or {}))
     shown = ", ".join(f"{k}={_cut(v)}" for k, v in args.items())
-    return f"{call.get('name', '')}({shown})"
+    line = f"{call.get('name', '')}({shown})"
+    skills = [str(s) for s in call.get("skills") or ()]
+    return texts.approval_skill(skills, line) if skills else line
 
 
 def _cut(value: Any, limit: int = 60) -> str:
@@ -155,6 +157,7 @@ class Resume:
     said: str
     card: str = ""  # the event id of the message the card answered (its reply is the card)
     shown: str = ""  # the card's text, kept above the decision when the card is updated
+    own: str = ""  # the card's own text (what its message shows when the reply was split)
 
 
 class Approvals:
@@ -182,6 +185,7 @@ class Approvals:
         payload = {
             "event": msg.event_id,
             "shown": shown,
+            "card": card_text(ReplyDoc(), event),
             "thread": thread_id,
             "interrupt": event.interrupt_id,
             "chat": chat_key(msg.chat),
@@ -226,7 +230,7 @@ class Approvals:
         turn = await self._turn(msg.chat, request, interrupt, decision, by)
         said = texts.approval_decided(decision, by)
         card_event, shown = str(payload.get("event") or ""), str(payload.get("shown") or "")
-        return Resume(thread, turn, said, card_event, shown)
+        return Resume(thread, turn, said, card_event, shown, str(payload.get("card") or ""))
 
     async def waiting(self, limit: int = 500) -> list[dict[str, Any]]:
         """The requests no one has answered yet, oldest first (the API's list)."""
@@ -321,6 +325,7 @@ class Approvals:
             approvals=self.people.approvals(asker, chat),
             resume={
                 "interrupt_id": interrupt,
+                "interrupts": list(request.get("interrupts") or [interrupt]),
                 "calls": [str(c.get("id", "")) for c in request.get("calls") or []],
                 "decision": decision,
                 "by": by,

@@ -11,11 +11,15 @@ import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bot import texts
 from bot.stores.journal import Journal
 from channels.base import Button, Channel, InboundMessage, ReplyDoc, ReplyHandle, ToolStep
+from channels.text import split_text
+
+if TYPE_CHECKING:
+    from bot.approvals import Resume
 
 log = logging.getLogger("bot.delivery")
 
@@ -108,14 +112,35 @@ class DeliveryTrack:
             return None
 
 
+def final_parts(text: str, card: str, limit: int) -> list[str]:
+    """The final's text in parts of at most `limit`; an approval `card` it ends with that does
+    not fit with the answer is a part of its own, the last: its buttons are there, and it is the
+    message a decision updates (`card_reply`)."""
+    parts = split_text(text, limit) if text else [""]
+    if len(parts) > 1 and card and text.endswith(card) and len(card) <= limit:
+        head = text[: -len(card)].rstrip()
+        return [*split_text(head, limit), card] if head else [card]
+    return parts
+
+
 async def card_reply(
-    journal: Journal, channel: Channel, msg: InboundMessage, event_id: str
-) -> ReplyHandle | None:
-    """The reply to the message `event_id` of `msg`'s channel (an approval card a press in the
-    same chat answers), rebuilt from the ids the journal kept; None when they are unknown."""
+    journal: Journal, channel: Channel, msg: InboundMessage, decided: Resume
+) -> tuple[ReplyHandle, str] | None:
+    """The message showing the approval card `decided` answers (the reply to the message
+    `decided.card` of `msg`'s channel), rebuilt from the ids the journal kept, and the text it
+    keeps above the decision; None when the ids are unknown. A reply split over several
+    messages shows the card alone in its last (the channel keeps that part's ids as `last`)."""
     try:
-        entry = await journal.entry(replace(msg, event_id=event_id))
-        return channel.restore_handle(msg, entry.handle) if entry and entry.handle else None
+        entry = await journal.entry(replace(msg, event_id=decided.card))
+        state = entry.handle if entry else None
+        if not state:
+            return None
+        last = state.get("last")
+        if isinstance(last, Mapping):
+            handle, shown = channel.restore_handle(msg, last), decided.own or decided.shown
+        else:
+            handle, shown = channel.restore_handle(msg, state), decided.shown
+        return (handle, shown) if handle is not None else None
     except Exception as exc:  # an unreadable old handle: the answer gets a reply of its own
-        log.warning("the reply to %s:%s is not found again: %s", msg.chat.key, event_id, exc)
+        log.warning("the reply to %s:%s is not found again: %s", msg.chat.key, decided.card, exc)
         return None

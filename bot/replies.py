@@ -32,7 +32,7 @@ from agent.events import (
 )
 from bot import texts
 from bot.approvals import card
-from bot.delivery import DeliveryTrack, FinalPlan
+from bot.delivery import DeliveryTrack, FinalPlan, final_parts
 from bot.metrics import Metrics
 from channels.backoff import Backoff, BackoffPolicy, describe
 from channels.base import (
@@ -49,7 +49,6 @@ from channels.base import (
 )
 from channels.held import Held
 from channels.relay import OutcomeUnknown
-from channels.text import split_text
 
 log = logging.getLogger("bot.replies")
 
@@ -89,6 +88,7 @@ class ReplyStreamer:
         self._final_seen = False
         self._finished = False  # the final is out: nothing left to materialize
         self._lead = ""  # text the answer follows (an approval's decision)
+        self._card = ""  # an approval card's own text: a split final keeps it in its last part
         self.finishing = False  # finish() began: the final is on its way
 
     async def open(self, note: str = "") -> None:
@@ -120,6 +120,7 @@ class ReplyStreamer:
             self._final_seen = True
         elif isinstance(event, ApprovalRequested):
             doc = card(doc, event, self.channel.capabilities.buttons)
+            self._card = doc.text[len(self.doc.text) :].strip()
             self._final_seen = True
         elif isinstance(event, Artifact):
             self.files.append(event.path)
@@ -152,7 +153,7 @@ class ReplyStreamer:
         doc = replace(self.doc, status=final_status, note=note or self.doc.note)
         if final_status == "done" and not doc.text.strip() and not doc.buttons:
             doc = replace(doc, text=texts.NO_ANSWER)
-        parts = split_text(doc.text, self.channel.capabilities.max_text_len) if doc.text else [""]
+        parts = final_parts(doc.text, self._card, self.channel.capabilities.max_text_len)
         plan = FinalPlan(doc=doc, parts=tuple(parts), files=tuple(str(p) for p in self.files))
         async with self._sending:  # a materialize() meanwhile waits for the final's place
             if record:

@@ -241,9 +241,9 @@ class TurnRunner:
         the decision, no buttons) and the answer continues in it."""
         said = decided.said if decided is not None else ""
         if decided is not None and handle is None and decided.card:
-            card = await card_reply(self.journal, channel, msg, decided.card)
-            if card is not None:
-                handle, said = card, f"{decided.shown}\n\n{said}".lstrip()
+            found = await card_reply(self.journal, channel, msg, decided)
+            if found is not None:
+                handle, said = found[0], f"{found[1]}\n\n{said}".lstrip()
         streamer = self._streamer(channel, msg, handle)
         if said:  # the answer continues after it
             streamer.lead_with(said)

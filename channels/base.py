@@ -367,6 +367,9 @@ class Channel(abc.ABC):
 
         The service writes it to the delivery journal after every call that may change it, so a
         restart continues in the message the user already sees instead of posting another.
+        A reply whose final went on in continuation messages, the last with buttons (an
+        approval card alone), adds `last`: that message's state, which `restore_handle` turns
+        into a reply of its own (a decision updates it there).
         """
         return None
 

@@ -4,12 +4,16 @@
 from __future__ import annotations
 
 import logging
+import re
 from pathlib import Path
+from typing import Any
 
 from agent.extensions import ExtensionsError, load_extensions, signature
 from agent.skills.loader import Skill, load_skills
 
 log = logging.getLogger(__name__)
+# a path in one skill's folder: /mnt/skills/<category>/<folder>[/...]
+_SKILL_PATH = re.compile(r"/mnt/skills/(public|custom)/([A-Za-z0-9._-]+)")
 
 
 class SkillRegistry:
@@ -57,3 +61,19 @@ class SkillRegistry:
             if skill.path.parent.name == dirname:
                 return state.get(skill.name, True)
         return False
+
+    def used_in(self, args: Any) -> list[str]:
+        """The skills a tool call's arguments name a path in (its SKILL.md, its scripts), by
+        name: what "using a skill" means for approvals (agent/approval.py)."""
+        folders = {m.groups() for text in _strings(args) for m in _SKILL_PATH.finditer(text)}
+        return sorted(s.name for s in self.skills if (s.category, s.path.parent.name) in folders)
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        value = list(value.values())
+    if isinstance(value, list | tuple):
+        return [text for item in value for text in _strings(item)]
+    return []

@@ -1,11 +1,11 @@
 """The approval policy (`access.approvals` and each role's `approvals` in config.yaml) and who may
 answer a request.
 
-A setting names tools, MCP tools (`server:tool`) and globs, each `always`, `first_use` or
-`never`, optionally with the roles that may approve it (`approvers`). The policy of one turn is
-a list of rules, first match wins: the chat's (`access.approvals.chats`), the person's role's,
-the group chats' (`access.approvals.groups`, in groups only), then the global ones
-(`access.approvals.tools`). Read per message: it changes live.
+A setting names tools, MCP tools (`server:tool`), skills (`skill:<name>`) and globs, each
+`always`, `first_use` or `never`, optionally with the roles that may approve it (`approvers`).
+The policy of one turn is a list of rules, first match wins: the chat's
+(`access.approvals.chats`), the person's role's, the group chats' (`access.approvals.groups`, in
+groups only), then the global ones (`access.approvals.tools`). Read per message: it changes live.
 
 Who may answer: the roles the rule names; else a role that `may_approve`; in a DM, the person
 who asked too.
@@ -13,11 +13,15 @@ who asked too.
 
 from __future__ import annotations
 
+import re
+from fnmatch import fnmatchcase
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from agent.approval import ApprovalPolicy, ApprovalRule, Mode
+from agent.approval import SKILL, ApprovalPolicy, ApprovalRule, Mode
+
+SKILL_GLOB = re.compile(r"[a-z0-9*?\[\]!-]+")  # skill names are lowercase, digits and hyphens
 
 
 class ApprovalSetting(BaseModel):
@@ -72,20 +76,44 @@ def may_decide(request: dict[str, Any], role: str, role_may_approve: bool, asker
     return role_may_approve or (asker and request.get("chat_type") == "dm")
 
 
+def places(cfg: ApprovalsConfig, role_settings: dict[str, Settings]) -> list[tuple[str, Settings]]:
+    """Every approval setting in the config, with its YAML path."""
+    found = [("access.approvals.tools", cfg.tools), ("access.approvals.groups", cfg.groups)]
+    found += [(f"access.approvals.chats.{k}", v) for k, v in cfg.chats.items()]
+    return found + [(f"access.roles.{k}.approvals", v) for k, v in role_settings.items()]
+
+
 def problems(
     cfg: ApprovalsConfig, roles: set[str], role_settings: dict[str, Settings]
 ) -> list[str]:
-    """Approver role names that name no role, with their YAML paths."""
+    """Approver role names that name no role and `skill:` patterns that cannot name a skill,
+    with their YAML paths."""
     found = []
-    places = [("access.approvals.tools", cfg.tools), ("access.approvals.groups", cfg.groups)]
-    places += [(f"access.approvals.chats.{k}", v) for k, v in cfg.chats.items()]
-    places += [(f"access.roles.{k}.approvals", v) for k, v in role_settings.items()]
-    for path, settings in places:
+    for path, settings in places(cfg, role_settings):
         for pattern, setting in settings.items():
+            skill = pattern.removeprefix(SKILL)
+            if pattern.startswith(SKILL) and not SKILL_GLOB.fullmatch(skill):
+                found.append(
+                    f"{path}.{pattern}: a skill pattern is `skill:` and a skill name or glob "
+                    "(lowercase letters, digits, hyphens, * ? [ ])"
+                )
             for i, name in enumerate(setting.approvers):
                 if name not in roles:
                     found.append(
                         f"{path}.{pattern}.approvers[{i}]: unknown role {name!r} "
                         f"(roles: {', '.join(sorted(roles))})"
                     )
+    return found
+
+
+def skill_warnings(
+    cfg: ApprovalsConfig, role_settings: dict[str, Settings], skills: set[str]
+) -> list[str]:
+    """`skill:` patterns no installed skill matches (`antler check`: a skill may come later)."""
+    found = []
+    for path, settings in places(cfg, role_settings):
+        for pattern in settings:
+            name = pattern.removeprefix(SKILL)
+            if pattern.startswith(SKILL) and not any(fnmatchcase(s, name) for s in skills):
+                found.append(f"{path}.{pattern}: no skill matches {name!r}")
     return found

@@ -13,7 +13,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from agent.grant import Grant, Layer, matches
-from bot.access.approvals import ApprovalsConfig, Settings, problems
+from bot.access.approvals import ApprovalsConfig, Settings, problems, skill_warnings
 
 
 class RoleConfig(BaseModel):
@@ -114,8 +114,10 @@ class AccessConfig(BaseModel):
             for key, role in getattr(self, section).items():
                 if role not in self.roles:
                     found.append(_unknown(f"access.{section}.{key}", role, self))
-        approvals = {name: role.approvals for name, role in self.roles.items() if role.approvals}
-        return found + problems(self.approvals, set(self.roles), approvals)
+        return found + problems(self.approvals, set(self.roles), self._role_approvals())
+
+    def _role_approvals(self) -> dict[str, Settings]:
+        return {name: role.approvals for name, role in self.roles.items() if role.approvals}
 
     def warnings(self, tools: set[str], skills: set[str], models: set[str]) -> list[str]:
         """Grants naming a tool, skill or model that is not configured (MCP tools appear only
@@ -134,7 +136,7 @@ class AccessConfig(BaseModel):
             for pattern in role.models:
                 if _is_glob(pattern) and not _any_match(pattern, models):
                     found.append(f"access.roles.{name}.models: no model matches {pattern!r}")
-        return found
+        return found + skill_warnings(self.approvals, self._role_approvals(), skills)
 
 
 def _is_glob(pattern: str) -> bool:

@@ -188,6 +188,11 @@ def approval_card(calls: list[str], asker: str, approvers: str, expires: str) ->
     )
 
 
+def approval_skill(skills: list[str], call: str) -> str:
+    """A call on the card that waits because it uses a skill (reads its files, runs its scripts)."""
+    return _("skill {skills}: {call}", skills=", ".join(f"/{s}" for s in skills), call=call)
+
+
 def approvers_line(roles: list[str], dm: bool) -> str:
     if len(roles) > 1:
         return _("The roles {roles}", roles=", ".join(roles))

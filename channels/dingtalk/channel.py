@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +45,7 @@ class DingTalkReply:
     msg: InboundMessage
     card: CardState | None = None
     buttons_card: str | None = None  # the button card showing the reply's buttons
+    last: dict[str, Any] | None = None  # the reply's last part, alone (an approval card's)
 
 
 class DingTalkChannel(Channel):
@@ -178,7 +179,11 @@ class DingTalkChannel(Channel):
 
     def handle_state(self, handle: DingTalkReply) -> dict[str, Any]:
         card = handle.card
-        state = {"card_id": card.card_id, "sender_id": card.sender_id} if card else {}
+        state: dict[str, Any] = (
+            {"card_id": card.card_id, "sender_id": card.sender_id} if card else {}
+        )
+        if handle.last:  # the reply's last part (an approval card), as a reply of its own
+            state["last"] = handle.last
         return state | ({"buttons_card": handle.buttons_card} if handle.buttons_card else {})
 
     def restore_handle(self, msg: InboundMessage, state: Mapping[str, Any]) -> DingTalkReply:
@@ -217,6 +222,11 @@ class DingTalkChannel(Channel):
         await self.buttons.close(card_id)
 
     async def send_continuation(self, handle: DingTalkReply, doc: ReplyDoc) -> None:
+        if doc.buttons:  # the last part of a long reply (an approval card): a reply of its own
+            last = await self.open_reply(handle.msg, replace(doc, status="working"))
+            await self.finish_reply(last, doc)
+            handle.last = self.handle_state(last)
+            return
         await self.outbox.send_markdown(handle.chat, markdown_text(doc))
 
     async def send_text(self, chat: ChatRef, text: str, *, reply_to: str | None = None) -> None:

@@ -39,6 +39,7 @@ class DiscordReply:
     target: int
     reply_to: int | None = None
     message_id: int | None = None
+    last_message_id: int | None = None  # the last continuation part's message (its buttons)
     shown: render.Shown | None = None
     finished: bool = False
     typing_task: asyncio.Task[None] | None = field(default=None, repr=False)
@@ -105,7 +106,9 @@ class Replies:
         await self._show(handle, render.shown(doc, preview=True))
 
     async def continuation(self, handle: DiscordReply, doc: ReplyDoc) -> None:
-        await self.post(handle.chat, handle.target, render.shown(doc), None)
+        handle.last_message_id = await self.post(
+            handle.chat, handle.target, render.shown(doc), None
+        )
 
     async def close(self) -> None:
         for task in list(self._tasks):
@@ -205,7 +208,14 @@ class Replies:
 
 
 def reply_state(handle: DiscordReply) -> dict[str, Any]:
-    return {"target": handle.target, "message_id": handle.message_id, "reply_to": handle.reply_to}
+    state: dict[str, Any] = {
+        "target": handle.target,
+        "message_id": handle.message_id,
+        "reply_to": handle.reply_to,
+    }
+    if handle.last_message_id is not None:  # the reply's last part, as a reply of its own
+        state["last"] = {"target": handle.target, "message_id": handle.last_message_id}
+    return state
 
 
 def restore_reply(msg: InboundMessage, state: Mapping[str, Any]) -> DiscordReply | None:

@@ -18,14 +18,18 @@ SEQUENCE_MARGIN = 50
 
 
 def reply_state(reply: FeishuReply) -> dict[str, Any]:
-    return {
+    parts = [[p.message_id, p.card_id, p.sequence, p.streaming] for p in reply.parts]
+    state: dict[str, Any] = {
         "mode": reply.mode,
         "reply_to": reply.reply_to,
         "in_thread": reply.in_thread,
         "finished": reply.finished,
         "delivered": sorted(reply.delivered),
-        "parts": [[p.message_id, p.card_id, p.sequence, p.streaming] for p in reply.parts],
+        "parts": parts,
     }
+    if len(parts) > 1:  # the reply's last card (its buttons), as a reply of its own
+        state["last"] = {**state, "finished": 1, "delivered": [], "parts": parts[-1:]}
+    return state
 
 
 def restore_reply(msg: InboundMessage, state: Mapping[str, Any]) -> FeishuReply | None:

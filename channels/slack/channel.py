@@ -255,12 +255,13 @@ class SlackChannel(Channel):
         if handle.ephemeral:
             await self._ephemeral(handle.chat, handle.user, render.message_payload(doc))
             return
-        await call(
+        resp = await call(
             self.client.chat_postMessage(
                 channel=handle.channel_id, thread_ts=handle.thread_ts, **render.message_payload(doc)
             ),
             what="chat.postMessage",
         )
+        handle.last_ts = str(resp["ts"])
 
     async def send_text(self, chat: ChatRef, text: str, *, reply_to: str | None = None) -> None:
         if user := parse.ephemeral_user(reply_to):

@@ -23,6 +23,9 @@ def reply_state(reply: SlackReply) -> dict[str, Any]:
         edit_offset=reply.edit_offset,
         queued_reaction=reply.queued_reaction,
     )
+    if reply.last_ts is not None:  # the reply's last part, as a reply of its own
+        last = {name: state[name] for name in ("channel_id", "thread_ts", "team", "user")}
+        state["last"] = {**last, "edit_ts": reply.last_ts, "mode": "edit"}
     return state
 
 

@@ -63,6 +63,7 @@ class SlackReply:
     stream_stopped: bool = False
     edit_ts: str | None = None
     edit_offset: int = 0
+    last_ts: str | None = None  # the last continuation part's message (its buttons)
     shown: dict[str, Any] | None = None
     status: str = ""
     queued_reaction: bool = False

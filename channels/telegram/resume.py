@@ -10,13 +10,16 @@ from channels.telegram.stream import TelegramReply
 
 
 def reply_state(handle: TelegramReply) -> dict[str, Any]:
-    return {
+    state: dict[str, Any] = {
         "mode": handle.mode,
         "draft_id": handle.draft_id,
         "message_id": handle.message_id,
         "reply_to": handle.reply_to,
         "parts_sent": handle.parts_sent,
     }
+    if handle.last_message_id is not None:  # the reply's last part, as a reply of its own
+        state["last"] = {"mode": "edit", "message_id": handle.last_message_id}
+    return state
 
 
 def restore_reply(msg: InboundMessage, state: Mapping[str, Any]) -> TelegramReply | None:

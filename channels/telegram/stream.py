@@ -56,6 +56,7 @@ class TelegramReply:
     message_id: int | None = None
     shown: str = ""
     parts_sent: int = 0
+    last_message_id: int | None = None  # the last continuation part's message (its buttons)
     pressed: int | None = None  # the keyboard message a command button was pressed on
     finished: bool = False
     working: bool = False  # the agent works on it (a queued reply's turn has come)
@@ -167,7 +168,7 @@ class Replies:
         parts = render_parts(doc_markdown(doc))
         for index, part in enumerate(parts):
             keyboard = self._keyboard(doc) if index == len(parts) - 1 else None
-            await self._send_new(handle.chat, part, keyboard, None)
+            handle.last_message_id = await self._send_new(handle.chat, part, keyboard, None)
 
     async def close(self) -> None:
         await self.reactions.close()

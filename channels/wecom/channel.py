@@ -138,7 +138,7 @@ class WeComChannel(Channel):
         await self.replies.materialize(handle, doc)
 
     async def send_continuation(self, handle: WeComReply, doc: ReplyDoc) -> None:
-        await self.replies.push(handle.chat, render.body(doc))
+        await self.replies.continuation(handle, doc)
 
     async def send_text(self, chat: ChatRef, text: str, *, reply_to: str | None = None) -> None:
         for part in render.split(text):

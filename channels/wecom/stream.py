@@ -52,6 +52,7 @@ class WeComReply:
     finished: bool = False
     text_done: bool = False
     cards_done: bool = False
+    split_cards: bool = False  # a long reply's last part came with buttons (an approval card)
 
 
 class Replies:
@@ -108,10 +109,22 @@ class Replies:
             await self._final_text(handle, content)
             handle.text_done = True
         if doc.buttons and not handle.cards_done:
-            for card in await cards.cards_for(doc.buttons, cards.title_of(content), self.choices):
-                await self._send(handle.chat, {"msgtype": "template_card", "template_card": card})
+            await self._cards(handle.chat, doc, content)
             handle.cards_done = True
         handle.finished = True
+
+    async def continuation(self, handle: WeComReply, doc: ReplyDoc) -> None:
+        """A further part of a long final; the last one's buttons (an approval card's) follow
+        it as cards, as after a final."""
+        content = render.body(doc)
+        await self.push(handle.chat, content)
+        if doc.buttons:
+            await self._cards(handle.chat, doc, content)
+            handle.split_cards = True
+
+    async def _cards(self, chat: ChatRef, doc: ReplyDoc, content: str) -> None:
+        for card in await cards.cards_for(doc.buttons, cards.title_of(content), self.choices):
+            await self._send(chat, {"msgtype": "template_card", "template_card": card})
 
     async def _final_text(self, handle: WeComReply, content: str) -> None:
         if self._streaming(handle):
@@ -167,7 +180,10 @@ def reply_state(handle: WeComReply) -> dict[str, Any]:
     """A stream whose final frame went out (e.g. the notice of a restart) takes no more: the
     restored reply is pushed."""
     req_id = None if handle.text_done else handle.req_id
-    return {"req_id": req_id, "stream_id": handle.stream_id, "shown": handle.shown}
+    state: dict[str, Any] = {"req_id": req_id, "stream_id": handle.stream_id, "shown": handle.shown}
+    if handle.split_cards:  # its last part is an approval card alone: what follows it is pushed
+        state["last"] = dict(state)
+    return state
 
 
 def restore_reply(msg: InboundMessage, state: Mapping[str, Any]) -> WeComReply | None:

@@ -78,6 +78,8 @@ class FakeTelegram(UserSide, FileSide, Served):
         self.updates: list[dict[str, Any]] = []
         self.files: dict[str, tuple[bytes, int]] = {}
         self.messages: dict[tuple[int, int], str] = {}
+        # reply_markup of each message as it is now (None: no keyboard)
+        self.keyboards: dict[tuple[int, int], Any] = {}
         self.reactions: dict[tuple[int, int], list[str]] = {}  # the bot's, by chat and message
         self.chats: dict[int, dict[str, Any]] = {}
         self.drafts_supported = True
@@ -330,6 +332,7 @@ class FakeTelegram(UserSide, FileSide, Served):
         self._count_visible(int(body["chat_id"]), now)
         msg = self._new_message(body, text=text)
         self.messages[(msg["chat"]["id"], msg["message_id"])] = text
+        self.keyboards[(msg["chat"]["id"], msg["message_id"])] = body.get("reply_markup")
         return answer_ok(msg)
 
     async def _m_editMessageText(self, body: dict, now: float) -> web.Response:
@@ -343,6 +346,7 @@ class FakeTelegram(UserSide, FileSide, Served):
             return answer_error(400, "Bad Request: message is not modified: same content")
         self._count_visible(key[0], now)
         self.messages[key] = text
+        self.keyboards[key] = body.get("reply_markup")  # an edit without one removes it
         return answer_ok({**self._new_message(body, text=text), "message_id": key[1]})
 
     async def _m_sendMessageDraft(self, body: dict, now: float) -> web.Response:
