@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
+from functools import lru_cache
 from typing import Any, Literal
 
 
@@ -58,7 +59,7 @@ class Grant:
         return f"{names[0]} (at most {', '.join(names[1:])} here)"
 
     def allows_tool(self, name: str, server: str | None = None) -> bool:
-        return all(layer.allows_tool(name, server) for layer in self.layers)
+        return _allows_tool(self, name, server)
 
     def allows_skill(self, name: str) -> bool:
         return all(matches(layer.skills, name) for layer in self.layers)
@@ -84,6 +85,13 @@ class Grant:
 
 
 EVERYTHING = Grant((Layer(role="member"),))
+
+
+@lru_cache(maxsize=4096)
+def _allows_tool(grant: Grant, name: str, server: str | None) -> bool:
+    """`Grant.allows_tool`, once per grant and tool: a grant is plain frozen data, and the
+    guard asks for every offered tool on every model call."""
+    return all(layer.allows_tool(name, server) for layer in grant.layers)
 
 
 def matches(patterns: tuple[str, ...] | list[str], name: str) -> bool:

@@ -306,7 +306,7 @@ class AgentRunner(GraphApi):
             async for mode, payload in graph.astream(
                 message if turn.resume is None else resume_command(turn.resume),
                 config={**thread_config(thread_id), "recursion_limit": self.config.recursion_limit},
-                context=self._context(thread_id, turn, settings, prepared.memory),
+                context=self._context(thread_id, turn, settings, prepared.memory, dirs),
                 stream_mode=["messages", "updates", "custom"],
                 durability=DURABILITY,
             ):
@@ -377,11 +377,12 @@ class AgentRunner(GraphApi):
         )
 
     def _context(
-        self, thread_id: str, turn: Turn, settings: RunSettings, memory: str = ""
-    ) -> RunContext:
+        self, thread_id: str, turn: Turn, settings: RunSettings, memory: str = "",
+        dirs: ThreadDirs | None = None,
+    ) -> RunContext:  # fmt: skip
         return RunContext(
             thread_id=thread_id,
-            dirs=self.thread_dirs(thread_id),
+            dirs=dirs or self.thread_dirs(thread_id),
             user_id=turn.user_id,
             user_name=turn.user_name,
             chat_type=turn.chat_type,

@@ -14,6 +14,9 @@ alternating rounds (bare, service, service, bare, ...), so machine load falls on
 The figure is process CPU per turn (user + system), not wall time; a full collection runs
 between sides, so each pays for the collections of its own garbage, and the service side ends
 when its dispatcher is idle (the work a turn leaves after its final counts for it).
+
+With `BENCH_BEFORE_TREE=<checkout>` (bench/trees.py) the same runs on that tree's code and on
+this one's, in alternating child processes: before and after from one run.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import os
+from pathlib import Path
 from typing import Any
 
 from langchain_core.messages import HumanMessage
@@ -30,6 +34,7 @@ from agent.run_state import thread_config
 from agent.runner import DURABILITY
 from bench.spine_bench import ECHO, Finishes, _app
 from bench.support import cpu_seconds
+from bench.trees import HERE, before_and_after, before_tree, describe
 from bot.runtime import freeze_startup_objects
 
 TURNS = int(os.environ.get("OVERHEAD_TURNS", "300"))
@@ -70,6 +75,28 @@ async def _service(app: Any, done: Finishes, round_no: int) -> float:
 
 
 async def run() -> dict[str, object]:
+    before = before_tree()
+    return await _measure() if before is None else await _before_and_after(before)
+
+
+async def _before_and_after(before: Path) -> dict[str, object]:
+    """`BENCH_BEFORE_TREE`: this bench on that tree's code and on this one's, alternating."""
+    runs = await before_and_after(before, "overhead")
+    figures: dict[str, object] = {"before_tree": describe(before), "after_tree": describe(HERE)}
+    for side, found in runs.items():
+        bare = sum(float(f["bare_cpu_ms_per_turn"]) for f in found) / len(found)
+        service = sum(float(f["service_cpu_ms_per_turn"]) for f in found) / len(found)
+        figures.update({
+            f"{side}_bare_cpu_ms_per_turn": round(bare, 3),
+            f"{side}_service_cpu_ms_per_turn": round(service, 3),
+            f"{side}_service_over_bare": round(service / bare, 3),
+            f"{side}_each_run_service_over_bare": [f["service_over_bare"] for f in found],
+            f"{side}_failed_service_turns": sum(int(f["failed_service_turns"]) for f in found),
+        })  # fmt: skip
+    return figures
+
+
+async def _measure() -> dict[str, object]:
     app = _app([ECHO], max_runs=TURNS)
     await app.start(gateway=False)
     freeze_startup_objects()

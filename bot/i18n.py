@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from datetime import datetime
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 
 from babel import Locale, UnknownLocaleError
@@ -52,6 +52,12 @@ def supported(tag: str | None) -> str | None:
     A territory or script of ours is preferred; otherwise the first of the same language."""
     if not tag or not tag.strip():
         return None
+    return _supported(tag)
+
+
+@lru_cache(maxsize=512)
+def _supported(tag: str) -> str | None:
+    """`supported` once per tag (Babel's parse runs per message otherwise: tags are few)."""
     try:
         asked = Locale.parse(tag.strip().replace("-", "_"))
     except (ValueError, TypeError, UnknownLocaleError):

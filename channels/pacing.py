@@ -143,6 +143,8 @@ class Pacer:
         self, chat: ChatRef, reply_key: str = "", methods: tuple[str, ...] = ()
     ) -> float:
         """Seconds until no block covers a call to `chat` (for `methods`) any more."""
+        if not self._blocked:  # the usual case: no platform asked to wait (asked per send)
+            return 0.0
         now = self.clock()
         wait = 0.0
         for scope in SCOPES:

@@ -3,7 +3,9 @@ input, command scope and /models (bot/texts/__init__.py says how to add one)."""
 
 from __future__ import annotations
 
-from bot.i18n import N_
+from functools import cache
+
+from bot.i18n import N_, current
 from bot.i18n import text as _
 from channels.base import StatusLabels
 
@@ -67,6 +69,12 @@ def command_failed(name: str) -> str:
 
 def labels() -> StatusLabels:
     """What a reply shows of its state, for the channels' cards and status lines."""
+    return _labels(current())
+
+
+@cache
+def _labels(locale: str) -> StatusLabels:
+    """`labels` in `locale`, made once (the catalogs are read once; a reply asks per turn)."""
     return StatusLabels(
         queued=_("Queued"),
         queued_line=_("Queued: I'll answer after the current reply."),

@@ -340,14 +340,26 @@ def entry_from_row(row: tuple[Any, ...]) -> Entry:
 
 
 _MESSAGE_FIELDS = tuple(f.name for f in fields(InboundMessage))
+_FIELDS = {
+    kind: tuple(f.name for f in fields(kind)) for kind in (ChatRef, UserRef, Attachment, Edit)
+}
+
+
+def _shallow(value: Any) -> dict[str, Any]:
+    """A message part's fields (plain values and tuples of them: JSON writes them as `asdict`
+    would have copied them)."""
+    names = _FIELDS.get(type(value)) or tuple(f.name for f in fields(value))
+    return {name: getattr(value, name) for name in names}
 
 
 def dump_message(msg: InboundMessage) -> str:
     """The message as JSON: what `asdict` gives, without its deep copy of every field (a
     message is written once per turn); anything JSON does not take goes the slow way below."""
     data: dict[str, Any] = {name: getattr(msg, name) for name in _MESSAGE_FIELDS}
-    data["chat"], data["sender"] = asdict(msg.chat), asdict(msg.sender)
-    data["attachments"] = [asdict(a) for a in msg.attachments]
+    data["chat"], data["sender"] = _shallow(msg.chat), _shallow(msg.sender)
+    data["attachments"] = [_shallow(a) for a in msg.attachments]
+    if msg.edit is not None:
+        data["edit"] = _shallow(msg.edit)
     try:
         return json.dumps(data)
     except (TypeError, ValueError):
