@@ -163,6 +163,13 @@ class TelegramChannel(DelegatedReplies[TelegramReply]):
 
     # ------------------------------------------------------------------ replies
 
+    signs_at_acceptance = True
+
+    async def sign_of_life(self, msg: InboundMessage) -> bool:
+        """ "typing…" at once: Telegram counts chat actions against no message limit (a 429
+        block still stops them)."""
+        return await self.sender.typing(msg.chat)
+
     async def mark_queued(self, msg: InboundMessage, doc: ReplyDoc | None = None) -> TelegramReply:
         """A real message (drafts vanish after ~30 s) that the run later edits into its reply."""
         return await self.replies.open(msg, doc or ReplyDoc(status="queued"))
