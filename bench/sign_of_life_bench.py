@@ -11,6 +11,8 @@ delivered and the fake's rate-limit violations. Times are the fakes' own monoton
 (same process). Each side runs in turn, alternating, in one run: `before` has the sign at
 acceptance switched off (the bus's `on_accepted` hook unset: main's path, where the first sign
 comes when the reply opens or its queued notice goes out), `after` is the shipped code.
+The `floor` rows: 100 typing calls at once through the same SDK and fake with no service
+around them, in the same run (the machine is shared: they say what it allowed meanwhile).
 `SIGN_TRACE=1` adds where the time goes: push → each intake stage (bench/stage_trace.py).
 
 Run: `python -m bench sign_of_life` (`SIGN_ROUNDS=N` alternations, default 2;
@@ -150,13 +152,46 @@ def _figures(tg: FakeTelegram, trace: StageTrace, pushed: Pushed, finals: int) -
         "with_a_sign_of_life": len(first),
         "finals_delivered": finals,
         "rate_limit_violations": len(tg.violations),
+        "violations_seen": sorted({_kind(v) for v in tg.violations}),
     }
     if os.environ.get("SIGN_TRACE") == "1":
         figures.update(trace.report(pushed, "stage_"))
     return figures
 
 
+def _kind(violation: str) -> str:
+    """A violation's kind: its text without the chat and the figures."""
+    return " ".join(w for w in violation.split() if not any(ch.isdigit() for ch in w))
+
+
+async def floor(chats: int = 100) -> dict[str, Any]:
+    """The floor in the same run: `chats` typing calls at once through the same SDK, client
+    settings and fake, with no service around them (what the machine allows right now)."""
+    from telegram import Bot
+    from telegram.request import HTTPXRequest
+
+    tg = FakeTelegram().start()
+    bot = Bot(TOKEN, base_url=tg.api_base, request=HTTPXRequest(connection_pool_size=128))
+    try:
+        await bot.initialize()
+        start = time.monotonic()
+        await asyncio.gather(
+            *(bot.send_chat_action(chat_id=3000 + n, action="typing") for n in range(chats))
+        )
+        seen = [c.at - start for c in tg.calls_of("sendChatAction")]
+        await bot.shutdown()
+    finally:
+        tg.stop()
+    return {
+        "typing_calls": chats,
+        "first_visible_ms_p50": round(pct(seen, 50) * 1000, 1),
+        "first_visible_ms_p99": round(pct(seen, 99) * 1000, 1),
+    }
+
+
 async def _phase(name: str, early: bool) -> dict[str, Any]:
+    if name == "floor":
+        return await floor()
     trace = telegram_stages(StageTrace())
     try:
         phase = burst if name == "burst" else closed_loop
@@ -170,19 +205,20 @@ async def run() -> dict[str, Any]:
     is the median over its side's rounds (`_median`), and each round's own figures are kept too."""
     rounds = int(os.environ.get("SIGN_ROUNDS", "2"))
     figures: dict[str, Any] = {}
-    for name in os.environ.get("SIGN_PHASES", "burst,closed_loop").split(","):
+    for name in os.environ.get("SIGN_PHASES", "floor,burst,closed_loop").split(","):
         seen: dict[str, list[dict[str, Any]]] = {"before": [], "after": []}
         for r in range(rounds):
             order = ("before", "after") if r % 2 == 0 else ("after", "before")
-            for side in order:
+            for side in order if name != "floor" else ("after",):
                 if side not in os.environ.get("SIGN_SIDES", "before,after"):
                     continue
                 seen[side].append(await _phase(name, early=side == "after"))
         for side, results in seen.items():
             for key in results[0] if results else ():
                 values = [res[key] for res in results]
-                figures[f"telegram_{name}_{side}_{key}"] = _median(values)
-                figures[f"telegram_{name}_{side}_{key}_rounds"] = values
+                label = name if name == "floor" else f"{name}_{side}"
+                figures[f"telegram_{label}_{key}"] = _median(values)
+                figures[f"telegram_{label}_{key}_rounds"] = values
     return figures
 
 

@@ -8,11 +8,10 @@ found) is DeliveryRefused; anything else is a ChannelError.
 
 from __future__ import annotations
 
-import asyncio
 import datetime as dtm
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from telegram import Bot
 from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, TelegramError
@@ -21,6 +20,9 @@ from channels.base import ChannelError, ChatRef, DeliveryRefused, RateBudget, Ra
 from channels.pacing import Pacer
 from channels.telegram.pacing import MESSAGE, EntitiesRejected, FloodGate
 from channels.telegram.render import Part
+
+if TYPE_CHECKING:
+    from channels.telegram.actions import ActionLane
 
 T = TypeVar("T")
 log = logging.getLogger("channels.telegram")
@@ -34,12 +36,6 @@ _GONE = {  # BadRequest texts that mean the chat is not there for the bot any mo
     "topic_deleted": "topic deleted",
 }
 TextCall = Callable[[str, str | None], Awaitable[T]]
-# Chat actions in flight at once over the bot: Telegram counts them against no message limit,
-# so a burst of new chats shows "typing…" at once instead of one round trip after another
-# (100 chats at once: 20 at a time took five round trips, over a second on a loaded machine);
-# bounded below the connection pool (128) so replies keep connections, and so that what is
-# already on its way when a 429 comes stays bounded.
-TYPING_AT_ONCE = 100
 TYPED_FOR, TYPED_KEPT = 5.0, 4096  # how long Telegram shows "typing…"; chats remembered
 
 
@@ -96,12 +92,14 @@ def where(chat: ChatRef) -> dict[str, Any]:
 class Sender:
     """The bot plus the limits every call obeys (budgets and blocks in the channel's Pacer)."""
 
-    def __init__(self, bot: Bot, pacer: Pacer, budgets: tuple[RateBudget, ...]) -> None:
+    def __init__(
+        self, bot: Bot, pacer: Pacer, budgets: tuple[RateBudget, ...], actions: ActionLane
+    ) -> None:
         self.bot = bot
+        self.actions = actions  # chat actions, on a lane of their own (actions.py)
         self.pacer = pacer
         self.gate = FloodGate(pacer)
         self._budgets = budgets
-        self._typing = asyncio.Semaphore(TYPING_AT_ONCE)
         self._typed: dict[str, float] = {}  # chat key → when "typing…" last went out there
 
     def budgets(self, chat: ChatRef, method: str = MESSAGE) -> tuple[RateBudget, ...]:
@@ -147,30 +145,21 @@ class Sender:
                 continue
 
     async def typing(self, chat: ChatRef, fresh: float = 0.0) -> bool:
-        """Show "typing…" (True when sent); skipped while blocked, or when one went to `chat`
-        (or is on its way) less than `fresh` seconds ago (Telegram shows it ~5 s); failures
-        only logged.
-
-        At most TYPING_AT_ONCE in flight over the bot, each checked just before it goes: after
-        a 429 no further one is sent, and at most that many were already on their way.
-        """
+        """Show "typing…" (True when sent) on the actions' own lane; skipped while blocked, or
+        when one went to `chat` (or is on its way) less than `fresh` seconds ago (Telegram
+        shows it ~5 s); failures only logged."""
         now = self.pacer.clock()
         if fresh and now - self._typed.get(chat.key, -fresh) < fresh:
             return False
         self._note_typed(chat.key, now)
-        async with self._typing:
-            if self.gate.remaining() > 0:
-                self._typed.pop(chat.key, None)
-                return False
-            try:
-                await guarded(
-                    self.gate, lambda: self.bot.send_chat_action(action="typing", **where(chat))
-                )
-            except ChannelError as exc:
-                log.debug("typing action failed: %s", exc)
-                self._typed.pop(chat.key, None)
-                return False
-        return True
+        try:
+            sent = bool(await guarded(self.gate, lambda: self.actions.typing(where(chat))))
+        except ChannelError as exc:
+            log.debug("typing action failed: %s", exc)
+            sent = False
+        if not sent:
+            self._typed.pop(chat.key, None)
+        return sent
 
     def _note_typed(self, key: str, now: float) -> None:
         if len(self._typed) >= TYPED_KEPT:  # only recent ones matter: forget the rest
