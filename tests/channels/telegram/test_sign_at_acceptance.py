@@ -7,6 +7,10 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
+
+import pytest
+from telegram.error import RetryAfter
 
 from channels.telegram.pacing import FloodGate
 from tests.channels.telegram.test_signs_of_life import DM, OTHER, SLOW, service
@@ -92,3 +96,18 @@ async def test_a_redelivered_update_sends_no_second_sign(
     assert typing_in(fake, DM) == typed
     assert fake.shown_texts(DM) == ["echo: hello"]
     assert len(fake_openai.requests) == 1
+
+
+async def test_the_typing_lane_stops_at_a_429_before_the_service_loop_has_blocked_the_bot(
+    make_channel: Any, fake: FakeTelegram
+) -> None:
+    """The lane's own note of a 429: the next action is not sent even though the Pacer has not
+    been told yet (api.guarded does that on the service loop, after the answer came back)."""
+    fake.fail_next("sendChatAction", 429, "Too Many Requests: retry after 30", retry_after=30)
+    channel = await make_channel()
+    with pytest.raises(RetryAfter):
+        await channel.actions.typing({"chat_id": DM})
+    assert channel.sender.gate.remaining() == 0  # nobody blocked the Pacer
+    assert await channel.actions.typing({"chat_id": OTHER}) is False
+    assert typing_in(fake, OTHER) == 0
+    assert fake.violations == []
