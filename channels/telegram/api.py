@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as dtm
 import logging
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from telegram import Bot
 from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, TelegramError
@@ -20,9 +20,6 @@ from channels.base import ChannelError, ChatRef, DeliveryRefused, RateBudget, Ra
 from channels.pacing import Pacer
 from channels.telegram.pacing import MESSAGE, EntitiesRejected, FloodGate
 from channels.telegram.render import Part
-
-if TYPE_CHECKING:
-    from channels.telegram.actions import ActionLane
 
 T = TypeVar("T")
 log = logging.getLogger("channels.telegram")
@@ -89,11 +86,17 @@ def where(chat: ChatRef) -> dict[str, Any]:
     return out
 
 
+class Actions(Protocol):
+    """Where chat actions go (actions.ActionLane: a lane of their own)."""
+
+    async def typing(self, where: dict[str, Any]) -> bool: ...
+
+
 class Sender:
     """The bot plus the limits every call obeys (budgets and blocks in the channel's Pacer)."""
 
     def __init__(
-        self, bot: Bot, pacer: Pacer, budgets: tuple[RateBudget, ...], actions: ActionLane
+        self, bot: Bot, pacer: Pacer, budgets: tuple[RateBudget, ...], actions: Actions
     ) -> None:
         self.bot = bot
         self.actions = actions  # chat actions, on a lane of their own (actions.py)
