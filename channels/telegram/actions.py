@@ -40,9 +40,12 @@ class ActionLane:
         self._thread: SdkThread | None = None
         self._slots: asyncio.Semaphore | None = None  # made on the lane's loop
         self._blocked_until = 0.0  # a 429 this lane got, on the pacer's clock
+        self._stopped = False  # with its channel: a late sign starts no thread again
 
     async def typing(self, where: dict[str, Any]) -> bool:
         """Send "typing…" to `where` (chat_id, thread) on the lane; False when blocked."""
+        if self._stopped:
+            return False
         if self._thread is None:  # started at the first use, stopped with the channel
             self._thread = SdkThread("telegram-actions")
             self._thread.start()
@@ -62,6 +65,7 @@ class ActionLane:
         return True
 
     async def stop(self) -> None:
+        self._stopped = True
         if self._thread is not None:
             try:
                 await self._thread.run(self.bot.shutdown())
