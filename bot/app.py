@@ -33,6 +33,7 @@ from bot.metrics import Metrics
 from bot.resume import resume_entries
 from bot.schedules import build_schedules
 from bot.schedules.scheduler import Clock
+from bot.signs import Signs
 from bot.stores.build import build_stores
 from bot.stores.journal import Entry, Journal
 from bot.supervisor import ChannelSupervisor
@@ -77,6 +78,8 @@ class App:
         self.told = Told(self.channels)  # one-line notices: busy, refused, the scheduler's
         self.topology = build_topology(settings, self.stores.journal, self.told.busy, self.metrics)
         self.bus: MessageBus = self.topology.bus
+        self.signs = Signs(self.channels, self.metrics)  # the first sign, beside the queue
+        self.bus.on_accepted = self.signs.send
         self.journal: Journal = self.topology.journal
         self.stores.on_orphans = self.topology.orphans  # messages of a process that died
         self.routes = DynamicRoutes()
@@ -330,6 +333,7 @@ class App:
         if self._consumer is not None:
             self._consumer.cancel()
             await asyncio.gather(self._consumer, return_exceptions=True)
+        await self.signs.close()
         await self.supervisor.stop_all()  # (hands the platform connections over)
         await self.topology.shutdown()  # with workers: unsettled messages to the next owners
         if self.gateway is not None:

@@ -42,6 +42,8 @@ class MessageBus:
         self.on_overflow = on_overflow
         self.counters = BusCounters()
         self.closed = False
+        # a new message handed on: its first sign of life goes out beside the queue (bot/signs.py)
+        self.on_accepted: Callable[[InboundMessage], None] = lambda msg: None
 
     async def _accept(self, msg: InboundMessage) -> bool:
         """Record `msg` in the journal; False (counted, logged) for a platform's redelivery."""
@@ -57,6 +59,7 @@ class MessageBus:
             return PublishResult.closed
         if not await self._accept(msg):
             return PublishResult.duplicate
+        self.on_accepted(msg)  # before it is queued: the sign never waits for the queue
         refused = await self._enqueue(msg)
         if refused:
             await self.journal.forget(msg)

@@ -89,7 +89,7 @@ class QueuedNotices:
         except Exception as exc:  # a notice that failed must not lose the message
             log.warning("queued notice failed on %s: %s", channel.name, exc)
             return None
-        if msg.received_at:
+        if msg.received_at and not channel.signs_at_acceptance:  # else shown at acceptance
             self.metrics.first_visible.labels(channel=channel.name).observe(
                 max(0.0, time.time() - msg.received_at)
             )

@@ -146,7 +146,7 @@ class TurnRunner:
             streamer.doc = replace(streamer.doc, note=edited)  # the final says so too
             if running is not None:
                 running.opened(streamer)
-            if handle is None:  # otherwise a queued notice or the restored reply showed it
+            if handle is None and not channel.signs_at_acceptance:  # else shown before
                 self._sign_of_life(msg)
             if decided is None:
                 turn = await self._with_files(streamer, conv, turn)

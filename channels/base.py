@@ -347,6 +347,14 @@ class Channel(abc.ABC):
         """
         raise ChannelError(f"{self.name} cannot receive files")
 
+    signs_at_acceptance: ClassVar[bool] = False
+    """`sign_of_life` shows something (the first sign comes from it, not from the reply)."""
+
+    async def sign_of_life(self, msg: InboundMessage) -> bool:
+        """`msg` was just accepted (never for a redelivery): show at once that it was heard,
+        before it waits for its turn, within the platform's limits. True when shown."""
+        return False
+
     async def materialize_reply(self, handle: ReplyHandle, doc: ReplyDoc) -> None:
         """Make sure the reply exists as a message in the chat now, showing `doc`, so whatever
         is sent next (a queued notice) shows below it. Streaming continues by editing that

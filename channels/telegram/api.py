@@ -8,11 +8,10 @@ found) is DeliveryRefused; anything else is a ChannelError.
 
 from __future__ import annotations
 
-import asyncio
 import datetime as dtm
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from telegram import Bot
 from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, TelegramError
@@ -34,10 +33,7 @@ _GONE = {  # BadRequest texts that mean the chat is not there for the bot any mo
     "topic_deleted": "topic deleted",
 }
 TextCall = Callable[[str, str | None], Awaitable[T]]
-# Chat actions in flight at once over the bot: Telegram counts them against no message limit,
-# so a burst of new chats shows "typing…" at once instead of one round trip after another;
-# bounded so that what is already on its way when a 429 comes stays small.
-TYPING_AT_ONCE = 20
+TYPED_FOR, TYPED_KEPT = 5.0, 4096  # how long Telegram shows "typing…"; chats remembered
 
 
 def retry_seconds(exc: RetryAfter) -> float:
@@ -90,15 +86,24 @@ def where(chat: ChatRef) -> dict[str, Any]:
     return out
 
 
+class Actions(Protocol):
+    """Where chat actions go (actions.ActionLane: a lane of their own)."""
+
+    async def typing(self, where: dict[str, Any]) -> bool: ...
+
+
 class Sender:
     """The bot plus the limits every call obeys (budgets and blocks in the channel's Pacer)."""
 
-    def __init__(self, bot: Bot, pacer: Pacer, budgets: tuple[RateBudget, ...]) -> None:
+    def __init__(
+        self, bot: Bot, pacer: Pacer, budgets: tuple[RateBudget, ...], actions: Actions
+    ) -> None:
         self.bot = bot
+        self.actions = actions  # chat actions, on a lane of their own (actions.py)
         self.pacer = pacer
         self.gate = FloodGate(pacer)
         self._budgets = budgets
-        self._typing = asyncio.Semaphore(TYPING_AT_ONCE)
+        self._typed: dict[str, float] = {}  # chat key → when "typing…" last went out there
 
     def budgets(self, chat: ChatRef, method: str = MESSAGE) -> tuple[RateBudget, ...]:
         return tuple(
@@ -142,18 +147,24 @@ class Sender:
             except RateLimited:
                 continue
 
-    async def typing(self, chat: ChatRef) -> None:
-        """Show "typing…"; skipped while blocked, failures only logged.
+    async def typing(self, chat: ChatRef, fresh: float = 0.0) -> bool:
+        """Show "typing…" (True when sent) on the actions' own lane; skipped while blocked, or
+        when one went to `chat` (or is on its way) less than `fresh` seconds ago (Telegram
+        shows it ~5 s); failures only logged."""
+        now = self.pacer.clock()
+        if fresh and now - self._typed.get(chat.key, -fresh) < fresh:
+            return False
+        self._note_typed(chat.key, now)
+        try:
+            sent = bool(await guarded(self.gate, lambda: self.actions.typing(where(chat))))
+        except ChannelError as exc:
+            log.debug("typing action failed: %s", exc)
+            sent = False
+        if not sent:
+            self._typed.pop(chat.key, None)
+        return sent
 
-        At most TYPING_AT_ONCE in flight over the bot, each checked just before it goes: after
-        a 429 no further one is sent, and at most that many were already on their way.
-        """
-        async with self._typing:
-            if self.gate.remaining() > 0:
-                return
-            try:
-                await guarded(
-                    self.gate, lambda: self.bot.send_chat_action(action="typing", **where(chat))
-                )
-            except ChannelError as exc:
-                log.debug("typing action failed: %s", exc)
+    def _note_typed(self, key: str, now: float) -> None:
+        if len(self._typed) >= TYPED_KEPT:  # only recent ones matter: forget the rest
+            self._typed = {k: t for k, t in self._typed.items() if now - t < TYPED_FOR}
+        self._typed[key] = now

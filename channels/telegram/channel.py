@@ -31,10 +31,12 @@ from channels.base import (
 )
 from channels.delegated import DelegatedReplies
 from channels.telegram import files, pacing
+from channels.telegram.actions import ActionLane
 from channels.telegram.api import Sender, where
 from channels.telegram.buttons import ButtonTokens
 from channels.telegram.config import TelegramConfig
 from channels.telegram.inbound import ALLOWED_UPDATES, Inbound, Poller, webhook_handler
+from channels.telegram.pacing import FloodGate
 from channels.telegram.parse import BotIdentity
 from channels.telegram.reactions import Reactions
 from channels.telegram.render import render_parts
@@ -64,7 +66,9 @@ class TelegramChannel(DelegatedReplies[TelegramReply]):
             ),
             get_updates_request=HTTPXRequest(connection_pool_size=2, read_timeout=10),
         )
-        self.sender = Sender(self.bot, self.pacer, self.capabilities.edit_budget)
+        token, base = config.bot_token.get_secret_value(), config.api_base
+        self.actions = ActionLane(token, base, FloodGate(self.pacer))  # "typing…", own lane
+        self.sender = Sender(self.bot, self.pacer, self.capabilities.edit_budget, self.actions)
         self.buttons = ButtonTokens()
         reactions = Reactions(self.sender, enabled=config.status_reactions)
         self.replies = Replies(self.sender, self.buttons, reactions)
@@ -155,9 +159,18 @@ class TelegramChannel(DelegatedReplies[TelegramReply]):
         await self.replies.close()
         with contextlib.suppress(TelegramError):
             await self.bot.shutdown()
+        with contextlib.suppress(TelegramError):
+            await self.actions.stop()
         self.ctx.report(connected=False)
 
     # ------------------------------------------------------------------ replies
+
+    signs_at_acceptance = True
+
+    async def sign_of_life(self, msg: InboundMessage) -> bool:
+        """ "typing…" at once: Telegram counts chat actions against no message limit (a 429
+        block still stops them)."""
+        return await self.sender.typing(msg.chat)
 
     async def mark_queued(self, msg: InboundMessage, doc: ReplyDoc | None = None) -> TelegramReply:
         """A real message (drafts vanish after ~30 s) that the run later edits into its reply."""

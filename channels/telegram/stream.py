@@ -35,7 +35,7 @@ from channels.base import (
     ReplyDoc,
 )
 from channels.held import Held
-from channels.telegram.api import Sender, where
+from channels.telegram.api import TYPED_FOR, Sender, where
 from channels.telegram.buttons import ButtonTokens
 from channels.telegram.pacing import DRAFT, MESSAGE
 from channels.telegram.reactions import Reactions
@@ -105,7 +105,7 @@ class Replies:
                 pass  # the run's first update or the final creates the message
             handle.typing_task = self._spawn(self._keep_typing(handle))  # waiting: still alive
         else:
-            await self.sender.typing(handle.chat)
+            await self.sender.typing(handle.chat, fresh=TYPED_FOR - TYPING_EVERY)  # at receipt?
             handle.typing_task = self._spawn(self._keep_typing(handle, first_after=TYPING_EVERY))
             self.reactions.working(handle.chat, handle.reply_to)
         return handle

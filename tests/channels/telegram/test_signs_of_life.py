@@ -75,7 +75,7 @@ async def test_typing_for_many_chats_is_in_flight_at_once(
 ) -> None:
     """20 chats' "typing…" all reach Telegram while none has been answered (issue 34)."""
     from channels.base import ChatRef
-    from channels.telegram.api import TYPING_AT_ONCE
+    from channels.telegram.actions import TYPING_AT_ONCE
 
     chats = [1000 + i for i in range(TYPING_AT_ONCE)]
 
