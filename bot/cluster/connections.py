@@ -110,8 +110,8 @@ class Holder:
                 await asyncio.sleep(self.seconds / 3)
                 if not await self.lease.renew():
                     return False
-        try:
-            await self.take_up()
+        try:  # bounded (the lease must be renewed in time), never cut off (it claims rows)
+            await asyncio.wait_for(asyncio.shield(self.take_up()), self.seconds / 2)
         except Exception as exc:  # the database is away: the periodic take-over does it later
             log.warning(
                 "channel %s: taking up handed-over messages failed: %s", self.channel.name, exc
