@@ -18,7 +18,7 @@ held meanwhile are appended before a new holder publishes later ones (bot/cluste
 A holder cut off from Redis (not from the platform) hands what it received and could not
 append to the other workers through the journal once Redis failed it for a lease time; so a
 worker taking over a connection another held waits a lease time, takes those messages up
-(`take_up`) and only then receives: they are answered before what arrives after, about two
+(`take_up`) and only then receives: they go in before what arrives after, about two
 lease times after the cut, not when the old holder's line is back.
 Webhook modes have no lease: any worker receives. Each such channel is also given a send relay
 (`channels.relay`, bot/cluster/send_relay.py): a platform that sends only on that connection

@@ -9,7 +9,7 @@
   through the journal (bot/stores/journal: `hand_over`), and so is every message it holds from
   then on until an append goes through again: a live worker that reaches Redis takes them up
   and appends them (the new connection holder does before it receives,
-  bot/cluster/connections.py), so they are answered about two lease times after the cut, not
+  bot/cluster/connections.py), so they are appended about two lease times after the cut, not
   when this worker's line is mended.
 - **The bus's epoch.** A key written once, read back at every upkeep: when Redis restarted
   without persistence (or was flushed) it is gone, and with it the streams, the consumer groups

@@ -80,11 +80,6 @@ class Traffic:
             for c in self.chats
         )
 
-    def answered_first(self, n: int) -> bool:
-        """The first `n` messages sent are shown answered."""
-        shown = {t for texts in self.shown().values() for t in texts}
-        return all(f"echo: message {i}" in shown for i in range(n))
-
     def wrong(self) -> str:
         shown, finished = self.shown(), self.finished()
         bad = {
