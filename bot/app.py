@@ -82,6 +82,8 @@ class App:
         self.bus.on_accepted = self.signs.send
         self.journal: Journal = self.topology.journal
         self.stores.on_orphans = self.topology.orphans  # messages of a process that died
+        if self.topology.connections is not None:  # and those a cut-off holder handed over
+            self.topology.connections.take_up = self.stores.take_over
         self.routes = DynamicRoutes()
         self.pacer = Pacer()
         self.gate = AccessGate({}, self.pacer, self.told.refused)

@@ -55,6 +55,12 @@ class MessageBus:
         return False
 
     async def publish(self, msg: InboundMessage) -> PublishResult:
+        """Accept and queue `msg`. A caller cancelled meanwhile (a channel that stops receiving:
+        its connection was handed over) does not cut this short: a message the journal took is
+        one the platform will not deliver again, so it must reach the queue (or be held)."""
+        return await asyncio.shield(self._publish(msg))
+
+    async def _publish(self, msg: InboundMessage) -> PublishResult:
         if self.closed:
             return PublishResult.closed
         if not await self._accept(msg):

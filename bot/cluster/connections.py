@@ -15,6 +15,11 @@ an event pushed to its socket before it closed is left unacknowledged (the platf
 again, to the connection held now). After Redis was unreachable, a worker waits half a lease
 (at least 1.5 s) from Redis's return before it competes again, so the messages every worker
 held meanwhile are appended before a new holder publishes later ones (bot/cluster/outage.py).
+A holder cut off from Redis (not from the platform) hands what it received and could not
+append to the other workers through the journal once Redis failed it for a lease time; so a
+worker taking over a connection another held waits a lease time, takes those messages up
+(`take_up`) and only then receives: they go in before what arrives after, about two
+lease times after the cut, not when the old holder's line is back.
 Webhook modes have no lease: any worker receives. Each such channel is also given a send relay
 (`channels.relay`, bot/cluster/send_relay.py): a platform that sends only on that connection
 (WeCom) sends through its holder from the other workers.
@@ -25,7 +30,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
@@ -41,6 +46,7 @@ log = logging.getLogger("bot.cluster.connections")
 RELAY_WAIT = 10.0
 """Least seconds a relayed send waits for a holder (a handover takes about the lease time)."""
 Report = Callable[[str], None]  # "held" or "standby", for /health
+TakeUp = Callable[[], Awaitable[object]]  # the messages handed over, into the bus (stores)
 
 
 class Holder:
@@ -54,8 +60,10 @@ class Holder:
         worker: str,
         channel: Channel,
         report: Report,
+        take_up: TakeUp | None = None,
     ) -> None:
         self.lease = Lease(client, key, seconds, worker)
+        self.take_up = take_up
         self.channel = channel
         self.seconds = seconds
         self.report = report
@@ -82,12 +90,32 @@ class Holder:
                     await within(self.lease.client.ping(), self.lease.patience)  # append what
                     await asyncio.sleep(max(1.5, self.seconds / 2))  # they held first, in order
                 held = await self.lease.acquire()  # renews when already held
+                if held and not self.receiving and self.take_up is not None:
+                    held = await self._taken_up()
                 down = False
             except (RedisError, OSError) as exc:
                 log.warning("connection lease of %s: Redis unreachable: %s", self.channel.name, exc)
                 held, down = self.lease.held, True
             await self._set_receiving(held)
             await asyncio.sleep(self.seconds / (3 if held else 5))
+
+    async def _taken_up(self) -> bool:
+        """Before receiving on a connection another worker held: a lease time for what a
+        cut-off holder hands over, then take it up; True when the lease is still ours."""
+        assert self.take_up is not None
+        assert self.lease.token is not None
+        if int(self.lease.token.split(":", 1)[0]) > 1:  # the fence: somebody held it before
+            for _ in range(3):  # renewed meanwhile, as while receiving
+                await asyncio.sleep(self.seconds / 3)
+                if not await self.lease.renew():
+                    return False
+        try:  # bounded (the lease must be renewed in time), never cut off (it claims rows)
+            await asyncio.wait_for(asyncio.shield(self.take_up()), self.seconds / 2)
+        except Exception as exc:  # the database is away: the periodic take-over does it later
+            log.warning(
+                "channel %s: taking up handed-over messages failed: %s", self.channel.name, exc
+            )
+        return await self.lease.acquire()
 
     async def _set_receiving(self, on: bool) -> None:
         if on == self.receiving:
@@ -129,6 +157,7 @@ class ConnectionLeases:
         self.seconds = seconds
         self.worker = worker
         self.holders: dict[str, Holder] = {}
+        self.take_up: TakeUp | None = None  # set by the service: the stores' take-over
 
     def prepare(self, channel: Channel) -> None:
         """Before `channel.start()`: connect for sending only when the connection is exclusive."""
@@ -151,7 +180,7 @@ class ConnectionLeases:
         if bot is None or client is None:
             return
         key = f"{self.prefix}:conn:{channel.name}:{bot}"
-        holder = Holder(client, key, self.seconds, self.worker(), channel, report)
+        holder = Holder(client, key, self.seconds, self.worker(), channel, report, self.take_up)
         self.holders[name] = holder
         holder.start()
 

@@ -62,6 +62,9 @@ class SettleNotifyingJournal:
     async def own_unsettled(self) -> list[Entry]:
         return await self.inner.own_unsettled()
 
+    async def hand_over(self, msgs: list[InboundMessage]) -> int:
+        return await self.inner.hand_over(msgs)
+
     async def recent(self, limit: int = 50, state: str | None = None) -> list[Entry]:
         return await self.inner.recent(limit, state)
 

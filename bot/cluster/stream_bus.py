@@ -94,7 +94,13 @@ class RedisBus(MessageBus):
         self._room = asyncio.Event()
         self._reading: set[int] = set()  # partitions in the read now waiting for Redis
         self._tasks: list[asyncio.Task[None]] = []
-        self.held = HeldMessages(self._append, maxsize)  # accepted while Redis was away
+        # accepted while Redis was away; handed over when it stays away for a lease time
+        self.held = HeldMessages(
+            lambda msg: within(self._append(msg), self.patience),  # a cut network hangs it
+            maxsize,
+            journal.hand_over,
+            cfg.lease_seconds,
+        )
         self._appending = asyncio.Lock()
         self.epoch: Epoch | None = None
         self.patience = cfg.lease_seconds / 3  # a Redis call that hangs longer is given up
@@ -191,6 +197,7 @@ class RedisBus(MessageBus):
             if not self.held:
                 try:
                     await asyncio.wait_for(self._append(msg), self.patience)
+                    self.held.appended()
                     return ""
                 except (RedisError, OSError) as exc:
                     why = str(exc) or type(exc).__name__
@@ -199,11 +206,13 @@ class RedisBus(MessageBus):
         return f"bus: Redis unreachable and {self.held.limit} messages held already"
 
     async def republish(self, entries: list[Entry]) -> None:
-        """Messages of a worker that died before (or after) appending them: append them again;
-        the partition's owner answers each once, by the journal's state."""
+        """Messages of a worker that died before (or after) appending them, or handed over by one
+        cut off from Redis: append them again (held, in order, if Redis is away here too); the
+        partition's owner answers each once, by the journal's state."""
         for entry in entries:
-            if entry.msg is not None:
-                await self._append(entry.msg)
+            if entry.msg is not None and (refused := await self._enqueue(entry.msg)):
+                log.warning("bus: %s handed back (%s)", entry.key, refused)
+                await self.journal.hand_over([entry.msg])
 
     async def _append(self, msg: InboundMessage) -> None:
         assert self.client is not None

@@ -124,6 +124,11 @@ class DingTalkChannel(Channel):
         if msg.text or msg.attachments or msg.unsupported:
             await self.ctx.publish(msg)
 
+    def _session_of(self, msg: InboundMessage) -> None:
+        """The message's own session webhook: the worker answering it (on Redis, the partition's
+        owner) may not be the one that received it, so the reply still goes the webhook way."""
+        self.outbox.remember_webhook(msg.chat, *webhook_of(msg.raw))
+
     async def _on_press(self, data: dict[str, Any]) -> None:
         """A press on a button card, on the service loop. Never raises."""
         try:
@@ -137,6 +142,7 @@ class DingTalkChannel(Channel):
 
     async def open_reply(self, msg: InboundMessage, doc: ReplyDoc) -> DingTalkReply:
         """With a card template: create and deliver the AI card. Else nothing is shown yet."""
+        self._session_of(msg)
         reply = DingTalkReply(chat=msg.chat, msg=msg)
         if self.config.card_template_id:
             card = CardState(chat=msg.chat, sender_id=msg.sender.id)
@@ -187,6 +193,7 @@ class DingTalkChannel(Channel):
         return state | ({"buttons_card": handle.buttons_card} if handle.buttons_card else {})
 
     def restore_handle(self, msg: InboundMessage, state: Mapping[str, Any]) -> DingTalkReply:
+        self._session_of(msg)
         reply = DingTalkReply(chat=msg.chat, msg=msg)
         reply.buttons_card = str(state.get("buttons_card") or "") or None
         if state.get("card_id"):

@@ -40,7 +40,9 @@ class Outbox:
         self._webhooks: dict[str, tuple[str, int]] = {}
 
     def remember_webhook(self, chat: ChatRef, url: str, expires_ms: int) -> None:
-        if url:
+        """Keep the chat's session webhook that lives longest (a message answered on another
+        worker, or after a restart, brings its own, maybe older than one known here)."""
+        if url and expires_ms >= self._webhooks.get(chat.key, ("", 0))[1]:
             self._webhooks[chat.key] = (url, expires_ms)
 
     def webhook_for(self, chat: ChatRef) -> str:

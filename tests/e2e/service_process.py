@@ -64,10 +64,14 @@ class ServiceProcess:
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 text=True,
-                env=clean_env(),
+                env=self.env(),
                 cwd=ROOT,
             )
         return self
+
+    def env(self) -> dict[str, str]:
+        """The service's environment (a subclass adds to it)."""
+        return clean_env()
 
     def kill(self) -> None:
         """SIGKILL: no shutdown code runs, like a crash or an OOM kill."""

@@ -125,6 +125,11 @@ class Journal(Protocol):
         them on a database of one process): what goes back into a bus that lost its data."""
         ...
 
+    async def hand_over(self, msgs: list[InboundMessage]) -> int:
+        """Messages this process accepted and cannot pass on (its line to Redis is cut): left
+        for any live process to take up (`unsettled`); how many were still its own to give."""
+        ...
+
     async def recent(self, limit: int = 50, state: str | None = None) -> list[Entry]: ...
 
     async def count(self, state: str) -> int: ...
@@ -234,6 +239,9 @@ class SqlJournal:
 
     async def own_unsettled(self) -> list[Entry]:
         return await self._entries(await self._own_unsettled_rows())
+
+    async def hand_over(self, msgs: list[InboundMessage]) -> int:
+        return 0  # one process: nobody to hand them to (the backends with several say how)
 
     async def _entries(self, rows: list[tuple[Any, ...]]) -> list[Entry]:
         found = []

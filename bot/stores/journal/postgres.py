@@ -21,10 +21,11 @@ from typing import Any
 from psycopg_pool import AsyncConnectionPool
 
 from agent.sql import PostgresSql
-from bot.stores.journal import COLUMNS, TABLE, UNSETTLED_SQL, SqlJournal
+from bot.stores.journal import COLUMNS, TABLE, UNSETTLED_SQL, SqlJournal, event_key
 from bot.stores.pg import retrying
 from bot.stores.pg_life import LIFE_LOCKS, LIVE_OWNERS
 from bot.stores.schema import POSTGRES, columns
+from channels.base import InboundMessage
 
 MIGRATIONS = (
     f"""
@@ -54,6 +55,14 @@ class PostgresJournal(SqlJournal):
 
     def _take(self) -> tuple[str, tuple[Any, ...]]:
         return ", claim = ? || ':' || split_part(claim, ':', 2)", (str(self.owner),)
+
+    async def hand_over(self, msgs: list[InboundMessage]) -> int:
+        """Owner 0 is never alive: the next `unsettled()` of any live process takes them."""
+        return await self.sql.execute(
+            "UPDATE antler_journal SET claim = '0:' || split_part(claim, ':', 2)"
+            " WHERE key = ANY(?) AND state = 'accepted' AND split_part(claim, ':', 1) = ?",
+            ([event_key(m) for m in msgs], str(self.owner)),
+        )
 
     async def _unsettled_rows(self) -> list[tuple[Any, ...]]:
         """Only those whose owner is gone, taken over by this process."""

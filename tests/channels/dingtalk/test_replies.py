@@ -8,8 +8,10 @@ import json
 
 import pytest
 
+from bot.stores.journal import dump_message, load_message
 from channels.base import Button, RateLimited, ReplyDoc, ToolStep
 from channels.dingtalk.channel import DingTalkChannel
+from channels.dingtalk.parse import parse_message
 from tests.channels.dingtalk.conftest import MakeChannel, reply_to_dm
 from tests.fakes.dingtalk_server import FakeDingTalk
 from tests.fakes.recording_context import RecordingContext
@@ -262,3 +264,19 @@ async def test_card_updates_wait_out_a_429_window_then_show_the_newest_text(
     contents = [s["content"] for s in fake_dingtalk.streams()]
     assert contents == ["one", "one two", newest, "one two three four five"]
     assert fake_dingtalk.violations == []  # nothing inside the Retry-After window
+
+
+async def test_a_message_received_by_another_worker_is_answered_through_its_session_webhook(
+    make_channel: MakeChannel, fake_dingtalk: FakeDingTalk
+) -> None:
+    """With several workers the one answering (the partition's owner) is often not the one
+    holding the Stream connection: the message carries its session webhook there."""
+    answering, _ = await make_channel()
+    data = fake_dingtalk.chatbot_data("asked elsewhere")
+    received = parse_message(data, channel=answering.name, received_at=0.0)
+    msg = load_message(dump_message(received))  # as the bus carries it between workers
+    handle = await answering.open_reply(msg, ReplyDoc())
+    await answering.finish_reply(handle, ReplyDoc(text="answered here", status="done"))
+    [sent] = fake_dingtalk.webhook_messages()
+    assert sent["markdown"]["text"] == "answered here"
+    assert fake_dingtalk.robot_messages() == []
