@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 from bench.support import LoopLag, summary, temp_dir
@@ -34,7 +35,7 @@ async def run() -> dict[str, Any]:
         published.append(msg)
         return PublishResult.accepted
 
-    async def notify(chat: ChatRef, text: str) -> None:
+    async def notify(owner: InboundMessage, text: Callable[[], str]) -> None:
         return None
 
     config = SchedulesConfig(max_per_person=TASKS, max_per_chat=TASKS)

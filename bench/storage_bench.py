@@ -94,7 +94,7 @@ async def _schedule_tick(stores: Stores) -> float:
         accepted = await stores.journal.accept(msg)
         return PublishResult.accepted if accepted else PublishResult.duplicate
 
-    async def notify(chat: ChatRef, text: str) -> None:
+    async def notify(owner: InboundMessage, text: Callable[[], str]) -> None:
         return None
 
     schedules = build_schedules(

@@ -5,6 +5,8 @@ memory import and goes when the person is forgotten."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from langgraph_sdk import get_client
 
 from tests.e2e.config.service import system_text
@@ -41,9 +43,8 @@ async def test_the_profile_reaches_the_prompt(api: Api, fake_openai: FakeOpenAI)
     await api.call("PUT", ROUTE, json={"content": ADA})
     client = get_client(url=api.base + "/api", headers=AUTH)
     thread = await client.threads.create()
-    await client.runs.wait(
-        thread["thread_id"], "lead_agent", input={"messages": [{"role": "user", "content": "hi"}]}
-    )
+    said: dict[str, Any] = {"messages": [{"role": "user", "content": "hi"}]}
+    await client.runs.wait(thread["thread_id"], "lead_agent", input=said)
     prompt = system_text(fake_openai.last_request)
     assert "<user_profile>" in prompt
     assert ADA in prompt

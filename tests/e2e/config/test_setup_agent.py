@@ -38,7 +38,7 @@ def said(text: str) -> dict[str, Any]:
     return {"messages": [{"role": "user", "content": text}]}
 
 
-def tool_results(values: dict[str, Any], name: str) -> list[str]:
+def tool_results(values: Any, name: str) -> list[str]:
     return [m["content"] for m in values["messages"] if m["type"] == "tool" and m["name"] == name]
 
 
@@ -67,7 +67,7 @@ async def test_the_bootstrap_flow_creates_a_live_agent(
     parts = [p async for p in client.runs.stream(
         tid, "lead_agent", input=said("Save it"), context=ui_context("Writer"),
         stream_mode=["values", "messages-tuple"])]  # fmt: skip
-    values = [p.data for p in parts if p.event == "values"][-1]
+    values: Any = [p.data for p in parts if p.event == "values"][-1]
     assert tool_results(values, "setup_agent") == ["Agent 'writer' created successfully!"]
 
     status, got = await svc.call("GET", "/api/agents/writer")
