@@ -3,6 +3,7 @@ langchain-openai against the fake OpenAI server) → reply streamer → recordin
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 from pathlib import Path
 from typing import Any
@@ -207,7 +208,11 @@ async def test_full_queue_tells_the_sender(
     )
     async with svc:
         ch = chan(svc)
-        results = [await ch.inject(f"m{i}", chat_id=f"c{i}") for i in range(3)]
+        # at once: the bus admits each in a task of its own (a cancelled caller cannot cut an
+        # admission short), so messages sent one after another leave the worker time to drain
+        results = list(
+            await asyncio.gather(*(ch.inject(f"m{i}", chat_id=f"c{i}") for i in range(3)))
+        )
         await svc.idle()
         assert PublishResult.busy in results
         busy_texts = [t for t in ch.texts() if "too many messages" in t]
